@@ -1,0 +1,95 @@
+# lutorch: `make` builds build/lutorch (the interpreter) and build/torch.so (the Lua module);
+# `make test` runs every test, `make demo` the demo, `make bench` the benchmarks beside PyTorch.
+# Options: SANITIZE=1 (AddressSanitizer + UBSan, in build/san), NATIVE=0 (no -march=native).
+
+SHELL := /bin/bash
+CC ?= gcc
+NATIVE ?= 1
+PREFIX ?= /usr/local
+LUA_INC ?= /usr/include/lua5.4
+
+ifeq ($(SANITIZE),1)
+  BUILD ?= build/san
+  OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDSAN := -fsanitize=address,undefined
+else
+  BUILD ?= build
+  OPT := -O2 -g
+  LDSAN :=
+endif
+ifeq ($(NATIVE),1)
+  OPT += -march=native
+endif
+
+CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fopenmp -fPIC $(OPT) \
+          -I. -Icore -Ikernels -I$(LUA_INC) -MMD -MP
+LDLIBS := -llua5.4 -lreadline -ldl -lm -lpthread
+LDFLAGS := -fopenmp $(LDSAN)
+
+CORE_SRC := $(wildcard core/*.c) $(wildcard kernels/cpu/*.c)
+BIND_SRC := $(filter-out bindings/main.c bindings/repl.c,$(wildcard bindings/*.c))
+LUA_SRC := $(sort $(shell find lua -name '*.lua'))
+LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(BIND_SRC)) $(BUILD)/obj/lua_modules.o
+BIN_OBJ := $(BUILD)/obj/bindings/main.o $(BUILD)/obj/bindings/repl.o
+C_TESTS := $(patsubst spec/c/%.c,$(BUILD)/test/%,$(wildcard spec/c/*.c))
+
+DEPS := lua5.4 liblua5.4-dev lua-busted libopenblas-dev libreadline-dev zlib1g-dev
+
+.PHONY: all deps build test demo bench clean install uninstall c-tests
+
+all: deps
+	@$(MAKE) --no-print-directory build
+
+build: $(BUILD)/lutorch $(BUILD)/torch.so
+
+# Installs, only where missing, the Debian packages the project needs (run as root).
+deps:
+	@missing=""; for p in $(DEPS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/lua_modules.c: tools/embed.lua $(LUA_SRC)
+	@mkdir -p $(dir $@)
+	lua5.4 tools/embed.lua $@ $(LUA_SRC)
+
+$(BUILD)/obj/lua_modules.o: $(BUILD)/lua_modules.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/lutorch: $(BIN_OBJ) $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -rdynamic $^ $(LDLIBS) -o $@
+
+# The module for stock lua5.4: LUA_CPATH="build/?.so;;" lua5.4 -e "require 'torch'"
+$(BUILD)/torch.so: $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -shared $^ -ldl -lm -lpthread -o $@
+
+$(BUILD)/test/%: spec/c/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) $< $(filter-out $(BUILD)/obj/bindings/%,$(LIB_OBJ)) $(LDLIBS) -o $@
+
+c-tests: $(C_TESTS)
+
+test: all
+	@$(MAKE) --no-print-directory c-tests
+	@BUILD=$(BUILD) bash tools/run_tests.sh
+
+demo: all
+	LUTORCH_CPU_DEVICES=2 $(BUILD)/lutorch examples/devices_tour.lua
+
+bench: all
+	@dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q 'install ok installed' || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch >/dev/null)
+	bash bench/run.sh
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

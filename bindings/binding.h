@@ -1,0 +1,69 @@
+/* Shared helpers of the Lua bindings: the tensor userdata, argument parsing, raising core errors.
+   Bindings check Lua arguments, call the core, push results; no math here. */
+#ifndef LT_BINDING_H
+#define LT_BINDING_H
+
+#include "core/tensor.h"
+#include "core/elementwise.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#define LT_TENSOR_MT "torch.Tensor"
+#define LT_DEVICE_MT "torch.device"
+#define LT_DTYPE_MT "torch.dtype"
+
+/* ---- tensors ---- */
+lt_tensor_t *lt_lua_totensor(lua_State *L, int idx);            /* NULL if not a tensor */
+lt_tensor_t *lt_lua_checktensor(lua_State *L, int idx);         /* raises "bad argument" */
+/* Push a new reference (consumed); raises the core's error when t is NULL. */
+void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t);
+/* Raise the core's last error as a Lua error. */
+int lt_lua_error(lua_State *L);
+/* Raise when the core call failed. */
+static inline void lt_lua_check(lua_State *L, int rc) { if (rc != LT_OK) lt_lua_error(L); }
+
+/* ---- arguments ---- */
+/* A tensor, number or boolean at idx as an operand (numbers by value). */
+lt_operand_t lt_lua_checkoperand(lua_State *L, int idx);
+/* A user dimension (1-based, or negative from the end) to a core dimension (0-based or negative). */
+int64_t lt_lua_checkdim(lua_State *L, int idx);
+int64_t lt_lua_todim(lua_State *L, int64_t d, const char *op);
+/* A user index (1-based, or negative) to the core's (0-based or negative). */
+int64_t lt_lua_index(lua_State *L, int64_t i, const char *op);
+/* Sizes from numbers at idx.. or one array table at idx; returns the index after them. */
+int lt_lua_checksizes(lua_State *L, int idx, int *ndim, int64_t *sizes, const char *op);
+/* A list of dims: numbers at idx.. or one table; returns the index after them. */
+int lt_lua_checkdims(lua_State *L, int idx, int *n, int64_t *dims, const char *op);
+/* The options table at idx (or none): dtype, device, requires_grad. */
+typedef struct {
+  lt_dtype dtype;      /* LT_DTYPE_INVALID when not given */
+  bool has_device;
+  lt_device_t device;
+  bool requires_grad;
+} lt_lua_opts_t;
+void lt_lua_checkopts(lua_State *L, int idx, lt_lua_opts_t *o);
+/* dtype objects (torch.float32 ...) */
+void lt_lua_pushdtype(lua_State *L, lt_dtype t);
+lt_dtype lt_lua_todtype(lua_State *L, int idx);   /* LT_DTYPE_INVALID if not a dtype */
+lt_dtype lt_lua_checkdtype(lua_State *L, int idx);
+/* devices: a device object or a string */
+void lt_lua_pushdevice(lua_State *L, lt_device_t d);
+bool lt_lua_todevice(lua_State *L, int idx, lt_device_t *d); /* false if not a device/string; raises on a bad string */
+lt_device_t lt_lua_checkdevice(lua_State *L, int idx);
+/* Number of arguments of a function is checked by the functions: too many raise this. */
+void lt_lua_checknargs(lua_State *L, int max, const char *op);
+
+/* ---- registration of the parts (one per binding file) ---- */
+void lt_open_tensor(lua_State *L, int torch, int methods);
+void lt_open_math(lua_State *L, int torch, int methods);
+void lt_open_shape(lua_State *L, int torch, int methods);
+void lt_open_factory(lua_State *L, int torch, int methods);
+void lt_open_device(lua_State *L, int torch, int methods);
+void lt_open_linalg(lua_State *L, int torch, int methods);
+void lt_open_random(lua_State *L, int torch, int methods);
+
+/* Register a function in torch (as torch.name) and/or in the tensor methods. */
+void lt_lua_register(lua_State *L, int torch, int methods, const luaL_Reg *fns, bool in_torch, bool as_method);
+
+#endif

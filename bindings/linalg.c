@@ -1,0 +1,41 @@
+/* Matrix products. */
+#include "bindings/binding.h"
+#include "core/linalg.h"
+
+typedef lt_tensor_t *(*pair_fn)(lt_tensor_t *, lt_tensor_t *);
+
+static int pair(lua_State *L, pair_fn fn, const char *op) {
+  lt_tensor_t *a = lt_lua_checktensor(L, 1), *b = lt_lua_checktensor(L, 2);
+  lt_lua_checknargs(L, 2, op);
+  lt_lua_pushtensor(L, fn(a, b));
+  return 1;
+}
+static int l_mm(lua_State *L) { return pair(L, lt_mm, "mm"); }
+static int l_bmm(lua_State *L) { return pair(L, lt_bmm, "bmm"); }
+static int l_matmul(lua_State *L) { return pair(L, lt_matmul, "matmul"); }
+static int l_mv(lua_State *L) { return pair(L, lt_mv, "mv"); }
+static int l_dot(lua_State *L) { return pair(L, lt_dot, "dot"); }
+
+/* addmm(c, a, b, {beta = 1, alpha = 1}) */
+static int l_addmm(lua_State *L) {
+  lt_tensor_t *c = lt_lua_checktensor(L, 1), *a = lt_lua_checktensor(L, 2), *b = lt_lua_checktensor(L, 3);
+  double beta = 1, alpha = 1;
+  if (lua_istable(L, 4)) {
+    lua_getfield(L, 4, "beta");
+    if (!lua_isnil(L, -1)) beta = luaL_checknumber(L, -1);
+    lua_getfield(L, 4, "alpha");
+    if (!lua_isnil(L, -1)) alpha = luaL_checknumber(L, -1);
+    lua_pop(L, 2);
+  } else if (!lua_isnoneornil(L, 4)) {
+    return luaL_typeerror(L, 4, "options table {beta, alpha}");
+  }
+  lt_lua_checknargs(L, 4, "addmm");
+  lt_lua_pushtensor(L, lt_addmm(c, a, b, beta, alpha));
+  return 1;
+}
+
+void lt_open_linalg(lua_State *L, int torch, int mtab) {
+  static const luaL_Reg fns[] = {{"mm", l_mm}, {"bmm", l_bmm}, {"matmul", l_matmul}, {"mv", l_mv},
+                                 {"dot", l_dot}, {"addmm", l_addmm}, {NULL, NULL}};
+  lt_lua_register(L, torch, mtab, fns, true, true);
+}

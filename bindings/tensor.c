@@ -1,0 +1,343 @@
+/* The tensor userdata: a box holding one reference to a C tensor, released by __gc. Its __index
+   serves methods, properties (shape, dtype, device, ...) and Torch7-style indexing. */
+#include "bindings/binding.h"
+#include "core/shape.h"
+#include "core/index.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- boxes ---- */
+lt_tensor_t *lt_lua_totensor(lua_State *L, int idx) {
+  lt_tensor_t **box = luaL_testudata(L, idx, LT_TENSOR_MT);
+  return box ? *box : NULL;
+}
+
+lt_tensor_t *lt_lua_checktensor(lua_State *L, int idx) {
+  lt_tensor_t **box = luaL_testudata(L, idx, LT_TENSOR_MT);
+  if (!box) luaL_typeerror(L, idx, "tensor");
+  if (!*box) luaL_error(L, "bad argument #%d: the tensor was already freed", idx);
+  return *box;
+}
+
+static _Thread_local size_t gc_debt;
+
+void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
+  if (!t) { lt_lua_error(L); return; }
+  lt_tensor_t **box = lua_newuserdatauv(L, sizeof *box, 0);
+  *box = t;
+  luaL_setmetatable(L, LT_TENSOR_MT);
+  /* tell the collector about tensor memory, so that loops of temporaries stay flat */
+  gc_debt += lt_alloc_take_pressure();
+  if (gc_debt > ((size_t)1 << 20)) {
+    size_t kb = gc_debt >> 10;
+    gc_debt = 0;
+    lua_gc(L, LUA_GCSTEP, kb > 1000000 ? 1000000 : (int)kb);
+  }
+}
+
+int lt_lua_error(lua_State *L) {
+  const char *msg = lt_last_error();
+  return luaL_error(L, "%s", *msg ? msg : "unknown error");
+}
+
+static int t_gc(lua_State *L) {
+  lt_tensor_t **box = luaL_checkudata(L, 1, LT_TENSOR_MT);
+  lt_release(*box);
+  *box = NULL;
+  return 0;
+}
+
+/* ---- reading values ---- */
+static void push_element(lua_State *L, const lt_tensor_t *t, int64_t i) {
+  if (lt_dtype_is_floating(t->dtype)) lua_pushnumber(L, lt_get_double(t, i));
+  else if (t->dtype == LT_BOOL) lua_pushboolean(L, (int)lt_get_int(t, i));
+  else lua_pushinteger(L, lt_get_int(t, i));
+}
+
+static int t_item(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  if (t->numel != 1)
+    return luaL_error(L, "item: a tensor with %d elements cannot be converted to a number", (int)t->numel);
+  push_element(L, t, 0);
+  return 1;
+}
+
+/* all values, row-major, as one flat array (used by printing) */
+static int t_flat(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  lt_tensor_t *c = lt_contiguous(t);
+  if (!c) return lt_lua_error(L);
+  lua_createtable(L, (int)(c->numel < 1 << 30 ? c->numel : 0), 0);
+  for (int64_t i = 0; i < c->numel; i++) {
+    push_element(L, c, i);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lt_release(c);
+  return 1;
+}
+
+static void push_nested(lua_State *L, const lt_tensor_t *c, int dim, int64_t *pos) {
+  if (dim == c->ndim) { push_element(L, c, (*pos)++); return; }
+  lua_createtable(L, (int)c->sizes[dim], 0);
+  for (int64_t i = 0; i < c->sizes[dim]; i++) {
+    push_nested(L, c, dim + 1, pos);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+static int t_totable(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  lt_tensor_t *c = lt_contiguous(t);
+  if (!c) return lt_lua_error(L);
+  int64_t pos = 0;
+  luaL_checkstack(L, c->ndim + 4, "totable: too many dimensions");
+  push_nested(L, c, 0, &pos);
+  lt_release(c);
+  return 1;
+}
+
+static void push_sizes(lua_State *L, int n, const int64_t *v) {
+  lua_createtable(L, n, 0);
+  for (int i = 0; i < n; i++) {
+    lua_pushinteger(L, v[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+}
+
+static int t_size(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  if (lua_isnoneornil(L, 2)) { push_sizes(L, t->ndim, t->sizes); return 1; }
+  int d;
+  if (t->ndim == 0) return luaL_error(L, "size: a 0-dim tensor has no dimensions");
+  if (lt_wrap_dim("size", lt_lua_checkdim(L, 2), t->ndim, &d) != LT_OK) return lt_lua_error(L);
+  lua_pushinteger(L, t->sizes[d]);
+  return 1;
+}
+
+static int t_stride(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  if (lua_isnoneornil(L, 2)) { push_sizes(L, t->ndim, t->strides); return 1; }
+  int d;
+  if (t->ndim == 0) return luaL_error(L, "stride: a 0-dim tensor has no dimensions");
+  if (lt_wrap_dim("stride", lt_lua_checkdim(L, 2), t->ndim, &d) != LT_OK) return lt_lua_error(L);
+  lua_pushinteger(L, t->strides[d]);
+  return 1;
+}
+
+static int t_dim(lua_State *L) { lua_pushinteger(L, lt_lua_checktensor(L, 1)->ndim); return 1; }
+static int t_numel(lua_State *L) { lua_pushinteger(L, lt_lua_checktensor(L, 1)->numel); return 1; }
+static int t_is_contiguous(lua_State *L) { lua_pushboolean(L, lt_is_contiguous(lt_lua_checktensor(L, 1))); return 1; }
+static int t_element_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)lt_elsize(lt_lua_checktensor(L, 1))); return 1; }
+static int t_storage_offset(lua_State *L) { lua_pushinteger(L, lt_lua_checktensor(L, 1)->offset); return 1; }
+static int t_is_floating_point(lua_State *L) { lua_pushboolean(L, lt_dtype_is_floating(lt_lua_checktensor(L, 1)->dtype)); return 1; }
+static int t_len(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  if (t->ndim == 0) return luaL_error(L, "len() of a 0-d tensor");
+  lua_pushinteger(L, t->sizes[0]);
+  return 1;
+}
+
+static int t_tostring(lua_State *L) {
+  lt_lua_checktensor(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.format");
+  if (lua_isnil(L, -1)) { lua_pushliteral(L, "tensor(...)"); return 1; }
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+/* ---- Torch7-style indexing ---- */
+
+/* Apply one index key to a view: number (select), {a, b} range, {} whole dim. Returns the new
+   view (a new reference) and advances *dim. */
+static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
+  if (*dim >= v->ndim) {
+    lt_release(v);
+    luaL_error(L, "index: too many indices for a tensor of dimension %d", v->ndim);
+  }
+  lt_tensor_t *r;
+  if (lua_isinteger(L, key) || lua_type(L, key) == LUA_TNUMBER) {
+    if (!lua_isinteger(L, key)) { lt_release(v); luaL_error(L, "index: indices must be integers"); }
+    int64_t i = lua_tointeger(L, key);
+    if (i == 0) { lt_release(v); luaL_error(L, "index: index 0 is invalid: indices are 1-based (1 is the first, -1 the last)"); }
+    r = lt_select(v, *dim, i > 0 ? i - 1 : i);
+  } else if (lua_istable(L, key)) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, key);
+    int64_t size = v->sizes[*dim];
+    int64_t a = 1, b = size;
+    if (n >= 1) { lua_rawgeti(L, key, 1); a = lua_tointeger(L, -1); lua_pop(L, 1); b = a; }
+    if (n >= 2) { lua_rawgeti(L, key, 2); b = lua_tointeger(L, -1); lua_pop(L, 1); }
+    if (n > 2 || a == 0 || b == 0) {
+      lt_release(v);
+      luaL_error(L, "index: a range is {first, last} with 1-based (or negative) bounds");
+    }
+    if (a < 0) a += size + 1;
+    if (b < 0) b += size + 1;
+    if (a < 1 || a > size + 1 || b < a - 1 || b > size) {
+      lt_release(v);
+      luaL_error(L, "index: range {%d, %d} out of bounds for dimension %d of size %d",
+                 (int)a, (int)b, *dim + 1, (int)size);
+    }
+    r = lt_narrow(v, *dim, a - 1, b - a + 1);
+    (*dim)++;
+  } else {
+    lt_release(v);
+    luaL_error(L, "index: expected a number or a {first, last} range, got %s", luaL_typename(L, key));
+    return NULL;
+  }
+  lt_release(v);
+  if (!r) lt_lua_error(L);
+  return r;
+}
+
+/* The view that key (at stack index key) selects from t; *mask set for a bool tensor key. */
+static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, bool *all_numbers) {
+  lt_tensor_t *v = lt_alias(t);
+  if (!v) lt_lua_error(L);
+  int dim = 0;
+  *all_numbers = true;
+  if (lua_istable(L, key)) {
+    lua_Integer n = (lua_Integer)lua_rawlen(L, key);
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_rawgeti(L, key, i);
+      if (lua_type(L, -1) != LUA_TNUMBER) *all_numbers = false;
+      v = index_one(L, v, lua_gettop(L), &dim);
+      lua_pop(L, 1);
+    }
+    if (n == 0) *all_numbers = false;
+  } else {
+    v = index_one(L, v, key, &dim);
+  }
+  return v;
+}
+
+static int t_index(lua_State *L) {
+  int kt = lua_type(L, 2);
+  if (kt == LUA_TSTRING) {
+    lua_pushvalue(L, 2);
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1;
+    lua_pop(L, 1);
+    lt_tensor_t *t = lt_lua_checktensor(L, 1);
+    const char *k = lua_tostring(L, 2);
+    if (strcmp(k, "shape") == 0) { push_sizes(L, t->ndim, t->sizes); return 1; }
+    if (strcmp(k, "dtype") == 0) { lt_lua_pushdtype(L, t->dtype); return 1; }
+    if (strcmp(k, "device") == 0) { lt_lua_pushdevice(L, t->device); return 1; }
+    if (strcmp(k, "ndim") == 0) { lua_pushinteger(L, t->ndim); return 1; }
+    if (strcmp(k, "requires_grad") == 0) { lua_pushboolean(L, t->requires_grad); return 1; }
+    if (strcmp(k, "is_leaf") == 0) { lua_pushboolean(L, t->autograd == NULL); return 1; }
+    if (strcmp(k, "grad") == 0) {
+      if (!t->grad) { lua_pushnil(L); return 1; }
+      lt_retain(t->grad);
+      lt_lua_pushtensor(L, t->grad);
+      return 1;
+    }
+    /* properties provided by the Lua side (torch.Tensor.__properties[k](x)) */
+    lua_getfield(L, lua_upvalueindex(1), "__properties");
+    if (lua_istable(L, -1) && lua_getfield(L, -1, k) == LUA_TFUNCTION) {
+      lua_pushvalue(L, 1);
+      lua_call(L, 1, 1);
+      return 1;
+    }
+    lua_pushnil(L);
+    return 1;
+  }
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  lt_tensor_t *key = lt_lua_totensor(L, 2);
+  if (key) {
+    lt_tensor_t *r;
+    if (key->dtype == LT_BOOL) r = lt_masked_select(t, key);
+    else {
+      lt_tensor_t *k0 = lt_binary(LT_BINARY_sub, lt_tensor_operand(key), lt_int_operand(1), 1, NULL);
+      if (!k0) return lt_lua_error(L);
+      r = lt_index_select(t, 0, k0);
+      lt_release(k0);
+    }
+    lt_lua_pushtensor(L, r);
+    return 1;
+  }
+  if (kt != LUA_TNUMBER && kt != LUA_TTABLE)
+    return luaL_error(L, "index: expected a number, a table or a tensor as index, got %s", luaL_typename(L, 2));
+  bool all_numbers;
+  lt_tensor_t *v = index_view(L, t, 2, &all_numbers);
+  if (v->ndim == 0) { /* a single element: a number */
+    push_element(L, v, 0);
+    lt_release(v);
+    return 1;
+  }
+  lt_lua_pushtensor(L, v);
+  return 1;
+}
+
+static int t_newindex(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  if (lua_type(L, 2) == LUA_TSTRING) {
+    const char *k = lua_tostring(L, 2);
+    if (strcmp(k, "requires_grad") == 0) {
+      if (lua_toboolean(L, 3) && !lt_dtype_is_floating(t->dtype))
+        return luaL_error(L, "requires_grad: only tensors of floating point dtype can require gradients (got %s)",
+                          lt_dtype_name(t->dtype));
+      t->requires_grad = lua_toboolean(L, 3);
+      return 0;
+    }
+    if (strcmp(k, "grad") == 0) {
+      lt_tensor_t *g = lua_isnil(L, 3) ? NULL : lt_lua_checktensor(L, 3);
+      if (g && (g->ndim != t->ndim || memcmp(g->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim) != 0))
+        return luaL_error(L, "grad: assigned grad has a different shape than the tensor");
+      if (g) lt_retain(g);
+      lt_release(t->grad);
+      t->grad = g;
+      return 0;
+    }
+    return luaL_error(L, "tensor: cannot set field '%s'", k);
+  }
+  lt_tensor_t *key = lt_lua_totensor(L, 2);
+  if (key && key->dtype == LT_BOOL) {
+    lt_operand_t v = lt_lua_checkoperand(L, 3);
+    lt_tensor_t *r = lt_masked_fill(t, key, v, t);
+    if (!r) return lt_lua_error(L);
+    lt_release(r);
+    return 0;
+  }
+  if (key) return luaL_error(L, "index assignment: use a bool mask tensor or numbers/ranges as index");
+  bool all_numbers;
+  lt_tensor_t *v = index_view(L, t, 2, &all_numbers);
+  int rc;
+  if (lt_lua_totensor(L, 3)) rc = lt_copy_(v, lt_lua_totensor(L, 3));
+  else rc = lt_fill_(v, lt_lua_checkoperand(L, 3));
+  lt_release(v);
+  if (rc != LT_OK) return lt_lua_error(L);
+  return 0;
+}
+
+static const luaL_Reg methods[] = {
+    {"item", t_item},       {"totable", t_totable},   {"tolist", t_totable},
+    {"_flat", t_flat},      {"size", t_size},         {"stride", t_stride},
+    {"dim", t_dim},         {"ndimension", t_dim},    {"numel", t_numel},
+    {"nelement", t_numel},  {"is_contiguous", t_is_contiguous},
+    {"element_size", t_element_size}, {"storage_offset", t_storage_offset},
+    {"is_floating_point", t_is_floating_point},
+    {NULL, NULL}};
+
+void lt_open_tensor(lua_State *L, int torch, int mtab) {
+  (void)torch;
+  luaL_newmetatable(L, LT_TENSOR_MT);
+  int mt = lua_gettop(L);
+  lua_pushvalue(L, mtab);
+  lua_pushcclosure(L, t_index, 1);
+  lua_setfield(L, mt, "__index");
+  lua_pushcfunction(L, t_newindex);
+  lua_setfield(L, mt, "__newindex");
+  lua_pushcfunction(L, t_gc);
+  lua_setfield(L, mt, "__gc");
+  lua_pushcfunction(L, t_tostring);
+  lua_setfield(L, mt, "__tostring");
+  lua_pushcfunction(L, t_len);
+  lua_setfield(L, mt, "__len");
+  lua_pushliteral(L, "torch.Tensor");
+  lua_setfield(L, mt, "__name");
+  lua_pushvalue(L, mtab);
+  lua_setfield(L, mt, "__methods"); /* for the REPL's completion */
+  lua_pop(L, 1);
+  lt_lua_register(L, torch, mtab, methods, false, true);
+}

@@ -1,0 +1,150 @@
+/* luaopen_torch: builds the torch table from the binding parts and runs the Lua side, whose
+   sources are compiled into the library (build/lua_modules.c), so that one file is the module. */
+#include "bindings/binding.h"
+#include "bindings/lutorch.h"
+#include "core/blas.h"
+#include "core/iter.h"
+
+#include <lualib.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  const char *name;   /* module name: "torch.format" */
+  const char *path;   /* source path, for tracebacks */
+  const char *source;
+  size_t len;
+} lt_lua_module_t;
+extern const lt_lua_module_t lt_lua_modules[];
+extern const int lt_lua_nmodules;
+
+static int load_module(lua_State *L) {
+  const lt_lua_module_t *m = lua_touserdata(L, lua_upvalueindex(1));
+  char chunkname[256];
+  snprintf(chunkname, sizeof chunkname, "@%s", m->path);
+  if (luaL_loadbuffer(L, m->source, m->len, chunkname) != LUA_OK) return lua_error(L);
+  lua_pushstring(L, m->name);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+static void register_dtypes(lua_State *L, int torch) {
+  static const struct { const char *name; lt_dtype t; } aliases[] = {
+      {"float", LT_FLOAT32}, {"double", LT_FLOAT64}, {"half", LT_FLOAT16},
+      {"long", LT_INT64},    {"int", LT_INT32},      {"short", LT_INT16}};
+  luaL_newmetatable(L, LT_DTYPE_MT);
+  lua_pushliteral(L, "torch.dtype");
+  lua_setfield(L, -2, "__name");
+  lua_pop(L, 1);
+  lua_createtable(L, LT_NDTYPES, 0); /* registry array: id + 1 -> dtype object */
+  for (int i = 0; i < LT_NDTYPES; i++) {
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, "id");
+    lua_pushstring(L, lt_dtype_name((lt_dtype)i));
+    lua_setfield(L, -2, "name");
+    lua_pushinteger(L, (lua_Integer)lt_dtype_size((lt_dtype)i));
+    lua_setfield(L, -2, "itemsize");
+    lua_pushboolean(L, lt_dtype_is_floating((lt_dtype)i));
+    lua_setfield(L, -2, "is_floating_point");
+    luaL_setmetatable(L, LT_DTYPE_MT);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, torch, lt_dtype_name((lt_dtype)i));
+    lua_rawseti(L, -2, i + 1);
+  }
+  for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+    lua_rawgeti(L, -1, (lua_Integer)aliases[i].t + 1);
+    lua_setfield(L, torch, aliases[i].name);
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, "lutorch.dtypes");
+}
+
+static int f_is_tensor(lua_State *L) { lua_pushboolean(L, lt_lua_totensor(L, 1) != NULL); return 1; }
+static int f_set_num_threads(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  if (n < 1) return luaL_error(L, "set_num_threads: expected a positive number of threads, got %d", (int)n);
+  lt_set_num_threads((int)n);
+  return 0;
+}
+static int f_get_num_threads(lua_State *L) { lua_pushinteger(L, lt_num_threads()); return 1; }
+static int f_promote_types(lua_State *L) {
+  lt_lua_pushdtype(L, lt_promote_types(lt_lua_checkdtype(L, 1), lt_lua_checkdtype(L, 2)));
+  return 1;
+}
+static int f_can_cast(lua_State *L) {
+  lua_pushboolean(L, lt_can_cast(lt_lua_checkdtype(L, 1), lt_lua_checkdtype(L, 2)));
+  return 1;
+}
+static int f_result_type(lua_State *L) {
+  lt_result_type_t r;
+  lt_result_type_init(&r);
+  for (int i = 1; i <= 2; i++) {
+    lt_operand_t o = lt_lua_checkoperand(L, i);
+    if (o.kind == LT_OPERAND_TENSOR) lt_result_type_add_tensor(&r, o.t->dtype, o.t->ndim);
+    else lt_result_type_add_scalar(&r, o.kind == LT_OPERAND_FLOAT, o.kind == LT_OPERAND_BOOL);
+  }
+  lt_lua_pushdtype(L, lt_result_type_get(&r));
+  return 1;
+}
+static int f_blas_info(lua_State *L) {
+  if (lt_blas_init() != LT_OK) return lt_lua_error(L);
+  lua_pushstring(L, lt_blas_corename());
+  lua_pushstring(L, lt_blas_info());
+  return 2;
+}
+
+int luaopen_torch(lua_State *L) {
+  luaL_checkversion(L);
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  if (lua_getfield(L, -1, "torch") == LUA_TTABLE) return 1; /* already open in this state */
+  lua_pop(L, 2);
+  lua_newtable(L);
+  int torch = lua_gettop(L);
+  lua_newtable(L); /* torch.Tensor: the methods of tensors */
+  int methods = lua_gettop(L);
+  lua_pushvalue(L, methods);
+  lua_setfield(L, torch, "Tensor");
+  register_dtypes(L, torch);
+  lt_open_tensor(L, torch, methods);
+  lt_open_device(L, torch, methods);
+  lt_open_math(L, torch, methods);
+  lt_open_shape(L, torch, methods);
+  lt_open_factory(L, torch, methods);
+  lt_open_linalg(L, torch, methods);
+  static const luaL_Reg fns[] = {
+      {"is_tensor", f_is_tensor}, {"set_num_threads", f_set_num_threads},
+      {"get_num_threads", f_get_num_threads}, {"promote_types", f_promote_types},
+      {"can_cast", f_can_cast}, {"result_type", f_result_type}, {"_blas_info", f_blas_info},
+      {NULL, NULL}};
+  lt_lua_register(L, torch, methods, fns, true, false);
+
+  /* the Lua modules: preloaded, then torch's own init chunk runs with (torch table) */
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  const lt_lua_module_t *init = NULL;
+  for (int i = 0; i < lt_lua_nmodules; i++) {
+    if (strcmp(lt_lua_modules[i].name, "torch") == 0) { init = &lt_lua_modules[i]; continue; }
+    lua_pushlightuserdata(L, (void *)&lt_lua_modules[i]);
+    lua_pushcclosure(L, load_module, 1);
+    lua_setfield(L, -2, lt_lua_modules[i].name);
+  }
+  lua_pop(L, 1);
+  /* package.loaded.torch is set before init runs, so that modules can require 'torch' */
+  lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushvalue(L, torch);
+  lua_setfield(L, -2, "torch");
+  lua_pop(L, 1);
+  if (init) {
+    if (luaL_loadbuffer(L, init->source, init->len, "@lua/torch/init.lua") != LUA_OK) return lua_error(L);
+    lua_pushvalue(L, torch);
+    lua_call(L, 1, 0);
+  }
+  lua_settop(L, torch);
+  return 1;
+}
+
+int lutorch_openlibs(lua_State *L) {
+  luaL_openlibs(L);
+  luaL_requiref(L, "torch", luaopen_torch, 1);
+  lua_pop(L, 1);
+  return 0;
+}

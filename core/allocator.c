@@ -1,0 +1,223 @@
+/* The caching allocator. Requests are rounded up to a size class (512 bytes at least, then four
+   classes per power of two) and a freed block goes to its device's free list for its class, to be
+   handed out again without asking the device. A device allocation that fails frees that device's
+   cache and is retried once. Statistics are kept per device as PyTorch keeps them. */
+#include "core/allocator.h"
+#include "core/error.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCLASSES 256
+#define MIN_BLOCK 512
+
+struct lt_block {
+  void *ptr;
+  size_t size;       /* the class size */
+  lt_device_t device;
+  int cls;
+  struct lt_block *next;
+};
+
+typedef struct {
+  pthread_mutex_t lock;
+  lt_block_t *free_list[NCLASSES];
+  size_t cached_bytes;
+  lt_memory_stats_t stats;
+} device_pool_t;
+
+static device_pool_t pools[LT_NDEVTYPES][LT_DEVICE_MAX];
+static pthread_once_t pools_once = PTHREAD_ONCE_INIT;
+static _Thread_local size_t pressure;
+
+static void pools_init(void) {
+  for (int t = 0; t < LT_NDEVTYPES; t++)
+    for (int i = 0; i < LT_DEVICE_MAX; i++) pthread_mutex_init(&pools[t][i].lock, NULL);
+}
+
+/* Size class of n: its index and rounded size. */
+static int size_class(size_t n, size_t *rounded) {
+  if (n <= MIN_BLOCK) { *rounded = MIN_BLOCK; return 0; }
+  int e = 63 - __builtin_clzll((unsigned long long)n); /* 2^e <= n < 2^(e+1) */
+  size_t step = (size_t)1 << (e - 2);
+  size_t r = (n + step - 1) & ~(step - 1);
+  *rounded = r;
+  /* classes for e >= 9: 4 per power of two; r in (2^e, 2^(e+1)] */
+  int sub = (int)((r >> (e - 2)) - 4); /* 1..4 */
+  int cls = 4 * (e - 9) + sub;
+  return cls < NCLASSES ? cls : NCLASSES - 1;
+}
+
+static void update_peak(int64_t cur, int64_t *peak) { if (cur > *peak) *peak = cur; }
+
+static char *fmt_bytes(int64_t b, char *buf, size_t n) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)b;
+  int u = 0;
+  while (v >= 1024 && u < 4) { v /= 1024; u++; }
+  if (u == 0) snprintf(buf, n, "%lld B", (long long)b);
+  else snprintf(buf, n, "%.2f %s", v, units[u]);
+  return buf;
+}
+
+/* Give every cached block of a pool back to the device; the pool's lock is held. */
+static void release_cache_locked(const lt_backend_i *be, device_pool_t *p, int index) {
+  for (int c = 0; c < NCLASSES; c++) {
+    lt_block_t *b = p->free_list[c];
+    while (b) {
+      lt_block_t *next = b->next;
+      be->raw_free(index, b->ptr);
+      p->stats.reserved -= (int64_t)b->size;
+      p->stats.segments--;
+      p->stats.num_device_frees++;
+      free(b);
+      b = next;
+    }
+    p->free_list[c] = NULL;
+  }
+  p->cached_bytes = 0;
+}
+
+lt_block_t *lt_alloc(lt_device_t d, size_t n) {
+  pthread_once(&pools_once, pools_init);
+  const lt_backend_i *be = lt_backend((lt_devtype)d.type);
+  if (!be || d.index < 0 || d.index >= LT_DEVICE_MAX) {
+    lt_error("alloc: invalid device");
+    return NULL;
+  }
+  size_t rounded;
+  int cls = size_class(n, &rounded);
+  if (rounded < n) { /* overflow */
+    lt_error("out of memory: cannot allocate %zu bytes", n);
+    return NULL;
+  }
+  device_pool_t *p = &pools[d.type][d.index];
+  pthread_mutex_lock(&p->lock);
+  lt_block_t *b = NULL;
+  /* the last class holds every larger size: search it for a block that fits exactly */
+  lt_block_t **link = &p->free_list[cls];
+  while (*link && (*link)->size != rounded) link = &(*link)->next;
+  if (*link) {
+    b = *link;
+    *link = b->next;
+    p->cached_bytes -= b->size;
+  } else {
+    b = malloc(sizeof *b);
+    void *ptr = NULL;
+    if (b && be->raw_alloc(d.index, rounded, &ptr) != LT_OK) {
+      p->stats.num_alloc_retries++;
+      release_cache_locked(be, p, d.index);
+      if (be->raw_alloc(d.index, rounded, &ptr) != LT_OK) ptr = NULL;
+    }
+    if (!b || !ptr) {
+      char r1[32], r2[32], r3[32], dev[16];
+      p->stats.num_ooms++;
+      lt_error("out of memory on %s: tried to allocate %s (%zu bytes); %s allocated, %s reserved",
+               lt_device_format(d, dev, sizeof dev), fmt_bytes((int64_t)n, r1, sizeof r1), n,
+               fmt_bytes(p->stats.allocated, r2, sizeof r2),
+               fmt_bytes(p->stats.reserved, r3, sizeof r3));
+      pthread_mutex_unlock(&p->lock);
+      free(b);
+      return NULL;
+    }
+    b->ptr = ptr;
+    b->size = rounded;
+    b->device = d;
+    b->cls = cls;
+    p->stats.reserved += (int64_t)rounded;
+    update_peak(p->stats.reserved, &p->stats.max_reserved);
+    p->stats.segments++;
+    update_peak(p->stats.segments, &p->stats.max_segments);
+    p->stats.num_device_allocs++;
+  }
+  b->next = NULL;
+  p->stats.allocated += (int64_t)b->size;
+  update_peak(p->stats.allocated, &p->stats.max_allocated);
+  p->stats.active_blocks++;
+  update_peak(p->stats.active_blocks, &p->stats.max_active_blocks);
+  p->stats.num_allocs++;
+  p->stats.total_allocated_bytes += (int64_t)b->size;
+  pthread_mutex_unlock(&p->lock);
+  pressure += b->size;
+  return b;
+}
+
+void lt_free(lt_block_t *b) {
+  if (!b) return;
+  const lt_backend_i *be = lt_backend((lt_devtype)b->device.type);
+  device_pool_t *p = &pools[b->device.type][b->device.index];
+  pthread_mutex_lock(&p->lock);
+  p->stats.allocated -= (int64_t)b->size;
+  p->stats.active_blocks--;
+  p->stats.num_frees++;
+  p->stats.total_freed_bytes += (int64_t)b->size;
+  if (be->cache_limit && p->cached_bytes + b->size > be->cache_limit) {
+    be->raw_free(b->device.index, b->ptr);
+    p->stats.reserved -= (int64_t)b->size;
+    p->stats.segments--;
+    p->stats.num_device_frees++;
+    free(b);
+  } else {
+    b->next = p->free_list[b->cls];
+    p->free_list[b->cls] = b;
+    p->cached_bytes += b->size;
+  }
+  pthread_mutex_unlock(&p->lock);
+}
+
+void *lt_block_ptr(const lt_block_t *b) { return b->ptr; }
+size_t lt_block_size(const lt_block_t *b) { return b->size; }
+
+static device_pool_t *pool_of(const char *op, lt_device_t d) {
+  pthread_once(&pools_once, pools_init);
+  lt_device_t r;
+  if (lt_device_resolve(d, &r) != LT_OK) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", lt_last_error());
+    lt_error("%s: %s", op, msg);
+    return NULL;
+  }
+  return &pools[r.type][r.index];
+}
+
+int lt_memory_stats(lt_device_t d, lt_memory_stats_t *out) {
+  device_pool_t *p = pool_of("memory.stats", d);
+  if (!p) return LT_ERR;
+  pthread_mutex_lock(&p->lock);
+  *out = p->stats;
+  pthread_mutex_unlock(&p->lock);
+  return LT_OK;
+}
+
+int lt_memory_reset_peak(lt_device_t d) {
+  device_pool_t *p = pool_of("memory.reset_peak", d);
+  if (!p) return LT_ERR;
+  pthread_mutex_lock(&p->lock);
+  p->stats.max_allocated = p->stats.allocated;
+  p->stats.max_reserved = p->stats.reserved;
+  p->stats.max_active_blocks = p->stats.active_blocks;
+  p->stats.max_segments = p->stats.segments;
+  pthread_mutex_unlock(&p->lock);
+  return LT_OK;
+}
+
+int lt_memory_empty_cache(lt_device_t d) {
+  device_pool_t *p = pool_of("memory.empty_cache", d);
+  if (!p) return LT_ERR;
+  lt_device_t r;
+  lt_device_resolve(d, &r);
+  const lt_backend_i *be = lt_backend((lt_devtype)r.type);
+  if (be->synchronize) LT_TRY(be->synchronize(r.index));
+  pthread_mutex_lock(&p->lock);
+  release_cache_locked(be, p, r.index);
+  pthread_mutex_unlock(&p->lock);
+  return LT_OK;
+}
+
+size_t lt_alloc_take_pressure(void) {
+  size_t p = pressure;
+  pressure = 0;
+  return p;
+}

@@ -1,0 +1,68 @@
+/* BLAS, loaded at run time.
+
+   The core does not link OpenBLAS: OpenBLAS picks its kernels once, when the library is loaded, from
+   OPENBLAS_CORETYPE or the CPU model, and Debian's 0.3.21 misdetects recent CPUs and falls back to its
+   SSE3 ("Prescott") kernels. So lt_blas_init() chooses a core from the CPU's features (unless the user
+   set OPENBLAS_CORETYPE: a user's setting is never overridden), dlopen()s libopenblas.so.0, takes the
+   few functions it needs with dlsym(), and checks a few awkward products against a plain loop before
+   trusting them. When the library is missing or gives wrong results, portable C loops (blocked,
+   OpenMP-parallel) are used instead: slower, never an error.
+
+   Environment:
+     OPENBLAS_CORETYPE    the user's choice of OpenBLAS kernels; honoured as is.
+     OPENBLAS_NUM_THREADS, OMP_NUM_THREADS
+                          when either is set, OpenBLAS keeps the thread count it derived from them;
+                          otherwise it is set to the number of cores this process may run on.
+     LUTORCH_BLAS_LIB     a path or soname to load instead of libopenblas.so.0 / libopenblas.so;
+                          "none" uses the portable loops.
+     LUTORCH_BLAS_TEST_BAD_KERNELS
+                          (for tests only) "1" makes the check of the kernels fail once, "all" always,
+                          to exercise the retry and the fallback.
+
+   The GEMM wrappers are row-major, cblas-style, and return LT_OK or LT_ERR. Sizes, leading dimensions
+   and increments must lie in [0, LT_BLAS_MAX_DIM] (OpenBLAS's interface takes 32-bit ints): callers with
+   larger operands split them (kernels/cpu/matmul.c does). Every entry point initialises the library on
+   first use; calling lt_blas_init() first is optional. All are thread-safe. */
+#ifndef LT_BLAS_H
+#define LT_BLAS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define LT_BLAS_MAX_DIM ((int64_t)INT_MAX)
+
+/* Load and check the library (once, thread-safe). Returns LT_OK; falling back to the portable loops
+   is not an error. */
+int lt_blas_init(void);
+
+/* openblas_get_corename() ("SkylakeX", "Haswell", ...), "fallback" when the portable loops are used,
+   "none" before lt_blas_init(). */
+const char *lt_blas_corename(void);
+
+/* One line on what was loaded and why ("OpenBLAS 0.3.21 ... from libopenblas.so.0, core Cooperlake
+   chosen from CPU features" or "fallback: ..."); "" before lt_blas_init(). */
+const char *lt_blas_info(void);
+
+/* The thread count of the BLAS (OpenBLAS's, or OpenMP's for the portable loops). Setting it changes it
+   process-wide; n < 1 means the number of available cores. */
+int lt_blas_num_threads(void);
+void lt_blas_set_num_threads(int n);
+
+/* C = alpha * op(A) @ op(B) + beta * C, row-major; op(A) is M x K, op(B) is K x N, C is M x N.
+   beta == 0 means C is not read (it may hold NaN). */
+int lt_blas_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+                  const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                  int64_t ldc);
+int lt_blas_dgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
+                  const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                  double *C, int64_t ldc);
+
+/* y = alpha * op(A) @ x + beta * y, row-major A (M x N, op(A) = A^T when trans); incx, incy > 0.
+   beta == 0 means y is not read. */
+int lt_blas_sgemv(bool trans, int64_t M, int64_t N, float alpha, const float *A, int64_t lda,
+                  const float *x, int64_t incx, float beta, float *y, int64_t incy);
+int lt_blas_dgemv(bool trans, int64_t M, int64_t N, double alpha, const double *A, int64_t lda,
+                  const double *x, int64_t incx, double beta, double *y, int64_t incy);
+
+#endif

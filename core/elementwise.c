@@ -1,0 +1,459 @@
+/* Elementwise ops: checks (devices, dtypes, shapes), type promotion, output allocation, then the
+   device's loop over a broadcast iteration. */
+#include "core/iter.h"
+#include "core/elementwise.h"
+#include "kernels/cpu/elementwise.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const unary_names[] = {
+#define LT_X(name, kind, fbody, ibody) #name,
+    LT_UNARY_OPS(LT_X)
+#undef LT_X
+};
+static const char *const binary_names[] = {
+#define LT_X(name, kind, fbody, ibody) #name,
+    LT_BINARY_OPS(LT_X)
+#undef LT_X
+};
+static const char *const compare_names[] = {
+#define LT_X(name, body) #name,
+    LT_COMPARE_OPS(LT_X)
+#undef LT_X
+};
+static const bool binary_ints[] = {
+#define LT_X(name, kind, fbody, ibody) kind,
+    LT_BINARY_OPS(LT_X)
+#undef LT_X
+};
+static const bool unary_ints[] = {
+#define LT_X(name, kind, fbody, ibody) kind,
+    LT_UNARY_OPS(LT_X)
+#undef LT_X
+};
+
+const char *lt_unary_name(lt_unary_op op) { return unary_names[op]; }
+const char *lt_binary_name(lt_binary_op op) { return binary_names[op]; }
+const char *lt_compare_name(lt_compare_op op) { return compare_names[op]; }
+
+bool lt_can_cast(lt_dtype from, lt_dtype to) {
+  if (lt_dtype_is_floating(from) && !lt_dtype_is_floating(to)) return false;
+  if (from != LT_BOOL && to == LT_BOOL) return false;
+  return true;
+}
+
+/* ---- helpers ---- */
+
+static const lt_tensor_t *operand_tensor(const lt_operand_t *o) {
+  return o->kind == LT_OPERAND_TENSOR ? o->t : NULL;
+}
+
+static void add_operand_type(lt_result_type_t *r, const lt_operand_t *o) {
+  if (o->kind == LT_OPERAND_TENSOR) lt_result_type_add_tensor(r, o->t->dtype, o->t->ndim);
+  else lt_result_type_add_scalar(r, o->kind == LT_OPERAND_FLOAT, o->kind == LT_OPERAND_BOOL);
+}
+
+/* Write a number as one element of dtype dt into buf (>= 8 bytes). */
+static void scalar_to_bytes(const lt_operand_t *o, lt_dtype dt, void *buf) {
+  char *d[2];
+  int64_t s[2] = {0, 0};
+  d[0] = buf;
+  if (o->kind == LT_OPERAND_FLOAT) {
+    d[1] = (char *)&o->f;
+    lt_cpu_cast_loop(dt, LT_FLOAT64)(d, s, 1, NULL);
+  } else {
+    d[1] = (char *)&o->i;
+    lt_cpu_cast_loop(dt, LT_INT64)(d, s, 1, NULL);
+  }
+}
+
+/* The output: a new tensor of the shape and dtype, or `out` checked against them. */
+static lt_tensor_t *prepare_out(const char *op, lt_tensor_t *out, int nd, const int64_t *shape,
+                                lt_dtype dt, lt_device_t dev) {
+  if (!out) return lt_empty(nd, shape, dt, dev);
+  if (out->ndim != nd || memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)nd) != 0) {
+    char a[256], b[256];
+    lt_error("%s: output with shape %s doesn't match the broadcast shape %s", op,
+             lt_shape_str(out->ndim, out->sizes, a, sizeof a), lt_shape_str(nd, shape, b, sizeof b));
+    return NULL;
+  }
+  if (!lt_can_cast(dt, out->dtype)) {
+    lt_error("%s: result type %s can't be cast to the desired output type %s", op,
+             lt_dtype_name(dt), lt_dtype_name(out->dtype));
+    return NULL;
+  }
+  lt_retain(out);
+  return out;
+}
+
+/* Make `*t` have dtype dt, replacing it by a converted copy held in *tmp. */
+static int ensure_dtype(const lt_tensor_t **t, lt_dtype dt, lt_tensor_t **tmp) {
+  if ((*t)->dtype == dt) return LT_OK;
+  *tmp = lt_convert(*t, dt, (*t)->device);
+  if (!*tmp) return LT_ERR;
+  *t = *tmp;
+  return LT_OK;
+}
+
+/* Run loop over the outputs and inputs; inputs NULL are scalars given by scalar_ptr[k]. When the
+   real output's dtype differs from the compute dtype, compute into a temporary and cast. */
+static int run_elementwise(lt_tensor_t *out, lt_dtype compute_out, int nin, const lt_tensor_t **ins,
+                           void *const *scalar_ptr, lt_loop_fn loop, const void *ctx) {
+  lt_tensor_t *target = out;
+  lt_tensor_t *tmp = NULL;
+  if (out->dtype != compute_out) {
+    tmp = lt_empty(out->ndim, out->sizes, compute_out, out->device);
+    if (!tmp) return LT_ERR;
+    target = tmp;
+  }
+  lt_tensor_t *ops[LT_ITER_MAX_OPS];
+  lt_tensor_t scal[LT_ITER_MAX_OPS]; /* stand-ins for scalars: 0-dim, data in scalar_ptr */
+  lt_storage_t scal_st[LT_ITER_MAX_OPS];
+  ops[0] = target;
+  for (int k = 0; k < nin; k++) {
+    if (ins[k]) { ops[k + 1] = (lt_tensor_t *)ins[k]; continue; }
+    memset(&scal[k], 0, sizeof scal[k]);
+    memset(&scal_st[k], 0, sizeof scal_st[k]);
+    scal_st[k].data = scalar_ptr[k];
+    scal[k].storage = &scal_st[k];
+    scal[k].dtype = target->dtype == LT_BOOL && compute_out == LT_BOOL ? LT_BOOL : compute_out;
+    scal[k].numel = 1;
+    ops[k + 1] = &scal[k];
+  }
+  lt_iter_t it;
+  lt_iter_init(&it, nin + 1, ops);
+  for (int k = 0; k < nin; k++) /* scalar stand-ins: element size from the loop's dtype */
+    if (!ins[k]) it.data[k + 1] = scalar_ptr[k];
+  lt_iter_run(&it, loop, ctx, LT_GRAIN);
+  int rc = LT_OK;
+  if (tmp) {
+    rc = lt_copy_(out, tmp);
+    lt_release(tmp);
+  }
+  return rc;
+}
+
+/* ---- unary ---- */
+lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
+  const char *name = unary_names[op];
+  if (out && out != x) {
+    const lt_tensor_t *pair[2] = {x, out};
+    if (lt_check_same_device(name, 2, pair) != LT_OK) return NULL;
+  }
+  lt_dtype dt = x->dtype;
+  if (x->dtype == LT_BOOL && op == LT_UNARY_neg) {
+    lt_error("neg: negation, the `-` operator, on a bool tensor is not supported. If you are "
+             "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+    return NULL;
+  }
+  if (!lt_dtype_is_floating(dt) && !unary_ints[op]) dt = LT_DEFAULT_FLOAT;
+  lt_tensor_t *o = prepare_out(name, out, x->ndim, x->sizes, dt, x->device);
+  if (!o) return NULL;
+  const lt_tensor_t *in = x;
+  lt_tensor_t *tmp = NULL;
+  if (ensure_dtype(&in, dt, &tmp) != LT_OK) { lt_release(o); return NULL; }
+  int rc = run_elementwise(o, dt, 1, &in, NULL, lt_cpu_unary_loop(op, dt), NULL);
+  lt_release(tmp);
+  if (rc != LT_OK) { lt_release(o); return NULL; }
+  if (out) lt_bump_version(out);
+  return o;
+}
+
+lt_tensor_t *lt_logical_not(lt_tensor_t *x, lt_tensor_t *out) {
+  lt_operand_t a = lt_tensor_operand(x), zero = lt_int_operand(0);
+  return lt_compare(LT_COMPARE_eq, a, zero, out);
+}
+
+/* ---- binary and comparisons share their set-up ---- */
+typedef struct {
+  const lt_tensor_t *in[2];
+  lt_tensor_t *tmp[2];
+  unsigned char sbuf[2][8];
+  void *sptr[2];
+  int nd;
+  int64_t shape[LT_MAX_DIM];
+  lt_device_t dev;
+} binary_setup_t;
+
+static void setup_free(binary_setup_t *s) {
+  lt_release(s->tmp[0]);
+  lt_release(s->tmp[1]);
+}
+
+/* Devices, broadcast shape, inputs converted to dtype dt (scalars into bytes). */
+static int setup_binary(const char *name, const lt_operand_t *a, const lt_operand_t *b, lt_dtype dt,
+                        const lt_tensor_t *out, binary_setup_t *s) {
+  const lt_tensor_t *ts[3] = {operand_tensor(a), operand_tensor(b), out};
+  memset(s, 0, sizeof *s);
+  LT_TRY(lt_check_same_device(name, 3, ts));
+  const lt_operand_t *o[2] = {a, b};
+  s->nd = 0;
+  s->dev = lt_device(LT_CPU, 0);
+  int have_dev = 0;
+  for (int k = 0; k < 2; k++) {
+    if (o[k]->kind != LT_OPERAND_TENSOR) continue;
+    const lt_tensor_t *t = o[k]->t;
+    if (!have_dev || (s->dev.type == LT_CPU && t->device.type != LT_CPU)) { s->dev = t->device; have_dev = 1; }
+    int nd;
+    int64_t sh[LT_MAX_DIM];
+    LT_TRY(lt_broadcast_shapes(name, s->nd, s->shape, t->ndim, t->sizes, &nd, sh));
+    s->nd = nd;
+    memcpy(s->shape, sh, sizeof(int64_t) * (size_t)nd);
+  }
+  if (!have_dev && out) s->dev = out->device;
+  for (int k = 0; k < 2; k++) {
+    if (o[k]->kind == LT_OPERAND_TENSOR) {
+      s->in[k] = o[k]->t;
+      if (ensure_dtype(&s->in[k], dt, &s->tmp[k]) != LT_OK) { setup_free(s); return LT_ERR; }
+    } else {
+      s->in[k] = NULL;
+      scalar_to_bytes(o[k], dt, s->sbuf[k]);
+      s->sptr[k] = s->sbuf[k];
+    }
+  }
+  return LT_OK;
+}
+
+static int check_int_divisor(const char *name, const lt_operand_t *b) {
+  if (b->kind != LT_OPERAND_TENSOR) {
+    if (b->i == 0) return lt_error("%s: integer division by zero", name);
+    return LT_OK;
+  }
+  lt_tensor_t *z = lt_compare(LT_COMPARE_eq, *b, lt_int_operand(0), NULL);
+  if (!z) return LT_ERR;
+  int found = 0;
+  const bool *p = lt_data(z);
+  for (int64_t i = 0; i < z->numel && !found; i++) found = p[i];
+  lt_release(z);
+  return found ? lt_error("%s: integer division by zero", name) : LT_OK;
+}
+
+lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double alpha, lt_tensor_t *out) {
+  const char *name = binary_names[op];
+  if (a.kind != LT_OPERAND_TENSOR && b.kind != LT_OPERAND_TENSOR) {
+    lt_error("%s: expected at least one tensor operand", name);
+    return NULL;
+  }
+  lt_result_type_t r;
+  lt_result_type_init(&r);
+  add_operand_type(&r, &a);
+  add_operand_type(&r, &b);
+  lt_dtype dt = lt_result_type_get(&r);
+  if (op == LT_BINARY_sub && dt == LT_BOOL) {
+    lt_error("sub: subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+             "`^` or `logical_xor()` operator instead.");
+    return NULL;
+  }
+  if (!lt_dtype_is_floating(dt) && !binary_ints[op]) dt = LT_DEFAULT_FLOAT;
+  if (!lt_dtype_is_floating(dt) && alpha != (double)(int64_t)alpha) {
+    lt_error("%s: for integral input tensors, argument alpha must not be a floating point number", name);
+    return NULL;
+  }
+  if (!lt_dtype_is_floating(dt) && (op == LT_BINARY_fmod || op == LT_BINARY_remainder) &&
+      check_int_divisor(name, &b) != LT_OK)
+    return NULL;
+  binary_setup_t s;
+  if (setup_binary(name, &a, &b, dt, out, &s) != LT_OK) return NULL;
+  lt_tensor_t *o = prepare_out(name, out, s.nd, s.shape, dt, s.dev);
+  if (!o) { setup_free(&s); return NULL; }
+  lt_binary_ctx_t ctx = {alpha, (int64_t)alpha};
+  int rc = run_elementwise(o, dt, 2, s.in, s.sptr, lt_cpu_binary_loop(op, dt), &ctx);
+  setup_free(&s);
+  if (rc != LT_OK) { lt_release(o); return NULL; }
+  if (out) lt_bump_version(out);
+  return o;
+}
+
+lt_tensor_t *lt_compare(lt_compare_op op, lt_operand_t a, lt_operand_t b, lt_tensor_t *out) {
+  const char *name = compare_names[op];
+  if (a.kind != LT_OPERAND_TENSOR && b.kind != LT_OPERAND_TENSOR) {
+    lt_error("%s: expected at least one tensor operand", name);
+    return NULL;
+  }
+  lt_result_type_t r;
+  lt_result_type_init(&r);
+  add_operand_type(&r, &a);
+  add_operand_type(&r, &b);
+  lt_dtype dt = lt_result_type_get(&r);
+  binary_setup_t s;
+  if (setup_binary(name, &a, &b, dt, out, &s) != LT_OK) return NULL;
+  lt_tensor_t *o = prepare_out(name, out, s.nd, s.shape, LT_BOOL, s.dev);
+  if (!o) { setup_free(&s); return NULL; }
+  int rc = run_elementwise(o, LT_BOOL, 2, s.in, s.sptr, lt_cpu_compare_loop(op, dt), NULL);
+  setup_free(&s);
+  if (rc != LT_OK) { lt_release(o); return NULL; }
+  if (out) lt_bump_version(out);
+  return o;
+}
+
+lt_tensor_t *lt_where(lt_tensor_t *cond, lt_operand_t a, lt_operand_t b) {
+  if (cond->dtype != LT_BOOL) {
+    lt_error("where: expected condition to be a bool tensor, but got a tensor of dtype %s",
+             lt_dtype_name(cond->dtype));
+    return NULL;
+  }
+  lt_result_type_t r;
+  lt_result_type_init(&r);
+  add_operand_type(&r, &a);
+  add_operand_type(&r, &b);
+  lt_dtype dt = lt_result_type_get(&r);
+  binary_setup_t s;
+  if (setup_binary("where", &a, &b, dt, NULL, &s) != LT_OK) return NULL;
+  const lt_tensor_t *ts[2] = {cond, s.in[0] ? s.in[0] : s.in[1]};
+  int nd;
+  int64_t shape[LT_MAX_DIM];
+  if (lt_check_same_device("where", 2, ts) != LT_OK ||
+      lt_broadcast_shapes("where", cond->ndim, cond->sizes, s.nd, s.shape, &nd, shape) != LT_OK) {
+    setup_free(&s);
+    return NULL;
+  }
+  lt_tensor_t *o = lt_empty(nd, shape, dt, s.dev.type == LT_CPU && a.kind != LT_OPERAND_TENSOR &&
+                                                   b.kind != LT_OPERAND_TENSOR ? cond->device : s.dev);
+  if (!o) { setup_free(&s); return NULL; }
+  const lt_tensor_t *ins[3] = {cond, s.in[0], s.in[1]};
+  void *sp[3] = {NULL, s.sptr[0], s.sptr[1]};
+  int rc = run_elementwise(o, dt, 3, ins, sp, lt_cpu_where_loop(lt_dtype_size(dt)), NULL);
+  setup_free(&s);
+  if (rc != LT_OK) { lt_release(o); return NULL; }
+  return o;
+}
+
+lt_tensor_t *lt_clamp(lt_tensor_t *x, const lt_operand_t *min, const lt_operand_t *max, lt_tensor_t *out) {
+  if (!min && !max) {
+    lt_error("clamp: at least one of 'min' or 'max' must not be nil");
+    return NULL;
+  }
+  if (x->dtype == LT_BOOL) {
+    lt_error("clamp: not supported for bool tensors");
+    return NULL;
+  }
+  lt_tensor_t *cur = x;
+  lt_retain(cur);
+  if (min) {
+    lt_tensor_t *r = lt_binary(LT_BINARY_maximum, lt_tensor_operand(cur), *min, 1, out);
+    lt_release(cur);
+    if (!r) return NULL;
+    cur = r;
+  }
+  if (max) {
+    lt_tensor_t *r = lt_binary(LT_BINARY_minimum, lt_tensor_operand(cur), *max, 1, min ? cur : out);
+    lt_release(cur);
+    if (!r) return NULL;
+    cur = r;
+  }
+  return cur;
+}
+
+/* ---- copies, fills, conversions ---- */
+int lt_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
+  int nd;
+  int64_t shape[LT_MAX_DIM];
+  LT_TRY(lt_broadcast_shapes("copy_", dst->ndim, dst->sizes, src->ndim, src->sizes, &nd, shape));
+  if (nd != dst->ndim || memcmp(shape, dst->sizes, sizeof(int64_t) * (size_t)nd) != 0) {
+    char a[256], b[256];
+    return lt_error("copy_: the source of shape %s cannot be broadcast to the destination's shape %s",
+                    lt_shape_str(src->ndim, src->sizes, a, sizeof a),
+                    lt_shape_str(dst->ndim, dst->sizes, b, sizeof b));
+  }
+  /* host-accessible memory on both sides: one loop does the conversion */
+  const lt_backend_i *bd = lt_backend((lt_devtype)dst->device.type);
+  const lt_backend_i *bs = lt_backend((lt_devtype)src->device.type);
+  if (!bd->host_accessible || !bs->host_accessible)
+    return lt_error("copy_: copies between %s and %s are not supported by this build", bs->name, bd->name);
+  if (dst->numel == 0) return LT_OK;
+  lt_tensor_t *ops[2] = {dst, (lt_tensor_t *)src};
+  lt_iter_t it;
+  lt_iter_init(&it, 2, ops);
+  lt_iter_run(&it, lt_cpu_cast_loop(dst->dtype, src->dtype), NULL, LT_GRAIN);
+  lt_bump_version(dst);
+  return LT_OK;
+}
+
+int lt_fill_(lt_tensor_t *dst, lt_operand_t v) {
+  if (v.kind == LT_OPERAND_TENSOR) {
+    if (v.t->ndim != 0)
+      return lt_error("fill_: only supports 0-dimension value tensor but got tensor with %d dimensions", v.t->ndim);
+    return lt_copy_(dst, v.t);
+  }
+  unsigned char buf[8];
+  scalar_to_bytes(&v, dst->dtype, buf);
+  if (dst->numel == 0) return LT_OK;
+  lt_tensor_t *ops[1] = {dst};
+  lt_iter_t it;
+  lt_iter_init(&it, 1, ops);
+  lt_iter_run(&it, lt_cpu_fill_loop(lt_dtype_size(dst->dtype)), buf, LT_GRAIN);
+  lt_bump_version(dst);
+  return LT_OK;
+}
+
+lt_tensor_t *lt_convert(const lt_tensor_t *x, lt_dtype dt, lt_device_t dev) {
+  lt_tensor_t *o = lt_empty(x->ndim, x->sizes, dt, dev);
+  if (!o) return NULL;
+  if (lt_copy_(o, x) != LT_OK) { lt_release(o); return NULL; }
+  return o;
+}
+
+lt_tensor_t *lt_contiguous(lt_tensor_t *x) {
+  if (lt_is_contiguous(x)) { lt_retain(x); return x; }
+  return lt_convert(x, x->dtype, x->device);
+}
+
+lt_tensor_t *lt_clone(const lt_tensor_t *x) { return lt_convert(x, x->dtype, x->device); }
+
+/* element i of the row-major order: its address */
+static const char *element_ptr(const lt_tensor_t *x, int64_t i) {
+  int64_t off = 0;
+  for (int d = x->ndim - 1; d >= 0; d--) {
+    int64_t sz = x->sizes[d];
+    off += (i % sz) * x->strides[d];
+    i /= sz;
+  }
+  return (const char *)lt_data(x) + off * (int64_t)lt_elsize(x);
+}
+
+double lt_get_double(const lt_tensor_t *x, int64_t i) {
+  double v;
+  char *d[2] = {(char *)&v, (char *)element_ptr(x, i)};
+  int64_t s[2] = {0, 0};
+  lt_cpu_cast_loop(LT_FLOAT64, x->dtype)(d, s, 1, NULL);
+  return v;
+}
+
+int64_t lt_get_int(const lt_tensor_t *x, int64_t i) {
+  int64_t v;
+  char *d[2] = {(char *)&v, (char *)element_ptr(x, i)};
+  int64_t s[2] = {0, 0};
+  lt_cpu_cast_loop(LT_INT64, x->dtype)(d, s, 1, NULL);
+  return v;
+}
+
+int lt_item(const lt_tensor_t *x, lt_operand_t *out) {
+  if (x->numel != 1)
+    return lt_error("item: a tensor with %lld elements cannot be converted to a number",
+                    (long long)x->numel);
+  if (lt_dtype_is_floating(x->dtype)) *out = lt_float_operand(lt_get_double(x, 0));
+  else if (x->dtype == LT_BOOL) {
+    *out = lt_int_operand(lt_get_int(x, 0));
+    out->kind = LT_OPERAND_BOOL;
+  } else *out = lt_int_operand(lt_get_int(x, 0));
+  return LT_OK;
+}
+
+int lt_equal(const lt_tensor_t *a, const lt_tensor_t *b, bool *out) {
+  const lt_tensor_t *ts[2] = {a, b};
+  LT_TRY(lt_check_same_device("equal", 2, ts));
+  if (a->ndim != b->ndim || memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) != 0) {
+    *out = false;
+    return LT_OK;
+  }
+  lt_tensor_t *e = lt_compare(LT_COMPARE_eq, lt_tensor_operand((lt_tensor_t *)a),
+                              lt_tensor_operand((lt_tensor_t *)b), NULL);
+  if (!e) return LT_ERR;
+  bool all = true;
+  const bool *p = lt_data(e);
+  for (int64_t i = 0; i < e->numel && all; i++) all = p[i];
+  lt_release(e);
+  *out = all;
+  return LT_OK;
+}

@@ -1,0 +1,114 @@
+#include "core/factory.h"
+
+#include <math.h>
+
+lt_tensor_t *lt_full(int ndim, const int64_t *sizes, lt_operand_t value, lt_dtype dt, lt_device_t dev) {
+  lt_tensor_t *t = lt_empty(ndim, sizes, dt, dev);
+  if (!t) return NULL;
+  if (lt_fill_(t, value) != LT_OK) { lt_release(t); return NULL; }
+  return t;
+}
+
+/* fill a contiguous float64/int64 host tensor by f(i), then convert to dt */
+static lt_tensor_t *from_index_fn(int64_t n, lt_dtype dt, lt_device_t dev, double a, double b,
+                                  double c, int kind) {
+  bool as_int = !lt_dtype_is_floating(dt);
+  lt_tensor_t *tmp = lt_empty(1, &n, as_int ? LT_INT64 : LT_FLOAT64, lt_device(LT_CPU, 0));
+  if (!tmp) return NULL;
+  double *pd = lt_data(tmp);
+  int64_t *pi = lt_data(tmp);
+  for (int64_t i = 0; i < n; i++) {
+    double v;
+    if (kind == 0) v = a + (double)i * b;                    /* arange: start, step */
+    else v = i < n / 2 ? a + (double)i * c : b - (double)(n - 1 - i) * c; /* linspace */
+    if (as_int) pi[i] = kind == 0 && a == floor(a) && b == floor(b) ? (int64_t)a + i * (int64_t)b : (int64_t)v;
+    else pd[i] = v;
+  }
+  lt_tensor_t *r = lt_convert(tmp, dt, dev);
+  lt_release(tmp);
+  return r;
+}
+
+lt_tensor_t *lt_arange(double start, double end, double step, lt_dtype dt, lt_device_t dev) {
+  if (step == 0) { lt_error("arange: step must be nonzero"); return NULL; }
+  if (!isfinite(start) || !isfinite(end) || !isfinite(step)) {
+    lt_error("arange: unsupported range: %g -> %g", start, end);
+    return NULL;
+  }
+  if ((step > 0 && end < start) || (step < 0 && end > start)) {
+    lt_error("arange: upper bound and larger bound inconsistent with step sign");
+    return NULL;
+  }
+  double n = ceil((end - start) / step);
+  if (n > 1e15) { lt_error("arange: the range has too many elements (%g)", n); return NULL; }
+  return from_index_fn((int64_t)n, dt, dev, start, step, 0, 0);
+}
+
+lt_tensor_t *lt_linspace(double start, double end, int64_t steps, lt_dtype dt, lt_device_t dev) {
+  if (steps < 0) { lt_error("linspace: number of steps must be non-negative"); return NULL; }
+  double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0;
+  if (steps == 1) return from_index_fn(1, dt, dev, start, start, 0, 0);
+  return from_index_fn(steps, dt, dev, start, end, step, 1);
+}
+
+lt_tensor_t *lt_eye(int64_t n, int64_t m, lt_dtype dt, lt_device_t dev) {
+  if (n < 0 || m < 0) { lt_error("eye: n and m must be non-negative, got %lld and %lld", (long long)n, (long long)m); return NULL; }
+  int64_t sizes[2] = {n, m};
+  lt_tensor_t *t = lt_full(2, sizes, lt_int_operand(0), dt, dev);
+  if (!t) return NULL;
+  int64_t k = n < m ? n : m;
+  lt_tensor_t *diag = lt_view_geometry(t, 1, &k, (int64_t[]){m + 1}, 0);
+  if (!diag || lt_fill_(diag, lt_int_operand(1)) != LT_OK) { lt_release(diag); lt_release(t); return NULL; }
+  lt_release(diag);
+  return t;
+}
+
+/* Run fill(contiguous buffer) on x, through a contiguous temporary when x is not contiguous. */
+typedef int (*fill_fn)(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double a, double b);
+
+static int fill_random(lt_tensor_t *x, lt_generator_t *g, int kind, double a, double b) {
+  if (!g) g = lt_default_generator();
+  lt_tensor_t *target = x;
+  if (!lt_is_contiguous(x)) {
+    target = lt_empty(x->ndim, x->sizes, x->dtype, x->device);
+    if (!target) return LT_ERR;
+  }
+  int rc;
+  void *p = lt_data(target);
+  switch (kind) {
+    case 0: rc = lt_random_uniform(g, x->dtype, p, x->numel, a, b); break;
+    case 1: rc = lt_random_normal(g, x->dtype, p, x->numel, a, b); break;
+    case 2: rc = lt_random_int(g, x->dtype, p, x->numel, (int64_t)a, (int64_t)b); break;
+    default: rc = lt_random_bernoulli(g, x->dtype, p, x->numel, a); break;
+  }
+  if (rc == LT_OK && target != x) rc = lt_copy_(x, target);
+  if (target != x) lt_release(target);
+  if (rc == LT_OK) lt_bump_version(x);
+  return rc;
+}
+
+int lt_uniform_(lt_tensor_t *x, double from, double to, lt_generator_t *g) { return fill_random(x, g, 0, from, to); }
+int lt_normal_(lt_tensor_t *x, double mean, double std, lt_generator_t *g) { return fill_random(x, g, 1, mean, std); }
+int lt_random_int_(lt_tensor_t *x, int64_t low, int64_t high, lt_generator_t *g) {
+  if (!g) g = lt_default_generator();
+  lt_tensor_t *target = x;
+  if (!lt_is_contiguous(x)) {
+    target = lt_empty(x->ndim, x->sizes, x->dtype, x->device);
+    if (!target) return LT_ERR;
+  }
+  int rc = lt_random_int(g, x->dtype, lt_data(target), x->numel, low, high);
+  if (rc == LT_OK && target != x) rc = lt_copy_(x, target);
+  if (target != x) lt_release(target);
+  if (rc == LT_OK) lt_bump_version(x);
+  return rc;
+}
+int lt_bernoulli_(lt_tensor_t *x, double p, lt_generator_t *g) { return fill_random(x, g, 3, p, 0); }
+
+lt_tensor_t *lt_randperm(int64_t n, lt_dtype dt, lt_device_t dev, lt_generator_t *g) {
+  if (n < 0) { lt_error("randperm: n must be non-negative, got %lld", (long long)n); return NULL; }
+  if (!g) g = lt_default_generator();
+  lt_tensor_t *t = lt_empty(1, &n, dt, dev);
+  if (!t) return NULL;
+  if (lt_random_perm(g, dt, lt_data(t), n) != LT_OK) { lt_release(t); return NULL; }
+  return t;
+}

@@ -1,0 +1,221 @@
+/* Tensors and storages: creation, views, reference counts, geometry helpers. */
+#include "core/tensor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static lt_storage_t *storage_new(size_t nbytes, lt_device_t dev) {
+  lt_storage_t *s = malloc(sizeof *s);
+  if (!s) { lt_error("out of memory (tensor storage header)"); return NULL; }
+  lt_block_t *b = lt_alloc(dev, nbytes);
+  if (!b) { free(s); return NULL; }
+  atomic_init(&s->refcount, 1);
+  s->data = lt_block_ptr(b);
+  s->nbytes = nbytes;
+  s->device = dev;
+  s->block = b;
+  s->release = NULL;
+  s->release_ctx = NULL;
+  atomic_init(&s->version, 0);
+  return s;
+}
+
+static void storage_release(lt_storage_t *s) {
+  if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
+  if (s->block) lt_free(s->block);
+  else if (s->release) s->release(s->release_ctx, s->data);
+  free(s);
+}
+
+static lt_tensor_t *tensor_shell(lt_storage_t *s, lt_dtype dt, int ndim, const int64_t *sizes,
+                                 const int64_t *strides, int64_t offset) {
+  lt_tensor_t *t = malloc(sizeof *t);
+  if (!t) { lt_error("out of memory (tensor header)"); return NULL; }
+  atomic_init(&t->refcount, 1);
+  t->ndim = ndim;
+  t->dtype = dt;
+  t->device = s->device;
+  t->storage = s;
+  t->offset = offset;
+  t->numel = lt_numel_of(ndim, sizes);
+  if (ndim) {
+    memcpy(t->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+    memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+  }
+  t->requires_grad = false;
+  t->grad = NULL;
+  t->autograd = NULL;
+  return t;
+}
+
+int64_t lt_numel_of(int ndim, const int64_t *sizes) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= sizes[i];
+  return n;
+}
+
+void lt_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
+  int64_t s = 1;
+  for (int i = ndim - 1; i >= 0; i--) {
+    strides[i] = s;
+    s *= sizes[i] > 1 ? sizes[i] : 1;
+  }
+}
+
+lt_tensor_t *lt_empty(int ndim, const int64_t *sizes, lt_dtype dt, lt_device_t dev) {
+  if (ndim < 0 || ndim > LT_MAX_DIM) {
+    lt_error("tensors have at most %d dimensions, got %d", LT_MAX_DIM, ndim);
+    return NULL;
+  }
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (sizes[i] < 0) {
+      lt_error("negative dimension %lld in size", (long long)sizes[i]);
+      return NULL;
+    }
+    if (sizes[i] && n > INT64_MAX / 16 / sizes[i]) {
+      lt_error("size is too large");
+      return NULL;
+    }
+    n *= sizes[i];
+  }
+  lt_device_t r;
+  if (lt_device_resolve(dev, &r) != LT_OK) return NULL;
+  lt_storage_t *s = storage_new((size_t)n * lt_dtype_size(dt), r);
+  if (!s) return NULL;
+  int64_t strides[LT_MAX_DIM];
+  lt_contiguous_strides(ndim, sizes, strides);
+  lt_tensor_t *t = tensor_shell(s, dt, ndim, sizes, strides, 0);
+  if (!t) storage_release(s);
+  return t;
+}
+
+lt_tensor_t *lt_empty_like(const lt_tensor_t *t) { return lt_empty(t->ndim, t->sizes, t->dtype, t->device); }
+
+lt_tensor_t *lt_from_blob(void *data, int ndim, const int64_t *sizes, const int64_t *strides,
+                          lt_dtype dt, lt_device_t dev, void (*release)(void *, void *), void *ctx) {
+  if (ndim < 0 || ndim > LT_MAX_DIM) {
+    lt_error("tensors have at most %d dimensions, got %d", LT_MAX_DIM, ndim);
+    return NULL;
+  }
+  lt_device_t r;
+  if (lt_device_resolve(dev, &r) != LT_OK) return NULL;
+  lt_storage_t *s = malloc(sizeof *s);
+  if (!s) { lt_error("out of memory (tensor storage header)"); return NULL; }
+  int64_t cs[LT_MAX_DIM];
+  if (!strides) { lt_contiguous_strides(ndim, sizes, cs); strides = cs; }
+  int64_t extent = 0; /* largest element offset + 1 */
+  int64_t n = lt_numel_of(ndim, sizes);
+  if (n > 0) {
+    extent = 1;
+    for (int i = 0; i < ndim; i++) extent += (sizes[i] - 1) * strides[i];
+  }
+  atomic_init(&s->refcount, 1);
+  s->data = data;
+  s->nbytes = (size_t)extent * lt_dtype_size(dt);
+  s->device = r;
+  s->block = NULL;
+  s->release = release;
+  s->release_ctx = ctx;
+  atomic_init(&s->version, 0);
+  lt_tensor_t *t = tensor_shell(s, dt, ndim, sizes, strides, 0);
+  if (!t) free(s);
+  return t;
+}
+
+lt_tensor_t *lt_view_geometry(const lt_tensor_t *t, int ndim, const int64_t *sizes,
+                              const int64_t *strides, int64_t offset) {
+  if (ndim < 0 || ndim > LT_MAX_DIM) {
+    lt_error("tensors have at most %d dimensions, got %d", LT_MAX_DIM, ndim);
+    return NULL;
+  }
+  /* check the view stays inside the storage */
+  int64_t n = lt_numel_of(ndim, sizes);
+  if (n > 0) {
+    int64_t lo = offset, hi = offset;
+    for (int i = 0; i < ndim; i++) {
+      if (strides[i] >= 0) hi += (sizes[i] - 1) * strides[i];
+      else lo += (sizes[i] - 1) * strides[i];
+    }
+    int64_t cap = (int64_t)(t->storage->nbytes / lt_dtype_size(t->dtype));
+    if (lo < 0 || hi >= cap) {
+      lt_error("view: the view is outside its storage (offset %lld, storage of %lld elements)",
+               (long long)offset, (long long)cap);
+      return NULL;
+    }
+  }
+  atomic_fetch_add_explicit(&t->storage->refcount, 1, memory_order_relaxed);
+  lt_tensor_t *v = tensor_shell(t->storage, t->dtype, ndim, sizes, strides, offset);
+  if (!v) storage_release(t->storage);
+  return v;
+}
+
+lt_tensor_t *lt_alias(const lt_tensor_t *t) {
+  return lt_view_geometry(t, t->ndim, t->sizes, t->strides, t->offset);
+}
+
+/* Autograd frees its per-tensor state through this hook (set by core/autograd.c). */
+void (*lt_autograd_meta_free)(struct lt_autograd_meta *) = NULL;
+
+void lt_release(lt_tensor_t *t) {
+  if (!t) return;
+  if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) return;
+  if (t->grad) lt_release(t->grad);
+  if (t->autograd && lt_autograd_meta_free) lt_autograd_meta_free(t->autograd);
+  storage_release(t->storage);
+  free(t);
+}
+
+bool lt_is_contiguous(const lt_tensor_t *t) {
+  int64_t s = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    if (t->sizes[i] == 1) continue;
+    if (t->strides[i] != s) return false;
+    s *= t->sizes[i];
+  }
+  return true;
+}
+
+int lt_wrap_dim(const char *op, int64_t dim, int ndim, int *out) {
+  int n = ndim > 0 ? ndim : 1; /* a 0-dim tensor accepts dim 0 / -1 as PyTorch does */
+  if (dim < -n || dim >= n)
+    return lt_error("%s: dimension out of range (expected to be in range of [-%d, %d], but got %lld)",
+                    op, n, n, (long long)(dim >= 0 ? dim + 1 : dim));
+  *out = (int)(dim < 0 ? dim + n : dim);
+  return LT_OK;
+}
+
+char *lt_shape_str(int ndim, const int64_t *sizes, char *buf, size_t n) {
+  size_t k = 0;
+  k += (size_t)snprintf(buf + k, n - k, "[");
+  for (int i = 0; i < ndim && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)sizes[i]);
+  if (k < n) snprintf(buf + k, n - k, "]");
+  return buf;
+}
+
+int lt_check_same_device(const char *op, int n, const lt_tensor_t *const *ts) {
+  const lt_tensor_t *first = NULL;
+  for (int i = 0; i < n; i++) {
+    const lt_tensor_t *t = ts[i];
+    if (!t) continue;
+    if (!first) { first = t; continue; }
+    if (!lt_device_eq(t->device, first->device)) {
+      /* a 0-dim CPU tensor may join another device, as a number would */
+      if (t->ndim == 0 && t->device.type == LT_CPU && first->device.type != LT_CPU) continue;
+      if (first->ndim == 0 && first->device.type == LT_CPU && t->device.type != LT_CPU) { first = t; continue; }
+      char a[32], b[32];
+      return lt_error("%s: expected all tensors to be on the same device, but found at least two "
+                      "devices, %s and %s", op, lt_device_format(first->device, a, sizeof a),
+                      lt_device_format(t->device, b, sizeof b));
+    }
+  }
+  return LT_OK;
+}
+
+int lt_check_dtype_floating(const char *op, const lt_tensor_t *t) {
+  if (!lt_dtype_is_floating(t->dtype))
+    return lt_error("%s: expected a floating point tensor, got %s", op, lt_dtype_name(t->dtype));
+  return LT_OK;
+}

@@ -1,0 +1,293 @@
+/* The CPU elementwise loops. Every (op, dtype) gets a loop with a fast path for contiguous
+   operands (vectorisable) and one for a broadcast second operand, then a strided fallback. The
+   per-element math comes from kernels/elementwise.h, shared with the CUDA kernels. */
+#include "kernels/cpu/elementwise.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+/* ---- storage types: suffix, storage type, compute type, load, store ---- */
+#define ID(x) (x)
+#define TO_BOOL(x) ((x) != 0)
+#define LD_F16(x) lt_half_to_float(x)
+#define ST_F16(x) lt_float_to_half((float)(x))
+#define LD_BF16(x) lt_bf16_to_float(x)
+#define ST_BF16(x) lt_float_to_bf16((float)(x))
+#define ST_I64(x) ((int64_t)(x))
+#define ST_I32(x) ((int32_t)(x))
+#define ST_I16(x) ((int16_t)(x))
+#define ST_I8(x) ((int8_t)(x))
+#define ST_U8(x) ((uint8_t)(x))
+
+/* ---- per-element functions from the op tables ---- */
+#define LT_X(name, kind, fbody, ibody)                                            \
+  static inline float un_##name##_f(float v) { typedef float T; return (T)(fbody); } \
+  static inline double un_##name##_d(double v) { typedef double T; return (T)(fbody); } \
+  static inline int64_t un_##name##_i(int64_t v) { (void)v; return (int64_t)(ibody); }
+LT_UNARY_OPS(LT_X)
+#undef LT_X
+
+#define LT_X(name, kind, fbody, ibody)                                                         \
+  static inline float bin_##name##_f(float a, float b, float alpha, int64_t ialpha) {            \
+    typedef float T; (void)alpha; (void)ialpha; (void)(T)0; return (T)(fbody); }                  \
+  static inline double bin_##name##_d(double a, double b, double alpha, int64_t ialpha) {        \
+    typedef double T; (void)alpha; (void)ialpha; (void)(T)0; return (T)(fbody); }                 \
+  static inline int64_t bin_##name##_i(int64_t a, int64_t b, double alpha, int64_t ialpha) {     \
+    (void)alpha; (void)ialpha; (void)a; (void)b; return (int64_t)(ibody); }
+LT_BINARY_OPS(LT_X)
+#undef LT_X
+
+#define LT_X(name, body)                                                                 \
+  static inline bool cmp_##name##_f(float a, float b) { return body; }                    \
+  static inline bool cmp_##name##_d(double a, double b) { return body; }                  \
+  static inline bool cmp_##name##_i(int64_t a, int64_t b) { return body; }
+LT_COMPARE_OPS(LT_X)
+#undef LT_X
+
+/* ---- loops ---- */
+#define UNARY_LOOP(name, sfx, ST, CT, LD, STO, FN)                                           \
+  static void unary_##name##_##sfx(char **d, const int64_t *s, int64_t n, const void *ctx) {  \
+    (void)ctx;                                                                                \
+    if (s[0] == sizeof(ST) && s[1] == sizeof(ST)) {                                           \
+      ST *o = (ST *)d[0];                                                                     \
+      const ST *x = (const ST *)d[1];                                                         \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = STO(FN((CT)LD(x[i])));       \
+    } else {                                                                                  \
+      for (int64_t i = 0; i < n; i++)                                                         \
+        *(ST *)(d[0] + i * s[0]) = STO(FN((CT)LD(*(const ST *)(d[1] + i * s[1]))));           \
+    }                                                                                         \
+  }
+
+#define BINARY_LOOP(name, sfx, ST, CT, LD, STO, FN, ALPHA)                                     \
+  static void binary_##name##_##sfx(char **d, const int64_t *s, int64_t n, const void *ctx) {   \
+    const lt_binary_ctx_t *c = ctx;                                                             \
+    CT alpha = (CT)c->ALPHA;                                                                    \
+    int64_t ialpha = c->ialpha;                                                                 \
+    if (s[0] == sizeof(ST) && s[1] == sizeof(ST) && s[2] == sizeof(ST)) {                       \
+      ST *o = (ST *)d[0];                                                                       \
+      const ST *x = (const ST *)d[1], *y = (const ST *)d[2];                                    \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                       \
+        o[i] = STO(FN((CT)LD(x[i]), (CT)LD(y[i]), alpha, ialpha));                              \
+    } else if (s[0] == sizeof(ST) && s[1] == sizeof(ST) && s[2] == 0) {                         \
+      ST *o = (ST *)d[0];                                                                       \
+      const ST *x = (const ST *)d[1];                                                           \
+      CT y = (CT)LD(*(const ST *)d[2]);                                                         \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                       \
+        o[i] = STO(FN((CT)LD(x[i]), y, alpha, ialpha));                                         \
+    } else {                                                                                    \
+      for (int64_t i = 0; i < n; i++)                                                           \
+        *(ST *)(d[0] + i * s[0]) = STO(FN((CT)LD(*(const ST *)(d[1] + i * s[1])),               \
+                                          (CT)LD(*(const ST *)(d[2] + i * s[2])), alpha, ialpha)); \
+    }                                                                                           \
+  }
+
+#define COMPARE_LOOP(name, sfx, ST, CT, LD, FN)                                                 \
+  static void compare_##name##_##sfx(char **d, const int64_t *s, int64_t n, const void *ctx) {  \
+    (void)ctx;                                                                                   \
+    if (s[0] == 1 && s[1] == sizeof(ST) && s[2] == sizeof(ST)) {                                 \
+      bool *o = (bool *)d[0];                                                                    \
+      const ST *x = (const ST *)d[1], *y = (const ST *)d[2];                                     \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = FN((CT)LD(x[i]), (CT)LD(y[i])); \
+    } else {                                                                                     \
+      for (int64_t i = 0; i < n; i++)                                                            \
+        *(bool *)(d[0] + i * s[0]) = FN((CT)LD(*(const ST *)(d[1] + i * s[1])),                  \
+                                        (CT)LD(*(const ST *)(d[2] + i * s[2])));                 \
+    }                                                                                            \
+  }
+
+/* every dtype, for one op: G(sfx, storage type, compute type, load, store, function suffix) */
+#define FOR_FLOAT_TYPES(G, name)                      \
+  G(name, f32, float, float, ID, ID, f)                \
+  G(name, f64, double, double, ID, ID, d)              \
+  G(name, f16, lt_half, float, LD_F16, ST_F16, f)      \
+  G(name, bf16, lt_bfloat16, float, LD_BF16, ST_BF16, f)
+#define FOR_INT_TYPES(G, name)                        \
+  G(name, i64, int64_t, int64_t, ID, ST_I64, i)        \
+  G(name, i32, int32_t, int64_t, ID, ST_I32, i)        \
+  G(name, i16, int16_t, int64_t, ID, ST_I16, i)        \
+  G(name, i8, int8_t, int64_t, ID, ST_I8, i)           \
+  G(name, u8, uint8_t, int64_t, ID, ST_U8, i)          \
+  G(name, b8, bool, int64_t, ID, TO_BOOL, i)
+
+#define GEN_UNARY(name, sfx, ST, CT, LD, STO, fs) UNARY_LOOP(name, sfx, ST, CT, LD, STO, un_##name##_##fs)
+#define GEN_BINARY_F(name, sfx, ST, CT, LD, STO, fs) BINARY_LOOP(name, sfx, ST, CT, LD, STO, bin_##name##_##fs, alpha)
+#define GEN_BINARY_I(name, sfx, ST, CT, LD, STO, fs) BINARY_LOOP(name, sfx, ST, CT, LD, STO, bin_##name##_##fs, ialpha)
+#define GEN_COMPARE(name, sfx, ST, CT, LD, STO, fs) COMPARE_LOOP(name, sfx, ST, CT, LD, cmp_##name##_##fs)
+
+#define LT_X(name, kind, fbody, ibody) FOR_FLOAT_TYPES(GEN_UNARY, name) FOR_INT_TYPES(GEN_UNARY, name)
+LT_UNARY_OPS(LT_X)
+#undef LT_X
+#define LT_X(name, kind, fbody, ibody) FOR_FLOAT_TYPES(GEN_BINARY_F, name) FOR_INT_TYPES(GEN_BINARY_I, name)
+LT_BINARY_OPS(LT_X)
+#undef LT_X
+#define LT_X(name, body) FOR_FLOAT_TYPES(GEN_COMPARE, name) FOR_INT_TYPES(GEN_COMPARE, name)
+LT_COMPARE_OPS(LT_X)
+#undef LT_X
+
+/* ---- tables, in lt_dtype order: f32 f64 f16 bf16 i64 i32 i16 i8 u8 bool ---- */
+#define ROW(prefix, name) \
+  {prefix##name##_f32, prefix##name##_f64, prefix##name##_f16, prefix##name##_bf16, prefix##name##_i64, \
+   prefix##name##_i32, prefix##name##_i16, prefix##name##_i8, prefix##name##_u8, prefix##name##_b8},
+
+static const lt_loop_fn unary_table[LT_NUNARY][LT_NDTYPES] = {
+#define LT_X(name, kind, fbody, ibody) ROW(unary_, name)
+    LT_UNARY_OPS(LT_X)
+#undef LT_X
+};
+static const bool unary_ints[LT_NUNARY] = {
+#define LT_X(name, kind, fbody, ibody) kind,
+    LT_UNARY_OPS(LT_X)
+#undef LT_X
+};
+static const lt_loop_fn binary_table[LT_NBINARY][LT_NDTYPES] = {
+#define LT_X(name, kind, fbody, ibody) ROW(binary_, name)
+    LT_BINARY_OPS(LT_X)
+#undef LT_X
+};
+static const bool binary_ints[LT_NBINARY] = {
+#define LT_X(name, kind, fbody, ibody) kind,
+    LT_BINARY_OPS(LT_X)
+#undef LT_X
+};
+static const lt_loop_fn compare_table[LT_NCOMPARE][LT_NDTYPES] = {
+#define LT_X(name, body) ROW(compare_, name)
+    LT_COMPARE_OPS(LT_X)
+#undef LT_X
+};
+
+_Static_assert(sizeof unary_table / sizeof unary_table[0] == LT_NUNARY, "unary table");
+_Static_assert(sizeof binary_table / sizeof binary_table[0] == LT_NBINARY, "binary table");
+_Static_assert(sizeof compare_table / sizeof compare_table[0] == LT_NCOMPARE, "compare table");
+_Static_assert(LT_NDTYPES == 10, "dtype columns of the kernel tables");
+
+lt_loop_fn lt_cpu_unary_loop(lt_unary_op op, lt_dtype dt) {
+  if ((unsigned)op >= LT_NUNARY || (unsigned)dt >= LT_NDTYPES) return NULL;
+  if (!lt_dtype_is_floating(dt) && !unary_ints[op]) return NULL;
+  return unary_table[op][dt];
+}
+
+lt_loop_fn lt_cpu_binary_loop(lt_binary_op op, lt_dtype dt) {
+  if ((unsigned)op >= LT_NBINARY || (unsigned)dt >= LT_NDTYPES) return NULL;
+  if (!lt_dtype_is_floating(dt) && !binary_ints[op]) return NULL;
+  return binary_table[op][dt];
+}
+
+lt_loop_fn lt_cpu_compare_loop(lt_compare_op op, lt_dtype dt) {
+  if ((unsigned)op >= LT_NCOMPARE || (unsigned)dt >= LT_NDTYPES) return NULL;
+  return compare_table[op][dt];
+}
+
+/* ---- where, fill: by element size ---- */
+#define WHERE_LOOP(bits)                                                                        \
+  static void where_##bits(char **d, const int64_t *s, int64_t n, const void *ctx) {            \
+    (void)ctx;                                                                                   \
+    for (int64_t i = 0; i < n; i++)                                                              \
+      *(uint##bits##_t *)(d[0] + i * s[0]) = *(const bool *)(d[1] + i * s[1])                    \
+                                                 ? *(const uint##bits##_t *)(d[2] + i * s[2])    \
+                                                 : *(const uint##bits##_t *)(d[3] + i * s[3]);   \
+  }                                                                                              \
+  static void fill_##bits(char **d, const int64_t *s, int64_t n, const void *ctx) {             \
+    uint##bits##_t v;                                                                            \
+    memcpy(&v, ctx, sizeof v);                                                                   \
+    if (s[0] == sizeof v) {                                                                      \
+      uint##bits##_t *o = (uint##bits##_t *)d[0];                                                \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = v;                              \
+    } else {                                                                                     \
+      for (int64_t i = 0; i < n; i++) *(uint##bits##_t *)(d[0] + i * s[0]) = v;                  \
+    }                                                                                            \
+  }
+WHERE_LOOP(8)
+WHERE_LOOP(16)
+WHERE_LOOP(32)
+WHERE_LOOP(64)
+
+lt_loop_fn lt_cpu_where_loop(size_t size) {
+  switch (size) {
+    case 1: return where_8;
+    case 2: return where_16;
+    case 4: return where_32;
+    case 8: return where_64;
+    default: return NULL;
+  }
+}
+
+lt_loop_fn lt_cpu_fill_loop(size_t size) {
+  switch (size) {
+    case 1: return fill_8;
+    case 2: return fill_16;
+    case 4: return fill_32;
+    case 8: return fill_64;
+    default: return NULL;
+  }
+}
+
+/* ---- casts: every (dst, src) pair. A source loads as double (floating) or int64 (integral);
+   a destination stores from either. ---- */
+#define f32_FROM_F(x) ((float)(x))
+#define f32_FROM_I(x) ((float)(x))
+#define f64_FROM_F(x) ((double)(x))
+#define f64_FROM_I(x) ((double)(x))
+#define f16_FROM_F(x) lt_float_to_half((float)(x))
+#define f16_FROM_I(x) lt_float_to_half((float)(x))
+#define bf16_FROM_F(x) lt_float_to_bf16((float)(x))
+#define bf16_FROM_I(x) lt_float_to_bf16((float)(x))
+#define i64_FROM_F(x) ((int64_t)(x))
+#define i64_FROM_I(x) ((int64_t)(x))
+#define i32_FROM_F(x) ((int32_t)(int64_t)(x))
+#define i32_FROM_I(x) ((int32_t)(x))
+#define i16_FROM_F(x) ((int16_t)(int64_t)(x))
+#define i16_FROM_I(x) ((int16_t)(x))
+#define i8_FROM_F(x) ((int8_t)(int64_t)(x))
+#define i8_FROM_I(x) ((int8_t)(x))
+#define u8_FROM_F(x) ((uint8_t)(int64_t)(x))
+#define u8_FROM_I(x) ((uint8_t)(x))
+#define b8_FROM_F(x) ((x) != 0)
+#define b8_FROM_I(x) ((x) != 0)
+
+#define CAST_LOOP(dsfx, DT, ssfx, SRCT, LD, K)                                                   \
+  static void cast_##dsfx##_##ssfx(char **d, const int64_t *s, int64_t n, const void *ctx) {     \
+    (void)ctx;                                                                                    \
+    if (s[0] == sizeof(DT) && s[1] == sizeof(SRCT)) {                                             \
+      DT *o = (DT *)d[0];                                                                         \
+      const SRCT *x = (const SRCT *)d[1];                                                         \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = dsfx##_FROM_##K(LD(x[i]));       \
+    } else {                                                                                      \
+      for (int64_t i = 0; i < n; i++)                                                             \
+        *(DT *)(d[0] + i * s[0]) = dsfx##_FROM_##K(LD(*(const SRCT *)(d[1] + i * s[1])));         \
+    }                                                                                             \
+  }
+
+#define CAST_FROM_ALL(dsfx, DT)                         \
+  CAST_LOOP(dsfx, DT, f32, float, ID, F)                \
+  CAST_LOOP(dsfx, DT, f64, double, ID, F)               \
+  CAST_LOOP(dsfx, DT, f16, lt_half, LD_F16, F)          \
+  CAST_LOOP(dsfx, DT, bf16, lt_bfloat16, LD_BF16, F)    \
+  CAST_LOOP(dsfx, DT, i64, int64_t, ID, I)              \
+  CAST_LOOP(dsfx, DT, i32, int32_t, ID, I)              \
+  CAST_LOOP(dsfx, DT, i16, int16_t, ID, I)              \
+  CAST_LOOP(dsfx, DT, i8, int8_t, ID, I)                \
+  CAST_LOOP(dsfx, DT, u8, uint8_t, ID, I)               \
+  CAST_LOOP(dsfx, DT, b8, bool, ID, I)
+
+CAST_FROM_ALL(f32, float)
+CAST_FROM_ALL(f64, double)
+CAST_FROM_ALL(f16, lt_half)
+CAST_FROM_ALL(bf16, lt_bfloat16)
+CAST_FROM_ALL(i64, int64_t)
+CAST_FROM_ALL(i32, int32_t)
+CAST_FROM_ALL(i16, int16_t)
+CAST_FROM_ALL(i8, int8_t)
+CAST_FROM_ALL(u8, uint8_t)
+CAST_FROM_ALL(b8, bool)
+
+#define CAST_ROW2(dsfx) \
+  {cast_##dsfx##_f32, cast_##dsfx##_f64, cast_##dsfx##_f16, cast_##dsfx##_bf16, cast_##dsfx##_i64, \
+   cast_##dsfx##_i32, cast_##dsfx##_i16, cast_##dsfx##_i8, cast_##dsfx##_u8, cast_##dsfx##_b8},
+static const lt_loop_fn cast_table[LT_NDTYPES][LT_NDTYPES] = {
+    CAST_ROW2(f32) CAST_ROW2(f64) CAST_ROW2(f16) CAST_ROW2(bf16) CAST_ROW2(i64)
+    CAST_ROW2(i32) CAST_ROW2(i16) CAST_ROW2(i8) CAST_ROW2(u8) CAST_ROW2(b8)};
+
+lt_loop_fn lt_cpu_cast_loop(lt_dtype dst, lt_dtype src) {
+  if ((unsigned)dst >= LT_NDTYPES || (unsigned)src >= LT_NDTYPES) return NULL;
+  return cast_table[dst][src];
+}

@@ -1,0 +1,27 @@
+/* CPU elementwise loops, one per (op, dtype), expanded from kernels/elementwise.h. */
+#ifndef LT_CPU_ELEMENTWISE_H
+#define LT_CPU_ELEMENTWISE_H
+
+#include "core/dtype.h"
+#include "core/iter.h"
+#include "kernels/elementwise.h"
+
+/* The binary loops read alpha from ctx (add, sub). */
+typedef struct {
+  double alpha;
+  int64_t ialpha;
+} lt_binary_ctx_t;
+
+/* NULL where the op does not support the dtype (then the caller converts first). Operands of a
+   unary or binary loop all have the dtype; comparison outputs are bool. */
+lt_loop_fn lt_cpu_unary_loop(lt_unary_op op, lt_dtype dt);
+lt_loop_fn lt_cpu_binary_loop(lt_binary_op op, lt_dtype dt);
+lt_loop_fn lt_cpu_compare_loop(lt_compare_op op, lt_dtype dt);
+/* out = cond ? a : b, elements of `size` bytes; operands out, cond (bool), a, b. */
+lt_loop_fn lt_cpu_where_loop(size_t size);
+/* out (dtype dst) = src (dtype src), converting. */
+lt_loop_fn lt_cpu_cast_loop(lt_dtype dst, lt_dtype src);
+/* out = value (the element given in ctx, `size` bytes). */
+lt_loop_fn lt_cpu_fill_loop(size_t size);
+
+#endif

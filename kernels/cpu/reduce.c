@@ -1,0 +1,619 @@
+/* The CPU reduction and scan loops. Every (reduction, input dtype) gets a set of small loops
+   expanded from the math in kernels/reduce.h:
+     row      fold a row of elements into one accumulator (contiguous rows: LANES independent
+              accumulators updated side by side, vectorised, then combined);
+     cols     fold one element into each of n accumulators (a row of the input across n outputs,
+              contiguous: vectorised);
+     combine  combine n pairs of accumulators;
+     fin      the results (and indices) of n accumulators, as double or int64;
+     scan     running results along a row (cumsum, cumprod).
+   Two drivers use them. When a reduced dimension is the input's innermost one, each output folds
+   its rows (INNER); when a kept dimension is innermost, blocks of outputs accumulate whole input rows
+   (OUTER: out[j] += x[i][j], contiguous in j). Both thread with OpenMP over outputs, or, when there
+   are few outputs, over parts of the reduced range whose partial accumulators are then combined. */
+#include "kernels/cpu/reduce.h"
+
+#include "core/iter.h"
+#include "kernels/half.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LANES 8     /* independent accumulators of a contiguous row */
+#define BLOCK 256   /* outputs accumulated together by the OUTER driver */
+#define ACC_MAX 32  /* bytes: the largest accumulator */
+
+typedef struct {
+  size_t acc_size;
+  int idomain; /* results are int64 (else double) */
+  void (*init)(void *acc, int64_t n);
+  void (*row)(void *acc, const char *x, int64_t s, int64_t n, int64_t i0, const lt_reduce_params_t *p);
+  void (*cols)(void *acc, const char *x, int64_t s, int64_t n, int64_t i, const lt_reduce_params_t *p);
+  void (*combine)(void *a, const void *b, int64_t n);
+  void (*fin)(const void *acc, int64_t n, void *vals, int64_t *idx, const lt_reduce_params_t *p);
+  void (*scan)(void *acc, const char *x, int64_t s, int64_t n, void *vals, const lt_reduce_params_t *p);
+} fns_t;
+
+/* ---- loading an element into its domain ---- */
+#define LD_f32(v) ((double)(v))
+#define LD_f64(v) (v)
+#define LD_f16(v) ((double)lt_half_to_float(v))
+#define LD_bf16(v) ((double)lt_bf16_to_float(v))
+#define LD_i64(v) ((int64_t)(v))
+#define LD_i32(v) ((int64_t)(v))
+#define LD_i16(v) ((int64_t)(v))
+#define LD_i8(v) ((int64_t)(v))
+#define LD_u8(v) ((int64_t)(v))
+#define LD_b8(v) ((int64_t)(v))
+#define VT_f double
+#define VT_i int64_t
+#define IS_I_f 0
+#define IS_I_i 1
+
+/* ---- the loops of one (op, dtype): ST the storage type, D the domain (f or i), K the kind ---- */
+#define ACC(op, D) lt_red_##op##_##D##_t
+#define FN(op, D, what) lt_red_##op##_##D##_##what
+
+/* row: LANES accumulators side by side over contiguous data, one in order otherwise */
+#define ROW_LANES(op, sfx, ST, D)                                                                   \
+  static void row_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, int64_t i0,          \
+                               const lt_reduce_params_t *pp) {                                       \
+    ACC(op, D) *acc = accp;                                                                          \
+    lt_reduce_params_t p = *pp;                                                                      \
+    if (s == (int64_t)sizeof(ST) && n >= 2 * LANES) {                                                \
+      const ST *px = (const ST *)x;                                                                  \
+      ACC(op, D) a[LANES];                                                                           \
+      for (int k = 0; k < LANES; k++) a[k] = FN(op, D, init)();                                     \
+      int64_t i = 0;                                                                                 \
+      for (; i + LANES <= n; i += LANES) {                                                           \
+        _Pragma("omp simd") for (int k = 0; k < LANES; k++)                                          \
+          a[k] = FN(op, D, update)(a[k], LD_##sfx(px[i + k]), i0 + i + k, p);                        \
+      }                                                                                              \
+      for (; i < n; i++) a[0] = FN(op, D, update)(a[0], LD_##sfx(px[i]), i0 + i, p);               \
+      for (int k = 1; k < LANES; k++) a[0] = FN(op, D, combine)(a[0], a[k]);                        \
+      *acc = FN(op, D, combine)(*acc, a[0]);                                                         \
+    } else {                                                                                         \
+      ACC(op, D) a = *acc;                                                                           \
+      for (int64_t i = 0; i < n; i++)                                                                \
+        a = FN(op, D, update)(a, LD_##sfx(*(const ST *)(x + i * s)), i0 + i, p);                     \
+      *acc = a;                                                                                      \
+    }                                                                                                \
+  }
+
+/* row for var and std: two passes in double over the row (mean, then the compensated sum of
+   squared deviations), merged into the running (count, mean, M2) by the shared combine */
+#define ROW_MOMENTS(op, sfx, ST, D)                                                                 \
+  static void row_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, int64_t i0,          \
+                               const lt_reduce_params_t *pp) {                                       \
+    (void)i0; (void)pp;                                                                              \
+    if (n <= 0) return;                                                                              \
+    ACC(op, D) *acc = accp;                                                                          \
+    double sum = 0, dev = 0, m2 = 0;                                                                 \
+    if (s == (int64_t)sizeof(ST)) {                                                                  \
+      const ST *px = (const ST *)x;                                                                  \
+      _Pragma("omp simd reduction(+:sum)") for (int64_t i = 0; i < n; i++) sum += LD_##sfx(px[i]);  \
+      double mean = sum / (double)n;                                                                 \
+      _Pragma("omp simd reduction(+:dev, m2)") for (int64_t i = 0; i < n; i++) {                     \
+        double d = LD_##sfx(px[i]) - mean;                                                           \
+        dev += d;                                                                                    \
+        m2 += d * d;                                                                                 \
+      }                                                                                              \
+    } else {                                                                                         \
+      for (int64_t i = 0; i < n; i++) sum += LD_##sfx(*(const ST *)(x + i * s));                   \
+      double mean = sum / (double)n;                                                                 \
+      for (int64_t i = 0; i < n; i++) {                                                              \
+        double d = LD_##sfx(*(const ST *)(x + i * s)) - mean;                                        \
+        dev += d;                                                                                    \
+        m2 += d * d;                                                                                 \
+      }                                                                                              \
+    }                                                                                                \
+    ACC(op, D) b;                                                                                    \
+    b.n = (double)n;                                                                                 \
+    b.mean = sum / (double)n + dev / (double)n;                                                      \
+    b.m2 = m2 - dev * dev / (double)n;                                                               \
+    *acc = FN(op, D, combine)(*acc, b);                                                              \
+  }
+
+/* which row loop each reduction uses */
+#define ROWGEN_sum ROW_LANES
+#define ROWGEN_prod ROW_LANES
+#define ROWGEN_mean ROW_LANES
+#define ROWGEN_var ROW_MOMENTS
+#define ROWGEN_std ROW_MOMENTS
+#define ROWGEN_norm0 ROW_LANES
+#define ROWGEN_norm1 ROW_LANES
+#define ROWGEN_norm2 ROW_LANES
+#define ROWGEN_normp ROW_LANES
+#define ROWGEN_norminf ROW_LANES
+#define ROWGEN_normninf ROW_LANES
+#define ROWGEN_logsumexp ROW_LANES
+#define ROWGEN_amax ROW_LANES
+#define ROWGEN_amin ROW_LANES
+#define ROWGEN_argmax ROW_LANES
+#define ROWGEN_argmin ROW_LANES
+#define ROWGEN_any ROW_LANES
+#define ROWGEN_all ROW_LANES
+
+/* fin writes indices for arg reductions (kind 1) */
+#define FIN_IDX_0(op, D) (void)idx;
+#define FIN_IDX_1(op, D) \
+  if (idx)               \
+    for (int64_t k = 0; k < n; k++) idx[k] = FN(op, D, index)(a[k]);
+
+#define GEN(op, sfx, ST, D, K)                                                                      \
+  _Static_assert(sizeof(ACC(op, D)) <= ACC_MAX, "accumulator size");                                \
+  static void init_##op##_##sfx(void *accp, int64_t n) {                                             \
+    ACC(op, D) *a = accp;                                                                            \
+    for (int64_t k = 0; k < n; k++) a[k] = FN(op, D, init)();                                        \
+  }                                                                                                  \
+  ROWGEN_##op(op, sfx, ST, D)                                                                        \
+  static void cols_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, int64_t i,          \
+                                const lt_reduce_params_t *pp) {                                      \
+    ACC(op, D) *a = accp;                                                                            \
+    lt_reduce_params_t p = *pp;                                                                      \
+    if (s == (int64_t)sizeof(ST)) {                                                                  \
+      const ST *px = (const ST *)x;                                                                  \
+      _Pragma("omp simd") for (int64_t k = 0; k < n; k++)                                            \
+        a[k] = FN(op, D, update)(a[k], LD_##sfx(px[k]), i, p);                                       \
+    } else {                                                                                         \
+      for (int64_t k = 0; k < n; k++)                                                                \
+        a[k] = FN(op, D, update)(a[k], LD_##sfx(*(const ST *)(x + k * s)), i, p);                    \
+    }                                                                                                \
+  }                                                                                                  \
+  static void comb_##op##_##sfx(void *ap, const void *bp, int64_t n) {                               \
+    ACC(op, D) *a = ap;                                                                              \
+    const ACC(op, D) *b = bp;                                                                        \
+    for (int64_t k = 0; k < n; k++) a[k] = FN(op, D, combine)(a[k], b[k]);                           \
+  }                                                                                                  \
+  static void fin_##op##_##sfx(const void *accp, int64_t n, void *valsp, int64_t *idx,               \
+                               const lt_reduce_params_t *pp) {                                       \
+    const ACC(op, D) *a = accp;                                                                      \
+    VT_##D *vals = valsp;                                                                            \
+    lt_reduce_params_t p = *pp;                                                                      \
+    for (int64_t k = 0; k < n; k++) vals[k] = FN(op, D, result)(a[k], p);                            \
+    FIN_IDX_##K(op, D)                                                                               \
+  }                                                                                                  \
+  static void scan_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, void *valsp,        \
+                                const lt_reduce_params_t *pp) {                                      \
+    ACC(op, D) a = *(ACC(op, D) *)accp;                                                              \
+    VT_##D *vals = valsp;                                                                            \
+    lt_reduce_params_t p = *pp;                                                                      \
+    for (int64_t k = 0; k < n; k++) {                                                                \
+      a = FN(op, D, update)(a, LD_##sfx(*(const ST *)(x + k * s)), k, p);                            \
+      vals[k] = FN(op, D, result)(a, p);                                                             \
+    }                                                                                                \
+    *(ACC(op, D) *)accp = a;                                                                         \
+  }
+
+#define ENTRY(op, sfx, ST, D, K)                                                                    \
+  {sizeof(ACC(op, D)), IS_I_##D, init_##op##_##sfx, row_##op##_##sfx, cols_##op##_##sfx,           \
+   comb_##op##_##sfx, fin_##op##_##sfx, scan_##op##_##sfx},
+
+/* the dtypes in lt_dtype order: G(op, suffix, storage type, domain, kind) */
+#define FOR_F_TYPES(G, op, K) \
+  G(op, f32, float, f, K) G(op, f64, double, f, K) G(op, f16, lt_half, f, K) G(op, bf16, lt_bfloat16, f, K)
+#define FOR_I_TYPES(G, op, K)                                                                  \
+  G(op, i64, int64_t, i, K) G(op, i32, int32_t, i, K) G(op, i16, int16_t, i, K)               \
+  G(op, i8, int8_t, i, K) G(op, u8, uint8_t, i, K) G(op, b8, bool, i, K)
+
+#define GEN_I_LT_RED_INTS(op, K) FOR_I_TYPES(GEN, op, K)
+#define GEN_I_LT_RED_FLOATS(op, K)
+#define LT_X(name, domains, kind) FOR_F_TYPES(GEN, name, kind) GEN_I_##domains(name, kind)
+LT_REDUCE_OPS(LT_X)
+#undef LT_X
+
+#define ENTRY_I_LT_RED_INTS(op, K) FOR_I_TYPES(ENTRY, op, K)
+#define ENTRY_I_LT_RED_FLOATS(op, K)
+static const fns_t table[LT_NREDUCE][LT_NDTYPES] = {
+#define LT_X(name, domains, kind) {FOR_F_TYPES(ENTRY, name, kind) ENTRY_I_##domains(name, kind)},
+    LT_REDUCE_OPS(LT_X)
+#undef LT_X
+};
+_Static_assert(sizeof table / sizeof table[0] == LT_NREDUCE, "reduction table");
+_Static_assert(LT_NDTYPES == 10, "dtype columns of the reduction table");
+
+bool lt_cpu_reduce_supported(lt_reduce_op op, lt_dtype dt) {
+  return (unsigned)op < LT_NREDUCE && (unsigned)dt < LT_NDTYPES && table[op][dt].init != NULL;
+}
+
+/* ---- storing results (double or int64) as the output dtype ---- */
+typedef union {
+  double d[BLOCK];
+  int64_t i[BLOCK];
+} vals_t;
+
+#define STORE_LOOP(V)                                                                              \
+  switch (odt) {                                                                                  \
+  case LT_FLOAT32: for (int64_t k = 0; k < n; k++) *(float *)(out + k * os) = (float)V[k]; break;  \
+  case LT_FLOAT64: for (int64_t k = 0; k < n; k++) *(double *)(out + k * os) = (double)V[k]; break; \
+  case LT_FLOAT16:                                                                                 \
+    for (int64_t k = 0; k < n; k++) *(lt_half *)(out + k * os) = lt_float_to_half((float)V[k]);   \
+    break;                                                                                         \
+  case LT_BFLOAT16:                                                                                \
+    for (int64_t k = 0; k < n; k++) *(lt_bfloat16 *)(out + k * os) = lt_float_to_bf16((float)V[k]); \
+    break;                                                                                         \
+  case LT_INT64: for (int64_t k = 0; k < n; k++) *(int64_t *)(out + k * os) = (int64_t)V[k]; break; \
+  case LT_INT32:                                                                                   \
+    for (int64_t k = 0; k < n; k++) *(int32_t *)(out + k * os) = (int32_t)(int64_t)V[k];          \
+    break;                                                                                         \
+  case LT_INT16:                                                                                   \
+    for (int64_t k = 0; k < n; k++) *(int16_t *)(out + k * os) = (int16_t)(int64_t)V[k];          \
+    break;                                                                                         \
+  case LT_INT8: for (int64_t k = 0; k < n; k++) *(int8_t *)(out + k * os) = (int8_t)(int64_t)V[k]; break; \
+  case LT_UINT8:                                                                                   \
+    for (int64_t k = 0; k < n; k++) *(uint8_t *)(out + k * os) = (uint8_t)(int64_t)V[k];          \
+    break;                                                                                         \
+  case LT_BOOL: for (int64_t k = 0; k < n; k++) *(bool *)(out + k * os) = V[k] != 0; break;        \
+  default: break;                                                                                  \
+  }
+
+/* n results to out (byte stride os) */
+static void store_vals(int idomain, const vals_t *v, int64_t n, char *out, int64_t os, lt_dtype odt) {
+  if (idomain) {
+    const int64_t *vi = v->i;
+    STORE_LOOP(vi)
+  } else {
+    const double *vd = v->d;
+    STORE_LOOP(vd)
+  }
+}
+
+/* ---- geometry: dimensions sorted innermost first (by absolute input stride) and merged ---- */
+typedef struct {
+  int nout, nred;
+  int64_t osize[LT_MAX_DIM], oin[LT_MAX_DIM], oout[LT_MAX_DIM];
+  int64_t rsize[LT_MAX_DIM], rstride[LT_MAX_DIM];
+  int64_t nout_total, nred_total;
+} geo_t;
+
+static int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
+
+/* sort (stable, by |a|) and merge dims whose strides chain; b may be NULL. Size-1 dims dropped. */
+static int normalise(int n, int64_t *size, int64_t *a, int64_t *b) {
+  int m = 0;
+  for (int d = 0; d < n; d++) {
+    if (size[d] == 1) continue;
+    size[m] = size[d];
+    a[m] = a[d];
+    if (b) b[m] = b[d];
+    m++;
+  }
+  for (int i = 1; i < m; i++) { /* insertion sort: stable */
+    int64_t s = size[i], x = a[i], y = b ? b[i] : 0;
+    int j = i - 1;
+    while (j >= 0 && iabs64(a[j]) > iabs64(x)) {
+      size[j + 1] = size[j];
+      a[j + 1] = a[j];
+      if (b) b[j + 1] = b[j];
+      j--;
+    }
+    size[j + 1] = s;
+    a[j + 1] = x;
+    if (b) b[j + 1] = y;
+  }
+  if (m > 1) {
+    int w = 0;
+    for (int d = 1; d < m; d++) {
+      if (size[w] != 0 && size[d] != 0 && a[d] == a[w] * size[w] && (!b || b[d] == b[w] * size[w])) {
+        size[w] *= size[d];
+      } else {
+        w++;
+        size[w] = size[d];
+        a[w] = a[d];
+        if (b) b[w] = b[d];
+      }
+    }
+    m = w + 1;
+  }
+  return m;
+}
+
+static void geo_init(geo_t *g, const lt_reduce_plan_t *pl) {
+  g->nout = pl->nout;
+  g->nred = pl->nred;
+  for (int d = 0; d < pl->nout; d++) {
+    g->osize[d] = pl->out_size[d];
+    g->oin[d] = pl->out_in_stride[d];
+    g->oout[d] = pl->out_stride[d];
+  }
+  for (int d = 0; d < pl->nred; d++) {
+    g->rsize[d] = pl->red_size[d];
+    g->rstride[d] = pl->red_stride[d];
+  }
+  g->nout = normalise(g->nout, g->osize, g->oin, g->oout);
+  if (pl->op == LT_REDUCE_argmax || pl->op == LT_REDUCE_argmin) { /* one dim: no merging */
+    int m = 0;
+    for (int d = 0; d < g->nred; d++)
+      if (g->rsize[d] != 1) { g->rsize[m] = g->rsize[d]; g->rstride[m] = g->rstride[d]; m++; }
+    g->nred = m;
+  } else {
+    g->nred = normalise(g->nred, g->rsize, g->rstride, NULL);
+  }
+  if (g->nout == 0) { g->nout = 1; g->osize[0] = 1; g->oin[0] = 0; g->oout[0] = 0; }
+  if (g->nred == 0) { g->nred = 1; g->rsize[0] = 1; g->rstride[0] = 0; }
+  g->nout_total = 1;
+  for (int d = 0; d < g->nout; d++) g->nout_total *= g->osize[d];
+  g->nred_total = 1;
+  for (int d = 0; d < g->nred; d++) g->nred_total *= g->rsize[d];
+}
+
+/* offsets of the element at linear position lin over dims [d0, nd) (innermost first) */
+static void unravel(int d0, int nd, const int64_t *size, const int64_t *sa, const int64_t *sb,
+                    int64_t lin, int64_t *idx, int64_t *oa, int64_t *ob) {
+  int64_t a = 0, b = 0;
+  for (int d = d0; d < nd; d++) {
+    idx[d] = lin % size[d];
+    lin /= size[d];
+    a += idx[d] * sa[d];
+    if (sb) b += idx[d] * sb[d];
+  }
+  *oa = a;
+  if (ob) *ob = b;
+}
+
+/* step an odometer over dims [d0, nd) */
+static inline void advance(int d0, int nd, const int64_t *size, const int64_t *sa, const int64_t *sb,
+                           int64_t *idx, int64_t *oa, int64_t *ob) {
+  for (int d = d0; d < nd; d++) {
+    idx[d]++;
+    *oa += sa[d];
+    if (sb) *ob += sb[d];
+    if (idx[d] < size[d]) return;
+    *oa -= sa[d] * size[d];
+    if (sb) *ob -= sb[d] * size[d];
+    idx[d] = 0;
+  }
+}
+
+/* results of n accumulators to the outputs at element offset off, element stride os */
+static void emit(const fns_t *f, const lt_reduce_plan_t *pl, const void *acc, int64_t n, int64_t off,
+                 int64_t os) {
+  vals_t v;
+  int64_t ix[BLOCK];
+  f->fin(acc, n, &v, pl->idx ? ix : NULL, &pl->params);
+  if (pl->out) {
+    int64_t es = (int64_t)lt_dtype_size(pl->out_dtype);
+    store_vals(f->idomain, &v, n, pl->out + off * es, os * es, pl->out_dtype);
+  }
+  if (pl->idx)
+    for (int64_t k = 0; k < n; k++) pl->idx[off + k * os] = ix[k];
+}
+
+/* ---- INNER: fold positions [begin, end) of the reduced dims, row by row, into acc ---- */
+static void fold_span(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl, void *acc,
+                      int64_t in_off, int64_t begin, int64_t end) {
+  int64_t L = g->rsize[0], s0 = g->rstride[0];
+  int64_t idx[LT_MAX_DIM], off;
+  int64_t col = begin % L;
+  unravel(1, g->nred, g->rsize, g->rstride, NULL, begin / L, idx, &off, NULL);
+  int64_t pos = begin;
+  while (pos < end) {
+    int64_t n = L - col;
+    if (n > end - pos) n = end - pos;
+    f->row(acc, pl->in + in_off + off + col * s0, s0, n, pos, &pl->params);
+    pos += n;
+    col = 0;
+    if (pos < end) advance(1, g->nred, g->rsize, g->rstride, NULL, idx, &off, NULL);
+  }
+}
+
+/* outputs [ob, oe) each folded whole */
+static void inner_outputs(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl, int64_t ob,
+                          int64_t oe) {
+  _Alignas(16) unsigned char acc[ACC_MAX];
+  int64_t idx[LT_MAX_DIM], in_off, out_off;
+  if (ob >= oe) return;
+  unravel(0, g->nout, g->osize, g->oin, g->oout, ob, idx, &in_off, &out_off);
+  for (int64_t o = ob; o < oe; o++) {
+    f->init(acc, 1);
+    fold_span(f, g, pl, acc, in_off, 0, g->nred_total);
+    emit(f, pl, acc, 1, out_off, 1);
+    advance(0, g->nout, g->osize, g->oin, g->oout, idx, &in_off, &out_off);
+  }
+}
+
+static void run_inner(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl, int nt, int64_t work) {
+  int64_t nout = g->nout_total, nred = g->nred_total;
+  if (nt <= 1 || work < 2 * (int64_t)LT_GRAIN) {
+    inner_outputs(f, g, pl, 0, nout);
+    return;
+  }
+  if (nout >= 4 * (int64_t)nt) {
+#pragma omp parallel num_threads(nt)
+    {
+      int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
+      inner_outputs(f, g, pl, nout * t / T, nout * (t + 1) / T);
+    }
+    return;
+  }
+  /* few outputs: split each one's reduced range, then combine the parts in order */
+  int64_t parts = nt;
+  if (parts > nred) parts = nred;
+  int64_t units = nout * parts;
+  unsigned char *buf = malloc((size_t)units * f->acc_size);
+  if (!buf) {
+    inner_outputs(f, g, pl, 0, nout);
+    return;
+  }
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t u = 0; u < units; u++) {
+    int64_t o = u / parts, q = u % parts;
+    int64_t idx[LT_MAX_DIM], in_off;
+    unravel(0, g->nout, g->osize, g->oin, NULL, o, idx, &in_off, NULL);
+    void *acc = buf + (size_t)u * f->acc_size;
+    f->init(acc, 1);
+    fold_span(f, g, pl, acc, in_off, nred * q / parts, nred * (q + 1) / parts);
+  }
+  for (int64_t o = 0; o < nout; o++) {
+    unsigned char *a = buf + (size_t)(o * parts) * f->acc_size;
+    for (int64_t q = 1; q < parts; q++) f->combine(a, a + (size_t)q * f->acc_size, 1);
+    int64_t idx[LT_MAX_DIM], in_off, out_off;
+    unravel(0, g->nout, g->osize, g->oin, g->oout, o, idx, &in_off, &out_off);
+    emit(f, pl, a, 1, out_off, 1);
+  }
+  free(buf);
+}
+
+/* ---- OUTER: a block of nb outputs along the innermost kept dim accumulates input rows ---- */
+static void outer_unit(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl, int64_t task,
+                       int64_t rb, int64_t re, void *acc, bool finish) {
+  int64_t J = g->osize[0], nblk = (J + BLOCK - 1) / BLOCK;
+  int64_t o2 = task / nblk, j0 = (task % nblk) * BLOCK;
+  int64_t nb = J - j0 < BLOCK ? J - j0 : BLOCK;
+  int64_t idx[LT_MAX_DIM], in_off, out_off;
+  unravel(1, g->nout, g->osize, g->oin, g->oout, o2, idx, &in_off, &out_off);
+  in_off += j0 * g->oin[0];
+  out_off += j0 * g->oout[0];
+  f->init(acc, nb);
+  if (rb < re) {
+    int64_t ridx[LT_MAX_DIM], roff;
+    unravel(0, g->nred, g->rsize, g->rstride, NULL, rb, ridx, &roff, NULL);
+    for (int64_t r = rb; r < re; r++) {
+      f->cols(acc, pl->in + in_off + roff, g->oin[0], nb, r, &pl->params);
+      advance(0, g->nred, g->rsize, g->rstride, NULL, ridx, &roff, NULL);
+    }
+  }
+  if (finish) emit(f, pl, acc, nb, out_off, g->oout[0]);
+}
+
+static void run_outer(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl, int nt, int64_t work) {
+  int64_t J = g->osize[0], nblk = (J + BLOCK - 1) / BLOCK;
+  int64_t tasks = g->nout_total / J * nblk, nred = g->nred_total;
+  bool par = nt > 1 && work >= 2 * (int64_t)LT_GRAIN;
+  if (!par || tasks >= nt || nred < 2) {
+    int nth = par ? (tasks < nt ? (int)tasks : nt) : 1;
+#pragma omp parallel num_threads(nth) if (nth > 1)
+    {
+      _Alignas(16) unsigned char acc[BLOCK * ACC_MAX];
+      int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
+      for (int64_t u = tasks * t / T; u < tasks * (t + 1) / T; u++)
+        outer_unit(f, g, pl, u, 0, nred, acc, true);
+    }
+    return;
+  }
+  /* few blocks: split the reduced range too, then combine the parts in order */
+  int64_t parts = nt < nred ? nt : nred;
+  int64_t units = tasks * parts;
+  size_t ublock = (size_t)BLOCK * f->acc_size;
+  unsigned char *buf = malloc((size_t)units * ublock);
+  if (!buf) {
+    _Alignas(16) unsigned char acc[BLOCK * ACC_MAX];
+    for (int64_t u = 0; u < tasks; u++) outer_unit(f, g, pl, u, 0, nred, acc, true);
+    return;
+  }
+#pragma omp parallel for num_threads(nt) schedule(static)
+  for (int64_t u = 0; u < units; u++) {
+    int64_t t = u / parts, q = u % parts;
+    outer_unit(f, g, pl, t, nred * q / parts, nred * (q + 1) / parts, buf + (size_t)u * ublock, false);
+  }
+  for (int64_t t = 0; t < tasks; t++) {
+    int64_t o2 = t / nblk, j0 = (t % nblk) * BLOCK;
+    int64_t nb = J - j0 < BLOCK ? J - j0 : BLOCK;
+    unsigned char *a = buf + (size_t)(t * parts) * ublock;
+    for (int64_t q = 1; q < parts; q++) f->combine(a, a + (size_t)q * ublock, nb);
+    int64_t idx[LT_MAX_DIM], in_off, out_off;
+    unravel(1, g->nout, g->osize, g->oin, g->oout, o2, idx, &in_off, &out_off);
+    emit(f, pl, a, nb, out_off + j0 * g->oout[0], g->oout[0]);
+  }
+  free(buf);
+}
+
+void lt_cpu_reduce(const lt_reduce_plan_t *pl) {
+  if (!lt_cpu_reduce_supported(pl->op, pl->in_dtype)) return; /* the core checks first */
+  const fns_t *f = &table[pl->op][pl->in_dtype];
+  geo_t g;
+  geo_init(&g, pl);
+  if (g.nout_total == 0) return;
+  int nt = lt_num_threads();
+  int64_t work = g.nout_total * (g.nred_total > 0 ? g.nred_total : 1);
+  bool full = g.nout == 1 && g.osize[0] == 1;
+  bool outer;
+  if (g.nred_total == 0) outer = true;
+  else if (full) outer = false;
+  else if (iabs64(g.oin[0]) < iabs64(g.rstride[0])) outer = true;
+  else outer = g.nred_total < 16 && g.osize[0] >= 16; /* short reductions: vectorise across outputs */
+  if (outer) run_outer(f, &g, pl, nt, work);
+  else run_inner(f, &g, pl, nt, work);
+}
+
+/* ---- scans ---- */
+static void scan_lines(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g, int64_t lb, int64_t le) {
+  _Alignas(16) unsigned char acc[ACC_MAX];
+  vals_t v;
+  lt_reduce_params_t prm = {0, 0, 0, 0};
+  int64_t es = (int64_t)lt_dtype_size(sp->out_dtype);
+  int64_t idx[LT_MAX_DIM], in_off, out_off;
+  if (lb >= le) return;
+  unravel(0, g->nout, g->osize, g->oin, g->oout, lb, idx, &in_off, &out_off);
+  for (int64_t l = lb; l < le; l++) {
+    f->init(acc, 1);
+    for (int64_t k0 = 0; k0 < sp->len; k0 += BLOCK) {
+      int64_t n = sp->len - k0 < BLOCK ? sp->len - k0 : BLOCK;
+      f->scan(acc, sp->in + in_off + k0 * sp->in_dstride, sp->in_dstride, n, &v, &prm);
+      store_vals(f->idomain, &v, n, sp->out + (out_off + k0 * sp->out_dstride) * es,
+                 sp->out_dstride * es, sp->out_dtype);
+    }
+    advance(0, g->nout, g->osize, g->oin, g->oout, idx, &in_off, &out_off);
+  }
+}
+
+static void scan_block(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g, int64_t task, void *acc) {
+  vals_t v;
+  lt_reduce_params_t prm = {0, 0, 0, 0};
+  int64_t es = (int64_t)lt_dtype_size(sp->out_dtype);
+  int64_t J = g->osize[0], nblk = (J + BLOCK - 1) / BLOCK;
+  int64_t o2 = task / nblk, j0 = (task % nblk) * BLOCK;
+  int64_t nb = J - j0 < BLOCK ? J - j0 : BLOCK;
+  int64_t idx[LT_MAX_DIM], in_off, out_off;
+  unravel(1, g->nout, g->osize, g->oin, g->oout, o2, idx, &in_off, &out_off);
+  in_off += j0 * g->oin[0];
+  out_off += j0 * g->oout[0];
+  f->init(acc, nb);
+  for (int64_t k = 0; k < sp->len; k++) {
+    f->cols(acc, sp->in + in_off + k * sp->in_dstride, g->oin[0], nb, k, &prm);
+    f->fin(acc, nb, &v, NULL, &prm);
+    store_vals(f->idomain, &v, nb, sp->out + (out_off + k * sp->out_dstride) * es, g->oout[0] * es,
+               sp->out_dtype);
+  }
+}
+
+void lt_cpu_scan(const lt_scan_plan_t *sp) {
+  if (!lt_cpu_reduce_supported(sp->op, sp->in_dtype)) return;
+  const fns_t *f = &table[sp->op][sp->in_dtype];
+  geo_t g;
+  g.nout = sp->nother;
+  for (int d = 0; d < sp->nother; d++) {
+    g.osize[d] = sp->size[d];
+    g.oin[d] = sp->in_stride[d];
+    g.oout[d] = sp->out_stride[d];
+  }
+  g.nout = normalise(g.nout, g.osize, g.oin, g.oout);
+  if (g.nout == 0) { g.nout = 1; g.osize[0] = 1; g.oin[0] = 0; g.oout[0] = 0; }
+  g.nout_total = 1;
+  for (int d = 0; d < g.nout; d++) g.nout_total *= g.osize[d];
+  if (g.nout_total == 0 || sp->len == 0) return;
+  int nt = lt_num_threads();
+  bool par = nt > 1 && g.nout_total * sp->len >= 2 * (int64_t)LT_GRAIN;
+  bool lines = (g.nout == 1 && g.osize[0] == 1) || iabs64(sp->in_dstride) <= iabs64(g.oin[0]) ||
+               g.osize[0] < 8;
+  if (lines) {
+    int64_t nl = g.nout_total;
+    int nth = par ? (nl < nt ? (int)nl : nt) : 1;
+#pragma omp parallel num_threads(nth) if (nth > 1)
+    {
+      int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
+      scan_lines(f, sp, &g, nl * t / T, nl * (t + 1) / T);
+    }
+    return;
+  }
+  int64_t J = g.osize[0], nblk = (J + BLOCK - 1) / BLOCK;
+  int64_t tasks = g.nout_total / J * nblk;
+  int nth = par ? (tasks < nt ? (int)tasks : nt) : 1;
+#pragma omp parallel num_threads(nth) if (nth > 1)
+  {
+    _Alignas(16) unsigned char acc[BLOCK * ACC_MAX];
+    int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
+    for (int64_t u = tasks * t / T; u < tasks * (t + 1) / T; u++) scan_block(f, sp, &g, u, acc);
+  }
+}

@@ -1,0 +1,134 @@
+/* Elementwise math, written once for the CPU and CUDA kernels. Each op is one line of an X-macro
+   table: its name, its kind, its body for floating types (T is float or double; v, a, b the
+   operands) and its body for integer types (int64_t; used only by LT_INTS ops, while LT_FLOATS
+   ops see integer inputs converted to the default floating type first). The CPU loops (kernels/cpu/elementwise.c) and the CUDA grid-stride
+   kernels (kernels/cuda/elementwise.cu) both expand these bodies. */
+#ifndef LT_ELEMENTWISE_H
+#define LT_ELEMENTWISE_H
+
+#include "lt_kernel.h"
+#include "half.h"
+
+#ifdef __CUDACC__
+#include <math.h>
+#else
+#include <tgmath.h>
+#endif
+
+/* kinds: LT_INTS ops have an integer body; LT_FLOATS ops convert integer inputs to float32 */
+#define LT_INTS 1
+#define LT_FLOATS 0
+
+/* wrapping integer arithmetic without undefined behaviour */
+#define LT_IADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+#define LT_ISUB(a, b) ((int64_t)((uint64_t)(a) - (uint64_t)(b)))
+#define LT_IMUL(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+
+/* ---- unary: X(name, kind, float body of v, integer body of v) ---- */
+#define LT_UNARY_OPS(X)                                                        \
+  X(abs, LT_INTS, fabs(v), ((v) < 0 ? LT_ISUB(0, v) : (v)))                              \
+  X(neg, LT_INTS, -(v), LT_ISUB(0, v))                                                   \
+  X(exp, LT_FLOATS, exp(v), 0)                                                           \
+  X(expm1, LT_FLOATS, expm1(v), 0)                                                       \
+  X(log, LT_FLOATS, log(v), 0)                                                           \
+  X(log1p, LT_FLOATS, log1p(v), 0)                                                       \
+  X(log2, LT_FLOATS, log2(v), 0)                                                         \
+  X(log10, LT_FLOATS, log10(v), 0)                                                       \
+  X(sqrt, LT_FLOATS, sqrt(v), 0)                                                         \
+  X(rsqrt, LT_FLOATS, (T)1 / sqrt(v), 0)                                                 \
+  X(sin, LT_FLOATS, sin(v), 0)                                                           \
+  X(cos, LT_FLOATS, cos(v), 0)                                                           \
+  X(tan, LT_FLOATS, tan(v), 0)                                                           \
+  X(asin, LT_FLOATS, asin(v), 0)                                                         \
+  X(acos, LT_FLOATS, acos(v), 0)                                                         \
+  X(atan, LT_FLOATS, atan(v), 0)                                                         \
+  X(sinh, LT_FLOATS, sinh(v), 0)                                                         \
+  X(cosh, LT_FLOATS, cosh(v), 0)                                                         \
+  X(tanh, LT_FLOATS, tanh(v), 0)                                                         \
+  X(erf, LT_FLOATS, erf(v), 0)                                                           \
+  X(sigmoid, LT_FLOATS, (T)1 / ((T)1 + exp(-(v))), 0)                                    \
+  X(relu, LT_INTS, ((v) > 0 || (v) != (v) ? (v) : (T)0), ((v) > 0 ? (v) : 0))            \
+  X(floor, LT_INTS, floor(v), (v))                                                       \
+  X(ceil, LT_INTS, ceil(v), (v))                                                         \
+  X(round, LT_INTS, rint(v), (v))                                                        \
+  X(trunc, LT_INTS, trunc(v), (v))                                                       \
+  X(sign, LT_INTS, ((v) > 0 ? (T)1 : (v) < 0 ? (T)-1 : (v)), (int64_t)(((v) > 0) - ((v) < 0))) \
+  X(reciprocal, LT_FLOATS, (T)1 / (v), 0)                                                \
+  X(square, LT_INTS, (v) * (v), LT_IMUL(v, v))
+
+typedef enum {
+#define LT_X(name, kind, fbody, ibody) LT_UNARY_##name,
+  LT_UNARY_OPS(LT_X)
+#undef LT_X
+  LT_NUNARY
+} lt_unary_op;
+
+/* ---- binary: X(name, kind, float body of a b, integer body of a b) ----
+   add and sub take alpha (b scaled first), as torch.add(a, b, alpha=). */
+#define LT_BINARY_OPS(X)                                                        \
+  X(add, LT_INTS, (a) + alpha * (b), LT_IADD(a, LT_IMUL(ialpha, b)))                  \
+  X(sub, LT_INTS, (a) - alpha * (b), LT_ISUB(a, LT_IMUL(ialpha, b)))                  \
+  X(mul, LT_INTS, (a) * (b), LT_IMUL(a, b))                                           \
+  X(div, LT_FLOATS, (a) / (b), 0)                                                     \
+  X(pow, LT_INTS, pow(a, b), lt_ipow(a, b))                                           \
+  X(maximum, LT_INTS, ((a) != (a) || (a) > (b) ? (a) : (b)), ((a) > (b) ? (a) : (b))) \
+  X(minimum, LT_INTS, ((a) != (a) || (a) < (b) ? (a) : (b)), ((a) < (b) ? (a) : (b))) \
+  X(atan2, LT_FLOATS, atan2(a, b), 0)                                                 \
+  X(fmod, LT_INTS, fmod(a, b), lt_ifmod(a, b))                                        \
+  X(remainder, LT_INTS, lt_fremainder(a, b), lt_iremainder(a, b))
+
+typedef enum {
+#define LT_X(name, kind, fbody, ibody) LT_BINARY_##name,
+  LT_BINARY_OPS(LT_X)
+#undef LT_X
+  LT_NBINARY
+} lt_binary_op;
+
+/* ---- comparisons and logical ops: bool results ---- */
+#define LT_COMPARE_OPS(X)                \
+  X(eq, (a) == (b))                      \
+  X(ne, (a) != (b))                      \
+  X(lt, (a) < (b))                       \
+  X(le, (a) <= (b))                      \
+  X(gt, (a) > (b))                       \
+  X(ge, (a) >= (b))                      \
+  X(logical_and, ((a) != 0) && ((b) != 0)) \
+  X(logical_or, ((a) != 0) || ((b) != 0))  \
+  X(logical_xor, ((a) != 0) != ((b) != 0))
+
+typedef enum {
+#define LT_X(name, body) LT_COMPARE_##name,
+  LT_COMPARE_OPS(LT_X)
+#undef LT_X
+  LT_NCOMPARE
+} lt_compare_op;
+
+/* integer power by squaring; negative exponents follow integer division (0 except for |a| == 1) */
+LT_HD int64_t lt_ipow(int64_t a, int64_t b) {
+  if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, x = (uint64_t)a;
+  while (b) {
+    if (b & 1) r *= x;
+    x *= x;
+    b >>= 1;
+  }
+  return (int64_t)r;
+}
+
+LT_HD int64_t lt_ifmod(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a % b; }
+
+/* Python-style remainder: the sign of the divisor */
+LT_HD double lt_fremainder(double a, double b) {
+  double m = fmod(a, b);
+  if (m != 0 && ((m < 0) != (b < 0))) m += b;
+  return m;
+}
+LT_HD int64_t lt_iremainder(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return 0; /* avoids INT64_MIN % -1 */
+  int64_t m = a % b;
+  if (m != 0 && ((m < 0) != (b < 0))) m += b;
+  return m;
+}
+
+#endif

@@ -1,0 +1,111 @@
+-- The Lua side of torch: runs once when the module opens, with the table the C bindings built.
+local torch = ...
+
+local Tensor = torch.Tensor
+local format = require 'torch.format'
+
+-- printing
+debug.getregistry()['lutorch.format'] = format.format
+torch.set_printoptions = format.set_printoptions
+torch.get_printoptions = format.get_printoptions
+
+torch.__version__ = '0.1.0'
+torch.F = nil -- torch.nn.functional arrives with nn
+
+-- dtype objects print as torch.float32
+local dtype_mt = debug.getregistry()['torch.dtype']
+dtype_mt.__tostring = function(d) return 'torch.' .. d.name end
+dtype_mt.__index = function(_, k) error("torch.dtype has no field '" .. tostring(k) .. "'", 2) end
+
+function torch.get_default_dtype() return torch.float32 end
+function torch.typename(x)
+  if torch.is_tensor(x) then return 'torch.Tensor' end
+  return nil
+end
+function torch.numel(x) return x:numel() end
+
+-- elementwise predicates built from the primitives
+function Tensor.isnan(x) return x:ne(x) end
+function Tensor.isinf(x) return x:abs():eq(math.huge) end
+function Tensor.isfinite(x) return (x - x):eq(0) end
+function Tensor.is_nonzero(x)
+  if x:numel() ~= 1 then error('is_nonzero: a tensor with more than one value is ambiguous', 2) end
+  local v = x:item()
+  return v ~= 0 and v ~= false
+end
+
+-- allclose / isclose as in PyTorch: |a - b| <= atol + rtol * |b|
+function Tensor.isclose(a, b, opts)
+  opts = opts or {}
+  local rtol, atol = opts.rtol or 1e-5, opts.atol or 1e-8
+  local diff = (a - b):abs()
+  local close = diff:le((b:abs() * rtol) + atol)
+  if opts.equal_nan then close = close:logical_or(a:isnan():logical_and(b:isnan())) end
+  return close:logical_or(a:eq(b))
+end
+function Tensor.allclose(a, b, opts) return a:isclose(b, opts):all():item() end
+torch.isclose, torch.allclose = Tensor.isclose, Tensor.allclose
+torch.isnan, torch.isinf, torch.isfinite = Tensor.isnan, Tensor.isinf, Tensor.isfinite
+
+-- x:new(...) is Torch7's way to make an empty tensor of the same type
+function Tensor.new(x, ...) return x:new_empty(...) end
+
+-- torch.cuda in a build without CUDA: queries answer, everything else explains
+if not torch.cuda then
+  local cuda = {}
+  local function unavailable(name)
+    return function()
+      error('torch.cuda.' .. name .. ': CUDA is not available (this build has no CUDA support, or no GPU is present)', 2)
+    end
+  end
+  function cuda.is_available() return false end
+  function cuda.device_count() return 0 end
+  for _, name in ipairs { 'current_device', 'set_device', 'get_device_name', 'get_device_properties',
+    'mem_get_info', 'synchronize', 'Stream', 'Event', 'current_stream', 'stream', 'device' } do
+    cuda[name] = unavailable(name)
+  end
+  function cuda.manual_seed() end -- as PyTorch: silently ignored without CUDA
+  function cuda.manual_seed_all() end
+  torch.cuda = cuda
+end
+
+-- torch.memory.summary: a table in the manner of PyTorch's memory_summary
+-- PyTorch's _format_size: the next unit once the value reaches 768 * 1024 of the current one
+local function fmt_size(b)
+  local prefixes = { 'B ', 'KB', 'MB', 'GB', 'TB', 'PB' }
+  local u, pref = 1, b
+  while u < #prefixes and pref >= 768 * 1024 do
+    u = u + 1
+    b = b // 1024
+    pref = pref / 1024
+  end
+  return string.format('%7d %s', b, prefixes[u])
+end
+function torch.memory.summary(device)
+  local s = torch.memory.stats(device)
+  local name = tostring(device and torch.device(device) or torch.device('cpu:' .. torch.cpu.current_device()))
+  local line = string.rep('=', 75)
+  local rows = {
+    line,
+    string.format('| %-72s|', 'lutorch memory summary, device ' .. name),
+    string.rep('-', 75),
+    string.format('|  %-18s| %-16s| %-16s| %-16s|', 'Metric', 'Cur Usage', 'Peak Usage', 'Tot Alloc'),
+    string.rep('-', 75),
+    string.format('| %-19s| %16s| %16s| %16s|', 'Allocated memory', fmt_size(s['allocated_bytes.all.current']),
+      fmt_size(s['allocated_bytes.all.peak']), fmt_size(s['allocated_bytes.all.allocated'])),
+    string.format('| %-19s| %16s| %16s| %16s|', 'Reserved memory', fmt_size(s['reserved_bytes.all.current']),
+      fmt_size(s['reserved_bytes.all.peak']), ''),
+    string.format('| %-19s| %16d| %16d| %16d|', 'Allocations', s['allocation.all.current'],
+      s['allocation.all.peak'], s['allocation.all.allocated']),
+    string.format('| %-19s| %16d| %16d| %16d|', 'Reserved segments', s['segment.all.current'],
+      s['segment.all.peak'], s['segment.all.allocated']),
+    string.format('| %-19s| %16d| %16s| %16s|', 'OOMs', s.num_ooms, '', ''),
+    line,
+  }
+  return table.concat(rows, '\n')
+end
+
+-- PyTorch's CUDA memory names, for any device given explicitly
+torch.memory.memory_allocated = torch.memory.allocated
+
+return torch

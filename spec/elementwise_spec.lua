@@ -1,0 +1,300 @@
+-- Elementwise ops against plain-Lua references, on every dtype they accept, contiguous or not.
+local torch = require 'torch'
+local H = require 'spec.helpers'
+
+local function erf(x) -- Abramowitz-Stegun 7.1.26 is too coarse: use a series / continued fraction
+  local t = math.abs(x)
+  if t < 3 then
+    local sum, term, n = t, t, 0
+    repeat
+      n = n + 1
+      term = term * (-t * t) / n
+      sum = sum + term / (2 * n + 1)
+    until math.abs(term) < 1e-17
+    local r = 2 / math.sqrt(math.pi) * sum
+    return x < 0 and -r or r
+  end
+  return x < 0 and -1 or 1
+end
+
+local function round_even(v)
+  local f = math.floor(v)
+  local d = v - f
+  if d > 0.5 then return f + 1 elseif d < 0.5 then return f end
+  return (f % 2 == 0) and f or f + 1
+end
+
+local unary_ref = {
+  abs = math.abs, neg = function(v) return -v end, exp = math.exp,
+  expm1 = function(v) return math.exp(v) - 1 end, log = math.log,
+  log1p = function(v) return math.log(1 + v) end, log2 = function(v) return math.log(v, 2) end,
+  log10 = function(v) return math.log(v, 10) end, sqrt = math.sqrt,
+  rsqrt = function(v) return 1 / math.sqrt(v) end, sin = math.sin, cos = math.cos, tan = math.tan,
+  asin = math.asin, acos = math.acos, atan = math.atan,
+  sinh = function(v) return (math.exp(v) - math.exp(-v)) / 2 end,
+  cosh = function(v) return (math.exp(v) + math.exp(-v)) / 2 end,
+  tanh = function(v) return (math.exp(v) - math.exp(-v)) / (math.exp(v) + math.exp(-v)) end,
+  erf = erf, sigmoid = function(v) return 1 / (1 + math.exp(-v)) end,
+  relu = function(v) return v > 0 and v or 0 end, floor = math.floor, ceil = math.ceil,
+  round = round_even, trunc = function(v) return v >= 0 and math.floor(v) or math.ceil(v) end,
+  sign = function(v) return v > 0 and 1 or (v < 0 and -1 or 0) end,
+  reciprocal = function(v) return 1 / v end, square = function(v) return v * v end,
+}
+-- inputs inside every op's domain
+local domain_values = { 0.1, 0.25, 0.5, 0.75, 0.9, 0.35 }
+local general_values = { -2.5, -1.5, -0.3, 0.5, 1.5, 2.5 }
+local positive_only = { log = true, log2 = true, log10 = true, sqrt = true, rsqrt = true, log1p = false,
+  asin = true, acos = true }
+
+describe('unary ops', function()
+  for name, ref in pairs(unary_ref) do
+    it(name .. ' matches the reference on floating dtypes, contiguous and transposed', function()
+      local vals = positive_only[name] and domain_values or general_values
+      for _, dt in ipairs(H.float_dtypes) do
+        local x = torch.tensor({ { vals[1], vals[2], vals[3] }, { vals[4], vals[5], vals[6] } }, { dtype = dt })
+        local xs = H.flatten(x:double():totable()) -- the values as stored in dt
+        local y = torch[name](x)
+        assert.are.equal(dt, y.dtype)
+        local want = {}
+        for i, v in ipairs(xs) do want[i] = ref(v) end
+        H.assert_values(y:double(), want, H.tol(dt) * 4, name .. ' ' .. tostring(dt))
+        -- the same on a transposed (non-contiguous) view
+        local xt = x:t()
+        assert.is_false(xt:is_contiguous())
+        local yt = xt[name](xt)
+        local want_t = {}
+        for j = 1, 3 do for i = 1, 2 do want_t[#want_t + 1] = ref(xs[(i - 1) * 3 + j]) end end
+        H.assert_values(yt:double(), want_t, H.tol(dt) * 4, name .. ' transposed ' .. tostring(dt))
+      end
+    end)
+  end
+
+  it('in place versions write into the tensor and return it', function()
+    local x = torch.tensor({ 1.0, 4.0, 9.0 })
+    local r = x:sqrt_()
+    assert.is_true(rawequal(r, x))
+    H.assert_values(x, { 1, 2, 3 })
+    local v = torch.tensor({ { 1.0, -2.0 }, { -3.0, 4.0 } }):t()
+    v:abs_()
+    H.assert_values(v, { 1, 3, 2, 4 })
+  end)
+
+  it('keeps integer dtypes where PyTorch does and gives float32 where it does not', function()
+    for _, dt in ipairs(H.int_dtypes) do
+      local x = torch.tensor({ 1, 2, 3 }, { dtype = dt })
+      assert.are.equal(dt, x:abs().dtype)
+      assert.are.equal(dt, x:floor().dtype)
+      assert.are.equal(dt, x:square().dtype)
+      assert.are.equal(torch.float32, x:exp().dtype)
+      assert.are.equal(torch.float32, x:sqrt().dtype)
+      H.assert_values(x:exp(), { math.exp(1), math.exp(2), math.exp(3) }, 1e-6)
+    end
+    H.assert_values(torch.tensor({ -3, 0, 5 }):neg(), { 3, 0, -5 })
+    H.assert_values(torch.tensor({ -3, 0, 5 }, { dtype = torch.int8 }):sign(), { -1, 0, 1 })
+    assert.are.equal(torch.float32, torch.tensor({ true, false }):sqrt().dtype)
+  end)
+
+  it('wraps integer overflow as PyTorch does', function()
+    H.assert_values(torch.tensor({ 100, -100 }, { dtype = torch.int8 }):square(), { 16, 16 })
+    H.assert_values(torch.tensor({ 200 }, { dtype = torch.uint8 }):neg(), { 56 })
+    H.assert_values(torch.tensor({ math.mininteger }):abs(), { math.mininteger })
+  end)
+
+  it('propagates NaN through relu and handles infinities', function()
+    local x = torch.tensor({ 0 / 0, -math.huge, math.huge, -1 })
+    local r = x:relu():totable()
+    assert.is_true(r[1] ~= r[1])
+    assert.are.same({ 0, math.huge, 0 }, { r[2], r[3], r[4] })
+    H.assert_values(torch.tensor({ 0.5, 1.5, 2.5, -0.5, -2.5 }):round(), { 0, 2, 2, -0, -2 })
+  end)
+
+  it('rejects neg on bool and non-tensor arguments', function()
+    H.raises(function() return torch.tensor({ true }):neg() end, 'neg', 'bool')
+    H.raises(function() return torch.exp(3) end, 'tensor expected')
+    H.raises(function() return torch.exp(torch.ones(2), 1) end, 'exp', 'at most 1')
+  end)
+end)
+
+describe('binary ops', function()
+  it('broadcast as PyTorch does', function()
+    local a = torch.tensor({ { 1 }, { 2 }, { 3 } }, { dtype = torch.float32 }) -- [3, 1]
+    local b = torch.tensor({ 10, 20, 30, 40 }, { dtype = torch.float32 })     -- [4]
+    local c = a + b
+    assert.are.same({ 3, 4 }, c.shape)
+    local want = {}
+    for i = 1, 3 do for j = 1, 4 do want[#want + 1] = i + j * 10 end end
+    H.assert_values(c, want)
+    H.raises(function() return torch.ones(2, 3) + torch.ones(4) end, 'add', '[2, 3]', '[4]')
+  end)
+
+  it('compute add, sub, mul, div, pow, maximum, minimum, atan2, fmod, remainder', function()
+    local av = { -3.5, -1.0, 0.5, 2.0, 7.25, 9.0 }
+    local bv = { 2.0, -4.0, 3.0, -0.5, 2.5, 4.0 }
+    local refs = {
+      add = function(x, y) return x + y end, sub = function(x, y) return x - y end,
+      mul = function(x, y) return x * y end, div = function(x, y) return x / y end,
+      pow = function(x, y) return x ^ y end, maximum = math.max, minimum = math.min,
+      atan2 = function(x, y) return math.atan(x, y) end, fmod = math.fmod,
+      remainder = function(x, y) return x - math.floor(x / y) * y end,
+    }
+    for _, dt in ipairs { torch.float32, torch.float64 } do
+      local a = torch.tensor(av, { dtype = dt })
+      local b = torch.tensor(bv, { dtype = dt })
+      for name, ref in pairs(refs) do
+        local want = {}
+        for i = 1, #av do want[i] = ref(av[i], bv[i]) end
+        H.assert_values(torch[name](a, b), want, 1e-6, name)
+        H.assert_values(a[name](a, b), want, 1e-6, name .. ' method')
+      end
+    end
+  end)
+
+  it('take numbers on either side', function()
+    local x = torch.tensor({ 1.0, 2.0, 4.0 })
+    H.assert_values(x + 1, { 2, 3, 5 })
+    H.assert_values(1 - x, { 0, -1, -3 })
+    H.assert_values(2 / x, { 2, 1, 0.5 })
+    H.assert_values(x ^ 2, { 1, 4, 16 })
+    H.assert_values(2 ^ x, { 2, 4, 16 })
+    H.assert_values(-x, { -1, -2, -4 })
+    H.assert_values(x % 3, { 1, 2, 1 })
+    H.assert_values(torch.add(x, x, { alpha = 2 }), { 3, 6, 12 })
+    H.assert_values(torch.sub(x, 1, { alpha = 3 }), { -2, -1, 1 })
+  end)
+
+  it('promote types as PyTorch does', function()
+    local cases = {
+      { torch.int32, 2.5, torch.float32 }, { torch.int32, 2, torch.int32 },
+      { torch.uint8, torch.int8, torch.int16 }, { torch.float16, torch.float32, torch.float32 },
+      { torch.bfloat16, torch.float16, torch.float32 }, { torch.int64, torch.float16, torch.float16 },
+      { torch.bool, torch.bool, torch.bool }, { torch.bool, 1, torch.int64 }, { torch.bool, 1.5, torch.float32 },
+      { torch.float16, 2.5, torch.float16 }, { torch.int8, torch.int64, torch.int64 },
+      { torch.uint8, torch.bool, torch.uint8 }, { torch.float64, torch.int64, torch.float64 },
+    }
+    for _, c in ipairs(cases) do
+      local a = torch.ones(2, { dtype = c[1] })
+      local b = type(c[2]) == 'number' and c[2] or torch.ones(2, { dtype = c[2] })
+      assert.are.equal(c[3], (a + b).dtype, tostring(c[1]) .. ' + ' .. tostring(c[2]))
+      assert.are.equal(c[3], torch.result_type(a, b))
+    end
+    -- a 0-dim tensor does not widen a dimensioned one of the same category
+    assert.are.equal(torch.float16, (torch.ones(2, { dtype = torch.float16 }) + torch.tensor(1.0, { dtype = torch.float64 })).dtype)
+    assert.are.equal(torch.float32, (torch.ones(2, { dtype = torch.int32 }) + torch.tensor(1.0)).dtype)
+    -- true division of integers is floating
+    local q = torch.tensor({ 7, -7 }) / torch.tensor({ 2, 2 })
+    assert.are.equal(torch.float32, q.dtype)
+    H.assert_values(q, { 3.5, -3.5 })
+  end)
+
+  it('computes every integer dtype exactly, with Python remainder signs', function()
+    for _, dt in ipairs { torch.int64, torch.int32, torch.int16, torch.int8 } do
+      local a = torch.tensor({ 7, -7, 7, -7 }, { dtype = dt })
+      local b = torch.tensor({ 3, 3, -3, -3 }, { dtype = dt })
+      H.assert_values(a % b, { 1, 2, -2, -1 }, 0, 'remainder ' .. tostring(dt))
+      H.assert_values(torch.fmod(a, b), { 1, -1, 1, -1 }, 0, 'fmod ' .. tostring(dt))
+      H.assert_values(a * b, { 21, -21, -21, 21 }, 0)
+      H.assert_values(torch.pow(torch.tensor({ 7, -5, 7, -7 }, { dtype = dt }), torch.tensor({ 2, 3, 0, 1 }, { dtype = dt })),
+        { 49, -125, 1, -7 }, 0)
+      assert.are.equal(dt, (a + b).dtype)
+    end
+    H.assert_values(torch.tensor({ 250 }, { dtype = torch.uint8 }) + 10, { 4 })
+    H.raises(function() return torch.tensor({ 1, 2 }) % 0 end, 'remainder', 'division by zero')
+    H.raises(function() return torch.fmod(torch.tensor({ 1, 2 }), torch.tensor({ 1, 0 })) end, 'fmod', 'division by zero')
+  end)
+
+  it('bool arithmetic follows PyTorch', function()
+    local t, f = torch.tensor({ true, true, false }), torch.tensor({ true, false, false })
+    H.assert_values(t + f, { true, true, false })
+    H.assert_values(t * f, { true, false, false })
+    H.raises(function() return t - f end, 'sub', 'bool')
+  end)
+
+  it('in place ops check that the result fits the tensor', function()
+    local a = torch.tensor({ 1, 2, 3 })
+    a:add_(torch.tensor({ 1, 1, 1 }))
+    H.assert_values(a, { 2, 3, 4 })
+    H.raises(function() a:add_(0.5) end, 'add', "can't be cast", 'int64')
+    local h = torch.tensor({ 1, 2 }, { dtype = torch.float16 })
+    h:mul_(torch.tensor({ 0.5, 0.25 }, { dtype = torch.float64 }))
+    assert.are.equal(torch.float16, h.dtype)
+    H.assert_values(h, { 0.5, 0.5 })
+    H.raises(function() torch.ones(3):add_(torch.ones(2, 3)) end, 'add', "doesn't match the broadcast shape")
+    -- into a non-contiguous view
+    local m = torch.zeros(3, 2)
+    local col = m:t()[2]
+    col:add_(torch.tensor({ 1.0, 2.0, 3.0 }))
+    H.assert_values(m, { 0, 1, 0, 2, 0, 3 })
+  end)
+
+  it('rejects bad operands', function()
+    H.raises(function() return torch.add(1, 2) end, 'add', 'at least one tensor')
+    H.raises(function() return torch.ones(2) + 'x' end, 'tensor or number')
+    H.raises(function() return torch.add(torch.ones(2), torch.ones(2), 1, 2) end, 'add', 'at most 3')
+    H.raises(function() return torch.mul(torch.ones(2), torch.ones(2), 3) end, 'mul', 'at most 2')
+  end)
+end)
+
+describe('comparisons, where, clamp', function()
+  it('give bool tensors that match Lua comparisons', function()
+    local a = torch.tensor({ 1.0, 2.0, 3.0, 0 / 0 })
+    local b = torch.tensor({ 2.0, 2.0, 2.0, 0 / 0 })
+    local refs = { eq = { false, true, false, false }, ne = { true, false, true, true },
+      lt = { true, false, false, false }, le = { true, true, false, false },
+      gt = { false, false, true, false }, ge = { false, true, true, false } }
+    for name, want in pairs(refs) do
+      local r = a[name](a, b)
+      assert.are.equal(torch.bool, r.dtype)
+      H.assert_values(r, want, 0, name)
+    end
+    H.assert_values(torch.tensor({ 1, 5, 3 }):gt(2), { false, true, true })
+    H.assert_values(torch.tensor({ 1, 5, 3 }, { dtype = torch.uint8 }):eq(torch.tensor({ 1.0, 5.5, 3.0 })), { true, false, true })
+    H.assert_values(torch.tensor({ true, false }):logical_xor(torch.tensor({ true, true })), { false, true })
+    H.assert_values(torch.tensor({ 0, 2 }):logical_not(), { true, false })
+    H.assert_values(a:isnan(), { false, false, false, true })
+  end)
+
+  it('where picks elementwise and broadcasts', function()
+    local c = torch.tensor({ { true, false }, { false, true } })
+    H.assert_values(torch.where(c, torch.ones(2, 2), torch.zeros(2, 2)), { 1, 0, 0, 1 })
+    H.assert_values(torch.where(c, 5, torch.tensor({ 1.5, 2.5 })), { 5, 2.5, 1.5, 5 })
+    assert.are.equal(torch.int64, torch.where(c, 1, 2).dtype)
+    H.raises(function() return torch.where(torch.ones(2), 1, 2) end, 'where', 'bool')
+  end)
+
+  it('clamp with either bound, as PyTorch', function()
+    local x = torch.tensor({ -2.0, 0.5, 3.0, 0 / 0 })
+    local r = x:clamp(-1, 1):totable()
+    assert.are.same({ -1, 0.5, 1 }, { r[1], r[2], r[3] })
+    assert.is_true(r[4] ~= r[4])
+    H.assert_values(torch.tensor({ -2.0, 3.0 }):clamp(nil, 0), { -2, 0 })
+    H.assert_values(torch.tensor({ -2.0, 3.0 }):clamp(0), { 0, 3 })
+    H.assert_values(torch.tensor({ -2.0, 3.0 }):clamp({ max = 1 }), { -2, 1 })
+    H.assert_values(torch.tensor({ 5.0 }):clamp(2, 1), { 1 }) -- min > max gives max
+    local y = torch.tensor({ 1, 7, 4 })
+    y:clamp_(2, 5)
+    H.assert_values(y, { 2, 5, 4 })
+    H.raises(function() return x:clamp() end, 'clamp', 'min')
+  end)
+end)
+
+describe('float16 and bfloat16', function()
+  it('round to nearest even when storing', function()
+    local h = torch.tensor({ 1 / 3, 2049, 2051, 70000, 1e-8, 65519, -65520 }, { dtype = torch.float64 }):half()
+    local v = h:totable()
+    assert.are.equal(0.333251953125, v[1])
+    assert.are.equal(2048, v[2])
+    assert.are.equal(2052, v[3])
+    assert.are.equal(math.huge, v[4])
+    assert.are.equal(0, v[5])
+    assert.are.equal(65504, v[6])
+    assert.are.equal(-math.huge, v[7])
+    local b = torch.tensor({ 1 / 3, 257, 259, 1e39 }, { dtype = torch.float64 }):bfloat16():totable()
+    assert.are.equal(0.333984375, b[1])
+    assert.are.equal(256, b[2])
+    assert.are.equal(260, b[3])
+    assert.are.equal(math.huge, b[4])
+    -- the smallest float16 subnormal
+    assert.are.equal(2 ^ -24, torch.tensor({ 2 ^ -24 }):half():item())
+    assert.are.equal(0, torch.tensor({ 2 ^ -25 }):half():item()) -- a tie rounds to even (zero)
+  end)
+end)

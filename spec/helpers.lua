@@ -1,0 +1,73 @@
+-- Shared helpers for the specs: tolerant comparisons against plain-Lua references.
+local torch = require 'torch'
+local H = {}
+
+-- flatten a nested Lua table into an array
+function H.flatten(t, out)
+  out = out or {}
+  if type(t) ~= 'table' then out[#out + 1] = t; return out end
+  for _, v in ipairs(t) do H.flatten(v, out) end
+  return out
+end
+
+-- assert two numbers are close (relative and absolute), NaN equal to NaN
+function H.close(a, b, tol, msg)
+  tol = tol or 1e-6
+  if a ~= a and b ~= b then return end
+  if a == b then return end
+  local d = math.abs(a - b)
+  if not (d <= tol * (1 + math.abs(b))) then
+    error(string.format('%s: %.17g vs %.17g (tolerance %g)', msg or 'values differ', a, b, tol), 2)
+  end
+end
+
+-- assert a tensor's values equal a nested Lua table (or flat array) within tol
+function H.assert_values(x, expected, tol, msg)
+  local got = H.flatten(x:totable())
+  local want = H.flatten(expected)
+  assert(#got == #want, string.format('%s: %d values, expected %d', msg or 'tensor', #got, #want))
+  for i = 1, #want do
+    local g, w = got[i], want[i]
+    if type(w) == 'boolean' or type(g) == 'boolean' then
+      assert(g == w, string.format('%s: element %d is %s, expected %s', msg or 'tensor', i, tostring(g), tostring(w)))
+    else
+      H.close(g, w, tol or 0, (msg or 'tensor') .. ' element ' .. i)
+    end
+  end
+end
+
+-- a matrix of distinct values for tests: v(i, j) = i * 10 + j (+ 0.5 for floats)
+function H.grid(rows, cols, dtype)
+  local t = {}
+  for i = 1, rows do
+    t[i] = {}
+    for j = 1, cols do t[i][j] = i * 10 + j end
+  end
+  return torch.tensor(t, {dtype = dtype or torch.float32})
+end
+
+-- expect an error whose message contains every given fragment (plain text)
+function H.raises(fn, ...)
+  local ok, err = pcall(fn)
+  assert(not ok, 'expected an error, got none')
+  err = tostring(err)
+  for _, frag in ipairs { ... } do
+    assert(err:find(frag, 1, true), ('error %q does not mention %q'):format(err, frag))
+  end
+  return err
+end
+
+H.float_dtypes = { torch.float32, torch.float64, torch.float16, torch.bfloat16 }
+H.int_dtypes = { torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8 }
+H.all_dtypes = { torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+  torch.int16, torch.int8, torch.uint8, torch.bool }
+
+-- tolerance suited to a dtype
+function H.tol(dtype)
+  if dtype == torch.float16 then return 2e-3 end
+  if dtype == torch.bfloat16 then return 1e-2 end
+  if dtype == torch.float32 then return 1e-6 end
+  return 1e-12
+end
+
+return H
