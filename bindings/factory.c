@@ -331,6 +331,11 @@ static int f_randperm(lua_State *L) {
   lt_lua_checkopts(L, 2, &o);
   lt_lua_checknargs(L, 2, "randperm");
   lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_INT64;
+  static const int64_t maxv[LT_NDTYPES] = {[LT_INT32] = INT32_MAX, [LT_INT16] = INT16_MAX, [LT_INT8] = INT8_MAX,
+                                           [LT_UINT8] = UINT8_MAX};
+  if (maxv[dt] && n > maxv[dt])
+    return luaL_error(L, "randperm: the 1-based values 1..%d do not fit in %s (at most %d)", (int)n,
+                      lt_dtype_name(dt), (int)maxv[dt]);
   lt_tensor_t *t = lt_randperm(n, dt, opt_device(&o, lt_device(LT_CPU, -1)), NULL);
   if (t && !lt_dtype_is_floating(dt)) { /* 1-based, like every index in lutorch */
     lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(t), lt_int_operand(1), 1, t);

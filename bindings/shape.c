@@ -164,16 +164,18 @@ static lt_tensor_t **tensor_list(lua_State *L, int idx, int *n, const char *op) 
 
 static int s_cat(lua_State *L) {
   int n;
-  lt_tensor_t **xs = tensor_list(L, 1, &n, "cat");
   int64_t dim = lua_isnoneornil(L, 2) ? 0 : lt_lua_checkdim(L, 2);
+  lt_lua_checknargs(L, 2, "cat");
+  lt_tensor_t **xs = tensor_list(L, 1, &n, "cat");
   lt_lua_pushtensor(L, lt_cat(n, xs, dim));
   return 1;
 }
 
 static int s_stack(lua_State *L) {
   int n;
-  lt_tensor_t **xs = tensor_list(L, 1, &n, "stack");
   int64_t dim = lua_isnoneornil(L, 2) ? 0 : lt_lua_checkdim(L, 2);
+  lt_lua_checknargs(L, 2, "stack");
+  lt_tensor_t **xs = tensor_list(L, 1, &n, "stack");
   lt_lua_pushtensor(L, lt_stack(n, xs, dim));
   return 1;
 }

@@ -72,7 +72,7 @@ static const char *choose_core(void) {
   return NULL;
 }
 
-/* ---- the check of the loaded kernels ---------------------------------------------------------- */
+/* ---- the check of the loaded kernels --------------------------------------------------------- */
 
 static uint64_t rng_next(uint64_t *s) {
   *s = *s * 6364136223846793005ull + 1442695040888963407ull;
@@ -111,15 +111,15 @@ static bool check_one(bool ta, bool tb, int M, int N, int K, int pad, double alp
         ref[(size_t)i * ldc + j] = alpha * acc + (beta == 0 ? 0 : beta * c0);
         bound[(size_t)i * ldc + j] = fabs(alpha) * abs_acc + (beta == 0 ? 0 : fabs(beta * c0));
       }
+    int opa = ta ? CBLAS_TRANS : CBLAS_NO_TRANS, opb = tb ? CBLAS_TRANS : CBLAS_NO_TRANS;
     for (int pass = 0; pass < 2 && ok; pass++) {
       bool dbl = pass == 1;
       for (size_t i = 0; i < nc; i++) cf[i] = (float)(cd[i] = c[i]);
       if (dbl)
-        B.dgemm(CBLAS_ROW_MAJOR, ta ? CBLAS_TRANS : CBLAS_NO_TRANS, tb ? CBLAS_TRANS : CBLAS_NO_TRANS,
-                M, N, K, alpha, a, lda, b, ldb, beta, cd, ldc);
+        B.dgemm(CBLAS_ROW_MAJOR, opa, opb, M, N, K, alpha, a, lda, b, ldb, beta, cd, ldc);
       else
-        B.sgemm(CBLAS_ROW_MAJOR, ta ? CBLAS_TRANS : CBLAS_NO_TRANS, tb ? CBLAS_TRANS : CBLAS_NO_TRANS,
-                M, N, K, (float)alpha, af, lda, bf, ldb, (float)beta, cf, ldc);
+        B.sgemm(CBLAS_ROW_MAJOR, opa, opb, M, N, K, (float)alpha, af, lda, bf, ldb, (float)beta, cf,
+                ldc);
       double eps = dbl ? 2.3e-16 : 1.2e-7;
       for (int i = 0; i < M && ok; i++)
         for (int j = 0; j < N; j++) {
@@ -147,7 +147,8 @@ static bool check_gemv(bool trans, int M, int N, int pad, int incx, int incy, do
   int lda = N + pad, nx = trans ? M : N, ny = trans ? N : M;
   size_t na = (size_t)M * lda, nxs = (size_t)nx * incx, nys = (size_t)ny * incy;
   double *a = malloc(na * sizeof *a), *x = malloc(nxs * sizeof *x), *y = malloc(nys * sizeof *y);
-  float *af = malloc(na * sizeof *af), *xf = malloc(nxs * sizeof *xf), *yf = malloc(nys * sizeof *yf);
+  float *af = malloc(na * sizeof *af), *xf = malloc(nxs * sizeof *xf);
+  float *yf = malloc(nys * sizeof *yf);
   double *yd = malloc(nys * sizeof *yd);
   bool ok = a && x && y && af && xf && yf && yd;
   if (ok) {
@@ -186,10 +187,11 @@ static bool check_kernels(int attempt) {
          check_one(true, false, 33, 71, 19, 1, -1.25, 0.0, true) &&
          check_one(false, true, 17, 9, 130, 2, 1.0, 1.0, false) &&
          check_one(false, false, 131, 97, 77, 0, 1.0, 0.0, false) &&
-         check_gemv(false, 67, 53, 3, 1, 2, 0.5, 0.25) && check_gemv(true, 67, 53, 0, 3, 1, 1.5, 1.0);
+         check_gemv(false, 67, 53, 3, 1, 2, 0.5, 0.25) &&
+         check_gemv(true, 67, 53, 0, 3, 1, 1.5, 1.0);
 }
 
-/* ---- loading ------------------------------------------------------------------------------------ */
+/* ---- loading --------------------------------------------------------------------------------- */
 
 static void unload(void) {
   if (B.lib) dlclose(B.lib);
@@ -283,8 +285,8 @@ static void init_once(void) {
     snprintf(B.corename, sizeof B.corename, "%s", core ? core : "unknown");
     str_fn config = (str_fn)dlsym(B.lib, "openblas_get_config");
     const char *cfg = config ? config() : NULL;
-    snprintf(B.info, sizeof B.info, "%s from %s, core %s %s, %d threads%s%s", cfg ? cfg : "OpenBLAS",
-             loaded, B.corename,
+    snprintf(B.info, sizeof B.info, "%s from %s, core %s %s, %d threads%s%s",
+             cfg ? cfg : "OpenBLAS", loaded, B.corename,
              chosen ? "chosen from CPU features"
                     : user_core && *user_core ? "set by OPENBLAS_CORETYPE" : "chosen by OpenBLAS",
              B.get_threads(), why[0] ? "; first try: " : "", why);
@@ -323,19 +325,19 @@ void lt_blas_set_num_threads(int n) {
   else __atomic_store_n(&B.fallback_threads, n, __ATOMIC_RELAXED);
 }
 
-/* ---- the portable loops --------------------------------------------------------------------------
+/* ---- the portable loops -------------------------------------------------------------------------
    C = beta C, then for blocks of K (KC) and N (NC): pack op(B)'s block contiguous, and each thread
    updates its rows with an axpy per k that the compiler vectorises. */
 
 enum { FB_KC = 256, FB_NC = 2048 };
 
-#define DEFINE_FALLBACK_GEMM(NAME, T)                                                               \
+#define DEFINE_FALLBACK_GEMM(NAME, T)                                                              \
   static int NAME(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T *A,          \
                   int64_t lda, const T *Bm, int64_t ldb, T beta, T *C, int64_t ldc) {              \
     int nt = __atomic_load_n(&B.fallback_threads, __ATOMIC_RELAXED);                               \
     bool par = (double)M * N * (K + 1) > 65536.0;                                                  \
-    _Pragma("omp parallel for num_threads(nt) if (par) schedule(static)")                         \
-    for (int64_t i = 0; i < M; i++) {                                                             \
+    _Pragma("omp parallel for num_threads(nt) if (par) schedule(static)")                          \
+    for (int64_t i = 0; i < M; i++) {                                                              \
       T *c = C + i * ldc;                                                                          \
       if (beta == 0) for (int64_t j = 0; j < N; j++) c[j] = 0;                                     \
       else if (beta != 1) for (int64_t j = 0; j < N; j++) c[j] *= beta;                            \
@@ -352,8 +354,8 @@ enum { FB_KC = 256, FB_NC = 2048 };
           for (int64_t j = 0; j < nc; j++)                                                         \
             bp[p * nc + j] = tb ? Bm[(jc + j) * ldb + pc + p] : Bm[(pc + p) * ldb + jc + j];       \
         bool par2 = (double)M * nc * kc > 65536.0;                                                 \
-        _Pragma("omp parallel for num_threads(nt) if (par2) schedule(static)")                    \
-        for (int64_t i = 0; i < M; i++) {                                                         \
+        _Pragma("omp parallel for num_threads(nt) if (par2) schedule(static)")                     \
+        for (int64_t i = 0; i < M; i++) {                                                          \
           T *c = C + i * ldc + jc;                                                                 \
           for (int64_t p = 0; p < kc; p++) {                                                       \
             T a = alpha * (ta ? A[(pc + p) * lda + i] : A[i * lda + pc + p]);                      \
@@ -371,14 +373,14 @@ enum { FB_KC = 256, FB_NC = 2048 };
 DEFINE_FALLBACK_GEMM(fallback_sgemm, float)
 DEFINE_FALLBACK_GEMM(fallback_dgemm, double)
 
-#define DEFINE_FALLBACK_GEMV(NAME, T)                                                               \
+#define DEFINE_FALLBACK_GEMV(NAME, T)                                                              \
   static void NAME(bool trans, int64_t M, int64_t N, T alpha, const T *A, int64_t lda, const T *x, \
                    int64_t incx, T beta, T *y, int64_t incy) {                                     \
     int nt = __atomic_load_n(&B.fallback_threads, __ATOMIC_RELAXED);                               \
     int64_t ny = trans ? N : M, nx = trans ? M : N;                                                \
     bool par = (double)M * N > 65536.0;                                                            \
-    _Pragma("omp parallel for num_threads(nt) if (par) schedule(static)")                         \
-    for (int64_t i = 0; i < ny; i++) {                                                            \
+    _Pragma("omp parallel for num_threads(nt) if (par) schedule(static)")                          \
+    for (int64_t i = 0; i < ny; i++) {                                                             \
       T acc = 0;                                                                                   \
       for (int64_t p = 0; p < nx; p++)                                                             \
         acc += (trans ? A[p * lda + i] : A[i * lda + p]) * x[p * incx];                            \
@@ -389,7 +391,7 @@ DEFINE_FALLBACK_GEMM(fallback_dgemm, double)
 DEFINE_FALLBACK_GEMV(fallback_sgemv, float)
 DEFINE_FALLBACK_GEMV(fallback_dgemv, double)
 
-/* ---- the entry points ----------------------------------------------------------------------------- */
+/* ---- the entry points ------------------------------------------------------------------------ */
 
 static int check_gemm_args(const char *what, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
                            int64_t lda, int64_t ldb, int64_t ldc) {
@@ -398,16 +400,16 @@ static int check_gemm_args(const char *what, bool ta, bool tb, int64_t M, int64_
     return lt_error("%s: negative size (M=%lld, N=%lld, K=%lld)", what, (long long)M, (long long)N,
                     (long long)K);
   if (M > max || N > max || K > max || lda > max || ldb > max || ldc > max)
-    return lt_error("%s: sizes and leading dimensions must be at most %lld (M=%lld, N=%lld, K=%lld, "
-                    "lda=%lld, ldb=%lld, ldc=%lld)",
+    return lt_error("%s: sizes and leading dimensions must be at most %lld (M=%lld, N=%lld, "
+                    "K=%lld, lda=%lld, ldb=%lld, ldc=%lld)",
                     what, (long long)max, (long long)M, (long long)N, (long long)K, (long long)lda,
                     (long long)ldb, (long long)ldc);
   int64_t a_cols = ta ? M : K, b_cols = tb ? K : N;
   if (lda < (a_cols > 1 ? a_cols : 1) || ldb < (b_cols > 1 ? b_cols : 1) || ldc < (N > 1 ? N : 1))
     return lt_error("%s: leading dimension too small (lda=%lld, ldb=%lld, ldc=%lld for M=%lld, "
                     "N=%lld, K=%lld)",
-                    what, (long long)lda, (long long)ldb, (long long)ldc, (long long)M, (long long)N,
-                    (long long)K);
+                    what, (long long)lda, (long long)ldb, (long long)ldc, (long long)M,
+                    (long long)N, (long long)K);
   return lt_blas_init();
 }
 

@@ -1,12 +1,12 @@
 /* BLAS, loaded at run time.
 
-   The core does not link OpenBLAS: OpenBLAS picks its kernels once, when the library is loaded, from
-   OPENBLAS_CORETYPE or the CPU model, and Debian's 0.3.21 misdetects recent CPUs and falls back to its
-   SSE3 ("Prescott") kernels. So lt_blas_init() chooses a core from the CPU's features (unless the user
-   set OPENBLAS_CORETYPE: a user's setting is never overridden), dlopen()s libopenblas.so.0, takes the
-   few functions it needs with dlsym(), and checks a few awkward products against a plain loop before
-   trusting them. When the library is missing or gives wrong results, portable C loops (blocked,
-   OpenMP-parallel) are used instead: slower, never an error.
+   The core does not link OpenBLAS: OpenBLAS picks its kernels once, when the library is loaded,
+   from OPENBLAS_CORETYPE or the CPU model, and Debian's 0.3.21 misdetects recent CPUs and falls
+   back to its SSE3 ("Prescott") kernels. So lt_blas_init() chooses a core from the CPU's features
+   (unless the user set OPENBLAS_CORETYPE: a user's setting is never overridden), dlopen()s
+   libopenblas.so.0, takes the few functions it needs with dlsym(), and checks a few awkward
+   products against a plain loop before trusting them. When the library is missing or gives wrong
+   results, portable C loops (blocked, OpenMP-parallel) are used instead: slower, never an error.
 
    Environment:
      OPENBLAS_CORETYPE    the user's choice of OpenBLAS kernels; honoured as is.
@@ -16,13 +16,14 @@
      LUTORCH_BLAS_LIB     a path or soname to load instead of libopenblas.so.0 / libopenblas.so;
                           "none" uses the portable loops.
      LUTORCH_BLAS_TEST_BAD_KERNELS
-                          (for tests only) "1" makes the check of the kernels fail once, "all" always,
-                          to exercise the retry and the fallback.
+                          (for tests only) "1" makes the check of the kernels fail once, "all"
+                          always, to exercise the retry and the fallback.
 
-   The GEMM wrappers are row-major, cblas-style, and return LT_OK or LT_ERR. Sizes, leading dimensions
-   and increments must lie in [0, LT_BLAS_MAX_DIM] (OpenBLAS's interface takes 32-bit ints): callers with
-   larger operands split them (kernels/cpu/matmul.c does). Every entry point initialises the library on
-   first use; calling lt_blas_init() first is optional. All are thread-safe. */
+   The GEMM wrappers are row-major, cblas-style, and return LT_OK or LT_ERR. Sizes, leading
+   dimensions and increments must lie in [0, LT_BLAS_MAX_DIM] (OpenBLAS's interface takes 32-bit
+   ints): callers with larger operands split them (kernels/cpu/matmul.c does). Every entry point
+   initialises the library on first use; calling lt_blas_init() first is optional. All are
+   thread-safe. */
 #ifndef LT_BLAS_H
 #define LT_BLAS_H
 
@@ -36,15 +37,15 @@
    is not an error. */
 int lt_blas_init(void);
 
-/* openblas_get_corename() ("SkylakeX", "Haswell", ...), "fallback" when the portable loops are used,
-   "none" before lt_blas_init(). */
+/* openblas_get_corename() ("SkylakeX", "Haswell", ...), "fallback" when the portable loops are
+   used, "none" before lt_blas_init(). */
 const char *lt_blas_corename(void);
 
 /* One line on what was loaded and why ("OpenBLAS 0.3.21 ... from libopenblas.so.0, core Cooperlake
    chosen from CPU features" or "fallback: ..."); "" before lt_blas_init(). */
 const char *lt_blas_info(void);
 
-/* The thread count of the BLAS (OpenBLAS's, or OpenMP's for the portable loops). Setting it changes it
+/* The thread count of the BLAS (OpenBLAS's, or the portable loops'). Setting it changes it
    process-wide; n < 1 means the number of available cores. */
 int lt_blas_num_threads(void);
 void lt_blas_set_num_threads(int n);

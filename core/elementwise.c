@@ -194,7 +194,8 @@ static int setup_binary(const char *name, const lt_operand_t *a, const lt_operan
   for (int k = 0; k < 2; k++) {
     if (o[k]->kind != LT_OPERAND_TENSOR) continue;
     const lt_tensor_t *t = o[k]->t;
-    if (!have_dev || (s->dev.type == LT_CPU && t->device.type != LT_CPU)) { s->dev = t->device; have_dev = 1; }
+    /* the result lives where the dimensioned operands are (a 0-dim CPU tensor joins them) */
+    if (!have_dev || (t->ndim > 0 && have_dev == 1)) { s->dev = t->device; have_dev = t->ndim > 0 ? 2 : 1; }
     int nd;
     int64_t sh[LT_MAX_DIM];
     LT_TRY(lt_broadcast_shapes(name, s->nd, s->shape, t->ndim, t->sizes, &nd, sh));
@@ -229,8 +230,35 @@ static int check_int_divisor(const char *name, const lt_operand_t *b) {
   return found ? lt_error("%s: integer division by zero", name) : LT_OK;
 }
 
+/* The common case of small ops in a loop: two contiguous tensors of one shape, dtype and device. */
+static bool binary_fast_path(lt_binary_op op, const lt_tensor_t *x, const lt_tensor_t *y, double alpha,
+                             const lt_tensor_t *out) {
+  lt_dtype dt = x->dtype;
+  if (y->dtype != dt || x->ndim != y->ndim || !lt_device_eq(x->device, y->device) || (out && out != x))
+    return false;
+  if (!lt_dtype_is_floating(dt) &&
+      (dt == LT_BOOL || !binary_ints[op] || op == LT_BINARY_fmod || op == LT_BINARY_remainder ||
+       alpha != (double)(int64_t)alpha))
+    return false;
+  if (x->numel >= LT_GRAIN || memcmp(x->sizes, y->sizes, sizeof(int64_t) * (size_t)x->ndim) != 0)
+    return false;
+  return lt_is_contiguous(x) && lt_is_contiguous(y);
+}
+
 lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double alpha, lt_tensor_t *out) {
   const char *name = binary_names[op];
+  if (a.kind == LT_OPERAND_TENSOR && b.kind == LT_OPERAND_TENSOR && binary_fast_path(op, a.t, b.t, alpha, out)) {
+    lt_tensor_t *o = out;
+    if (o) lt_retain(o);
+    else if (!(o = lt_empty(a.t->ndim, a.t->sizes, a.t->dtype, a.t->device))) return NULL;
+    int64_t es = (int64_t)lt_elsize(o);
+    char *d[3] = {lt_data(o), lt_data(a.t), lt_data(b.t)};
+    int64_t st[3] = {es, es, es};
+    lt_binary_ctx_t ctx = {alpha, (int64_t)alpha};
+    lt_cpu_binary_loop(op, o->dtype)(d, st, o->numel, &ctx);
+    if (out) lt_bump_version(out);
+    return o;
+  }
   if (a.kind != LT_OPERAND_TENSOR && b.kind != LT_OPERAND_TENSOR) {
     lt_error("%s: expected at least one tensor operand", name);
     return NULL;

@@ -408,6 +408,8 @@ static lt_tensor_t *scatter_impl(const char *op, lt_tensor_t *x, int64_t dim, lt
     lt_index_ctx_t ctx = {0};
     ctx.n = in.sizes[d];
     ctx.value = vbuf;
+    ctx.alpha = 1;
+    ctx.ialpha = 1;
     size_t es = lt_elsize(x);
     const lt_tensor_t *ops[3] = {&tn, &in, &sn};
     lt_loop_fn loop = add ? lt_cpu_scatter_add_loop(x->dtype)

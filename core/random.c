@@ -5,28 +5,40 @@
    (first draw << 32) | second draw.
 
    Kernels (ATen/native/cpu/DistributionTemplates.h, ATen/core/DistributionsHelper.h,
-   ATen/core/TransformationHelper.h), as compiled into Debian's libtorch 1.13.1 by GCC 12 for the
-   AVX2 CPU capability (the one PyTorch picks on any x86-64 CPU with AVX2, AVX-512 ones included;
-   the AVX-512 build gives the same values):
+   ATen/core/TransformationHelper.h), as GCC 12 compiled them into Debian's libtorch 1.13.1 for the
+   AVX2 CPU capability: the one PyTorch picks on any x86-64 CPU with AVX2, AVX-512 ones included
+   (ATEN_CPU_CAPABILITY=avx512 gives the same values). That build contracts a * b + c into fused
+   multiply-adds, so the same happens here, written out with fma/fmaf:
    - uniform: x = (random() & (2^d - 1)) * 2^-d with d = 24 (float32), 11 (float16), 8 (bfloat16),
-     or (random64() & (2^53 - 1)) * 2^-53 for float64; then x * (to - from) + from, with from and to
-     first converted to the dtype and to - from rounded to it.
+     or (random64() & (2^53 - 1)) * 2^-53 for float64; then fma(x, to - from, from), with from and
+     to first converted to the dtype (through float for float16/bfloat16) and to - from rounded to it.
    - normal, n >= 16: normal_fill: n uniforms in [0, 1), then Box-Muller on blocks of 16 (u1 =
      1 - data[j], u2 = data[j + 8]); when n % 16 != 0 the last 16 are drawn again and transformed.
      float32 goes through normal_fill_16_AVX2, whose log and sincos are the Cephes polynomials of
-     avx_mathfun.h; the scalar code below repeats its arithmetic lane by lane, including the fused
-     multiply-adds GCC formed there (checked against the compiled vector code on all 2^24 inputs).
+     avx_mathfun.h: normal16_f32 repeats its arithmetic lane by lane, with the fused multiply-adds
+     GCC formed there, and normal16_f32_avx2 is the same instruction sequence for CPUs with AVX2 and
+     FMA (both checked equal to the compiled PyTorch code on all 2^24 inputs of each of u1 and u2).
+     float64 / float16 / bfloat16 use libm's log, sqrt, cos, sin in double / float / float with
+     every step rounded to bfloat16 (c10/util/BFloat16-math.h), see normal16_*.
    - normal, n < 16: at::normal_distribution<double> per element, which draws two uniform doubles and
-     caches the second Box-Muller value (r * sin theta) in the generator for the next small call.
+     caches the second Box-Muller value (r * sin theta) in the generator for the next small call;
+     the normal_fill path neither uses nor clears that cache.
    - randint: (random() % range) + low, or random64() when range >= 2^32 and the dtype is int64,
      float64, float32 or bfloat16.
-   - randperm: i = 0 .. n-2: z = random() % (n - i), swap(r[i], r[i + z]).
+   - randperm: i = 0 .. n-2: z = random() % (n - i), swap(r[i], r[i + z]), for every n.
    - bernoulli_(p): uniform double (random64) < p. This is the kernel of PyTorch builds without MKL
      (Debian's). Builds with MKL (the official wheels) draw one random() as the seed of an MKL
-     VSL_BRNG_MCG31 stream and use viRngBernoulli, which is not reproduced here.
+     VSL_BRNG_MCG31 stream and use viRngBernoulli, which is not reproduced here. PyTorch refuses
+     float16 here; lutorch accepts it (same algorithm).
 
-   The fused multiply-adds are written out with fma/fmaf; every other operation must stay
-   unfused, which is GCC's default in ISO C mode (-std=c11), and is forced below for other modes. */
+   Limits of "the same numbers": PyTorch on a CPU without AVX2 (capability "default") computes
+   float32 randn for n >= 16 with libm instead of the polynomials and does not fuse, so randn
+   (float32, n >= 16), uniform_(from, to) and normal_(mean, std) with general bounds differ there in
+   the last bits. float64 / float16 / bfloat16 normal values go through libm's log/sin/cos, equal to
+   PyTorch's when both use the same libm (glibc here).
+
+   Every operation not written as fma must stay unfused: GCC's default in ISO C mode (-std=c11),
+   forced below for other modes and compilers. */
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
@@ -108,7 +120,7 @@ static inline uint64_t rnd64(lt_generator_t *g) {
   return ((uint64_t)hi << 32) | lo;
 }
 
-/* uniform_real_distribution<T>(0, 1) before the (exact) scaling */
+/* The x of transformation::uniform_real, in [0, 1), per dtype */
 static inline float u01_f32(lt_generator_t *g) { return (float)(rnd32(g) & 0xffffffu) * 0x1p-24f; }
 static inline double u01_f64(lt_generator_t *g) {
   return (double)(rnd64(g) & ((UINT64_C(1) << 53) - 1)) * 0x1p-53;
@@ -575,13 +587,15 @@ __attribute__((target("avx2,fma"))) static void normal16_f32_avx2(float *d, floa
   _mm256_storeu_ps(d + 8, _mm256_fmadd_ps(_mm256_mul_ps(radius, s), std_v, mean_v));
 }
 
+static bool has_avx2_fma;
+static pthread_once_t avx2_once = PTHREAD_ONCE_INIT;
+static void detect_avx2_fma(void) {
+  __builtin_cpu_init();
+  has_avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
 static bool cpu_has_avx2_fma(void) {
-  static int has = -1; /* benign race: every thread computes the same value */
-  if (has < 0) {
-    __builtin_cpu_init();
-    has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }
-  return has;
+  pthread_once(&avx2_once, detect_avx2_fma);
+  return has_avx2_fma;
 }
 #endif
 

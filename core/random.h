@@ -10,8 +10,9 @@
      lt_random_int        torch.randint(low, high) / Tensor.random_(low, high)   all dtypes
      lt_random_perm       torch.randperm(n)                                all dtypes but bool
      lt_random_bernoulli  Tensor.bernoulli_(p) with a number p (dropout)   all dtypes
-   (bernoulli_ is the non-MKL kernel, which Debian's PyTorch uses; PyTorch wheels built with MKL
-   draw bernoulli_(p) differently, see random.c.) */
+   bernoulli_ is the non-MKL kernel, which Debian's PyTorch uses (PyTorch wheels built with MKL
+   draw bernoulli_(p) differently), and also takes float16, which PyTorch's CPU kernel refuses.
+   What differs on CPUs without AVX2 and where libm matters: see random.c. */
 #ifndef LT_RANDOM_H
 #define LT_RANDOM_H
 

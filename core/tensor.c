@@ -5,11 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Tensor and storage headers are recycled through small per-thread free lists: an op makes one of
+   each, and malloc/free pairs were a fifth of the cost of a small op. */
+#define FREELIST_MAX 128
+typedef struct freelist { void *items[FREELIST_MAX]; int n; } freelist_t;
+static _Thread_local freelist_t tensor_fl, storage_fl;
+
+static void *fl_get(freelist_t *fl, size_t size) { return fl->n ? fl->items[--fl->n] : malloc(size); }
+static void fl_put(freelist_t *fl, void *p) {
+  if (fl->n < FREELIST_MAX) fl->items[fl->n++] = p;
+  else free(p);
+}
+
 static lt_storage_t *storage_new(size_t nbytes, lt_device_t dev) {
-  lt_storage_t *s = malloc(sizeof *s);
+  lt_storage_t *s = fl_get(&storage_fl, sizeof *s);
   if (!s) { lt_error("out of memory (tensor storage header)"); return NULL; }
   lt_block_t *b = lt_alloc(dev, nbytes);
-  if (!b) { free(s); return NULL; }
+  if (!b) { fl_put(&storage_fl, s); return NULL; }
   atomic_init(&s->refcount, 1);
   s->data = lt_block_ptr(b);
   s->nbytes = nbytes;
@@ -25,12 +37,12 @@ static void storage_release(lt_storage_t *s) {
   if (atomic_fetch_sub_explicit(&s->refcount, 1, memory_order_acq_rel) != 1) return;
   if (s->block) lt_free(s->block);
   else if (s->release) s->release(s->release_ctx, s->data);
-  free(s);
+  fl_put(&storage_fl, s);
 }
 
 static lt_tensor_t *tensor_shell(lt_storage_t *s, lt_dtype dt, int ndim, const int64_t *sizes,
                                  const int64_t *strides, int64_t offset) {
-  lt_tensor_t *t = malloc(sizeof *t);
+  lt_tensor_t *t = fl_get(&tensor_fl, sizeof *t);
   if (!t) { lt_error("out of memory (tensor header)"); return NULL; }
   atomic_init(&t->refcount, 1);
   t->ndim = ndim;
@@ -80,8 +92,8 @@ lt_tensor_t *lt_empty(int ndim, const int64_t *sizes, lt_dtype dt, lt_device_t d
     }
     n *= sizes[i];
   }
-  lt_device_t r;
-  if (lt_device_resolve(dev, &r) != LT_OK) return NULL;
+  lt_device_t r = dev;
+  if (!(dev.type == LT_CPU && dev.index == 0) && lt_device_resolve(dev, &r) != LT_OK) return NULL;
   lt_storage_t *s = storage_new((size_t)n * lt_dtype_size(dt), r);
   if (!s) return NULL;
   int64_t strides[LT_MAX_DIM];
@@ -101,7 +113,7 @@ lt_tensor_t *lt_from_blob(void *data, int ndim, const int64_t *sizes, const int6
   }
   lt_device_t r;
   if (lt_device_resolve(dev, &r) != LT_OK) return NULL;
-  lt_storage_t *s = malloc(sizeof *s);
+  lt_storage_t *s = fl_get(&storage_fl, sizeof *s);
   if (!s) { lt_error("out of memory (tensor storage header)"); return NULL; }
   int64_t cs[LT_MAX_DIM];
   if (!strides) { lt_contiguous_strides(ndim, sizes, cs); strides = cs; }
@@ -120,7 +132,7 @@ lt_tensor_t *lt_from_blob(void *data, int ndim, const int64_t *sizes, const int6
   s->release_ctx = ctx;
   atomic_init(&s->version, 0);
   lt_tensor_t *t = tensor_shell(s, dt, ndim, sizes, strides, 0);
-  if (!t) free(s);
+  if (!t) fl_put(&storage_fl, s);
   return t;
 }
 
@@ -164,7 +176,7 @@ void lt_release(lt_tensor_t *t) {
   if (t->grad) lt_release(t->grad);
   if (t->autograd && lt_autograd_meta_free) lt_autograd_meta_free(t->autograd);
   storage_release(t->storage);
-  free(t);
+  fl_put(&tensor_fl, t);
 }
 
 bool lt_is_contiguous(const lt_tensor_t *t) {
@@ -203,8 +215,8 @@ int lt_check_same_device(const char *op, int n, const lt_tensor_t *const *ts) {
     if (!first) { first = t; continue; }
     if (!lt_device_eq(t->device, first->device)) {
       /* a 0-dim CPU tensor may join another device, as a number would */
-      if (t->ndim == 0 && t->device.type == LT_CPU && first->device.type != LT_CPU) continue;
-      if (first->ndim == 0 && first->device.type == LT_CPU && t->device.type != LT_CPU) { first = t; continue; }
+      if (t->ndim == 0 && t->device.type == LT_CPU) continue;
+      if (first->ndim == 0 && first->device.type == LT_CPU) { first = t; continue; }
       char a[32], b[32];
       return lt_error("%s: expected all tensors to be on the same device, but found at least two "
                       "devices, %s and %s", op, lt_device_format(first->device, a, sizeof a),

@@ -77,8 +77,8 @@ _Static_assert(LT_NREDUCE == 18, "the reduction table and its functions below");
 #define LT_RED_IMUL(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
 
 /* NaN-propagating max / min (the first NaN wins) */
-LT_HD double lt_red_fmax(double a, double x) { return (a != a || x <= a) ? a : x; }
-LT_HD double lt_red_fmin(double a, double x) { return (a != a || x >= a) ? a : x; }
+LT_HD double lt_red_fmax(double a, double x) { return ((a != a) | (x <= a)) ? a : x; }
+LT_HD double lt_red_fmin(double a, double x) { return ((a != a) | (x >= a)) ? a : x; }
 
 /* ---- sum ---- */
 typedef double lt_red_sum_f_t;

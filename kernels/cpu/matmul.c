@@ -70,8 +70,8 @@ static inline double f64_id(double x) { return x; }
   do {                                                                                             \
     const ST *s_ = (const ST *)src;                                                                \
     DT *d_ = (DT *)dst;                                                                            \
-    _Pragma("omp parallel for if (par) schedule(static)")                                         \
-    for (int64_t i = 0; i < rows; i++)                                                            \
+    _Pragma("omp parallel for if (par) schedule(static)")                                          \
+    for (int64_t i = 0; i < rows; i++)                                                             \
       for (int64_t j = 0; j < cols; j++) d_[i * dr + j * dc] = CONV(s_[i * sr + j * sc]);          \
   } while (0)
 
@@ -111,15 +111,15 @@ static void pack_out(lt_dtype dt, int64_t rows, int64_t cols, const void *src, i
   }
 }
 
-/* ---- direct loops for tiny products (any strides) ---------------------------------------------- */
+/* ---- direct loops for tiny products (any strides) -------------------------------------------- */
 
 #define DEFINE_DIRECT(NAME, T, ACC, IN, OUT)                                                       \
   static void NAME(int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, const T *A,       \
-                   int64_t sAb, int64_t sAr, int64_t sAc, const T *Bm, int64_t sBb, int64_t sBr,    \
+                   int64_t sAb, int64_t sAr, int64_t sAc, const T *Bm, int64_t sBb, int64_t sBr,   \
                    int64_t sBc, double beta, T *O, int64_t sOb, int64_t sOr, int64_t sOc) {        \
-    bool par = batch > 1 && (double)batch * m * n * (k + 1) >= 65536.0;                             \
-    _Pragma("omp parallel for if (par) schedule(static)")                                         \
-    for (int64_t b = 0; b < batch; b++)                                                           \
+    bool par = batch > 1 && (double)batch * m * n * (k + 1) >= 65536.0;                            \
+    _Pragma("omp parallel for if (par) schedule(static)")                                          \
+    for (int64_t b = 0; b < batch; b++)                                                            \
       for (int64_t i = 0; i < m; i++)                                                              \
         for (int64_t j = 0; j < n; j++) {                                                          \
           ACC acc = 0;                                                                             \
@@ -142,8 +142,8 @@ static void direct(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k, 
                    int64_t sBb, int64_t sBr, int64_t sBc, double beta, void *O, int64_t sOb,
                    int64_t sOr, int64_t sOc) {
 #define DIRECT_CALL(F, T)                                                                          \
-  F(batch, m, n, k, alpha, (const T *)A, sAb, sAr, sAc, (const T *)Bm, sBb, sBr, sBc, beta, (T *)O, \
-    sOb, sOr, sOc)
+  F(batch, m, n, k, alpha, (const T *)A, sAb, sAr, sAc, (const T *)Bm, sBb, sBr, sBc, beta,       \
+    (T *)O, sOb, sOr, sOc)
   switch (dt) {
   case LT_FLOAT32: DIRECT_CALL(direct_f32, float); break;
   case LT_FLOAT64: DIRECT_CALL(direct_f64, double); break;
@@ -154,7 +154,7 @@ static void direct(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k, 
 #undef DIRECT_CALL
 }
 
-/* ---- BLAS on views ------------------------------------------------------------------------------ */
+/* ---- BLAS on views --------------------------------------------------------------------------- */
 
 /* C = alpha op(A) op(B) + beta C with sizes that may exceed LT_BLAS_MAX_DIM (split into chunks; the
    leading dimensions are within it). */
@@ -181,8 +181,8 @@ static int gemm_chunked(bool dbl, bool tA, bool tB, int64_t M, int64_t N, int64_
   return LT_OK;
 }
 
-static int gemv(bool dbl, bool trans, int64_t M, int64_t N, double alpha, const char *A, int64_t lda,
-                const char *x, int64_t incx, double beta, char *y, int64_t incy) {
+static int gemv(bool dbl, bool trans, int64_t M, int64_t N, double alpha, const char *A,
+                int64_t lda, const char *x, int64_t incx, double beta, char *y, int64_t incy) {
   if (dbl)
     return lt_blas_dgemv(trans, M, N, alpha, (const double *)A, lda, (const double *)x, incx, beta,
                          (double *)y, incy);
@@ -206,12 +206,14 @@ static int gemm_views(bool dbl, int64_t m, int64_t n, int64_t k, double alpha, c
                     : gemv(dbl, true, k, n, alpha, b, vb.ld, a, incx, beta, c, incy);
   }
   if (!vc.trans)
-    return gemm_chunked(dbl, va.trans, vb.trans, m, n, k, alpha, a, va.ld, b, vb.ld, beta, c, vc.ld);
+    return gemm_chunked(dbl, va.trans, vb.trans, m, n, k, alpha, a, va.ld, b, vb.ld, beta, c,
+                        vc.ld);
   /* column-major out: out^T = b^T a^T, row-major */
-  return gemm_chunked(dbl, !vb.trans, !va.trans, n, m, k, alpha, b, vb.ld, a, va.ld, beta, c, vc.ld);
+  return gemm_chunked(dbl, !vb.trans, !va.trans, n, m, k, alpha, b, vb.ld, a, va.ld, beta, c,
+                      vc.ld);
 }
 
-/* ---- the floating-point plan ------------------------------------------------------------------- */
+/* ---- the floating-point plan ----------------------------------------------------------------- */
 
 typedef struct {
   const char *p;
@@ -271,7 +273,8 @@ static int run_item(const plan_t *P, int64_t bi, char *scratch, char *shared_a, 
 static bool add_size(size_t *total, int64_t rows, int64_t cols, size_t cs) {
   size_t bytes;
   if (__builtin_mul_overflow((size_t)rows, (size_t)cols, &bytes) ||
-      __builtin_mul_overflow(bytes, cs, &bytes) || __builtin_add_overflow(bytes, (size_t)63, &bytes))
+      __builtin_mul_overflow(bytes, cs, &bytes) ||
+      __builtin_add_overflow(bytes, (size_t)63, &bytes))
     return false;
   bytes &= ~(size_t)63;
   return !__builtin_add_overflow(*total, bytes, total);
@@ -311,7 +314,8 @@ static int float_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t 
   double mnk = (double)m * n * k;
   bool any_temp = P.a.temp || P.b.temp || P.o.temp;
   if (mnk < (any_temp ? TINY_PACKED_MNK : TINY_MNK)) {
-    direct(dt, batch, m, n, k, alpha, A, sAb, sAr, sAc, Bm, sBb, sBr, sBc, beta, out, sOb, sOr, sOc);
+    direct(dt, batch, m, n, k, alpha, A, sAb, sAr, sAc, Bm, sBb, sBr, sBc, beta, out, sOb, sOr,
+           sOc);
     return LT_OK;
   }
 
@@ -322,8 +326,10 @@ static int float_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t 
   bool ok = true;
   if (P.a.shared) ok = ok && add_size(&shared_a_bytes, m, k, P.cs);
   if (P.b.shared) ok = ok && add_size(&shared_b_bytes, k, n, P.cs);
-  if (P.a.temp && !P.a.shared) P.a.off = scratch_bytes, ok = ok && add_size(&scratch_bytes, m, k, P.cs);
-  if (P.b.temp && !P.b.shared) P.b.off = scratch_bytes, ok = ok && add_size(&scratch_bytes, k, n, P.cs);
+  if (P.a.temp && !P.a.shared)
+    P.a.off = scratch_bytes, ok = ok && add_size(&scratch_bytes, m, k, P.cs);
+  if (P.b.temp && !P.b.shared)
+    P.b.off = scratch_bytes, ok = ok && add_size(&scratch_bytes, k, n, P.cs);
   if (P.o.temp) P.o.off = scratch_bytes, ok = ok && add_size(&scratch_bytes, m, n, P.cs);
   if (!ok) return lt_error("matmul: out of memory (temporaries for %lldx%lldx%lld overflow size_t)",
                            (long long)m, (long long)n, (long long)k);
@@ -377,17 +383,17 @@ static int float_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t 
   return status;
 }
 
-/* ---- integers ------------------------------------------------------------------------------------
+/* ---- integers -----------------------------------------------------------------------------------
    Accumulate in 64 bits with wrapping (unsigned) arithmetic; the store wraps as a C cast does. */
 
 #define DEFINE_INT_GEMM(NAME, T)                                                                   \
   static void NAME(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t alpha, const T *A,      \
-                   int64_t sAb, int64_t sAr, int64_t sAc, const T *Bm, int64_t sBb, int64_t sBr,    \
+                   int64_t sAb, int64_t sAr, int64_t sAc, const T *Bm, int64_t sBb, int64_t sBr,   \
                    int64_t sBc, int64_t beta, T *O, int64_t sOb, int64_t sOr, int64_t sOc,         \
                    uint64_t *acc_all, int nthreads) {                                              \
     bool par = nthreads > 1;                                                                       \
-    _Pragma("omp parallel for num_threads(nthreads) if (par) schedule(static)")                   \
-    for (int64_t r = 0; r < batch * m; r++) {                                                     \
+    _Pragma("omp parallel for num_threads(nthreads) if (par) schedule(static)")                    \
+    for (int64_t r = 0; r < batch * m; r++) {                                                      \
       int64_t b = r / m, i = r % m;                                                                \
       uint64_t *acc = acc_all + (size_t)omp_get_thread_num() * (size_t)n;                          \
       for (int64_t j = 0; j < n; j++) acc[j] = 0;                                                  \
@@ -430,7 +436,8 @@ static int int_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
   }
   size_t bytes;
   if (__builtin_mul_overflow((size_t)n, (size_t)nthreads * sizeof(uint64_t), &bytes))
-    return lt_error("matmul: out of memory (accumulators for n=%lld overflow size_t)", (long long)n);
+    return lt_error("matmul: out of memory (accumulators for n=%lld overflow size_t)",
+                    (long long)n);
   uint64_t *acc = malloc(bytes);
   if (!acc) return lt_error("matmul: out of memory (%zu bytes for accumulators)", bytes);
 #define INT_CALL(F, T)                                                                             \
@@ -449,7 +456,7 @@ static int int_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
   return LT_OK;
 }
 
-/* ---- entry point -------------------------------------------------------------------------------- */
+/* ---- entry point ----------------------------------------------------------------------------- */
 
 int lt_cpu_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha,
                 const void *A, int64_t sAb, int64_t sAr, int64_t sAc,

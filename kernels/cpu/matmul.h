@@ -6,16 +6,18 @@
 
 #include <stdint.h>
 
-/* out[b] = beta*out[b] + alpha * A[b] @ B[b] for b in 0..batch-1, where A[b] is m x k, B[b] is k x n
-   and out[b] is m x n. Every operand is a base pointer and element strides (batch, row, col); strides
-   are >= 0, and 0 broadcasts (a batch stride of 0 shares one matrix across the batch). out must not
-   overlap itself or the inputs. dtype is the same for all three. beta == 0 means out is not read (it
-   may hold NaN); k == 0 gives out = beta*out (zeros when beta == 0).
+/* out[b] = beta*out[b] + alpha * A[b] @ B[b] for b in 0..batch-1, where A[b] is m x k, B[b] is
+   k x n and out[b] is m x n. Every operand is a base pointer and element strides (batch, row, col);
+   strides are >= 0, and 0 broadcasts (a batch stride of 0 shares one matrix across the batch). out
+   must not overlap itself or the inputs. dtype is the same for all three. beta == 0 means out is
+   not read (it may hold NaN); k == 0 gives out = beta*out (zeros when beta == 0).
 
    float32 and float64 go through BLAS (core/blas.h), float16 and bfloat16 through float32 BLAS on
-   converted copies (accumulation in float32, results rounded to nearest even); the integer types use
-   loops that accumulate in 64 bits and wrap on store as C casts do; alpha and beta must then be
-   integers. bool is not supported. Returns LT_OK, or LT_ERR with a message starting "matmul: ". */
+   converted copies (accumulation in float32, results rounded to nearest even); the integer types
+   use loops that accumulate in 64 bits and wrap on store as C casts do; alpha and beta must then be
+   integers. bool is not supported. Returns LT_OK, or LT_ERR with a message starting "matmul: ".
+   Thread-safe; products run in parallel (OpenBLAS's threads, or OpenMP over a batch of small
+   products). */
 int lt_cpu_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha,
                 const void *A, int64_t sAb, int64_t sAr, int64_t sAc,
                 const void *B, int64_t sBb, int64_t sBr, int64_t sBc,

@@ -1,7 +1,8 @@
 /* The CPU reduction and scan loops. Every (reduction, input dtype) gets a set of small loops
    expanded from the math in kernels/reduce.h:
-     row      fold a row of elements into one accumulator (contiguous rows: LANES independent
-              accumulators updated side by side, vectorised, then combined);
+     row      fold a row of elements into one accumulator (contiguous rows: an OpenMP simd
+              reduction for sums and counts, LANES independent accumulators updated side by side
+              and then combined for the others, two passes for var and std);
      cols     fold one element into each of n accumulators (a row of the input across n outputs,
               contiguous: vectorised);
      combine  combine n pairs of accumulators;
@@ -66,10 +67,9 @@ typedef struct {
       ACC(op, D) a[LANES];                                                                           \
       for (int k = 0; k < LANES; k++) a[k] = FN(op, D, init)();                                     \
       int64_t i = 0;                                                                                 \
-      for (; i + LANES <= n; i += LANES) {                                                           \
-        _Pragma("omp simd") for (int k = 0; k < LANES; k++)                                          \
+      for (; i + LANES <= n; i += LANES)                                                             \
+        for (int k = 0; k < LANES; k++) /* unrolled: the lanes stay in registers */                  \
           a[k] = FN(op, D, update)(a[k], LD_##sfx(px[i + k]), i0 + i + k, p);                        \
-      }                                                                                              \
       for (; i < n; i++) a[0] = FN(op, D, update)(a[0], LD_##sfx(px[i]), i0 + i, p);               \
       for (int k = 1; k < LANES; k++) a[0] = FN(op, D, combine)(a[0], a[k]);                        \
       *acc = FN(op, D, combine)(*acc, a[0]);                                                         \
@@ -79,6 +79,30 @@ typedef struct {
         a = FN(op, D, update)(a, LD_##sfx(*(const ST *)(x + i * s)), i0 + i, p);                     \
       *acc = a;                                                                                      \
     }                                                                                                \
+  }
+
+#define LT_STR(x) #x
+#define LT_PRAGMA(x) _Pragma(LT_STR(x))
+
+/* row for reductions whose update vectorises (sums, counts): an OpenMP simd reduction with the
+   op's own combine and init, in vector registers */
+#define ROW_SIMD(op, sfx, ST, D)                                                                    \
+  static void row_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, int64_t i0,          \
+                               const lt_reduce_params_t *pp) {                                       \
+    ACC(op, D) *acc = accp;                                                                          \
+    ACC(op, D) a = *acc;                                                                             \
+    lt_reduce_params_t p = *pp;                                                                      \
+    if (s == (int64_t)sizeof(ST)) {                                                                  \
+      const ST *px = (const ST *)x;                                                                  \
+      LT_PRAGMA(omp declare reduction(rd : ACC(op, D) : omp_out = FN(op, D, combine)(omp_out, omp_in)) \
+                initializer(omp_priv = FN(op, D, init)()))                                           \
+      LT_PRAGMA(omp simd reduction(rd : a))                                                          \
+      for (int64_t i = 0; i < n; i++) a = FN(op, D, update)(a, LD_##sfx(px[i]), i0 + i, p);         \
+    } else {                                                                                         \
+      for (int64_t i = 0; i < n; i++)                                                                \
+        a = FN(op, D, update)(a, LD_##sfx(*(const ST *)(x + i * s)), i0 + i, p);                     \
+    }                                                                                                \
+    *acc = a;                                                                                        \
   }
 
 /* row for var and std: two passes in double over the row (mean, then the compensated sum of
@@ -116,14 +140,14 @@ typedef struct {
   }
 
 /* which row loop each reduction uses */
-#define ROWGEN_sum ROW_LANES
-#define ROWGEN_prod ROW_LANES
-#define ROWGEN_mean ROW_LANES
+#define ROWGEN_sum ROW_SIMD
+#define ROWGEN_prod ROW_SIMD
+#define ROWGEN_mean ROW_SIMD
 #define ROWGEN_var ROW_MOMENTS
 #define ROWGEN_std ROW_MOMENTS
-#define ROWGEN_norm0 ROW_LANES
-#define ROWGEN_norm1 ROW_LANES
-#define ROWGEN_norm2 ROW_LANES
+#define ROWGEN_norm0 ROW_SIMD
+#define ROWGEN_norm1 ROW_SIMD
+#define ROWGEN_norm2 ROW_SIMD
 #define ROWGEN_normp ROW_LANES
 #define ROWGEN_norminf ROW_LANES
 #define ROWGEN_normninf ROW_LANES
@@ -132,8 +156,8 @@ typedef struct {
 #define ROWGEN_amin ROW_LANES
 #define ROWGEN_argmax ROW_LANES
 #define ROWGEN_argmin ROW_LANES
-#define ROWGEN_any ROW_LANES
-#define ROWGEN_all ROW_LANES
+#define ROWGEN_any ROW_SIMD
+#define ROWGEN_all ROW_SIMD
 
 /* fin writes indices for arg reductions (kind 1) */
 #define FIN_IDX_0(op, D) (void)idx;

@@ -6,13 +6,12 @@
          spec/c/test_blas.c core/blas.c core/error.c core/dtype.c kernels/cpu/matmul.c \
          -ldl -lm -lpthread -o test_blas
    Run:
-     ./test_blas                      the whole suite, then the same suite in child processes with
-                                      OPENBLAS_CORETYPE=Haswell (the user's choice must be honoured),
-                                      with LUTORCH_BLAS_LIB=none (portable loops), and with the kernel
-                                      check made to fail once (retry with OpenBLAS's own choice) and
-                                      always (portable loops)
+     ./test_blas       the whole suite, then the same suite in child processes with
+                       OPENBLAS_CORETYPE=Haswell (the user's choice must be honoured), with
+                       LUTORCH_BLAS_LIB=none (portable loops), and with the kernel check made to
+                       fail once (retry with OpenBLAS's own choice) and always (portable loops)
      OPENBLAS_CORETYPE=Haswell ./test_blas --expect-core Haswell
-                                      one run that also checks which kernels were loaded
+                       one run that also checks which kernels were loaded
    Options: --expect-core NAME (lt_blas_corename() must be NAME), --expect-retry (the first kernel
    check failed and the library's own choice was kept), --no-children, --quick (fewer large
    products; the children run with it), --tag TEXT (prefix of lines).
@@ -47,7 +46,7 @@ static void check(bool ok, const char *fmt, ...) {
   else failed++;
 }
 
-/* ---- typed buffers ------------------------------------------------------------------------------ */
+/* ---- typed buffers --------------------------------------------------------------------------- */
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_u64(void) {
@@ -125,7 +124,7 @@ static void fill_nan(lt_dtype dt, void *buf, int64_t n) {
   }
 }
 
-/* ---- layouts ---------------------------------------------------------------------------------- */
+/* ---- layouts --------------------------------------------------------------------------------- */
 
 typedef enum { CONTIG, TRANS, STRIDED } layout_kind;
 static const char *const kind_names[] = {"contig", "trans", "strided"};
@@ -151,7 +150,7 @@ static layout_t make_layout(layout_kind kind, int64_t batch, int64_t rows, int64
   return l;
 }
 
-/* ---- one product against the reference ---------------------------------------------------------- */
+/* ---- one product against the reference ------------------------------------------------------- */
 
 typedef struct {
   lt_dtype dt;
@@ -172,8 +171,9 @@ static void run_case(const case_t *c) {
   void *O0 = malloc(lo.nelem * es);
   char *covered = calloc(lo.nelem, 1);
   char desc[256];
-  snprintf(desc, sizeof desc, "%s %lldx%lldx%lld batch=%lld A=%s%s B=%s%s out=%s alpha=%g beta=%g%s",
-           lt_dtype_name(dt), (long long)c->m, (long long)c->n, (long long)c->k,
+  snprintf(desc, sizeof desc,
+           "%s %lldx%lldx%lld batch=%lld A=%s%s B=%s%s out=%s alpha=%g beta=%g%s", lt_dtype_name(dt),
+           (long long)c->m, (long long)c->n, (long long)c->k,
            (long long)c->batch, kind_names[c->la], c->bcast_a ? "(bcast)" : "", kind_names[c->lb],
            c->bcast_b ? "(bcast)" : "", kind_names[c->lo], c->alpha, c->beta,
            c->nan_out ? " out=NaN" : "");
@@ -263,7 +263,9 @@ static void matmul_suite(void) {
   static const layout_kind combos[][3] = {{CONTIG, CONTIG, CONTIG}, {TRANS, TRANS, CONTIG},
                                           {STRIDED, STRIDED, STRIDED}, {CONTIG, TRANS, TRANS},
                                           {TRANS, CONTIG, STRIDED}};
-  static const double float_ab[][3] = {{1, 0, 1}, {0.5, 0, 1}, {1, 1, 0}, {-1.5, 0.25, 0}, {2, -1, 0}};
+  /* alpha, beta, NaN in out */
+  static const double float_ab[][3] = {
+      {1, 0, 1}, {0.5, 0, 1}, {1, 1, 0}, {-1.5, 0.25, 0}, {2, -1, 0}};
   static const double int_ab[][2] = {{1, 0}, {2, -1}, {1, 1}, {-3, 2}, {1, 0}};
   for (size_t d = 0; d < sizeof all_dtypes / sizeof all_dtypes[0]; d++) {
     lt_dtype dt = all_dtypes[d];
@@ -277,8 +279,12 @@ static void matmul_suite(void) {
         if (s == 2 && (quick ? !wide || l != 0 : !wide && l != 0 && l != 2)) continue;
         case_t c = {dt, 1, sizes[s][0], sizes[s][1], sizes[s][2], combos[l][0], combos[l][1],
                     combos[l][2], false, false, 0, 0, false};
-        if (fl) c.alpha = float_ab[ci % 5][0], c.beta = float_ab[ci % 5][1], c.nan_out = float_ab[ci % 5][2] != 0;
-        else c.alpha = int_ab[ci % 5][0], c.beta = int_ab[ci % 5][1];
+        if (fl) {
+          c.alpha = float_ab[ci % 5][0], c.beta = float_ab[ci % 5][1];
+          c.nan_out = float_ab[ci % 5][2] != 0;
+        } else {
+          c.alpha = int_ab[ci % 5][0], c.beta = int_ab[ci % 5][1];
+        }
         run_case(&c);
       }
     double al = fl ? 0.5 : 2, be = fl ? 0.25 : -1;
@@ -322,7 +328,8 @@ static void error_suite(void) {
   float a[4] = {1, 2, 3, 4}, o[4];
   bool bb[4] = {true, false, true, true}, bo[4];
   int rc = lt_cpu_gemm(LT_BOOL, 1, 2, 2, 2, 1, bb, 4, 2, 1, bb, 4, 2, 1, 0, bo, 4, 2, 1);
-  check(rc == LT_ERR && strstr(lt_last_error(), "bool"), "bool is an error: \"%s\"", lt_last_error());
+  check(rc == LT_ERR && strstr(lt_last_error(), "bool"), "bool is an error: \"%s\"",
+        lt_last_error());
   int32_t ia[4] = {1, 2, 3, 4}, io[4];
   rc = lt_cpu_gemm(LT_INT32, 1, 2, 2, 2, 0.5, ia, 4, 2, 1, ia, 4, 2, 1, 0, io, 4, 2, 1);
   check(rc == LT_ERR, "non-integer alpha for int32 is an error: \"%s\"", lt_last_error());
@@ -356,7 +363,7 @@ static void blas_suite(void) {
         one);
 }
 
-/* ---- which kernels ------------------------------------------------------------------------------ */
+/* ---- which kernels --------------------------------------------------------------------------- */
 
 static bool library_missing(void) {
   return strcmp(lt_blas_corename(), "fallback") == 0 &&
@@ -393,7 +400,8 @@ static void core_checks(const char *expect_core, bool expect_retry) {
             "AVX-512 CPU: corename is SkylakeX or Cooperlake (%s)", core);
   }
   /* the variable we set for loading is not left behind */
-  if (!(user && *user)) check(getenv("OPENBLAS_CORETYPE") == NULL, "OPENBLAS_CORETYPE restored (unset)");
+  if (!(user && *user))
+    check(getenv("OPENBLAS_CORETYPE") == NULL, "OPENBLAS_CORETYPE restored (unset)");
 }
 
 /* Run this program again with one variable set (NULL: none) and arguments; true if it passed. */
@@ -430,7 +438,9 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--quick") == 0) quick = true;
     else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc) tag = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--expect-core NAME] [--expect-retry] [--no-children] [--quick] [--tag TEXT]\n",
+      fprintf(stderr,
+              "usage: %s [--expect-core NAME] [--expect-retry] [--no-children] [--quick] "
+              "[--tag TEXT]\n",
               argv[0]);
       return 2;
     }
@@ -443,13 +453,15 @@ int main(int argc, char **argv) {
   if (children && !expect_core && !expect_retry) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-      const char *a[] = {"--no-children", "--quick", "--tag", "[Haswell] ", "--expect-core", "Haswell", NULL};
+      const char *a[] = {"--no-children", "--quick", "--tag", "[Haswell] ",
+                         "--expect-core", "Haswell", NULL};
       check(child("OPENBLAS_CORETYPE", "Haswell", a),
             "child with OPENBLAS_CORETYPE=Haswell set by the user gets Haswell and passes");
     } else {
       check(true, "skip: no AVX2, no Haswell child");
     }
-    const char *b[] = {"--no-children", "--quick", "--tag", "[none] ", "--expect-core", "fallback", NULL};
+    const char *b[] = {"--no-children", "--quick", "--tag", "[none] ",
+                       "--expect-core", "fallback", NULL};
     check(child("LUTORCH_BLAS_LIB", "none", b),
           "child with LUTORCH_BLAS_LIB=none uses the portable loops and passes");
     if (!library_missing()) {
@@ -457,7 +469,8 @@ int main(int argc, char **argv) {
       check(child("LUTORCH_BLAS_TEST_BAD_KERNELS", "1", c),
             "child whose first kernel check fails retries with OpenBLAS's choice and passes");
     }
-    const char *d[] = {"--no-children", "--quick", "--tag", "[bad] ", "--expect-core", "fallback", NULL};
+    const char *d[] = {"--no-children", "--quick", "--tag", "[bad] ",
+                       "--expect-core", "fallback", NULL};
     check(child("LUTORCH_BLAS_TEST_BAD_KERNELS", "all", d),
           "child whose kernel checks always fail uses the portable loops and passes");
   }
