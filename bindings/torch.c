@@ -8,6 +8,7 @@
 #include <lualib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
   const char *name;   /* module name: "torch.format" */
@@ -86,6 +87,14 @@ static int f_result_type(lua_State *L) {
   lt_lua_pushdtype(L, lt_result_type_get(&r));
   return 1;
 }
+/* torch.utils.clock(): monotonic wall-clock seconds, for timing (os.clock is CPU time) */
+static int f_clock(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+  return 1;
+}
+
 static int f_blas_info(lua_State *L) {
   if (lt_blas_init() != LT_OK) return lt_lua_error(L);
   lua_pushstring(L, lt_blas_corename());
@@ -117,6 +126,10 @@ int luaopen_torch(lua_State *L) {
       {"can_cast", f_can_cast}, {"result_type", f_result_type}, {"_blas_info", f_blas_info},
       {NULL, NULL}};
   lt_lua_register(L, torch, methods, fns, true, false);
+  lua_newtable(L);
+  lua_pushcfunction(L, f_clock);
+  lua_setfield(L, -2, "clock");
+  lua_setfield(L, torch, "utils");
 
   /* the Lua modules: preloaded, then torch's own init chunk runs with (torch table) */
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);

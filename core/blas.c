@@ -40,7 +40,7 @@ static struct {
   set_threads_fn set_threads;
   get_threads_fn get_threads;
   char corename[64];
-  char info[512];
+  char info[1024];
   int fallback_threads; /* thread count of the portable loops */
   volatile int ready;   /* set once lt_blas_init has finished */
 } B;

@@ -222,7 +222,7 @@ lt_tensor_t *lt_masked_select(lt_tensor_t *x, lt_tensor_t *mask) {
   int64_t count = lt_cpu_count_nonzero(lt_data(me), LT_BOOL, me->ndim, me->sizes, me->strides);
   out = lt_empty(1, &count, x->dtype, x->device);
   if (!out || count == 0) goto done;
-  lt_masked_select_ctx_t ctx = {lt_data(out)};
+  lt_masked_select_ctx_t ctx = {lt_data(out), (char *)lt_data(out) + count * (int64_t)lt_elsize(out)};
   lt_tensor_t *ops[2] = {me, xe};
   lt_iter_t it;
   lt_iter_init(&it, 2, ops);
@@ -235,8 +235,9 @@ done:
 
 lt_tensor_t *lt_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t value, lt_tensor_t *out) {
   const char *op = out == x ? "masked_fill_" : "masked_fill";
-  const lt_tensor_t *ts[4] = {x, mask, out, value.kind == LT_OPERAND_TENSOR ? value.t : NULL};
-  if (check_tensors(op, 4, ts) != LT_OK) return NULL;
+  /* a 0-dim value tensor is read on the host: it may live on any host-accessible device */
+  const lt_tensor_t *ts[3] = {x, mask, out};
+  if (check_tensors(op, 3, ts) != LT_OK) return NULL;
   if (mask->dtype != LT_BOOL) {
     lt_error("%s: only supports boolean masks, but got mask with dtype %s", op,
              lt_dtype_name(mask->dtype));
@@ -335,9 +336,8 @@ lt_tensor_t *lt_gather(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {
 /* scatter, scatter with a value, scatter_add. src NULL: vbuf holds the value. */
 static lt_tensor_t *scatter_impl(const char *op, lt_tensor_t *x, int64_t dim, lt_tensor_t *index,
                                  lt_tensor_t *src, const lt_operand_t *value, bool add, lt_tensor_t *out) {
-  const lt_tensor_t *ts[5] = {x, index, src, out,
-                              value && value->kind == LT_OPERAND_TENSOR ? value->t : NULL};
-  if (check_tensors(op, 5, ts) != LT_OK) return NULL;
+  const lt_tensor_t *ts[4] = {x, index, src, out};
+  if (check_tensors(op, 4, ts) != LT_OK) return NULL;
   if (check_index_dtype(op, index, false) != LT_OK) return NULL;
   if (src && src->dtype != x->dtype) {
     lt_error("%s(): Expected self.dtype to be equal to src.dtype (got %s and %s)", op,
@@ -487,8 +487,8 @@ int lt_index_add_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_t *
 
 int lt_index_fill_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t value) {
   const char *op = "index_fill_";
-  const lt_tensor_t *ts[3] = {x, index, value.kind == LT_OPERAND_TENSOR ? value.t : NULL};
-  LT_TRY(check_tensors(op, 3, ts));
+  const lt_tensor_t *ts[2] = {x, index}; /* a 0-dim value tensor is read on the host */
+  LT_TRY(check_tensors(op, 2, ts));
   LT_TRY(check_index_dtype(op, index, true));
   if (index->ndim > 1) return lt_error("index_fill_(): Index has to be a vector/scalar, got a %dD tensor", index->ndim);
   unsigned char vbuf[8];
@@ -520,6 +520,6 @@ lt_tensor_t *lt_nonzero(lt_tensor_t *x) {
   int64_t sizes[2] = {count, x->ndim};
   lt_tensor_t *out = lt_empty(2, sizes, LT_INT64, x->device);
   if (!out) return NULL;
-  if (count > 0 && x->ndim > 0) lt_cpu_nonzero(lt_data(x), x->dtype, x->ndim, x->sizes, x->strides, lt_data(out));
+  lt_cpu_nonzero(lt_data(x), x->dtype, x->ndim, x->sizes, x->strides, count, lt_data(out));
   return out;
 }

@@ -96,35 +96,38 @@ lt_tensor_t *lt_bmm(lt_tensor_t *a, lt_tensor_t *b) {
               a->strides[1], a->strides[2], b, b->strides[0], b->strides[1], b->strides[2], NULL, 0, 1);
 }
 
-lt_tensor_t *lt_mv(lt_tensor_t *a, lt_tensor_t *v) {
-  if (check_pair("mv", a, v) != LT_OK) return NULL;
+static lt_tensor_t *mv_impl(const char *op, lt_tensor_t *a, lt_tensor_t *v) {
+  if (check_pair(op, a, v) != LT_OK) return NULL;
   if (a->ndim != 2 || v->ndim != 1) {
-    lt_error("mv: expected a 2-D matrix and a 1-D vector, got %d-D and %d-D", a->ndim, v->ndim);
+    lt_error("%s: expected a 2-D matrix and a 1-D vector, got %d-D and %d-D", op, a->ndim, v->ndim);
     return NULL;
   }
   if (a->sizes[1] != v->sizes[0]) {
-    lt_error("mv: size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)", (long long)a->sizes[0],
+    lt_error("%s: size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)", op, (long long)a->sizes[0],
              (long long)a->sizes[0], (long long)a->sizes[1], (long long)v->sizes[0]);
     return NULL;
   }
   int64_t sizes[1] = {a->sizes[0]};
-  return gemm("mv", 1, sizes, 1, a->sizes[0], 1, a->sizes[1], a, 0, a->strides[0], a->strides[1], v, 0,
+  return gemm(op, 1, sizes, 1, a->sizes[0], 1, a->sizes[1], a, 0, a->strides[0], a->strides[1], v, 0,
               v->strides[0], 1, NULL, 0, 1);
 }
 
-lt_tensor_t *lt_dot(lt_tensor_t *a, lt_tensor_t *b) {
-  if (check_pair("dot", a, b) != LT_OK) return NULL;
+static lt_tensor_t *dot_impl(const char *op, lt_tensor_t *a, lt_tensor_t *b) {
+  if (check_pair(op, a, b) != LT_OK) return NULL;
   if (a->ndim != 1 || b->ndim != 1) {
-    lt_error("dot: 1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
+    lt_error("%s: 1D tensors expected, but got %dD and %dD tensors", op, a->ndim, b->ndim);
     return NULL;
   }
   if (a->sizes[0] != b->sizes[0]) {
-    lt_error("dot: inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of elements",
-             (long long)a->sizes[0], (long long)b->sizes[0]);
+    lt_error("%s: inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of elements",
+             op, (long long)a->sizes[0], (long long)b->sizes[0]);
     return NULL;
   }
-  return gemm("dot", 0, NULL, 1, 1, 1, a->sizes[0], a, 0, 0, a->strides[0], b, 0, b->strides[0], 1, NULL, 0, 1);
+  return gemm(op, 0, NULL, 1, 1, 1, a->sizes[0], a, 0, 0, a->strides[0], b, 0, b->strides[0], 1, NULL, 0, 1);
 }
+
+lt_tensor_t *lt_mv(lt_tensor_t *a, lt_tensor_t *v) { return mv_impl("mv", a, v); }
+lt_tensor_t *lt_dot(lt_tensor_t *a, lt_tensor_t *b) { return dot_impl("dot", a, b); }
 
 /* Collapse the batch dims [0, nb) of t into one stride, if they allow it. */
 static bool batch_stride(const lt_tensor_t *t, int nb, int64_t *stride) {
@@ -146,9 +149,9 @@ lt_tensor_t *lt_matmul(lt_tensor_t *a, lt_tensor_t *b) {
     lt_error("matmul: both arguments need at least 1 dimension, but got %dD and %dD", na, nb);
     return NULL;
   }
-  if (na == 1 && nb == 1) return lt_dot(a, b);
-  if (na == 2 && nb == 1) return lt_mv(a, b);
-  if (na == 2 && nb == 2) return lt_mm(a, b);
+  if (na == 1 && nb == 1) return dot_impl("matmul", a, b);
+  if (na == 2 && nb == 1) return mv_impl("matmul", a, b);
+  if (na == 2 && nb == 2) return mm_impl("matmul", a, b, NULL, 0, 1);
   /* general case: a [..., n, k] (1-D a is [1, k]), b [..., k, p] (1-D b is [k, 1]) */
   int64_t n = na == 1 ? 1 : a->sizes[na - 2], ka = a->sizes[na - 1];
   int64_t kb = nb == 1 ? b->sizes[0] : b->sizes[nb - 2], p = nb == 1 ? 1 : b->sizes[nb - 1];

@@ -135,13 +135,14 @@ static inline int64_t iabs64(int64_t v) { return v < 0 ? -v : v; }
                                                                                                   \
   static void msel_##bits(char **d, const int64_t *s, int64_t n, const void *vctx) {             \
     lt_masked_select_ctx_t *c = (lt_masked_select_ctx_t *)(uintptr_t)vctx;                        \
-    char *cur = c->cursor;                                                                        \
-    for (int64_t i = 0; i < n; i++)                                                               \
-      if (*(const uint8_t *)(d[0] + i * s[0])) {                                                  \
-        memcpy(cur, d[1] + i * s[1], sizeof(E##bits));                                            \
-        cur += sizeof(E##bits);                                                                   \
-      }                                                                                           \
-    c->cursor = cur;                                                                              \
+    E##bits *cur = (E##bits *)c->cursor, *end = (E##bits *)c->end;                                \
+    /* branch-free: every element is written at the cursor, which advances only past selected     \
+       ones; the cursor never passes the end (the count of selected elements is exact) */         \
+    for (int64_t i = 0; i < n && cur < end; i++) {                                                \
+      *cur = *(const E##bits *)(d[1] + i * s[1]);                                                 \
+      cur += *(const uint8_t *)(d[0] + i * s[0]) != 0;                                            \
+    }                                                                                             \
+    c->cursor = (char *)cur;                                                                      \
   }
 
 COPY_LOOPS(8)
@@ -282,11 +283,31 @@ lt_loop_fn lt_cpu_index_range_loop(lt_dtype index_dt) {
 }
 
 /* ---- rows of contiguous tensors ---- */
+#define ROWS_TYPED(T)                                                                             \
+  do {                                                                                            \
+    T *o_ = (T *)out;                                                                             \
+    const T *x_ = (const T *)x;                                                                   \
+    _Pragma("omp parallel for if (par) num_threads(nt) schedule(static)")                         \
+    for (int64_t r = 0; r < total; r++) {                                                         \
+      int64_t o = r / m, j = r - o * m;                                                           \
+      o_[r] = x_[o * n + index[j]];                                                               \
+    }                                                                                             \
+  } while (0)
+
 void lt_cpu_index_select_rows(char *out, const char *x, const int64_t *index, int64_t outer,
                               int64_t n, int64_t m, int64_t row_bytes) {
   int64_t total = outer * m;
+  if (total == 0) return;
   int nt = lt_num_threads();
-  int par = nt > 1 && total > 1 && total * row_bytes >= (int64_t)LT_GRAIN * 8;
+  int par = nt > 1 && total > 1 && total * (row_bytes + 8) >= (int64_t)LT_GRAIN * 8;
+  bool aligned = row_bytes <= 8 && (((uintptr_t)out | (uintptr_t)x) & (uintptr_t)(row_bytes - 1)) == 0;
+  switch (aligned ? row_bytes : 0) { /* short rows (one element): typed copies */
+    case 1: ROWS_TYPED(uint8_t); return;
+    case 2: ROWS_TYPED(uint16_t); return;
+    case 4: ROWS_TYPED(uint32_t); return;
+    case 8: ROWS_TYPED(uint64_t); return;
+    default: break;
+  }
 #pragma omp parallel for if (par) num_threads(nt) schedule(static)
   for (int64_t r = 0; r < total; r++) {
     int64_t o = r / m, j = r - o * m;
@@ -302,7 +323,7 @@ void lt_cpu_index_select_rows(char *out, const char *x, const int64_t *index, in
 /* Walk a strided tensor in row-major order; count (and record when out) its non-zero elements. */
 #define NONZERO_WALK(sfx, ESIZE, TEST)                                                            \
   static int64_t nonzero_##sfx(const char *data, int ndim, const int64_t *sizes,                  \
-                               const int64_t *strides, int64_t *out) {                            \
+                               const int64_t *strides, int64_t *out, const int64_t *end) {        \
     if (ndim == 0) return TEST(data) ? 1 : 0;                                                     \
     for (int d = 0; d < ndim; d++)                                                                \
       if (sizes[d] == 0) return 0;                                                                \
@@ -312,14 +333,15 @@ void lt_cpu_index_select_rows(char *out, const char *x, const int64_t *index, in
     const char *base = data;                                                                      \
     int64_t count = 0;                                                                            \
     for (;;) {                                                                                    \
-      if (out) {                                                                                  \
-        for (int64_t i = 0; i < n; i++)                                                           \
-          if (TEST(base + i * s)) {                                                               \
-            for (int d = 0; d < last; d++) out[d] = idx[d];                                       \
-            out[last] = i;                                                                        \
-            out += ndim;                                                                          \
-            count++;                                                                              \
-          }                                                                                       \
+      if (out) { /* branch-free: write at out, advance past non-zero elements only */           \
+        for (int64_t i = 0; i < n && out < end; i++) {                                            \
+          for (int d = 0; d < last; d++) out[d] = idx[d];                                         \
+          out[last] = i;                                                                          \
+          int nz = TEST(base + i * s) ? 1 : 0;                                                    \
+          out += nz * ndim;                                                                       \
+          count += nz;                                                                            \
+        }                                                                                         \
+        if (out >= end) return count;                                                             \
       } else {                                                                                    \
         for (int64_t i = 0; i < n; i++) count += TEST(base + i * s) ? 1 : 0;                      \
       }                                                                                           \
@@ -351,28 +373,28 @@ NONZERO_WALK(i16, 2, NZ_I16)
 NONZERO_WALK(i8, 1, NZ_I8)
 
 static int64_t nonzero_any(const char *data, lt_dtype dt, int ndim, const int64_t *sizes,
-                           const int64_t *strides, int64_t *out) {
+                           const int64_t *strides, int64_t *out, const int64_t *end) {
   switch (dt) {
-    case LT_FLOAT32: return nonzero_f32(data, ndim, sizes, strides, out);
-    case LT_FLOAT64: return nonzero_f64(data, ndim, sizes, strides, out);
+    case LT_FLOAT32: return nonzero_f32(data, ndim, sizes, strides, out, end);
+    case LT_FLOAT64: return nonzero_f64(data, ndim, sizes, strides, out, end);
     case LT_FLOAT16:
-    case LT_BFLOAT16: return nonzero_h16(data, ndim, sizes, strides, out);
-    case LT_INT64: return nonzero_i64(data, ndim, sizes, strides, out);
-    case LT_INT32: return nonzero_i32(data, ndim, sizes, strides, out);
-    case LT_INT16: return nonzero_i16(data, ndim, sizes, strides, out);
+    case LT_BFLOAT16: return nonzero_h16(data, ndim, sizes, strides, out, end);
+    case LT_INT64: return nonzero_i64(data, ndim, sizes, strides, out, end);
+    case LT_INT32: return nonzero_i32(data, ndim, sizes, strides, out, end);
+    case LT_INT16: return nonzero_i16(data, ndim, sizes, strides, out, end);
     case LT_INT8:
     case LT_UINT8:
-    case LT_BOOL: return nonzero_i8(data, ndim, sizes, strides, out);
+    case LT_BOOL: return nonzero_i8(data, ndim, sizes, strides, out, end);
     default: return 0;
   }
 }
 
 int64_t lt_cpu_count_nonzero(const char *data, lt_dtype dt, int ndim, const int64_t *sizes,
                              const int64_t *strides) {
-  return nonzero_any(data, dt, ndim, sizes, strides, NULL);
+  return nonzero_any(data, dt, ndim, sizes, strides, NULL, NULL);
 }
 
 void lt_cpu_nonzero(const char *data, lt_dtype dt, int ndim, const int64_t *sizes,
-                    const int64_t *strides, int64_t *out) {
-  nonzero_any(data, dt, ndim, sizes, strides, out);
+                    const int64_t *strides, int64_t count, int64_t *out) {
+  if (count > 0 && ndim > 0) nonzero_any(data, dt, ndim, sizes, strides, out, out + count * ndim);
 }

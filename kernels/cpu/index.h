@@ -47,10 +47,12 @@ lt_loop_fn lt_cpu_scatter_add_loop(lt_dtype dt);
 /* Elementwise loops. */
 /* operands out, mask (bool): out[i] = value where mask[i]; ctx: the value (elsize bytes). */
 lt_loop_fn lt_cpu_masked_fill_loop(size_t elsize);
-/* operands mask (bool), x: appends x[i] where mask[i] at ctx->cursor. Run on one thread only (the
-   order of the result is the order of the calls). */
+/* operands mask (bool), x: appends x[i] where mask[i] at ctx->cursor, which must have room for
+   exactly the selected elements (end = cursor + count * elsize). Run on one thread only (the order
+   of the result is the order of the calls). */
 typedef struct {
   char *cursor;
+  char *end;
 } lt_masked_select_ctx_t;
 lt_loop_fn lt_cpu_masked_select_loop(size_t elsize);
 
@@ -69,10 +71,11 @@ void lt_cpu_index_select_rows(char *out, const char *x, const int64_t *index, in
                               int64_t n, int64_t m, int64_t row_bytes);
 
 /* nonzero over a strided tensor (strides in elements, ndim may be 0): the count of non-zero
-   elements (NaN counts, -0.0 does not), and their coordinates, row-major, into out[count][ndim]. */
+   elements (NaN counts, -0.0 does not), and their coordinates, row-major, into out[count][ndim]
+   (count from lt_cpu_count_nonzero: exactly that many rows are written). */
 int64_t lt_cpu_count_nonzero(const char *data, lt_dtype dt, int ndim, const int64_t *sizes,
                              const int64_t *strides);
 void lt_cpu_nonzero(const char *data, lt_dtype dt, int ndim, const int64_t *sizes,
-                    const int64_t *strides, int64_t *out);
+                    const int64_t *strides, int64_t count, int64_t *out);
 
 #endif

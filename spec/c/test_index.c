@@ -899,6 +899,47 @@ static void test_nonzero(void) {
   lt_release(s0);
 }
 
+/* ---- tensors on two devices ---- */
+static void test_devices(void) {
+  lt_device_t d1 = lt_device(LT_CPU, 1);
+  lt_tensor_t *x = make(LT_FLOAT32, 2, SZ(3, 4));
+  lt_tensor_t *x1 = lt_convert(x, LT_FLOAT32, d1);
+  if (!x1) {
+    check(false, "cpu:1 not available: %s", lt_last_error());
+    lt_release(x);
+    return;
+  }
+  lt_tensor_t *mask = make(LT_BOOL, 2, SZ(3, 4));
+  lt_tensor_t *index = make_index(LT_INT64, 2, SZ(1, 4), SZ(0, 1, 2, 0));
+  lt_tensor_t *i1 = make_index(LT_INT64, 1, SZ(2), SZ(0, 2));
+  lt_tensor_t *src = make(LT_FLOAT32, 2, SZ(2, 4));
+  const char *same = "expected all tensors to be on the same device";
+  expect_fail(lt_masked_select(x1, mask), same, "masked_select devices");
+  expect_fail(lt_masked_fill(x1, mask, lt_int_operand(0), NULL), same, "masked_fill devices");
+  expect_fail(lt_gather(x1, 0, index), same, "gather devices");
+  expect_fail(lt_scatter(x1, 0, index, lt_int_operand(0), x1), same, "scatter_ devices");
+  expect_fail(lt_scatter_add(x, 0, index, x1, NULL), same, "scatter_add devices");
+  expect_rc_fail(lt_index_add_(x1, 0, i1, src, 1), same, "index_add_ devices");
+  expect_rc_fail(lt_index_fill_(x1, 0, i1, lt_int_operand(0)), same, "index_fill_ devices");
+  /* results stay on the inputs' device; a 0-dim value tensor may live on another CPU device */
+  lt_tensor_t *m1 = lt_convert(mask, LT_BOOL, d1);
+  lt_tensor_t *v0 = from_doubles(LT_FLOAT32, 0, NULL, (double[]){4});
+  lt_tensor_t *r = lt_masked_fill(x1, m1, lt_tensor_operand(v0), NULL);
+  check(r && lt_device_eq(r->device, d1), "masked_fill on cpu:1 with a cpu:0 value");
+  lt_release(r);
+  r = lt_nonzero(x1);
+  check(r && lt_device_eq(r->device, d1), "nonzero on cpu:1");
+  lt_release(r);
+  lt_release(v0);
+  lt_release(m1);
+  lt_release(src);
+  lt_release(i1);
+  lt_release(index);
+  lt_release(mask);
+  lt_release(x1);
+  lt_release(x);
+}
+
 int main(void) {
   if (lt_cpu_set_device_count(2) != LT_OK) printf("note: could not make 2 CPU devices: %s\n", lt_last_error());
   test_index_select();
@@ -907,6 +948,7 @@ int main(void) {
   test_scatter();
   test_index_add_fill();
   test_nonzero();
+  test_devices();
   /* once more on one thread (the single-thread paths of the large cases) */
   lt_set_num_threads(1);
   test_index_select();

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs lutorch's benchmarks beside PyTorch's (Debian's python3-torch) in one run, and prints
+# every figure with the ratio. `make bench` calls this after installing python3-torch.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LT=${LUTORCH_BIN:-build/lutorch}
+PY=/usr/bin/python3
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+run() { echo "+ $*" >&2; "$@" 2>&1 | tee -a "$out" | grep -v '^RESULT' >&2; }
+
+echo "# $(date -u +%Y-%m-%d) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+
+# start-up: median of 21 runs of `lutorch -e ''`, and of 3 `import torch`
+ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000 )); }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+s=$(for _ in $(seq 21); do ms "$LT" -e ''; done | median)
+echo "RESULT name=lutorch_startup value=$(awk "BEGIN{print $s/1000}") unit=ms" | tee -a "$out"
+s=$(for _ in $(seq 3); do ms $PY -c 'import torch'; done | median)
+echo "RESULT name=torch_startup value=$(awk "BEGIN{print $s/1000}") unit=ms" | tee -a "$out"
+
+run "$LT" bench/overhead.lua
+run $PY bench/torch_overhead.py --iters 200000 --samples 5
+
+run "$LT" bench/elementwise.lua
+OMP_PROC_BIND=true run $PY bench/torch_elementwise.py --threads 2
+sed -i 's/name=torch_elementwise_\([a-z]*\) /name=torch_elementwise_\1_t2 /' "$out"
+run $PY bench/torch_elementwise.py --threads 1
+sed -i 's/name=torch_elementwise_\([a-z]*\) /name=torch_elementwise_\1_t1 /' "$out"
+
+run "$LT" bench/mm.lua
+OPENBLAS_NUM_THREADS=2 OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_mm.py --tag _skylakex
+OPENBLAS_NUM_THREADS=2 run $PY bench/torch_mm.py --tag _default
+
+# the table: lutorch's figure, PyTorch's (at its best setting where there are several), ratio
+val() { grep -E "^RESULT name=$1 " "$out" | head -n 1 | sed -E 's/.* value=([^ ]+) .*/\1/'; }
+best() { # smallest (time) or largest (rate) of the named results
+  local mode=$1; shift; local b=""
+  for n in "$@"; do v=$(val "$n"); [ -z "$v" ] && continue
+    if [ -z "$b" ]; then b=$v; elif [ "$mode" = min ]; then b=$(awk "BEGIN{print ($v<$b)?$v:$b}"); else b=$(awk "BEGIN{print ($v>$b)?$v:$b}"); fi
+  done; echo "$b"; }
+printf '\n%-34s %12s %12s %10s  %s\n' "benchmark" "lutorch" "PyTorch" "ratio" "(ratio > 1: lutorch is better)"
+row() { # name unit lower_is_better lutorch torch
+  local r="n/a"
+  if [ -n "$4" ] && [ -n "$5" ]; then
+    if [ "$3" = 1 ]; then r=$(awk "BEGIN{printf \"%.2fx\", $5/$4}"); else r=$(awk "BEGIN{printf \"%.2fx\", $4/$5}"); fi
+  fi
+  printf '%-34s %12s %12s %10s\n' "$1 ($2)" "$4" "$5" "$r"; }
+row "start-up" ms 1 "$(val lutorch_startup)" "$(val torch_startup)"
+row "c = a + b, 16 floats" ns 1 "$(val lutorch_overhead_add_out)" "$(val torch_overhead_add_out)"
+row "a:add_(b), 16 floats" ns 1 "$(val lutorch_overhead_add_inplace)" "$(val torch_overhead_add_inplace)"
+for op in add exp sum; do
+  row "$op, 1e7 floats" ms 1 "$(val lutorch_elementwise_$op)" "$(best min torch_elementwise_${op}_t1 torch_elementwise_${op}_t2)"
+done
+for n in 256 1024 2048; do
+  row "mm n=$n (torch SkylakeX)" GFLOP/s 0 "$(val lutorch_mm_n$n)" "$(val torch_mm_skylakex_n$n)"
+  row "mm n=$n (torch default)" GFLOP/s 0 "$(val lutorch_mm_n$n)" "$(val torch_mm_default_n$n)"
+done

@@ -1,0 +1,64 @@
+-- Every function of torch and every tensor method, called with wrong arguments, raises a Lua
+-- error (a string naming the problem) and never crashes the interpreter.
+local torch = require 'torch'
+
+local skip = {
+  -- functions that legitimately accept anything or take no arguments
+  manual_seed = false, get_rng_state = true, initial_seed = true, get_num_threads = true,
+  get_default_dtype = true, get_printoptions = true, is_tensor = true, typename = true,
+  device = false, set_printoptions = false, new = true,
+}
+
+local function bad_argument_lists(x)
+  return {
+    {}, { 'not a tensor' }, { x, 'bad' }, { x, {} }, { x, x, x, x, x }, { x, 1e300 }, { x, -99 },
+    { x, 0 }, { x, true }, { x, { 1, 'a' } }, { x, x:t() }, { {} }, { x, 1, 2, 3, 4, 5, 6 },
+    { torch.zeros(0) }, { torch.tensor(1.5) }, { x:int(), x }, { x, 99 },
+  }
+end
+
+describe('bad input', function()
+  it('never crashes any torch function or tensor method, and errors are strings', function()
+    local x = torch.rand(3, 4)
+    local called, errors = 0, 0
+    local names = {}
+    for k, v in pairs(torch) do if type(v) == 'function' and not skip[k] then names[#names + 1] = { 'torch.' .. k, v } end end
+    for k, v in pairs(torch.Tensor) do if type(v) == 'function' and not skip[k] then names[#names + 1] = { 'Tensor.' .. k, v } end end
+    table.sort(names, function(a, b) return a[1] < b[1] end)
+    for _, entry in ipairs(names) do
+      for _, args in ipairs(bad_argument_lists(x)) do
+        local ok, err = pcall(entry[2], table.unpack(args))
+        called = called + 1
+        if not ok then
+          errors = errors + 1
+          assert(type(err) == 'string' and #err > 0, entry[1] .. ': the error is not a message: ' .. tostring(err))
+        end
+      end
+    end
+    assert.is_true(called > 1000, 'called ' .. called)
+    assert.is_true(errors > called / 2, ('only %d of %d bad calls raised'):format(errors, called))
+  end)
+
+  it('errors name the operation', function()
+    local x = torch.rand(3, 4)
+    local cases = {
+      { 'view', function() return x:view(5, 5) end }, { 'permute', function() return x:permute(1, 1) end },
+      { 'transpose', function() return x:transpose(1, 3) end }, { 'narrow', function() return x:narrow(1, 3, 5) end },
+      { 'select', function() return x:select(1, 9) end }, { 'index_select', function() return x:index_select(1, torch.tensor({ 9 })) end },
+      { 'gather', function() return x:gather(1, torch.tensor({ { 9 } })) end }, { 'expand', function() return x:expand(5, 5) end },
+      { 'sum', function() return x:sum(3) end }, { 'mean', function() return torch.ones(2, { dtype = torch.int64 }):mean() end },
+      { 'max', function() return torch.zeros(0):max(1) end }, { 'cat', function() return torch.cat({ x, torch.rand(2, 5) }) end },
+      { 'chunk', function() return x:chunk(0) end }, { 'masked_fill', function() return x:masked_fill(torch.ones(3), 1) end },
+      { 'squeeze', function() return x:squeeze(5) end }, { 'unsqueeze', function() return x:unsqueeze(9) end },
+      { 'flatten', function() return x:flatten(2, 1) end }, { 'split', function() return x:split({ 1, 1 }) end },
+      { 'std', function() return torch.ones(3, { dtype = torch.int32 }):std() end },
+      { 'scatter', function() return x:scatter(1, torch.tensor({ { 9 } }), 1.0) end },
+      { 'reshape', function() return x:reshape(7) end }, { 'stack', function() return torch.stack({ x, x:t() }) end },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(c[2])
+      assert(not ok, c[1] .. ' did not raise')
+      assert(tostring(err):find(c[1], 1, true), ('%s: the error %q does not name the op'):format(c[1], tostring(err)))
+    end
+  end)
+end)

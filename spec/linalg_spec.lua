@@ -1,0 +1,123 @@
+-- Matrix products against plain-Lua loops, on every dtype they accept, contiguous or not.
+local torch = require 'torch'
+local H = require 'spec.helpers'
+
+-- plain Lua product of nested tables
+local function lua_mm(a, b)
+  local n, k, m = #a, #b, #b[1]
+  local c = {}
+  for i = 1, n do
+    c[i] = {}
+    for j = 1, m do
+      local s = 0
+      for p = 1, k do s = s + a[i][p] * b[p][j] end
+      c[i][j] = s
+    end
+  end
+  return c
+end
+
+local function rand_table(r, c, ints)
+  local t = {}
+  for i = 1, r do
+    t[i] = {}
+    for j = 1, c do t[i][j] = ints and math.random(-5, 5) or (math.random() - 0.5) end
+  end
+  return t
+end
+
+describe('matrix products', function()
+  it('mm matches the reference for every dtype it accepts', function()
+    math.randomseed(1)
+    for _, dt in ipairs { torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+      torch.int16, torch.int8, torch.uint8 } do
+      local ints = not dt.is_floating_point
+      local at, bt = rand_table(7, 5, ints), rand_table(5, 3, ints)
+      if dt == torch.uint8 then
+        at, bt = rand_table(7, 5, ints), rand_table(5, 3, ints)
+        for _, t in ipairs { at, bt } do for i = 1, #t do for j = 1, #t[1] do t[i][j] = math.abs(t[i][j]) end end end
+      end
+      local a, b = torch.tensor(at, { dtype = dt }), torch.tensor(bt, { dtype = dt })
+      -- the reference uses the values as stored in dt
+      local want = lua_mm(a:double():totable(), b:double():totable())
+      local c = torch.mm(a, b)
+      assert.are.equal(dt, c.dtype)
+      assert.are.same({ 7, 3 }, c.shape)
+      H.assert_values(c:double(), want, ints and 0 or H.tol(dt) * 10, 'mm ' .. tostring(dt))
+    end
+  end)
+
+  it('handles transposed and strided operands and large sizes', function()
+    math.randomseed(2)
+    local at, bt = rand_table(67, 45, false), rand_table(53, 67, false)
+    local a = torch.tensor(at, { dtype = torch.float64 })
+    local b = torch.tensor(bt, { dtype = torch.float64 })
+    local want = lua_mm(a:t():totable(), b:t():totable()) -- [45, 67] @ [67, 53]
+    H.assert_values(torch.mm(a:t(), b:t()), want, 1e-12)
+    H.assert_values(torch.mm(a:t():float(), b:t():float()):double(), want, 1e-5)
+    -- every other column: neither row- nor column-contiguous
+    local wide = torch.tensor(rand_table(10, 12, false))
+    local sub = wide:narrow(2, 1, 11):view(10, 11)[{ {}, { 1, 11 } }]
+    local every_other = torch.tensor(rand_table(10, 12, false)):t():contiguous():t()
+    local s = torch.mm(every_other:t(), sub)
+    H.assert_values(s, lua_mm(every_other:t():totable(), sub:totable()), 1e-5)
+  end)
+
+  it('matmul broadcasts batches and handles 1-D operands as PyTorch', function()
+    math.randomseed(3)
+    local a = torch.randn(2, 1, 4, 3)
+    local b = torch.randn(5, 3, 2)
+    local c = torch.matmul(a, b)
+    assert.are.same({ 2, 5, 4, 2 }, c.shape)
+    for i = 1, 2 do
+      for j = 1, 5 do
+        H.assert_values(c[i][j], lua_mm(a[i][1]:totable(), b[j]:totable()), 1e-5)
+      end
+    end
+    local v = torch.randn(3)
+    local m = torch.randn(4, 3)
+    assert.are.same({ 4 }, torch.matmul(m, v).shape)
+    assert.are.same({ 4 }, torch.matmul(v, m:t()).shape)
+    assert.are.same({}, torch.matmul(v, v).shape)
+    assert.are.same({ 2, 5, 4 }, torch.matmul(a:view(2, 4, 3):unsqueeze(2):expand(2, 5, 4, 3), v).shape)
+    H.close(torch.matmul(v, v):item(), (v * v):sum():item(), 1e-6)
+    H.assert_values(torch.matmul(m, v), lua_mm(m:totable(), v:view(3, 1):totable()), 1e-5)
+  end)
+
+  it('bmm, mv, dot and addmm', function()
+    local a, b = torch.randn(3, 2, 4), torch.randn(3, 4, 5)
+    local c = torch.bmm(a, b)
+    for i = 1, 3 do H.assert_values(c[i], lua_mm(a[i]:totable(), b[i]:totable()), 1e-5) end
+    local m, v = torch.randn(3, 4), torch.randn(4)
+    H.assert_values(torch.mv(m, v), lua_mm(m:totable(), v:view(4, 1):totable()), 1e-5)
+    H.close(torch.dot(v, v):item(), (v * v):sum():item(), 1e-6)
+    assert.are.equal(14, torch.dot(torch.tensor({ 1, 2, 3 }), torch.tensor({ 1, 2, 3 })):item())
+    local x, y, bias = torch.randn(2, 3), torch.randn(3, 4), torch.randn(4)
+    local want = lua_mm(x:totable(), y:totable())
+    for i = 1, 2 do for j = 1, 4 do want[i][j] = 0.5 * bias[j] + 2 * want[i][j] end end
+    H.assert_values(torch.addmm(bias, x, y, { beta = 0.5, alpha = 2 }), want, 1e-5)
+    -- beta = 0 ignores NaN in the added matrix
+    local nan = torch.full({ 2, 4 }, 0 / 0)
+    H.assert_values(torch.addmm(nan, x, y, { beta = 0 }), lua_mm(x:totable(), y:totable()), 1e-5)
+  end)
+
+  it('degenerate sizes', function()
+    assert.are.same({ 3, 0 }, torch.mm(torch.ones(3, 2), torch.ones(2, 0)).shape)
+    H.assert_values(torch.mm(torch.ones(2, 0), torch.ones(0, 2)), { 0, 0, 0, 0 })
+  end)
+
+  it('rejects bad shapes, mixed dtypes, bool and mixed devices', function()
+    H.raises(function() return torch.mm(torch.ones(2, 3), torch.ones(4, 5)) end, 'mm', '2x3', '4x5')
+    H.raises(function() return torch.mm(torch.ones(2, 3), torch.ones(3, 2, { dtype = torch.float64 })) end, 'mm', 'float32', 'float64')
+    H.raises(function() return torch.mm(torch.ones(3), torch.ones(3, 2)) end, 'mm', '2-D')
+    H.raises(function() return torch.bmm(torch.ones(2, 2, 3), torch.ones(3, 3, 2)) end, 'bmm')
+    H.raises(function() return torch.mv(torch.ones(2, 3), torch.ones(2)) end, 'mv')
+    H.raises(function() return torch.dot(torch.ones(2), torch.ones(3)) end, 'dot')
+    H.raises(function() return torch.matmul(torch.ones(2, 3), torch.ones(2, 3)) end, 'matmul', '2x3')
+    H.raises(function() return torch.matmul(torch.ones(4, 2, 3), torch.ones(2, 3)) end, 'matmul', '[4, 2, 3]')
+    H.raises(function() return torch.matmul(torch.tensor(1.0), torch.ones(2)) end, 'matmul', '1 dimension')
+    H.raises(function() return torch.mm(torch.ones(2, 2, { dtype = torch.bool }), torch.ones(2, 2, { dtype = torch.bool })) end, 'bool')
+    H.raises(function() return torch.mm(torch.ones(2, 2), 3) end, 'tensor expected')
+    H.raises(function() return torch.addmm(torch.ones(3), torch.ones(2, 2), torch.ones(2, 2)) end, 'addmm')
+  end)
+end)
