@@ -15,7 +15,7 @@ ifeq ($(SANITIZE),1)
   WERROR :=   # the normal build enforces warnings; -O1 only adds false positives
 else
   BUILD ?= build
-  OPT := -O2 -g
+  OPT := -O2 -g -fvect-cost-model=dynamic  # -O2's cheap model leaves kernel loops scalar
   LDSAN :=
   WERROR := -Werror
 endif
@@ -56,26 +56,30 @@ deps:
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@echo "CC $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/lua_modules.c: tools/embed.lua $(LUA_SRC)
 	@mkdir -p $(dir $@)
-	lua5.4 tools/embed.lua $@ $(LUA_SRC)
+	@lua5.4 tools/embed.lua $@ $(LUA_SRC)
 
 $(BUILD)/obj/lua_modules.o: $(BUILD)/lua_modules.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/lutorch: $(BIN_OBJ) $(LIB_OBJ)
-	$(CC) $(LDFLAGS) -rdynamic $^ $(LDLIBS) -o $@
+	@echo "LD $@"
+	@$(CC) $(LDFLAGS) -rdynamic $^ $(LDLIBS) -o $@
 
 # The module for stock lua5.4: LUA_CPATH="build/?.so;;" lua5.4 -e "require 'torch'"
 $(BUILD)/torch.so: $(LIB_OBJ)
-	$(CC) $(LDFLAGS) -shared $^ -ldl -lm -lpthread -o $@
+	@echo "LD $@"
+	@$(CC) $(LDFLAGS) -shared $^ -ldl -lm -lpthread -o $@
 
 $(BUILD)/test/%: spec/c/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) $< $(filter-out $(BUILD)/obj/bindings/%,$(LIB_OBJ)) $(LDLIBS) -o $@
+	@echo "CC $@"
+	@$(CC) $(CFLAGS) $(LDFLAGS) $< $(filter-out $(BUILD)/obj/bindings/%,$(LIB_OBJ)) $(LDLIBS) -o $@
 
 c-tests: $(C_TESTS)
 

@@ -2,11 +2,10 @@
 
 #include <string.h>
 
-static const size_t sizes[LT_NDTYPES] = {4, 8, 2, 2, 8, 4, 2, 1, 1, 1};
+const size_t lt_dtype_sizes[LT_NDTYPES] = {4, 8, 2, 2, 8, 4, 2, 1, 1, 1};
 static const char *const names[LT_NDTYPES] = {"float32", "float64", "float16", "bfloat16", "int64",
                                               "int32",   "int16",   "int8",    "uint8",    "bool"};
 
-size_t lt_dtype_size(lt_dtype t) { return (unsigned)t < LT_NDTYPES ? sizes[t] : 0; }
 
 const char *lt_dtype_name(lt_dtype t) { return (unsigned)t < LT_NDTYPES ? names[t] : "invalid"; }
 

@@ -24,7 +24,8 @@ typedef enum {
 
 #define LT_DTYPE_INVALID ((lt_dtype)-1)
 
-size_t lt_dtype_size(lt_dtype t);
+extern const size_t lt_dtype_sizes[LT_NDTYPES];
+static inline size_t lt_dtype_size(lt_dtype t) { return (unsigned)t < LT_NDTYPES ? lt_dtype_sizes[t] : 0; }
 /* PyTorch's name without the prefix: "float32", "int64", "bool". */
 const char *lt_dtype_name(lt_dtype t);
 /* Parse a name ("float32", "float", "double", "half", "long", ...); LT_DTYPE_INVALID if unknown. */

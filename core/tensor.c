@@ -7,7 +7,7 @@
 
 /* Tensor and storage headers are recycled through small per-thread free lists: an op makes one of
    each, and malloc/free pairs were a fifth of the cost of a small op. */
-#define FREELIST_MAX 128
+#define FREELIST_MAX 1024 /* the collector frees hundreds of tensors at a time */
 typedef struct freelist { void *items[FREELIST_MAX]; int n; } freelist_t;
 static _Thread_local freelist_t tensor_fl, storage_fl;
 

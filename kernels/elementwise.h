@@ -9,10 +9,15 @@
 #include "lt_kernel.h"
 #include "half.h"
 
+#include "fastmath.h"
+
 #ifdef __CUDACC__
 #include <math.h>
+#define LT_EXP(v) exp(v)
 #else
 #include <tgmath.h>
+/* float exp through the vectorisable lt_expf, double through libm */
+#define LT_EXP(v) _Generic((v), float: lt_expf, default: exp)(v)
 #endif
 
 /* kinds: LT_INTS ops have an integer body; LT_FLOATS ops convert integer inputs to float32 */
@@ -28,7 +33,7 @@
 #define LT_UNARY_OPS(X)                                                        \
   X(abs, LT_INTS, fabs(v), ((v) < 0 ? LT_ISUB(0, v) : (v)))                              \
   X(neg, LT_INTS, -(v), LT_ISUB(0, v))                                                   \
-  X(exp, LT_FLOATS, exp(v), 0)                                                           \
+  X(exp, LT_FLOATS, LT_EXP(v), 0)                                                           \
   X(expm1, LT_FLOATS, expm1(v), 0)                                                       \
   X(log, LT_FLOATS, log(v), 0)                                                           \
   X(log1p, LT_FLOATS, log1p(v), 0)                                                       \
@@ -46,7 +51,7 @@
   X(cosh, LT_FLOATS, cosh(v), 0)                                                         \
   X(tanh, LT_FLOATS, tanh(v), 0)                                                         \
   X(erf, LT_FLOATS, erf(v), 0)                                                           \
-  X(sigmoid, LT_FLOATS, (T)1 / ((T)1 + exp(-(v))), 0)                                    \
+  X(sigmoid, LT_FLOATS, (T)1 / ((T)1 + LT_EXP(-(v))), 0)                                    \
   X(relu, LT_INTS, ((v) > 0 || (v) != (v) ? (v) : (T)0), ((v) > 0 ? (v) : 0))            \
   X(floor, LT_INTS, floor(v), (v))                                                       \
   X(ceil, LT_INTS, ceil(v), (v))                                                         \

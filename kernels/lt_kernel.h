@@ -8,7 +8,7 @@
 #ifdef __CUDACC__
 #define LT_HD static inline __host__ __device__
 #else
-#define LT_HD static inline
+#define LT_HD static inline __attribute__((always_inline))
 #endif
 
 #endif

@@ -21,8 +21,8 @@
 
 /* ---- per-element functions from the op tables ---- */
 #define LT_X(name, kind, fbody, ibody)                                            \
-  static inline float un_##name##_f(float v) { typedef float T; return (T)(fbody); } \
-  static inline double un_##name##_d(double v) { typedef double T; return (T)(fbody); } \
+  static inline __attribute__((always_inline)) float un_##name##_f(float v) { typedef float T; return (T)(fbody); } \
+  static inline __attribute__((always_inline)) double un_##name##_d(double v) { typedef double T; return (T)(fbody); } \
   static inline int64_t un_##name##_i(int64_t v) { (void)v; return (int64_t)(ibody); }
 LT_UNARY_OPS(LT_X)
 #undef LT_X
