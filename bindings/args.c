@@ -27,11 +27,8 @@ int64_t lt_lua_todim(lua_State *L, int64_t d, const char *op) {
   return d > 0 ? d - 1 : d;
 }
 
-int64_t lt_lua_checkdim(lua_State *L, int idx) {
+int64_t lt_lua_checkdim(lua_State *L, int idx, const char *op) {
   if (!lua_isinteger(L, idx)) luaL_typeerror(L, idx, "integer dimension");
-  lua_Debug ar;
-  const char *op = "?";
-  if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name) op = ar.name;
   return lt_lua_todim(L, lua_tointeger(L, idx), op);
 }
 

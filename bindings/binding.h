@@ -27,7 +27,7 @@ static inline void lt_lua_check(lua_State *L, int rc) { if (rc != LT_OK) lt_lua_
 /* A tensor, number or boolean at idx as an operand (numbers by value). */
 lt_operand_t lt_lua_checkoperand(lua_State *L, int idx);
 /* A user dimension (1-based, or negative from the end) to a core dimension (0-based or negative). */
-int64_t lt_lua_checkdim(lua_State *L, int idx);
+int64_t lt_lua_checkdim(lua_State *L, int idx, const char *op);
 int64_t lt_lua_todim(lua_State *L, int64_t d, const char *op);
 /* A user index (1-based, or negative) to the core's (0-based or negative). */
 int64_t lt_lua_index(lua_State *L, int64_t i, const char *op);

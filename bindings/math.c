@@ -202,6 +202,7 @@ static int m_clone(lua_State *L) {
 }
 static int m_contiguous(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
+  lt_lua_checknargs(L, 1, "contiguous");
   if (lt_is_contiguous(x)) { lua_pushvalue(L, 1); return 1; }
   lt_lua_pushtensor(L, lt_clone(x));
   return 1;
@@ -351,7 +352,7 @@ static int minmax(lua_State *L, bool is_max) {
     lt_lua_pushtensor(L, (is_max ? lt_max_all : lt_min_all)(x));
     return 1;
   }
-  int64_t dim = lt_lua_checkdim(L, 2);
+  int64_t dim = lt_lua_checkdim(L, 2, op);
   bool keepdim = lua_toboolean(L, 3);
   lt_lua_checknargs(L, 3, op);
   lt_tensor_t *values = NULL, *indices = NULL;
@@ -367,7 +368,7 @@ static int argminmax(lua_State *L, bool is_max) {
   const char *op = is_max ? "argmax" : "argmin";
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   bool has_dim = !lua_isnoneornil(L, 2);
-  int64_t dim = has_dim ? lt_lua_checkdim(L, 2) : 0;
+  int64_t dim = has_dim ? lt_lua_checkdim(L, 2, op) : 0;
   bool keepdim = lua_toboolean(L, 3);
   lt_lua_checknargs(L, 3, op);
   lt_tensor_t *r = (is_max ? lt_argmax : lt_argmin)(x, has_dim, dim, keepdim);
@@ -380,7 +381,7 @@ static int r_argmin(lua_State *L) { return argminmax(L, false); }
 static int cumulative(lua_State *L, bool prod) {
   const char *op = prod ? "cumprod" : "cumsum";
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t dim = lt_lua_checkdim(L, 2);
+  int64_t dim = lt_lua_checkdim(L, 2, op);
   lt_dtype dt = opt_dtype(L, 3);
   lt_lua_checknargs(L, 3, op);
   lt_lua_pushtensor(L, (prod ? lt_cumprod : lt_cumsum)(x, dim, dt));

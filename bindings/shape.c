@@ -74,7 +74,7 @@ static int s_permute(lua_State *L) {
 
 static int s_transpose(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t a = lt_lua_checkdim(L, 2), b = lt_lua_checkdim(L, 3);
+  int64_t a = lt_lua_checkdim(L, 2, "transpose"), b = lt_lua_checkdim(L, 3, "transpose");
   lt_lua_checknargs(L, 3, "transpose");
   lt_lua_pushtensor(L, lt_transpose(x, a, b));
   return 1;
@@ -91,14 +91,14 @@ static int s_squeeze(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   lt_lua_checknargs(L, 2, "squeeze");
   if (lua_isnoneornil(L, 2)) lt_lua_pushtensor(L, lt_squeeze(x));
-  else lt_lua_pushtensor(L, lt_squeeze_dim(x, lt_lua_checkdim(L, 2)));
+  else lt_lua_pushtensor(L, lt_squeeze_dim(x, lt_lua_checkdim(L, 2, "squeeze")));
   return 1;
 }
 
 static int s_unsqueeze(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   lt_lua_checknargs(L, 2, "unsqueeze");
-  lt_lua_pushtensor(L, lt_unsqueeze(x, lt_lua_checkdim(L, 2)));
+  lt_lua_pushtensor(L, lt_unsqueeze(x, lt_lua_checkdim(L, 2, "unsqueeze")));
   return 1;
 }
 
@@ -114,8 +114,8 @@ static int s_expand(lua_State *L) {
 
 static int s_flatten(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t a = lua_isnoneornil(L, 2) ? 0 : lt_lua_checkdim(L, 2);
-  int64_t b = lua_isnoneornil(L, 3) ? -1 : lt_lua_checkdim(L, 3);
+  int64_t a = lua_isnoneornil(L, 2) ? 0 : lt_lua_checkdim(L, 2, "flatten");
+  int64_t b = lua_isnoneornil(L, 3) ? -1 : lt_lua_checkdim(L, 3, "flatten");
   lt_lua_checknargs(L, 3, "flatten");
   lt_lua_pushtensor(L, lt_flatten(x, a, b));
   return 1;
@@ -123,22 +123,17 @@ static int s_flatten(lua_State *L) {
 
 static int s_narrow(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t dim = lt_lua_checkdim(L, 2);
+  int64_t dim = lt_lua_checkdim(L, 2, "narrow");
   int64_t start = lt_lua_index(L, luaL_checkinteger(L, 3), "narrow");
   int64_t len = luaL_checkinteger(L, 4);
   lt_lua_checknargs(L, 4, "narrow");
-  if (start < 0) {
-    int d;
-    lt_lua_check(L, lt_wrap_dim("narrow", dim, x->ndim, &d));
-    start += x->sizes[d];
-  }
   lt_lua_pushtensor(L, lt_narrow(x, dim, start, len));
   return 1;
 }
 
 static int s_select(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t dim = lt_lua_checkdim(L, 2);
+  int64_t dim = lt_lua_checkdim(L, 2, "select");
   int64_t i = lt_lua_index(L, luaL_checkinteger(L, 3), "select");
   lt_lua_checknargs(L, 3, "select");
   lt_lua_pushtensor(L, lt_select(x, dim, i));
@@ -164,7 +159,7 @@ static lt_tensor_t **tensor_list(lua_State *L, int idx, int *n, const char *op) 
 
 static int s_cat(lua_State *L) {
   int n;
-  int64_t dim = lua_isnoneornil(L, 2) ? 0 : lt_lua_checkdim(L, 2);
+  int64_t dim = lua_isnoneornil(L, 2) ? 0 : lt_lua_checkdim(L, 2, "cat");
   lt_lua_checknargs(L, 2, "cat");
   lt_tensor_t **xs = tensor_list(L, 1, &n, "cat");
   lt_lua_pushtensor(L, lt_cat(n, xs, dim));
@@ -173,7 +168,7 @@ static int s_cat(lua_State *L) {
 
 static int s_stack(lua_State *L) {
   int n;
-  int64_t dim = lua_isnoneornil(L, 2) ? 0 : lt_lua_checkdim(L, 2);
+  int64_t dim = lua_isnoneornil(L, 2) ? 0 : lt_lua_checkdim(L, 2, "stack");
   lt_lua_checknargs(L, 2, "stack");
   lt_tensor_t **xs = tensor_list(L, 1, &n, "stack");
   lt_lua_pushtensor(L, lt_stack(n, xs, dim));
@@ -193,7 +188,7 @@ static int push_pieces(lua_State *L, int rc, lt_tensor_t **pieces, int n) {
 
 static int s_split(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t dim = lua_isnoneornil(L, 3) ? 0 : lt_lua_checkdim(L, 3);
+  int64_t dim = lua_isnoneornil(L, 3) ? 0 : lt_lua_checkdim(L, 3, "split");
   lt_lua_checknargs(L, 3, "split");
   lt_tensor_t **pieces = NULL;
   int n = 0, rc;
@@ -216,7 +211,7 @@ static int s_split(lua_State *L) {
 static int s_chunk(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   int64_t chunks = luaL_checkinteger(L, 2);
-  int64_t dim = lua_isnoneornil(L, 3) ? 0 : lt_lua_checkdim(L, 3);
+  int64_t dim = lua_isnoneornil(L, 3) ? 0 : lt_lua_checkdim(L, 3, "chunk");
   lt_lua_checknargs(L, 3, "chunk");
   lt_tensor_t **pieces = NULL;
   int n = 0;
@@ -226,7 +221,8 @@ static int s_chunk(lua_State *L) {
 
 static int s_unbind(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t dim = lua_isnoneornil(L, 2) ? 0 : lt_lua_checkdim(L, 2);
+  lt_lua_checknargs(L, 2, "unbind");
+  int64_t dim = lua_isnoneornil(L, 2) ? 0 : lt_lua_checkdim(L, 2, "unbind");
   int d;
   lt_lua_check(L, lt_wrap_dim("unbind", dim, x->ndim, &d));
   if (x->ndim == 0) return luaL_error(L, "unbind: a 0-dim tensor cannot be unbound");
@@ -239,20 +235,25 @@ static int s_unbind(lua_State *L) {
 }
 
 /* ---- indexing with index tensors (1-based values) ---- */
-static lt_tensor_t *zero_based(lua_State *L, int idx, const char *op) {
+/* The user's index tensor at idx (1-based values) as a 0-based tensor of the same dtype; int32
+   indices are shifted in int64 so that the shift cannot wrap. */
+static lt_tensor_t *zero_based(lua_State *L, int idx, const char *op, bool allow_int32) {
   lt_tensor_t *t = lt_lua_checktensor(L, idx);
-  if (t->dtype != LT_INT64 && t->dtype != LT_INT32)
-    luaL_error(L, "%s: expected an int64 or int32 index tensor, got %s", op, lt_dtype_name(t->dtype));
-  lt_tensor_t *r = lt_binary(LT_BINARY_sub, lt_tensor_operand(t), lt_int_operand(1), 1, NULL);
+  if (t->dtype != LT_INT64 && !(allow_int32 && t->dtype == LT_INT32))
+    luaL_error(L, "%s: expected an %s index tensor, got %s", op, allow_int32 ? "int64 or int32" : "int64",
+               lt_dtype_name(t->dtype));
+  lt_tensor_t *w = t->dtype == LT_INT64 ? (lt_retain(t), t) : lt_convert(t, LT_INT64, t->device);
+  lt_tensor_t *r = w ? lt_binary(LT_BINARY_sub, lt_tensor_operand(w), lt_int_operand(1), 1, NULL) : NULL;
+  lt_release(w);
   if (!r) lt_lua_error(L);
   return r;
 }
 
 static int s_index_select(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t dim = lt_lua_checkdim(L, 2);
+  int64_t dim = lt_lua_checkdim(L, 2, "index_select");
   lt_lua_checknargs(L, 3, "index_select");
-  lt_tensor_t *idx = zero_based(L, 3, "index_select");
+  lt_tensor_t *idx = zero_based(L, 3, "index_select", true);
   lt_tensor_t *r = lt_index_select(x, dim, idx);
   lt_release(idx);
   lt_lua_pushtensor(L, r);
@@ -285,9 +286,9 @@ static int s_masked_fill_(lua_State *L) { return masked_fill(L, true); }
 
 static int s_gather(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t dim = lt_lua_checkdim(L, 2);
+  int64_t dim = lt_lua_checkdim(L, 2, "gather");
   lt_lua_checknargs(L, 3, "gather");
-  lt_tensor_t *idx = zero_based(L, 3, "gather");
+  lt_tensor_t *idx = zero_based(L, 3, "gather", false);
   lt_tensor_t *r = lt_gather(x, dim, idx);
   lt_release(idx);
   lt_lua_pushtensor(L, r);
@@ -297,11 +298,11 @@ static int s_gather(lua_State *L) {
 static int scatter(lua_State *L, bool inplace, bool add) {
   const char *op = add ? "scatter_add" : "scatter";
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t dim = lt_lua_checkdim(L, 2);
+  int64_t dim = lt_lua_checkdim(L, 2, op);
   lt_operand_t src = lt_lua_checkoperand(L, 4);
   lt_lua_checknargs(L, 4, op);
   if (add && src.kind != LT_OPERAND_TENSOR) return luaL_error(L, "scatter_add: src must be a tensor");
-  lt_tensor_t *idx = zero_based(L, 3, op);
+  lt_tensor_t *idx = zero_based(L, 3, op, false);
   lt_tensor_t *r = add ? lt_scatter_add(x, dim, idx, src.t, inplace ? x : NULL)
                        : lt_scatter(x, dim, idx, src, inplace ? x : NULL);
   lt_release(idx);
@@ -321,7 +322,7 @@ static int s_scatter_add_(lua_State *L) { return scatter(L, true, true); }
 
 static int s_index_add_(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t dim = lt_lua_checkdim(L, 2);
+  int64_t dim = lt_lua_checkdim(L, 2, "index_add_");
   lt_tensor_t *src = lt_lua_checktensor(L, 4);
   double alpha = 1;
   if (lua_istable(L, 5)) {
@@ -330,7 +331,7 @@ static int s_index_add_(lua_State *L) {
     lua_pop(L, 1);
   }
   lt_lua_checknargs(L, 5, "index_add_");
-  lt_tensor_t *idx = zero_based(L, 3, "index_add_");
+  lt_tensor_t *idx = zero_based(L, 3, "index_add_", true);
   int rc = lt_index_add_(x, dim, idx, src, alpha);
   lt_release(idx);
   lt_lua_check(L, rc);
@@ -340,10 +341,10 @@ static int s_index_add_(lua_State *L) {
 
 static int s_index_fill_(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t dim = lt_lua_checkdim(L, 2);
+  int64_t dim = lt_lua_checkdim(L, 2, "index_fill_");
   lt_operand_t v = lt_lua_checkoperand(L, 4);
   lt_lua_checknargs(L, 4, "index_fill_");
-  lt_tensor_t *idx = zero_based(L, 3, "index_fill_");
+  lt_tensor_t *idx = zero_based(L, 3, "index_fill_", true);
   int rc = lt_index_fill_(x, dim, idx, v);
   lt_release(idx);
   lt_lua_check(L, rc);

@@ -3,6 +3,7 @@
 #include "bindings/binding.h"
 #include "core/shape.h"
 #include "core/index.h"
+#include "core/reduce.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -131,7 +132,7 @@ static int t_size(lua_State *L) {
   if (lua_isnoneornil(L, 2)) { push_sizes(L, t->ndim, t->sizes); return 1; }
   int d;
   if (t->ndim == 0) return luaL_error(L, "size: a 0-dim tensor has no dimensions");
-  if (lt_wrap_dim("size", lt_lua_checkdim(L, 2), t->ndim, &d) != LT_OK) return lt_lua_error(L);
+  if (lt_wrap_dim("size", lt_lua_checkdim(L, 2, "size"), t->ndim, &d) != LT_OK) return lt_lua_error(L);
   lua_pushinteger(L, t->sizes[d]);
   return 1;
 }
@@ -141,7 +142,7 @@ static int t_stride(lua_State *L) {
   if (lua_isnoneornil(L, 2)) { push_sizes(L, t->ndim, t->strides); return 1; }
   int d;
   if (t->ndim == 0) return luaL_error(L, "stride: a 0-dim tensor has no dimensions");
-  if (lt_wrap_dim("stride", lt_lua_checkdim(L, 2), t->ndim, &d) != LT_OK) return lt_lua_error(L);
+  if (lt_wrap_dim("stride", lt_lua_checkdim(L, 2, "stride"), t->ndim, &d) != LT_OK) return lt_lua_error(L);
   lua_pushinteger(L, t->strides[d]);
   return 1;
 }
@@ -233,6 +234,34 @@ static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, bool *all_
   return v;
 }
 
+/* An index tensor of user row numbers (1-based, negative from the end) for a dim of `size`, as
+   0-based int64 (a new reference); raises on 0. */
+static lt_tensor_t *user_rows(lua_State *L, lt_tensor_t *key, int64_t size) {
+  if (lt_dtype_is_floating(key->dtype) || key->dtype == LT_BOOL || key->dtype == LT_UINT8)
+    luaL_error(L, "index: index tensors must be int64 or int32 (or a bool mask), got %s", lt_dtype_name(key->dtype));
+  lt_tensor_t *k = lt_convert(key, LT_INT64, key->device);
+  if (!k) lt_lua_error(L);
+  lt_tensor_t *zero = lt_compare(LT_COMPARE_eq, lt_tensor_operand(k), lt_int_operand(0), NULL);
+  lt_tensor_t *any = zero ? lt_any(zero, 0, NULL, false) : NULL;
+  bool has_zero = any && lt_get_int(any, 0);
+  lt_release(zero);
+  lt_release(any);
+  lt_tensor_t *pos = has_zero ? NULL : lt_compare(LT_COMPARE_gt, lt_tensor_operand(k), lt_int_operand(0), NULL);
+  lt_tensor_t *r = NULL;
+  if (pos) {
+    lt_tensor_t *a = lt_binary(LT_BINARY_sub, lt_tensor_operand(k), lt_int_operand(1), 1, NULL);
+    lt_tensor_t *b = lt_binary(LT_BINARY_add, lt_tensor_operand(k), lt_int_operand(size), 1, NULL);
+    if (a && b) r = lt_where(pos, lt_tensor_operand(a), lt_tensor_operand(b));
+    lt_release(a);
+    lt_release(b);
+  }
+  lt_release(pos);
+  lt_release(k);
+  if (has_zero) luaL_error(L, "index: index 0 is invalid: indices are 1-based (1 is the first, -1 the last)");
+  if (!r) lt_lua_error(L);
+  return r;
+}
+
 static int t_index(lua_State *L) {
   int kt = lua_type(L, 2);
   if (kt == LUA_TSTRING) {
@@ -265,14 +294,14 @@ static int t_index(lua_State *L) {
   }
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
   lt_tensor_t *key = lt_lua_totensor(L, 2);
-  if (key) {
+  if (key) { /* x[mask], x[rows] */
     lt_tensor_t *r;
-    if (key->dtype == LT_BOOL) r = lt_masked_select(t, key);
+    if (key->dtype == LT_BOOL) r = lt_index_get(t, key);
     else {
-      lt_tensor_t *k0 = lt_binary(LT_BINARY_sub, lt_tensor_operand(key), lt_int_operand(1), 1, NULL);
-      if (!k0) return lt_lua_error(L);
-      r = lt_index_select(t, 0, k0);
-      lt_release(k0);
+      if (t->ndim == 0) return luaL_error(L, "index: a 0-dim tensor cannot be indexed by a tensor of indices");
+      lt_tensor_t *rows = user_rows(L, key, t->sizes[0]);
+      r = lt_index_get(t, rows);
+      lt_release(rows);
     }
     lt_lua_pushtensor(L, r);
     return 1;
@@ -313,14 +342,19 @@ static int t_newindex(lua_State *L) {
     return luaL_error(L, "tensor: cannot set field '%s'", k);
   }
   lt_tensor_t *key = lt_lua_totensor(L, 2);
-  if (key && key->dtype == LT_BOOL) {
+  if (key) { /* x[mask] = v, x[rows] = v */
     lt_operand_t v = lt_lua_checkoperand(L, 3);
-    lt_tensor_t *r = lt_masked_fill(t, key, v, t);
-    if (!r) return lt_lua_error(L);
-    lt_release(r);
+    int rc;
+    if (key->dtype == LT_BOOL) rc = lt_index_put_(t, key, v);
+    else {
+      if (t->ndim == 0) return luaL_error(L, "index assignment: a 0-dim tensor cannot be indexed by a tensor of indices");
+      lt_tensor_t *rows = user_rows(L, key, t->sizes[0]);
+      rc = lt_index_put_(t, rows, v);
+      lt_release(rows);
+    }
+    if (rc != LT_OK) return lt_lua_error(L);
     return 0;
   }
-  if (key) return luaL_error(L, "index assignment: use a bool mask tensor or numbers/ranges as index");
   bool all_numbers;
   lt_tensor_t *v = index_view(L, t, 2, &all_numbers);
   int rc;

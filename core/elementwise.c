@@ -108,22 +108,11 @@ static int run_elementwise(lt_tensor_t *out, lt_dtype compute_out, int nin, cons
     target = tmp;
   }
   lt_tensor_t *ops[LT_ITER_MAX_OPS];
-  lt_tensor_t scal[LT_ITER_MAX_OPS]; /* stand-ins for scalars: 0-dim, data in scalar_ptr */
-  lt_storage_t scal_st[LT_ITER_MAX_OPS];
   ops[0] = target;
-  for (int k = 0; k < nin; k++) {
-    if (ins[k]) { ops[k + 1] = (lt_tensor_t *)ins[k]; continue; }
-    memset(&scal[k], 0, sizeof scal[k]);
-    memset(&scal_st[k], 0, sizeof scal_st[k]);
-    scal_st[k].data = scalar_ptr[k];
-    scal[k].storage = &scal_st[k];
-    scal[k].dtype = target->dtype == LT_BOOL && compute_out == LT_BOOL ? LT_BOOL : compute_out;
-    scal[k].numel = 1;
-    ops[k + 1] = &scal[k];
-  }
+  for (int k = 0; k < nin; k++) ops[k + 1] = (lt_tensor_t *)ins[k];
   lt_iter_t it;
   lt_iter_init(&it, nin + 1, ops);
-  for (int k = 0; k < nin; k++) /* scalar stand-ins: element size from the loop's dtype */
+  for (int k = 0; k < nin; k++) /* numbers: one value, converted to the compute dtype */
     if (!ins[k]) it.data[k + 1] = scalar_ptr[k];
   lt_iter_run(&it, loop, ctx, LT_GRAIN);
   int rc = LT_OK;
@@ -336,8 +325,9 @@ lt_tensor_t *lt_where(lt_tensor_t *cond, lt_operand_t a, lt_operand_t b) {
     setup_free(&s);
     return NULL;
   }
-  lt_tensor_t *o = lt_empty(nd, shape, dt, s.dev.type == LT_CPU && a.kind != LT_OPERAND_TENSOR &&
-                                                   b.kind != LT_OPERAND_TENSOR ? cond->device : s.dev);
+  /* the result lives with the dimensioned operands (numbers and 0-dim CPU tensors join them) */
+  bool from_cond = (a.kind != LT_OPERAND_TENSOR || a.t->ndim == 0) && (b.kind != LT_OPERAND_TENSOR || b.t->ndim == 0);
+  lt_tensor_t *o = lt_empty(nd, shape, dt, from_cond ? cond->device : s.dev);
   if (!o) { setup_free(&s); return NULL; }
   const lt_tensor_t *ins[3] = {cond, s.in[0], s.in[1]};
   void *sp[3] = {NULL, s.sptr[0], s.sptr[1]};

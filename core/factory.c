@@ -63,9 +63,8 @@ lt_tensor_t *lt_eye(int64_t n, int64_t m, lt_dtype dt, lt_device_t dev) {
   return t;
 }
 
-/* Run fill(contiguous buffer) on x, through a contiguous temporary when x is not contiguous. */
-typedef int (*fill_fn)(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double a, double b);
-
+/* Fill x with a distribution (0 uniform, 1 normal, 2 bernoulli), through a contiguous temporary
+   when x is not contiguous. */
 static int fill_random(lt_tensor_t *x, lt_generator_t *g, int kind, double a, double b) {
   if (!g) g = lt_default_generator();
   lt_tensor_t *target = x;
@@ -78,7 +77,6 @@ static int fill_random(lt_tensor_t *x, lt_generator_t *g, int kind, double a, do
   switch (kind) {
     case 0: rc = lt_random_uniform(g, x->dtype, p, x->numel, a, b); break;
     case 1: rc = lt_random_normal(g, x->dtype, p, x->numel, a, b); break;
-    case 2: rc = lt_random_int(g, x->dtype, p, x->numel, (int64_t)a, (int64_t)b); break;
     default: rc = lt_random_bernoulli(g, x->dtype, p, x->numel, a); break;
   }
   if (rc == LT_OK && target != x) rc = lt_copy_(x, target);
@@ -102,7 +100,7 @@ int lt_random_int_(lt_tensor_t *x, int64_t low, int64_t high, lt_generator_t *g)
   if (rc == LT_OK) lt_bump_version(x);
   return rc;
 }
-int lt_bernoulli_(lt_tensor_t *x, double p, lt_generator_t *g) { return fill_random(x, g, 3, p, 0); }
+int lt_bernoulli_(lt_tensor_t *x, double p, lt_generator_t *g) { return fill_random(x, g, 2, p, 0); }
 
 lt_tensor_t *lt_randperm(int64_t n, lt_dtype dt, lt_device_t dev, lt_generator_t *g) {
   if (n < 0) { lt_error("randperm: n must be non-negative, got %lld", (long long)n); return NULL; }

@@ -20,4 +20,12 @@ int lt_index_fill_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t
 /* rows where mask is true, as 0-based int64 coordinates [n, ndim] */
 lt_tensor_t *lt_nonzero(lt_tensor_t *x);
 
+/* ---- x[key] and x[key] = value with a tensor key (core/advanced_index.c) ----
+   A bool key of k dims masks x's first k dims (its shape must equal theirs): the result has the
+   selected rows, [n, rest...]. An integer key (0-based int64 values) selects rows of dim 0:
+   the result has shape key.shape + x.shape[1:]. value is a number or a tensor broadcast to the
+   selected rows. */
+lt_tensor_t *lt_index_get(lt_tensor_t *x, lt_tensor_t *key);
+int lt_index_put_(lt_tensor_t *x, lt_tensor_t *key, lt_operand_t value);
+
 #endif

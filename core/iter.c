@@ -28,14 +28,14 @@ int lt_iter_init(lt_iter_t *it, int nops, lt_tensor_t *const *ops) {
   int nd = out->ndim;
   it->nops = nops;
   it->numel = out->numel;
-  for (int k = 0; k < nops; k++) it->data[k] = lt_data(ops[k]);
+  for (int k = 0; k < nops; k++) it->data[k] = ops[k] ? lt_data(ops[k]) : NULL;
   /* reverse the dimension order (innermost first), broadcasting inputs with stride 0 */
   for (int d = 0; d < nd; d++) {
     int src = nd - 1 - d;
     it->shape[d] = out->sizes[src];
     for (int k = 0; k < nops; k++) {
       const lt_tensor_t *t = ops[k];
-      int td = t->ndim - 1 - d;
+      int td = t ? t->ndim - 1 - d : -1;
       int64_t st = 0;
       if (td >= 0 && t->sizes[td] != 1) st = t->strides[td] * (int64_t)lt_elsize(t);
       it->strides[d][k] = st;

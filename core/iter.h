@@ -24,7 +24,8 @@ typedef struct {
 /* Broadcast shapes (PyTorch's rules); error names op and both shapes. */
 int lt_broadcast_shapes(const char *op, int na, const int64_t *a, int nb, const int64_t *b,
                         int *nout, int64_t *out);
-/* Set up an iteration: ops[0] is the output, whose shape must be the broadcast shape of all. */
+/* Set up an iteration: ops[0] is the output, whose shape must be the broadcast shape of all. An
+   input given as NULL is a single value broadcast everywhere: set it->data[k] to it afterwards. */
 int lt_iter_init(lt_iter_t *it, int nops, lt_tensor_t *const *ops);
 /* Run loop over the iteration; threads when there is enough work (grain: elements per thread). */
 void lt_iter_run(const lt_iter_t *it, lt_loop_fn loop, const void *ctx, int64_t grain);

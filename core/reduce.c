@@ -383,8 +383,13 @@ static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64
     sp.out_stride[sp.nother] = out->strides[k];
     sp.nother++;
   }
-  lt_cpu_scan(&sp);
+  int rc = lt_cpu_scan(&sp);
   lt_release(src);
+  if (rc != LT_OK) {
+    lt_release(out);
+    lt_error("%s: out of memory (scan buffer)", op);
+    return NULL;
+  }
   return out;
 }
 

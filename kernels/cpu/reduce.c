@@ -23,6 +23,7 @@
 
 #define LANES 8     /* independent accumulators of a contiguous row */
 #define BLOCK 256   /* outputs accumulated together by the OUTER driver */
+#define SBLOCK 2048 /* lines scanned together */
 #define ACC_MAX 32  /* bytes: the largest accumulator */
 
 typedef struct {
@@ -35,8 +36,8 @@ typedef struct {
   void (*cols4)(void *acc, const char *const *x, int64_t s, int64_t n, int64_t i, const lt_reduce_params_t *p);
   void (*combine)(void *a, const void *b, int64_t n);
   void (*fin)(const void *acc, int64_t n, void *vals, int64_t *idx, const lt_reduce_params_t *p);
-  void (*scan)(void *acc, const char *x, int64_t s, int64_t n, void *vals, const lt_reduce_params_t *p);
 } fns_t;
+typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, void *vals, const lt_reduce_params_t *p);
 
 /* ---- loading an element into its domain ---- */
 #define LD_f32(v) ((double)(v))
@@ -70,7 +71,8 @@ typedef struct {
       for (int k = 0; k < LANES; k++) a[k] = FN(op, D, init)();                                     \
       int64_t i = 0;                                                                                 \
       for (; i + LANES <= n; i += LANES)                                                             \
-        for (int k = 0; k < LANES; k++) /* unrolled: the lanes stay in registers */                  \
+        _Pragma("GCC unroll 8") /* unrolled: the lanes stay in registers */                          \
+        for (int k = 0; k < LANES; k++)                                                              \
           a[k] = FN(op, D, update)(a[k], LD_##sfx(px[i + k]), i0 + i + k, p);                        \
       for (; i < n; i++) a[0] = FN(op, D, update)(a[0], LD_##sfx(px[i]), i0 + i, p);               \
       for (int k = 1; k < LANES; k++) a[0] = FN(op, D, combine)(a[0], a[k]);                        \
@@ -222,6 +224,9 @@ typedef struct {
     for (int64_t k = 0; k < n; k++) vals[k] = FN(op, D, result)(a[k], p);                            \
     FIN_IDX_##K(op, D)                                                                               \
   }                                                                                                  \
+
+/* scans, for sum (cumsum) and prod (cumprod) */
+#define SCAN_LOOP(op, sfx, ST, D, K)                                                                \
   static void scan_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, void *valsp,        \
                                 const lt_reduce_params_t *pp) {                                      \
     ACC(op, D) a = *(ACC(op, D) *)accp;                                                              \
@@ -236,7 +241,7 @@ typedef struct {
 
 #define ENTRY(op, sfx, ST, D, K)                                                                    \
   {sizeof(ACC(op, D)), IS_I_##D, init_##op##_##sfx, row_##op##_##sfx, cols_##op##_##sfx,           \
-   cols4_##op##_##sfx, comb_##op##_##sfx, fin_##op##_##sfx, scan_##op##_##sfx},
+   cols4_##op##_##sfx, comb_##op##_##sfx, fin_##op##_##sfx},
 
 /* the dtypes in lt_dtype order: G(op, suffix, storage type, domain, kind) */
 #define FOR_F_TYPES(G, op, K) \
@@ -259,6 +264,13 @@ static const fns_t table[LT_NREDUCE][LT_NDTYPES] = {
 #undef LT_X
 };
 _Static_assert(sizeof table / sizeof table[0] == LT_NREDUCE, "reduction table");
+
+FOR_F_TYPES(SCAN_LOOP, sum, 0) FOR_I_TYPES(SCAN_LOOP, sum, 0)
+FOR_F_TYPES(SCAN_LOOP, prod, 0) FOR_I_TYPES(SCAN_LOOP, prod, 0)
+#define SCAN_ENTRY(op, sfx, ST, D, K) scan_##op##_##sfx,
+static const scan_fn scan_table[2][LT_NDTYPES] = {
+    {FOR_F_TYPES(SCAN_ENTRY, sum, 0) FOR_I_TYPES(SCAN_ENTRY, sum, 0)},
+    {FOR_F_TYPES(SCAN_ENTRY, prod, 0) FOR_I_TYPES(SCAN_ENTRY, prod, 0)}};
 _Static_assert(LT_NDTYPES == 10, "dtype columns of the reduction table");
 
 bool lt_cpu_reduce_supported(lt_reduce_op op, lt_dtype dt) {
@@ -534,18 +546,26 @@ static void outer_unit(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *p
   if (finish) emit(f, pl, acc, nb, out_off, g->oout[0]);
 }
 
+/* tasks [tb, te), each over the whole reduced range */
+static void outer_tasks(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl, int64_t tb, int64_t te) {
+  _Alignas(16) unsigned char acc[BLOCK * ACC_MAX];
+  for (int64_t u = tb; u < te; u++) outer_unit(f, g, pl, u, 0, g->nred_total, acc, true);
+}
+
 static void run_outer(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl, int nt, int64_t work) {
   int64_t J = g->osize[0], nblk = (J + BLOCK - 1) / BLOCK;
   int64_t tasks = g->nout_total / J * nblk, nred = g->nred_total;
   bool par = nt > 1 && work >= 2 * (int64_t)LT_GRAIN;
-  if (!par || tasks >= nt || nred < 2) {
-    int nth = par ? (tasks < nt ? (int)tasks : nt) : 1;
-#pragma omp parallel num_threads(nth) if (nth > 1)
+  if (!par) {
+    outer_tasks(f, g, pl, 0, tasks);
+    return;
+  }
+  if (tasks >= nt || nred < 2) {
+    int nth = tasks < nt ? (int)tasks : nt;
+#pragma omp parallel num_threads(nth)
     {
-      _Alignas(16) unsigned char acc[BLOCK * ACC_MAX];
       int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-      for (int64_t u = tasks * t / T; u < tasks * (t + 1) / T; u++)
-        outer_unit(f, g, pl, u, 0, nred, acc, true);
+      outer_tasks(f, g, pl, tasks * t / T, tasks * (t + 1) / T);
     }
     return;
   }
@@ -555,8 +575,7 @@ static void run_outer(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl
   size_t ublock = (size_t)BLOCK * f->acc_size;
   unsigned char *buf = malloc((size_t)units * ublock);
   if (!buf) {
-    _Alignas(16) unsigned char acc[BLOCK * ACC_MAX];
-    for (int64_t u = 0; u < tasks; u++) outer_unit(f, g, pl, u, 0, nred, acc, true);
+    outer_tasks(f, g, pl, 0, tasks);
     return;
   }
 #pragma omp parallel for num_threads(nt) schedule(static)
@@ -595,7 +614,8 @@ void lt_cpu_reduce(const lt_reduce_plan_t *pl) {
 }
 
 /* ---- scans ---- */
-static void scan_lines(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g, int64_t lb, int64_t le) {
+static void scan_lines(const fns_t *f, scan_fn scan, const lt_scan_plan_t *sp, const geo_t *g, int64_t lb,
+                       int64_t le) {
   _Alignas(16) unsigned char acc[ACC_MAX];
   vals_t v;
   lt_reduce_params_t prm = {0, 0, 0, 0};
@@ -607,7 +627,7 @@ static void scan_lines(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g,
     f->init(acc, 1);
     for (int64_t k0 = 0; k0 < sp->len; k0 += BLOCK) {
       int64_t n = sp->len - k0 < BLOCK ? sp->len - k0 : BLOCK;
-      f->scan(acc, sp->in + in_off + k0 * sp->in_dstride, sp->in_dstride, n, &v, &prm);
+      scan(acc, sp->in + in_off + k0 * sp->in_dstride, sp->in_dstride, n, &v, &prm);
       store_vals(f->idomain, &v, n, sp->out + (out_off + k0 * sp->out_dstride) * es,
                  sp->out_dstride * es, sp->out_dtype);
     }
@@ -615,13 +635,15 @@ static void scan_lines(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g,
   }
 }
 
-static void scan_block(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g, int64_t task, void *acc) {
+/* a block of up to SBLOCK lines along the innermost other dim, scanned together row by row (wider
+   than BLOCK: each input row is read in long contiguous runs) */
+static void scan_block(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g, int64_t task, char *acc) {
   vals_t v;
   lt_reduce_params_t prm = {0, 0, 0, 0};
   int64_t es = (int64_t)lt_dtype_size(sp->out_dtype);
-  int64_t J = g->osize[0], nblk = (J + BLOCK - 1) / BLOCK;
-  int64_t o2 = task / nblk, j0 = (task % nblk) * BLOCK;
-  int64_t nb = J - j0 < BLOCK ? J - j0 : BLOCK;
+  int64_t J = g->osize[0], nblk = (J + SBLOCK - 1) / SBLOCK;
+  int64_t o2 = task / nblk, j0 = (task % nblk) * SBLOCK;
+  int64_t nb = J - j0 < SBLOCK ? J - j0 : SBLOCK;
   int64_t idx[LT_MAX_DIM], in_off, out_off;
   unravel(1, g->nout, g->osize, g->oin, g->oout, o2, idx, &in_off, &out_off);
   in_off += j0 * g->oin[0];
@@ -629,15 +651,24 @@ static void scan_block(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g,
   f->init(acc, nb);
   for (int64_t k = 0; k < sp->len; k++) {
     f->cols(acc, sp->in + in_off + k * sp->in_dstride, g->oin[0], nb, k, &prm);
-    f->fin(acc, nb, &v, NULL, &prm);
-    store_vals(f->idomain, &v, nb, sp->out + (out_off + k * sp->out_dstride) * es, g->oout[0] * es,
-               sp->out_dtype);
+    for (int64_t c = 0; c < nb; c += BLOCK) {
+      int64_t m = nb - c < BLOCK ? nb - c : BLOCK;
+      f->fin(acc + (size_t)c * f->acc_size, m, &v, NULL, &prm);
+      store_vals(f->idomain, &v, m, sp->out + (out_off + k * sp->out_dstride + c * g->oout[0]) * es,
+                 g->oout[0] * es, sp->out_dtype);
+    }
   }
 }
 
-void lt_cpu_scan(const lt_scan_plan_t *sp) {
-  if (!lt_cpu_reduce_supported(sp->op, sp->in_dtype)) return;
+static void scan_blocks(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g, int64_t tb, int64_t te,
+                        char *acc) {
+  for (int64_t u = tb; u < te; u++) scan_block(f, sp, g, u, acc);
+}
+
+int lt_cpu_scan(const lt_scan_plan_t *sp) {
+  if ((sp->op != LT_REDUCE_sum && sp->op != LT_REDUCE_prod) || (unsigned)sp->in_dtype >= LT_NDTYPES) return LT_ERR;
   const fns_t *f = &table[sp->op][sp->in_dtype];
+  scan_fn scan = scan_table[sp->op == LT_REDUCE_prod][sp->in_dtype];
   geo_t g;
   g.nout = sp->nother;
   for (int d = 0; d < sp->nother; d++) {
@@ -649,7 +680,7 @@ void lt_cpu_scan(const lt_scan_plan_t *sp) {
   if (g.nout == 0) { g.nout = 1; g.osize[0] = 1; g.oin[0] = 0; g.oout[0] = 0; }
   g.nout_total = 1;
   for (int d = 0; d < g.nout; d++) g.nout_total *= g.osize[d];
-  if (g.nout_total == 0 || sp->len == 0) return;
+  if (g.nout_total == 0 || sp->len == 0) return LT_OK;
   int nt = lt_num_threads();
   bool par = nt > 1 && g.nout_total * sp->len >= 2 * (int64_t)LT_GRAIN;
   bool lines = (g.nout == 1 && g.osize[0] == 1) || iabs64(sp->in_dstride) <= iabs64(g.oin[0]) ||
@@ -657,20 +688,32 @@ void lt_cpu_scan(const lt_scan_plan_t *sp) {
   if (lines) {
     int64_t nl = g.nout_total;
     int nth = par ? (nl < nt ? (int)nl : nt) : 1;
-#pragma omp parallel num_threads(nth) if (nth > 1)
+    if (nth <= 1) {
+      scan_lines(f, scan, sp, &g, 0, nl);
+      return LT_OK;
+    }
+#pragma omp parallel num_threads(nth)
     {
       int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-      scan_lines(f, sp, &g, nl * t / T, nl * (t + 1) / T);
+      scan_lines(f, scan, sp, &g, nl * t / T, nl * (t + 1) / T);
     }
-    return;
+    return LT_OK;
   }
-  int64_t J = g.osize[0], nblk = (J + BLOCK - 1) / BLOCK;
+  int64_t J = g.osize[0], nblk = (J + SBLOCK - 1) / SBLOCK;
   int64_t tasks = g.nout_total / J * nblk;
   int nth = par ? (tasks < nt ? (int)tasks : nt) : 1;
-#pragma omp parallel num_threads(nth) if (nth > 1)
-  {
-    _Alignas(16) unsigned char acc[BLOCK * ACC_MAX];
-    int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-    for (int64_t u = tasks * t / T; u < tasks * (t + 1) / T; u++) scan_block(f, sp, &g, u, acc);
+  size_t per = (size_t)SBLOCK * ACC_MAX;
+  char *buf = malloc(per * (size_t)nth);
+  if (!buf) return LT_ERR;
+  if (nth <= 1) {
+    scan_blocks(f, sp, &g, 0, tasks, buf);
+  } else {
+#pragma omp parallel num_threads(nth)
+    {
+      int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
+      scan_blocks(f, sp, &g, tasks * t / T, tasks * (t + 1) / T, buf + per * (size_t)t);
+    }
   }
+  free(buf);
+  return LT_OK;
 }

@@ -53,6 +53,7 @@ typedef struct {
   int64_t out_stride[LT_MAX_DIM];      /* elements */
 } lt_scan_plan_t;
 
-void lt_cpu_scan(const lt_scan_plan_t *plan);
+/* LT_OK, or LT_ERR when a buffer (64 KiB a thread) cannot be allocated or (op, dtype) is not a scan */
+int lt_cpu_scan(const lt_scan_plan_t *plan);
 
 #endif
