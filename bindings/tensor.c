@@ -18,7 +18,9 @@ typedef struct {
   lt_tensor_t *t;
 } tensor_box_t;
 
-static const char tensor_mt_key = 'T';
+/* The metatable also sits in the registry under a fixed integer key (in its hash part, away from
+   luaL_ref's slots): fetching it by integer is the cheapest lookup the C API offers. */
+#define TENSOR_MT_REGKEY 0x4c7554 /* "LuT" */
 
 static tensor_box_t *tobox(lua_State *L, int idx) {
   tensor_box_t *box = lua_touserdata(L, idx);
@@ -45,7 +47,7 @@ void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
   tensor_box_t *box = lua_newuserdatauv(L, sizeof *box, 0);
   box->magic = BOX_MAGIC;
   box->t = t;
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, TENSOR_MT_REGKEY);
   lua_setmetatable(L, -2);
   /* tell the collector about tensor memory, so that loops of temporaries stay flat */
   gc_debt += lt_alloc_take_pressure();
@@ -379,7 +381,7 @@ void lt_open_tensor(lua_State *L, int torch, int mtab) {
   luaL_newmetatable(L, LT_TENSOR_MT);
   int mt = lua_gettop(L);
   lua_pushvalue(L, mt);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &tensor_mt_key);
+  lua_rawseti(L, LUA_REGISTRYINDEX, TENSOR_MT_REGKEY);
   lua_pushvalue(L, mtab);
   lua_pushcclosure(L, t_index, 1);
   lua_setfield(L, mt, "__index");

@@ -41,7 +41,7 @@ static struct {
   get_threads_fn get_threads;
   char corename[64];
   char info[1024];
-  int fallback_threads; /* thread count of the portable loops */
+  int threads;          /* most threads a product is split over (lt_blas_num_threads) */
   volatile int ready;   /* set once lt_blas_init has finished */
 } B;
 
@@ -200,11 +200,6 @@ static void unload(void) {
   B.get_corename = NULL, B.set_threads = NULL, B.get_threads = NULL;
 }
 
-static bool user_set(const char *name) {
-  const char *v = getenv(name);
-  return v && *v;
-}
-
 /* 0: loaded and checked; 1: not found; 2: found but unusable (why in `why`). */
 static int try_load(const char *name, int attempt, char *why, size_t whylen) {
   dlerror();
@@ -232,9 +227,7 @@ static int try_load(const char *name, int attempt, char *why, size_t whylen) {
       return 2;
     }
   }
-  if (!user_set("OPENBLAS_NUM_THREADS") && !user_set("OMP_NUM_THREADS") &&
-      !user_set("GOTO_NUM_THREADS"))
-    B.set_threads(available_cores());
+  B.set_threads(1); /* we split products over OpenMP threads ourselves */
   if (!check_kernels(attempt)) {
     const char *core = B.get_corename();
     snprintf(why, whylen, "%s with core %s gave wrong results", name, core ? core : "?");
@@ -244,8 +237,26 @@ static int try_load(const char *name, int attempt, char *why, size_t whylen) {
   return 0;
 }
 
+/* A positive count from the variable (OMP_NUM_THREADS may be a list: its first entry), or 0. */
+static int env_threads(const char *name) {
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  char *end;
+  long n = strtol(v, &end, 10);
+  return n > 0 && n < 4096 ? (int)n : 0;
+}
+
+static void restore_env(const char *name, const char *saved) {
+  if (saved) setenv(name, saved, 1);
+  else unsetenv(name);
+}
+
 static void init_once(void) {
-  B.fallback_threads = available_cores();
+  /* the user's thread count, in OpenBLAS's order of precedence, else the cores we may run on */
+  int nt = env_threads("OPENBLAS_NUM_THREADS");
+  if (!nt) nt = env_threads("GOTO_NUM_THREADS");
+  if (!nt) nt = env_threads("OMP_NUM_THREADS");
+  B.threads = nt ? nt : available_cores();
   char why[256] = "", why2[256] = "";
   const char *names[2] = {"libopenblas.so.0", "libopenblas.so"};
   int nnames = 2;
@@ -258,6 +269,11 @@ static void init_once(void) {
   char *saved = user_core ? strdup(user_core) : NULL;
   const char *chosen = (user_core && *user_core) || none ? NULL : choose_core();
   if (chosen) setenv("OPENBLAS_CORETYPE", chosen, 1);
+  /* OpenBLAS starts its thread pool when loaded: with no count given, ask for none (it would
+     start one thread per core, then idle) */
+  const char *user_nt = getenv("OPENBLAS_NUM_THREADS");
+  char *saved_nt = user_nt ? strdup(user_nt) : NULL;
+  if (!saved_nt) setenv("OPENBLAS_NUM_THREADS", "1", 1);
 
   int r = 1;
   const char *loaded = NULL;
@@ -266,19 +282,17 @@ static void init_once(void) {
     if (r == 1) continue; /* not there: try the next name */
     if (r == 2 && chosen) {
       /* our choice of kernels was wrong: let the library choose */
-      if (saved) setenv("OPENBLAS_CORETYPE", saved, 1);
-      else unsetenv("OPENBLAS_CORETYPE");
+      restore_env("OPENBLAS_CORETYPE", saved);
       chosen = NULL;
       r = try_load(names[i], 1, why2, sizeof why2);
     }
     if (r == 0) loaded = names[i];
     break;
   }
-  if (chosen) { /* leave the environment as we found it */
-    if (saved) setenv("OPENBLAS_CORETYPE", saved, 1);
-    else unsetenv("OPENBLAS_CORETYPE");
-  }
-  free(saved);
+  /* leave the environment as we found it */
+  if (chosen) restore_env("OPENBLAS_CORETYPE", saved);
+  if (!saved_nt) unsetenv("OPENBLAS_NUM_THREADS");
+  free(saved), free(saved_nt);
 
   if (loaded) {
     const char *core = B.get_corename();
@@ -289,11 +303,11 @@ static void init_once(void) {
              cfg ? cfg : "OpenBLAS", loaded, B.corename,
              chosen ? "chosen from CPU features"
                     : user_core && *user_core ? "set by OPENBLAS_CORETYPE" : "chosen by OpenBLAS",
-             B.get_threads(), why[0] ? "; first try: " : "", why);
+             B.threads, why[0] ? "; first try: " : "", why);
   } else {
     snprintf(B.corename, sizeof B.corename, "fallback");
     snprintf(B.info, sizeof B.info, "fallback: portable loops, %d threads (%s%s%s)",
-             B.fallback_threads,
+             B.threads,
              none ? "LUTORCH_BLAS_LIB=none" : why[0] ? why : "no OpenBLAS",
              why2[0] ? "; " : "", why2);
   }
@@ -315,14 +329,30 @@ const char *lt_blas_info(void) { return __atomic_load_n(&B.ready, __ATOMIC_ACQUI
 
 int lt_blas_num_threads(void) {
   lt_blas_init();
-  return B.lib ? B.get_threads() : __atomic_load_n(&B.fallback_threads, __ATOMIC_RELAXED);
+  return __atomic_load_n(&B.threads, __ATOMIC_RELAXED);
 }
 
 void lt_blas_set_num_threads(int n) {
   lt_blas_init();
-  if (n < 1) n = available_cores();
-  if (B.lib) B.set_threads(n);
-  else __atomic_store_n(&B.fallback_threads, n, __ATOMIC_RELAXED);
+  __atomic_store_n(&B.threads, n < 1 ? available_cores() : n, __ATOMIC_RELAXED);
+}
+
+/* How many threads to split a product of `work` multiply-adds over: one inside a parallel region
+   or below OpenBLAS's own threshold for threading (65536 * 4), else lt_blas_num_threads() capped
+   by the calling thread's OpenMP setting. */
+static int split_threads(double work) {
+  if (work <= (double)LT_BLAS_SPLIT_MIN || omp_in_parallel()) return 1;
+  int nt = __atomic_load_n(&B.threads, __ATOMIC_RELAXED), omp = omp_get_max_threads();
+  if (omp < nt) nt = omp;
+  return nt > 1 ? nt : 1;
+}
+
+/* The start of part t of n of [0, len), on multiples of 16 (the kernels' unrolling). */
+static int64_t part_start(int64_t len, int t, int n) {
+  if (t >= n) return len;
+  int64_t s = len * t / n;
+  s -= s % 16;
+  return s;
 }
 
 /* ---- the portable loops -------------------------------------------------------------------------
@@ -334,8 +364,8 @@ enum { FB_KC = 256, FB_NC = 2048 };
 #define DEFINE_FALLBACK_GEMM(NAME, T)                                                              \
   static int NAME(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T *A,          \
                   int64_t lda, const T *Bm, int64_t ldb, T beta, T *C, int64_t ldc) {              \
-    int nt = __atomic_load_n(&B.fallback_threads, __ATOMIC_RELAXED);                               \
-    bool par = (double)M * N * (K + 1) > 65536.0;                                                  \
+    int nt = split_threads((double)M * N * (K + 1));                                               \
+    bool par = nt > 1;                                                                             \
     _Pragma("omp parallel for num_threads(nt) if (par) schedule(static)")                          \
     for (int64_t i = 0; i < M; i++) {                                                              \
       T *c = C + i * ldc;                                                                          \
@@ -353,7 +383,7 @@ enum { FB_KC = 256, FB_NC = 2048 };
         for (int64_t p = 0; p < kc; p++)                                                           \
           for (int64_t j = 0; j < nc; j++)                                                         \
             bp[p * nc + j] = tb ? Bm[(jc + j) * ldb + pc + p] : Bm[(pc + p) * ldb + jc + j];       \
-        bool par2 = (double)M * nc * kc > 65536.0;                                                 \
+        bool par2 = par && (double)M * nc * kc > 65536.0;                                          \
         _Pragma("omp parallel for num_threads(nt) if (par2) schedule(static)")                     \
         for (int64_t i = 0; i < M; i++) {                                                          \
           T *c = C + i * ldc + jc;                                                                 \
@@ -376,9 +406,9 @@ DEFINE_FALLBACK_GEMM(fallback_dgemm, double)
 #define DEFINE_FALLBACK_GEMV(NAME, T)                                                              \
   static void NAME(bool trans, int64_t M, int64_t N, T alpha, const T *A, int64_t lda, const T *x, \
                    int64_t incx, T beta, T *y, int64_t incy) {                                     \
-    int nt = __atomic_load_n(&B.fallback_threads, __ATOMIC_RELAXED);                               \
+    int nt = split_threads((double)M * N);                                                         \
     int64_t ny = trans ? N : M, nx = trans ? M : N;                                                \
-    bool par = (double)M * N > 65536.0;                                                            \
+    bool par = nt > 1;                                                                             \
     _Pragma("omp parallel for num_threads(nt) if (par) schedule(static)")                          \
     for (int64_t i = 0; i < ny; i++) {                                                             \
       T acc = 0;                                                                                   \
@@ -413,6 +443,35 @@ static int check_gemm_args(const char *what, bool ta, bool tb, int64_t M, int64_
   return lt_blas_init();
 }
 
+/* The OpenBLAS call on one part: rows [i0, i1) or columns [j0, j1) of C. */
+#define DEFINE_BLAS_GEMM(NAME, T, FN)                                                              \
+  static void NAME(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T *A,         \
+                   int64_t lda, const T *Bm, int64_t ldb, T beta, T *C, int64_t ldc) {             \
+    int nt = split_threads((double)M * N * K);                                                     \
+    if (nt == 1) {                                                                                 \
+      B.FN(CBLAS_ROW_MAJOR, ta ? CBLAS_TRANS : CBLAS_NO_TRANS, tb ? CBLAS_TRANS : CBLAS_NO_TRANS,  \
+           (int)M, (int)N, (int)K, alpha, A, (int)lda, Bm, (int)ldb, beta, C, (int)ldc);           \
+      return;                                                                                      \
+    }                                                                                              \
+    bool rows = M >= N; /* split the longer side of C */                                           \
+    _Pragma("omp parallel num_threads(nt)")                                                        \
+    {                                                                                              \
+      int t = omp_get_thread_num(), n = omp_get_num_threads();                                     \
+      int64_t len = rows ? M : N, s = part_start(len, t, n), e = part_start(len, t + 1, n);        \
+      if (e > s) {                                                                                 \
+        const T *a = rows ? (ta ? A + s : A + s * lda) : A;                                        \
+        const T *b = rows ? Bm : (tb ? Bm + s * ldb : Bm + s);                                     \
+        T *c = rows ? C + s * ldc : C + s;                                                         \
+        B.FN(CBLAS_ROW_MAJOR, ta ? CBLAS_TRANS : CBLAS_NO_TRANS,                                   \
+             tb ? CBLAS_TRANS : CBLAS_NO_TRANS, (int)(rows ? e - s : M), (int)(rows ? N : e - s),  \
+             (int)K, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);                          \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
+DEFINE_BLAS_GEMM(blas_sgemm, float, sgemm)
+DEFINE_BLAS_GEMM(blas_dgemm, double, dgemm)
+
 int lt_blas_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
                   const float *A, int64_t lda, const float *Bm, int64_t ldb, float beta, float *C,
                   int64_t ldc) {
@@ -424,9 +483,7 @@ int lt_blas_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, flo
     return LT_OK;
   }
   if (!B.lib) return fallback_sgemm(transA, transB, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
-  B.sgemm(CBLAS_ROW_MAJOR, transA ? CBLAS_TRANS : CBLAS_NO_TRANS,
-          transB ? CBLAS_TRANS : CBLAS_NO_TRANS, (int)M, (int)N, (int)K, alpha, A, (int)lda, Bm,
-          (int)ldb, beta, C, (int)ldc);
+  blas_sgemm(transA, transB, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
   return LT_OK;
 }
 
@@ -441,11 +498,33 @@ int lt_blas_dgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, dou
     return LT_OK;
   }
   if (!B.lib) return fallback_dgemm(transA, transB, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
-  B.dgemm(CBLAS_ROW_MAJOR, transA ? CBLAS_TRANS : CBLAS_NO_TRANS,
-          transB ? CBLAS_TRANS : CBLAS_NO_TRANS, (int)M, (int)N, (int)K, alpha, A, (int)lda, Bm,
-          (int)ldb, beta, C, (int)ldc);
+  blas_dgemm(transA, transB, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
   return LT_OK;
 }
+
+/* gemv split over the entries of y: rows of A, or columns when transposed. */
+#define DEFINE_BLAS_GEMV(NAME, T, FN)                                                              \
+  static void NAME(bool trans, int64_t M, int64_t N, T alpha, const T *A, int64_t lda, const T *x, \
+                   int64_t incx, T beta, T *y, int64_t incy) {                                     \
+    int nt = split_threads((double)M * N);                                                         \
+    int op = trans ? CBLAS_TRANS : CBLAS_NO_TRANS;                                                 \
+    if (nt == 1) {                                                                                 \
+      B.FN(CBLAS_ROW_MAJOR, op, (int)M, (int)N, alpha, A, (int)lda, x, (int)incx, beta, y,         \
+           (int)incy);                                                                             \
+      return;                                                                                      \
+    }                                                                                              \
+    _Pragma("omp parallel num_threads(nt)")                                                        \
+    {                                                                                              \
+      int t = omp_get_thread_num(), n = omp_get_num_threads();                                     \
+      int64_t len = trans ? N : M, s = part_start(len, t, n), e = part_start(len, t + 1, n);       \
+      if (e > s)                                                                                   \
+        B.FN(CBLAS_ROW_MAJOR, op, (int)(trans ? M : e - s), (int)(trans ? e - s : N), alpha,       \
+             trans ? A + s : A + s * lda, (int)lda, x, (int)incx, beta, y + s * incy, (int)incy);  \
+    }                                                                                              \
+  }
+
+DEFINE_BLAS_GEMV(blas_sgemv, float, sgemv)
+DEFINE_BLAS_GEMV(blas_dgemv, double, dgemv)
 
 static int check_gemv_args(const char *what, int64_t M, int64_t N, int64_t lda, int64_t incx,
                            int64_t incy) {
@@ -477,9 +556,7 @@ int lt_blas_sgemv(bool trans, int64_t M, int64_t N, float alpha, const float *A,
   if (beta == 0) /* y may hold NaN: OpenBLAS would scale it by 0 */
     for (int64_t i = 0; i < ny; i++) y[i * incy] = 0.0f;
   if (!B.lib) fallback_sgemv(trans, M, N, alpha, A, lda, x, incx, beta, y, incy);
-  else
-    B.sgemv(CBLAS_ROW_MAJOR, trans ? CBLAS_TRANS : CBLAS_NO_TRANS, (int)M, (int)N, alpha, A,
-            (int)lda, x, (int)incx, beta, y, (int)incy);
+  else blas_sgemv(trans, M, N, alpha, A, lda, x, incx, beta, y, incy);
   return LT_OK;
 }
 
@@ -495,8 +572,6 @@ int lt_blas_dgemv(bool trans, int64_t M, int64_t N, double alpha, const double *
   if (beta == 0) /* y may hold NaN: OpenBLAS would scale it by 0 */
     for (int64_t i = 0; i < ny; i++) y[i * incy] = 0.0;
   if (!B.lib) fallback_dgemv(trans, M, N, alpha, A, lda, x, incx, beta, y, incy);
-  else
-    B.dgemv(CBLAS_ROW_MAJOR, trans ? CBLAS_TRANS : CBLAS_NO_TRANS, (int)M, (int)N, alpha, A,
-            (int)lda, x, (int)incx, beta, y, (int)incy);
+  else blas_dgemv(trans, M, N, alpha, A, lda, x, incx, beta, y, incy);
   return LT_OK;
 }

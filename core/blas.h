@@ -10,9 +10,8 @@
 
    Environment:
      OPENBLAS_CORETYPE    the user's choice of OpenBLAS kernels; honoured as is.
-     OPENBLAS_NUM_THREADS, OMP_NUM_THREADS
-                          when either is set, OpenBLAS keeps the thread count it derived from them;
-                          otherwise it is set to the number of cores this process may run on.
+     OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS, OMP_NUM_THREADS
+                          the default thread count (see lt_blas_num_threads).
      LUTORCH_BLAS_LIB     a path or soname to load instead of libopenblas.so.0 / libopenblas.so;
                           "none" uses the portable loops.
      LUTORCH_BLAS_TEST_BAD_KERNELS
@@ -32,6 +31,8 @@
 #include <stdint.h>
 
 #define LT_BLAS_MAX_DIM ((int64_t)INT_MAX)
+/* Products of at most this many multiply-adds run on one thread (OpenBLAS's own threshold). */
+#define LT_BLAS_SPLIT_MIN ((int64_t)65536 * 4)
 
 /* Load and check the library (once, thread-safe). Returns LT_OK; falling back to the portable loops
    is not an error. */
@@ -45,8 +46,14 @@ const char *lt_blas_corename(void);
    chosen from CPU features" or "fallback: ..."); "" before lt_blas_init(). */
 const char *lt_blas_info(void);
 
-/* The thread count of the BLAS (OpenBLAS's, or the portable loops'). Setting it changes it
-   process-wide; n < 1 means the number of available cores. */
+/* Threads: OpenBLAS itself runs single-threaded, and these wrappers split a product of more
+   than LT_BLAS_SPLIT_MIN multiply-adds into row or column blocks over OpenMP threads, so that the
+   process has one thread pool. (OpenBLAS's own pool spins for ~0.1 s after each call, measured:
+   it takes a core from the OpenMP loops that follow a matrix product, and on 2 cores that costs
+   more than the product.) A split uses at most lt_blas_num_threads() threads and at most the
+   calling thread's omp_get_max_threads(), and none inside a parallel region. The default is
+   OPENBLAS_NUM_THREADS, else GOTO_NUM_THREADS, else OMP_NUM_THREADS, else the cores this process
+   may run on. Setting it changes it process-wide; n < 1 means the number of available cores. */
 int lt_blas_num_threads(void);
 void lt_blas_set_num_threads(int n);
 

@@ -22,9 +22,18 @@ enum {
   TINY_MNK = 8,          /* direct loop below this for operands BLAS can read as they are */
   TINY_PACKED_MNK = 64,  /* direct loop below this when temporaries would be needed */
   GEMV_MNK = 1 << 18,    /* gemv instead of gemm for m == 1 or n == 1 from this size */
-  BATCH_PAR_MNK = 1 << 18 /* up to this, OpenBLAS runs a product on one thread: we parallelise
-                             over the batch instead */
+  GRAB_MNK = 1 << 15     /* multiply-adds a thread takes at a time from a batch */
 };
+/* Up to this, lt_blas_* runs a product on one thread: we parallelise over the batch instead. */
+#define BATCH_PAR_MNK LT_BLAS_SPLIT_MIN
+
+/* Threads for our own loops: as for the BLAS (core/blas.h), and none inside a parallel region. */
+static int loop_threads(void) {
+  if (omp_in_parallel()) return 1;
+  int nt = lt_blas_num_threads(), omp = omp_get_max_threads();
+  if (omp < nt) nt = omp;
+  return nt > 1 ? nt : 1;
+}
 #define CHUNK ((int64_t)1 << 30) /* split sizes beyond LT_BLAS_MAX_DIM into chunks of this */
 
 /* An operand as BLAS sees it: row-major (trans false) or column-major (trans true) with a leading
@@ -70,7 +79,7 @@ static inline double f64_id(double x) { return x; }
   do {                                                                                             \
     const ST *s_ = (const ST *)src;                                                                \
     DT *d_ = (DT *)dst;                                                                            \
-    _Pragma("omp parallel for if (par) schedule(static)")                                          \
+    _Pragma("omp parallel for num_threads(nt) if (par) schedule(static)")                          \
     for (int64_t i = 0; i < rows; i++)                                                             \
       for (int64_t j = 0; j < cols; j++) d_[i * dr + j * dc] = CONV(s_[i * sr + j * sc]);          \
   } while (0)
@@ -83,7 +92,8 @@ static void pack_in(lt_dtype dt, int64_t rows, int64_t cols, const void *src, in
     t = sr, sr = sc, sc = t;
     t = dr, dr = dc, dc = t;
   }
-  par = par && rows > 1 && rows * cols >= (1 << 16);
+  int nt = par ? loop_threads() : 1;
+  par = nt > 1 && rows > 1 && rows * cols >= (1 << 16);
   switch (dt) {
   case LT_FLOAT32: COPY_LOOP(float, float, f32_id); break;
   case LT_FLOAT64: COPY_LOOP(double, double, f64_id); break;
@@ -101,7 +111,8 @@ static void pack_out(lt_dtype dt, int64_t rows, int64_t cols, const void *src, i
     t = sr, sr = sc, sc = t;
     t = dr, dr = dc, dc = t;
   }
-  par = par && rows > 1 && rows * cols >= (1 << 16);
+  int nt = par ? loop_threads() : 1;
+  par = nt > 1 && rows > 1 && rows * cols >= (1 << 16);
   switch (dt) {
   case LT_FLOAT32: COPY_LOOP(float, float, f32_id); break;
   case LT_FLOAT64: COPY_LOOP(double, double, f64_id); break;
@@ -117,8 +128,10 @@ static void pack_out(lt_dtype dt, int64_t rows, int64_t cols, const void *src, i
   static void NAME(int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, const T *A,       \
                    int64_t sAb, int64_t sAr, int64_t sAc, const T *Bm, int64_t sBb, int64_t sBr,   \
                    int64_t sBc, double beta, T *O, int64_t sOb, int64_t sOr, int64_t sOc) {        \
-    bool par = batch > 1 && (double)batch * m * n * (k + 1) >= 65536.0;                            \
-    _Pragma("omp parallel for if (par) schedule(static)")                                          \
+    double mnk = (double)m * n * (k + 1);                                                          \
+    int nt = batch > 1 && batch * mnk >= 65536.0 ? loop_threads() : 1;                             \
+    int64_t grab = mnk >= GRAB_MNK ? 1 : (int64_t)(GRAB_MNK / mnk);                                \
+    _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic, grab)")                \
     for (int64_t b = 0; b < batch; b++)                                                            \
       for (int64_t i = 0; i < m; i++)                                                              \
         for (int64_t j = 0; j < n; j++) {                                                          \
@@ -142,7 +155,7 @@ static void direct(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k, 
                    int64_t sBb, int64_t sBr, int64_t sBc, double beta, void *O, int64_t sOb,
                    int64_t sOr, int64_t sOc) {
 #define DIRECT_CALL(F, T)                                                                          \
-  F(batch, m, n, k, alpha, (const T *)A, sAb, sAr, sAc, (const T *)Bm, sBb, sBr, sBc, beta,       \
+  F(batch, m, n, k, alpha, (const T *)A, sAb, sAr, sAc, (const T *)Bm, sBb, sBr, sBc, beta,        \
     (T *)O, sOb, sOr, sOc)
   switch (dt) {
   case LT_FLOAT32: DIRECT_CALL(direct_f32, float); break;
@@ -334,12 +347,9 @@ static int float_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t 
   if (!ok) return lt_error("matmul: out of memory (temporaries for %lldx%lldx%lld overflow size_t)",
                            (long long)m, (long long)n, (long long)k);
 
-  int nthreads = 1;
-  if (batch > 1 && mnk <= BATCH_PAR_MNK && !omp_in_parallel()) {
-    nthreads = omp_get_max_threads();
-    if (nthreads > batch) nthreads = (int)batch;
-    if (nthreads < 1) nthreads = 1;
-  }
+  int nthreads = batch > 1 && mnk <= BATCH_PAR_MNK ? loop_threads() : 1;
+  if (nthreads > batch) nthreads = (int)batch;
+  int64_t grab = mnk >= GRAB_MNK ? 1 : (int64_t)(GRAB_MNK / (mnk + 1));
   size_t scratch_total;
   if (__builtin_mul_overflow(scratch_bytes, (size_t)nthreads, &scratch_total))
     return lt_error("matmul: out of memory (temporaries overflow size_t)");
@@ -352,7 +362,7 @@ static int float_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t 
     free(shared_a), free(shared_b), free(scratch);
     return LT_ERR;
   }
-  bool par = nthreads == 1 && !omp_in_parallel(); /* parallel conversions inside one product */
+  bool par = nthreads == 1; /* parallel conversions inside one product */
   if (P.a.shared) pack_in(dt, m, k, A, sAr, sAc, shared_a, P.a.tr, P.a.tc, par);
   if (P.b.shared) pack_in(dt, k, n, Bm, sBr, sBc, shared_b, P.b.tr, P.b.tc, par);
 
@@ -363,7 +373,7 @@ static int float_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t 
   } else {
     /* a failure on a worker thread leaves its message there: carry it back */
     char msg[256] = "";
-    _Pragma("omp parallel for num_threads(nthreads) schedule(static)")
+    _Pragma("omp parallel for num_threads(nthreads) schedule(dynamic, grab)")
     for (int64_t bi = 0; bi < batch; bi++) {
       bool stop;
       _Pragma("omp atomic read") stop = failed;
@@ -392,7 +402,8 @@ static int float_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t 
                    int64_t sBc, int64_t beta, T *O, int64_t sOb, int64_t sOr, int64_t sOc,         \
                    uint64_t *acc_all, int nthreads) {                                              \
     bool par = nthreads > 1;                                                                       \
-    _Pragma("omp parallel for num_threads(nthreads) if (par) schedule(static)")                    \
+    int64_t grab = (double)n * k >= GRAB_MNK ? 1 : (int64_t)(GRAB_MNK / ((double)n * k + 1));      \
+    _Pragma("omp parallel for num_threads(nthreads) if (par) schedule(dynamic, grab)")             \
     for (int64_t r = 0; r < batch * m; r++) {                                                      \
       int64_t b = r / m, i = r % m;                                                                \
       uint64_t *acc = acc_all + (size_t)omp_get_thread_num() * (size_t)n;                          \
@@ -428,12 +439,9 @@ static int int_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
     return lt_error("matmul: alpha and beta must be integers for %s (got alpha=%g, beta=%g)",
                     lt_dtype_name(dt), alpha, beta);
   int64_t ia = (int64_t)alpha, ib = (int64_t)beta;
-  int nthreads = 1;
-  if ((double)batch * m * n * (k + 1) >= 65536.0 && batch * m > 1 && !omp_in_parallel()) {
-    nthreads = omp_get_max_threads();
-    if (nthreads > batch * m) nthreads = (int)(batch * m);
-    if (nthreads < 1) nthreads = 1;
-  }
+  bool big = (double)batch * m * n * (k + 1) >= 65536.0 && batch * m > 1;
+  int nthreads = big ? loop_threads() : 1;
+  if (nthreads > batch * m) nthreads = (int)(batch * m);
   size_t bytes;
   if (__builtin_mul_overflow((size_t)n, (size_t)nthreads * sizeof(uint64_t), &bytes))
     return lt_error("matmul: out of memory (accumulators for n=%lld overflow size_t)",

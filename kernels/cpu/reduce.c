@@ -2,7 +2,7 @@
    expanded from the math in kernels/reduce.h:
      row      fold a row of elements into one accumulator (contiguous rows: an OpenMP simd
               reduction for sums and counts, LANES independent accumulators updated side by side
-              and then combined for the others, two passes for var and std);
+              and then combined for the others, two passes for var, std and logsumexp);
      cols     fold one element into each of n accumulators (a row of the input across n outputs,
               contiguous: vectorised); cols4 four rows at once;
      combine  combine n pairs of accumulators;
@@ -15,6 +15,7 @@
 #include "kernels/cpu/reduce.h"
 
 #include "core/iter.h"
+#include "kernels/fastmath.h"
 #include "kernels/half.h"
 
 #include <omp.h>
@@ -143,6 +144,43 @@ typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, void *va
     *acc = FN(op, D, combine)(*acc, b);                                                              \
   }
 
+/* row for logsumexp: two passes, the NaN-propagating maximum m (vectorised), then the sum of
+   exp(x - shift(m)) in double (vectorised: float inputs use the vectorisable lt_expf, as PyTorch
+   computes float exponentials in float; float64 uses libm's exp); merged by the shared combine */
+#define EXP_f32(v) ((double)lt_expf((float)(v)))
+#define EXP_f16(v) ((double)lt_expf((float)(v)))
+#define EXP_bf16(v) ((double)lt_expf((float)(v)))
+#define EXP_f64(v) exp(v)
+#define ROW_LSE(op, sfx, ST, D)                                                                     \
+  static void row_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, int64_t i0,          \
+                               const lt_reduce_params_t *pp) {                                       \
+    (void)i0; (void)pp;                                                                              \
+    if (n <= 0) return;                                                                              \
+    ACC(op, D) *acc = accp;                                                                          \
+    double m = -INFINITY, sum = 0;                                                                   \
+    if (s == (int64_t)sizeof(ST)) {                                                                  \
+      const ST *px = (const ST *)x;                                                                  \
+      LT_PRAGMA(omp declare reduction(rmax : double : omp_out = lt_red_fmax(omp_out, omp_in))        \
+                initializer(omp_priv = -INFINITY))                                                   \
+      LT_PRAGMA(omp simd reduction(rmax : m))                                                        \
+      for (int64_t i = 0; i < n; i++) m = lt_red_fmax(m, LD_##sfx(px[i]));                          \
+      double c = lt_red_lse_shift(m);                                                                \
+      if (m == m) {                                                                                  \
+        _Pragma("omp simd reduction(+:sum)") for (int64_t i = 0; i < n; i++)                         \
+          sum += EXP_##sfx(LD_##sfx(px[i]) - c);                                                     \
+      }                                                                                              \
+    } else {                                                                                         \
+      for (int64_t i = 0; i < n; i++) m = lt_red_fmax(m, LD_##sfx(*(const ST *)(x + i * s)));       \
+      double c = lt_red_lse_shift(m);                                                                \
+      if (m == m)                                                                                    \
+        for (int64_t i = 0; i < n; i++) sum += EXP_##sfx(LD_##sfx(*(const ST *)(x + i * s)) - c);    \
+    }                                                                                                \
+    ACC(op, D) b;                                                                                    \
+    b.m = m;                                                                                         \
+    b.s = m == m ? sum : m;                                                                          \
+    *acc = FN(op, D, combine)(*acc, b);                                                              \
+  }
+
 /* which row loop each reduction uses */
 #define ROWGEN_sum ROW_SIMD
 #define ROWGEN_prod ROW_SIMD
@@ -155,7 +193,7 @@ typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, void *va
 #define ROWGEN_normp ROW_LANES
 #define ROWGEN_norminf ROW_LANES
 #define ROWGEN_normninf ROW_LANES
-#define ROWGEN_logsumexp ROW_LANES
+#define ROWGEN_logsumexp ROW_LSE
 #define ROWGEN_amax ROW_LANES
 #define ROWGEN_amin ROW_LANES
 #define ROWGEN_argmax ROW_LANES

@@ -309,6 +309,9 @@ static void matmul_suite(void) {
         {dt, 1, 1, 600, 700, STRIDED, TRANS, CONTIG, false, false, 1, 0, fl},
         {dt, 1, 700, 1, 600, CONTIG, STRIDED, STRIDED, false, false, al, be, false},
         {dt, 1, 700, 1, 600, TRANS, CONTIG, CONTIG, false, false, 1, 0, fl},
+        /* wide products: split over threads by columns */
+        {dt, 1, 20, 700, 60, CONTIG, TRANS, STRIDED, false, false, al, be, false},
+        {dt, 1, 21, 701, 61, TRANS, CONTIG, CONTIG, false, false, 1, 0, fl},
         /* K and N beyond one block of the portable loops */
         {dt, 1, 19, 23, 300, TRANS, CONTIG, CONTIG, false, false, al, be, false},
         {dt, 1, 3, 2100, 5, CONTIG, TRANS, CONTIG, false, false, 1, 0, fl},
@@ -345,11 +348,11 @@ static void error_suite(void) {
 static void blas_suite(void) {
   float A[6] = {1, 2, 3, 4, 5, 6}, Bm[6] = {1, 0, 0, 1, 1, 1}, C[4] = {NAN, NAN, NAN, NAN};
   float y[3] = {NAN, NAN, NAN}, x[2] = {1, -1};
-  check(lt_blas_sgemm(false, false, 2, 2, 3, 1, A, 3, Bm, 2, 0, C, 2) == LT_OK && C[0] == 4 &&
-            C[1] == 5 && C[2] == 10 && C[3] == 11,
+  int rc = lt_blas_sgemm(false, false, 2, 2, 3, 1, A, 3, Bm, 2, 0, C, 2);
+  check(rc == LT_OK && C[0] == 4 && C[1] == 5 && C[2] == 10 && C[3] == 11,
         "lt_blas_sgemm 2x3 @ 3x2, beta 0 over NaN: [%g %g; %g %g]", C[0], C[1], C[2], C[3]);
-  check(lt_blas_sgemv(true, 2, 3, 1, A, 3, x, 1, 0, y, 1) == LT_OK && y[0] == -3 && y[1] == -3 &&
-            y[2] == -3,
+  rc = lt_blas_sgemv(true, 2, 3, 1, A, 3, x, 1, 0, y, 1);
+  check(rc == LT_OK && y[0] == -3 && y[1] == -3 && y[2] == -3,
         "lt_blas_sgemv A^T x, beta 0 over NaN: [%g %g %g]", y[0], y[1], y[2]);
   double D[4] = {1, 2, 3, 4}, E[4] = {1, 1, 1, 1};
   check(lt_blas_dgemm(true, false, 2, 2, 0, 1, D, 2, D, 2, 0.5, E, 2) == LT_OK && E[0] == 0.5 &&
@@ -371,6 +374,7 @@ static bool library_missing(void) {
 }
 
 static void core_checks(const char *expect_core, bool expect_retry) {
+  bool user_nt = getenv("OPENBLAS_NUM_THREADS") != NULL;
   check(strcmp(lt_blas_corename(), "none") == 0, "corename is \"none\" before init");
   check(lt_blas_init() == LT_OK, "lt_blas_init");
   check(lt_blas_init() == LT_OK, "lt_blas_init again (idempotent)");
@@ -402,6 +406,8 @@ static void core_checks(const char *expect_core, bool expect_retry) {
   /* the variable we set for loading is not left behind */
   if (!(user && *user))
     check(getenv("OPENBLAS_CORETYPE") == NULL, "OPENBLAS_CORETYPE restored (unset)");
+  if (!user_nt)
+    check(getenv("OPENBLAS_NUM_THREADS") == NULL, "OPENBLAS_NUM_THREADS restored (unset)");
 }
 
 /* Run this program again with one variable set (NULL: none) and arguments; true if it passed. */
