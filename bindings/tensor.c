@@ -121,12 +121,14 @@ static int t_totable(lua_State *L) {
   return 1;
 }
 
+/* A shape: an array of sizes with the torch.Size metatable (printing, ==). */
 static void push_sizes(lua_State *L, int n, const int64_t *v) {
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; i++) {
     lua_pushinteger(L, v[i]);
     lua_rawseti(L, -2, i + 1);
   }
+  luaL_setmetatable(L, "torch.Size");
 }
 
 static int t_size(lua_State *L) {
@@ -141,7 +143,12 @@ static int t_size(lua_State *L) {
 
 static int t_stride(lua_State *L) {
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
-  if (lua_isnoneornil(L, 2)) { push_sizes(L, t->ndim, t->strides); return 1; }
+  if (lua_isnoneornil(L, 2)) {
+    push_sizes(L, t->ndim, t->strides);
+    lua_pushnil(L);
+    lua_setmetatable(L, -2); /* strides are a plain table */
+    return 1;
+  }
   int d;
   if (t->ndim == 0) return luaL_error(L, "stride: a 0-dim tensor has no dimensions");
   if (lt_wrap_dim("stride", lt_lua_checkdim(L, 2, "stride"), t->ndim, &d) != LT_OK) return lt_lua_error(L);
@@ -377,7 +384,8 @@ static const luaL_Reg methods[] = {
     {NULL, NULL}};
 
 void lt_open_tensor(lua_State *L, int torch, int mtab) {
-  (void)torch;
+  luaL_newmetatable(L, "torch.Size"); /* its methods come from lua/torch/init.lua */
+  lua_setfield(L, torch, "Size");
   luaL_newmetatable(L, LT_TENSOR_MT);
   int mt = lua_gettop(L);
   lua_pushvalue(L, mt);

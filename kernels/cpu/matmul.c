@@ -5,7 +5,11 @@
    path costs ~60 ns a call, less than a plain loop down to 4x4x4, so there is no direct loop for
    contiguous operands except the tiniest; a direct loop does beat packing strided or half-precision
    operands into temporaries below ~4x4x4. gemv beats gemm for matrix-vector products from about
-   512x512 (3-5x at 1024x1024); below that gemm's small path wins. */
+   512x512 (3-5x at 1024x1024); below that gemm's small path wins.
+
+   Threads: a large product is split over OpenMP threads by lt_blas_* (core/blas.h); a batch of
+   products small enough to run on one thread each is spread over the threads instead (dynamic
+   schedule, so that a descheduled thread does not hold the others up). */
 #include "matmul.h"
 
 #include "blas.h"

@@ -147,10 +147,12 @@ typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, void *va
 /* row for logsumexp: two passes, the NaN-propagating maximum m (vectorised), then the sum of
    exp(x - shift(m)) in double (vectorised: float inputs use the vectorisable lt_expf, as PyTorch
    computes float exponentials in float; float64 uses libm's exp); merged by the shared combine */
-#define EXP_f32(v) ((double)lt_expf((float)(v)))
-#define EXP_f16(v) ((double)lt_expf((float)(v)))
-#define EXP_bf16(v) ((double)lt_expf((float)(v)))
-#define EXP_f64(v) exp(v)
+/* exp(x - c) for an element x loaded as double; c is an element's value or 0, exact in float for
+   the float types, so their exponent is computed all in float */
+#define EXPD_f32(x, c) ((double)lt_expf((float)(x) - (float)(c)))
+#define EXPD_f16(x, c) ((double)lt_expf((float)(x) - (float)(c)))
+#define EXPD_bf16(x, c) ((double)lt_expf((float)(x) - (float)(c)))
+#define EXPD_f64(x, c) exp((x) - (c))
 #define ROW_LSE(op, sfx, ST, D)                                                                     \
   static void row_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, int64_t i0,          \
                                const lt_reduce_params_t *pp) {                                       \
@@ -167,13 +169,13 @@ typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, void *va
       double c = lt_red_lse_shift(m);                                                                \
       if (m == m) {                                                                                  \
         _Pragma("omp simd reduction(+:sum)") for (int64_t i = 0; i < n; i++)                         \
-          sum += EXP_##sfx(LD_##sfx(px[i]) - c);                                                     \
+          sum += EXPD_##sfx(LD_##sfx(px[i]), c);                                                     \
       }                                                                                              \
     } else {                                                                                         \
       for (int64_t i = 0; i < n; i++) m = lt_red_fmax(m, LD_##sfx(*(const ST *)(x + i * s)));       \
       double c = lt_red_lse_shift(m);                                                                \
       if (m == m)                                                                                    \
-        for (int64_t i = 0; i < n; i++) sum += EXP_##sfx(LD_##sfx(*(const ST *)(x + i * s)) - c);    \
+        for (int64_t i = 0; i < n; i++) sum += EXPD_##sfx(LD_##sfx(*(const ST *)(x + i * s)), c);    \
     }                                                                                                \
     ACC(op, D) b;                                                                                    \
     b.m = m;                                                                                         \

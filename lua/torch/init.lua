@@ -17,6 +17,26 @@ local dtype_mt = debug.getregistry()['torch.dtype']
 dtype_mt.__tostring = function(d) return 'torch.' .. d.name end
 dtype_mt.__index = function(_, k) error("torch.dtype has no field '" .. tostring(k) .. "'", 2) end
 
+-- shapes (x.shape, x:size()) print as torch.Size([2, 3]) and compare with ==
+local Size = torch.Size
+Size.__name = 'torch.Size'
+function Size.__tostring(s)
+  local parts = {}
+  for i = 1, #s do parts[i] = tostring(s[i]) end
+  return 'torch.Size([' .. table.concat(parts, ', ') .. '])'
+end
+function Size.__eq(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+function Size.numel(s)
+  local n = 1
+  for i = 1, #s do n = n * s[i] end
+  return n
+end
+Size.__index = { numel = Size.numel }
+
 function torch.get_default_dtype() return torch.float32 end
 function torch.typename(x)
   if torch.is_tensor(x) then return 'torch.Tensor' end
@@ -85,21 +105,22 @@ function torch.memory.summary(device)
   local s = torch.memory.stats(device)
   local name = tostring(device and torch.device(device) or torch.device('cpu:' .. torch.cpu.current_device()))
   local line = string.rep('=', 75)
+  local row = '| %-17s | %15s | %15s | %15s |'
   local rows = {
     line,
     string.format('| %-72s|', 'lutorch memory summary, device ' .. name),
     string.rep('-', 75),
-    string.format('|  %-18s| %-16s| %-16s| %-16s|', 'Metric', 'Cur Usage', 'Peak Usage', 'Tot Alloc'),
+    string.format(row, 'Metric', 'Cur Usage', 'Peak Usage', 'Tot Alloc'),
     string.rep('-', 75),
-    string.format('| %-19s| %16s| %16s| %16s|', 'Allocated memory', fmt_size(s['allocated_bytes.all.current']),
+    string.format(row, 'Allocated memory', fmt_size(s['allocated_bytes.all.current']),
       fmt_size(s['allocated_bytes.all.peak']), fmt_size(s['allocated_bytes.all.allocated'])),
-    string.format('| %-19s| %16s| %16s| %16s|', 'Reserved memory', fmt_size(s['reserved_bytes.all.current']),
+    string.format(row, 'Reserved memory', fmt_size(s['reserved_bytes.all.current']),
       fmt_size(s['reserved_bytes.all.peak']), ''),
-    string.format('| %-19s| %16d| %16d| %16d|', 'Allocations', s['allocation.all.current'],
-      s['allocation.all.peak'], s['allocation.all.allocated']),
-    string.format('| %-19s| %16d| %16d| %16d|', 'Reserved segments', s['segment.all.current'],
-      s['segment.all.peak'], s['segment.all.allocated']),
-    string.format('| %-19s| %16d| %16s| %16s|', 'OOMs', s.num_ooms, '', ''),
+    string.format(row, 'Allocations', s['allocation.all.current'], s['allocation.all.peak'],
+      s['allocation.all.allocated']),
+    string.format(row, 'Reserved segments', s['segment.all.current'], s['segment.all.peak'],
+      s['segment.all.allocated']),
+    string.format(row, 'OOMs', s.num_ooms, '', ''),
     line,
   }
   return table.concat(rows, '\n')
