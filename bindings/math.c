@@ -238,12 +238,28 @@ static int reduce_dims(lua_State *L, int idx, int *n, int64_t *dims, const char 
   return idx;
 }
 
-static lt_dtype opt_dtype(lua_State *L, int idx) {
+/* {dtype = ...} at idx, or LT_DTYPE_INVALID; a bad value raises an error naming op. A non-table
+   at idx is left for the argument count check. */
+static lt_dtype opt_dtype(lua_State *L, int idx, const char *op) {
   if (!lua_istable(L, idx) || lt_lua_todtype(L, idx) != LT_DTYPE_INVALID) return LT_DTYPE_INVALID;
   lt_dtype dt = LT_DTYPE_INVALID;
-  if (lua_getfield(L, idx, "dtype") != LUA_TNIL) dt = lt_lua_checkdtype(L, -1);
+  if (lua_getfield(L, idx, "dtype") != LUA_TNIL) {
+    dt = lt_lua_todtype(L, -1);
+    if (dt == LT_DTYPE_INVALID && lua_type(L, -1) == LUA_TSTRING) dt = lt_dtype_from_name(lua_tostring(L, -1));
+    if (dt == LT_DTYPE_INVALID)
+      luaL_error(L, "%s: unknown dtype %s (expected one of torch.float32, float64, float16, bfloat16, int64, "
+                    "int32, int16, int8, uint8, bool)", op, luaL_tolstring(L, -1, NULL));
+  }
   lua_pop(L, 1);
   return dt;
+}
+
+/* keepdim at idx: a boolean or nothing */
+static bool opt_keepdim(lua_State *L, int idx, const char *op) {
+  int t = lua_type(L, idx);
+  if (t != LUA_TBOOLEAN && t != LUA_TNIL && t != LUA_TNONE)
+    luaL_error(L, "%s: keepdim must be a boolean, got %s", op, luaL_typename(L, idx));
+  return lua_toboolean(L, idx);
 }
 
 typedef lt_tensor_t *(*reduce_dtype_fn)(lt_tensor_t *, int, const int64_t *, bool, lt_dtype);
@@ -256,7 +272,8 @@ static int reduce_with_dtype(lua_State *L, reduce_dtype_fn fn, const char *op) {
   bool keepdim = false;
   if (lua_type(L, idx) == LUA_TBOOLEAN) keepdim = lua_toboolean(L, idx++);
   else if (lua_isnil(L, idx) && idx > 2) idx++;
-  lt_dtype dt = opt_dtype(L, idx);
+  else if (!lua_istable(L, idx) && !lua_isnone(L, idx)) opt_keepdim(L, idx, op);
+  lt_dtype dt = opt_dtype(L, idx, op);
   lt_lua_checknargs(L, idx, op);
   lt_lua_pushtensor(L, fn(x, n, dims, keepdim, dt));
   return 1;
@@ -271,7 +288,7 @@ static int reduce_plain(lua_State *L, reduce_fn fn, const char *op) {
   int n;
   int64_t dims[LT_MAX_DIM];
   int idx = reduce_dims(L, 2, &n, dims, op);
-  bool keepdim = lua_toboolean(L, idx);
+  bool keepdim = opt_keepdim(L, idx, op);
   lt_lua_checknargs(L, idx, op);
   lt_lua_pushtensor(L, fn(x, n, dims, keepdim));
   return 1;
@@ -292,6 +309,7 @@ static int reduce_var(lua_State *L, bool is_std) {
   bool keepdim = false;
   if (lua_type(L, idx) == LUA_TBOOLEAN) keepdim = lua_toboolean(L, idx++);
   else if (lua_isnil(L, idx) && idx > 2) idx++;
+  else if (!lua_istable(L, idx) && !lua_isnone(L, idx)) opt_keepdim(L, idx, op);
   int64_t correction = 1;
   if (lua_istable(L, idx)) {
     if (lua_getfield(L, idx, "unbiased") != LUA_TNIL) correction = lua_toboolean(L, -1) ? 1 : 0;
@@ -323,7 +341,7 @@ static int r_norm(lua_State *L) {
   int n;
   int64_t dims[LT_MAX_DIM];
   int idx = reduce_dims(L, 3, &n, dims, "norm");
-  bool keepdim = lua_toboolean(L, idx);
+  bool keepdim = opt_keepdim(L, idx, "norm");
   lt_lua_checknargs(L, idx, "norm");
   lt_lua_pushtensor(L, lt_norm(x, p, n, dims, keepdim));
   return 1;
@@ -353,7 +371,7 @@ static int minmax(lua_State *L, bool is_max) {
     return 1;
   }
   int64_t dim = lt_lua_checkdim(L, 2, op);
-  bool keepdim = lua_toboolean(L, 3);
+  bool keepdim = opt_keepdim(L, 3, op);
   lt_lua_checknargs(L, 3, op);
   lt_tensor_t *values = NULL, *indices = NULL;
   lt_lua_check(L, (is_max ? lt_max_dim : lt_min_dim)(x, dim, keepdim, &values, &indices));
@@ -369,7 +387,7 @@ static int argminmax(lua_State *L, bool is_max) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   bool has_dim = !lua_isnoneornil(L, 2);
   int64_t dim = has_dim ? lt_lua_checkdim(L, 2, op) : 0;
-  bool keepdim = lua_toboolean(L, 3);
+  bool keepdim = opt_keepdim(L, 3, op);
   lt_lua_checknargs(L, 3, op);
   lt_tensor_t *r = (is_max ? lt_argmax : lt_argmin)(x, has_dim, dim, keepdim);
   lt_lua_pushtensor(L, one_based(r));
@@ -382,7 +400,7 @@ static int cumulative(lua_State *L, bool prod) {
   const char *op = prod ? "cumprod" : "cumsum";
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   int64_t dim = lt_lua_checkdim(L, 2, op);
-  lt_dtype dt = opt_dtype(L, 3);
+  lt_dtype dt = opt_dtype(L, 3, op);
   lt_lua_checknargs(L, 3, op);
   lt_lua_pushtensor(L, (prod ? lt_cumprod : lt_cumsum)(x, dim, dt));
   return 1;
