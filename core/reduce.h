@@ -7,7 +7,8 @@
      dtype converts the input first (as torch.sum(x, dtype=)); floating inputs keep their dtype;
    - mean, var, std, norm need a floating input (or, for mean, a floating dtype); logsumexp of an
      integer or bool tensor gives float32;
-   - float32, float16 and bfloat16 accumulate in double, integers in int64 (wrapping);
+   - float32, float16 and bfloat16 accumulate in double (on the CPU, logsumexp's contiguous rows
+     take their exponentials in float, as PyTorch does), integers in int64 (wrapping);
    - an empty reduction gives sum 0, prod 1, mean NaN, var NaN, logsumexp -inf, any false,
      all true; max, min, amax, amin, argmax, argmin and the inf / negative norms refuse it;
    - max, min, amax, amin, argmax, argmin propagate NaN; indices (0-based int64) are those of the
