@@ -10,13 +10,7 @@ static int unary(lua_State *L, lt_unary_op op, bool inplace) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   lt_lua_checknargs(L, 1, lt_unary_name(op));
   lt_tensor_t *r = lt_unary(op, x, inplace ? x : NULL);
-  if (inplace) {
-    if (!r) return lt_lua_error(L);
-    lt_release(r);
-    lua_pushvalue(L, 1);
-    return 1;
-  }
-  lt_lua_pushtensor(L, r);
+  lt_lua_pushresult(L, r, inplace);
   return 1;
 }
 
@@ -60,13 +54,7 @@ static int binary(lua_State *L, lt_binary_op op, bool inplace) {
     lt_lua_checknargs(L, 2, name);
   }
   lt_tensor_t *r = lt_binary(op, a, b, alpha, inplace ? a.t : NULL);
-  if (inplace) {
-    if (!r) return lt_lua_error(L);
-    lt_release(r);
-    lua_pushvalue(L, 1);
-    return 1;
-  }
-  lt_lua_pushtensor(L, r);
+  lt_lua_pushresult(L, r, inplace);
   return 1;
 }
 
@@ -158,13 +146,7 @@ static int clamp(lua_State *L, bool inplace, int which /* 0 both, 1 min only, 2 
   if (which != 1 && !lua_isnoneornil(L, maxidx)) { mx = lt_lua_checkoperand(L, maxidx); pmax = &mx; }
   lt_lua_checknargs(L, which == 0 ? 3 : 2, "clamp");
   lt_tensor_t *r = lt_clamp(x, pmin, pmax, inplace ? x : NULL);
-  if (inplace) {
-    if (!r) return lt_lua_error(L);
-    lt_release(r);
-    lua_pushvalue(L, 1);
-    return 1;
-  }
-  lt_lua_pushtensor(L, r);
+  lt_lua_pushresult(L, r, inplace);
   return 1;
 }
 static int m_clamp(lua_State *L) { return clamp(L, false, 0); }

@@ -272,13 +272,7 @@ static int masked_fill(lua_State *L, bool inplace) {
   lt_operand_t v = lt_lua_checkoperand(L, 3);
   lt_lua_checknargs(L, 3, "masked_fill");
   lt_tensor_t *r = lt_masked_fill(x, mask, v, inplace ? x : NULL);
-  if (inplace) {
-    if (!r) return lt_lua_error(L);
-    lt_release(r);
-    lua_pushvalue(L, 1);
-    return 1;
-  }
-  lt_lua_pushtensor(L, r);
+  lt_lua_pushresult(L, r, inplace);
   return 1;
 }
 static int s_masked_fill(lua_State *L) { return masked_fill(L, false); }
@@ -306,13 +300,7 @@ static int scatter(lua_State *L, bool inplace, bool add) {
   lt_tensor_t *r = add ? lt_scatter_add(x, dim, idx, src.t, inplace ? x : NULL)
                        : lt_scatter(x, dim, idx, src, inplace ? x : NULL);
   lt_release(idx);
-  if (inplace) {
-    if (!r) return lt_lua_error(L);
-    lt_release(r);
-    lua_pushvalue(L, 1);
-    return 1;
-  }
-  lt_lua_pushtensor(L, r);
+  lt_lua_pushresult(L, r, inplace);
   return 1;
 }
 static int s_scatter(lua_State *L) { return scatter(L, false, false); }

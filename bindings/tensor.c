@@ -58,6 +58,13 @@ void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
   }
 }
 
+void lt_lua_pushresult(lua_State *L, lt_tensor_t *r, bool inplace) {
+  if (!inplace) { lt_lua_pushtensor(L, r); return; }
+  if (!r) lt_lua_error(L);
+  lt_release(r);
+  lua_pushvalue(L, 1);
+}
+
 int lt_lua_error(lua_State *L) {
   const char *msg = lt_last_error();
   return luaL_error(L, "%s", *msg ? msg : "unknown error");
