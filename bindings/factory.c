@@ -54,27 +54,19 @@ static void scan_nested(lua_State *L, int idx, int depth, nested_info_t *info) {
   }
 }
 
-static void fill_nested(lua_State *L, int idx, lt_tensor_t *t, int64_t *pos) {
+/* Write the leaves in row-major order into a host buffer of doubles or int64s. */
+static void fill_nested(lua_State *L, int idx, bool as_float, void *buf, int64_t *pos) {
   if (lua_istable(L, idx)) {
     int64_t n = (int64_t)lua_rawlen(L, idx);
     for (int64_t i = 1; i <= n; i++) {
       lua_rawgeti(L, idx, i);
-      fill_nested(L, lua_gettop(L), t, pos);
+      fill_nested(L, lua_gettop(L), as_float, buf, pos);
       lua_pop(L, 1);
     }
     return;
   }
-  /* one element: write through a 0-dim view of position *pos */
-  lt_operand_t v;
-  if (lua_type(L, idx) == LUA_TBOOLEAN) { v = lt_int_operand(lua_toboolean(L, idx)); v.kind = LT_OPERAND_BOOL; }
-  else if (lua_isinteger(L, idx)) v = lt_int_operand(lua_tointeger(L, idx));
-  else v = lt_float_operand(lua_tonumber(L, idx));
-  lt_tensor_t *e = lt_view_geometry(t, 0, NULL, NULL, *pos);
-  if (!e) lt_lua_error(L);
-  int rc = lt_fill_(e, v);
-  lt_release(e);
-  if (rc != LT_OK) lt_lua_error(L);
-  (*pos)++;
+  if (as_float) ((double *)buf)[(*pos)++] = lua_type(L, idx) == LUA_TBOOLEAN ? lua_toboolean(L, idx) : lua_tonumber(L, idx);
+  else ((int64_t *)buf)[(*pos)++] = lua_type(L, idx) == LUA_TBOOLEAN ? lua_toboolean(L, idx) : lua_tointeger(L, idx);
 }
 
 static lt_tensor_t *tensor_from_lua(lua_State *L, int idx, lt_dtype dt, lt_device_t dev) {
@@ -98,18 +90,16 @@ static lt_tensor_t *tensor_from_lua(lua_State *L, int idx, lt_dtype dt, lt_devic
     else if (info.any_bool) dt = LT_BOOL;
     else dt = LT_DEFAULT_FLOAT; /* empty */
   }
-  lt_tensor_t *t = lt_empty(info.ndim, info.sizes, dt, lt_device(LT_CPU, 0));
-  if (!t) lt_lua_error(L);
+  /* the values in float64 (any float among them) or int64, then converted to dtype and device */
+  bool as_float = info.any_float;
+  lt_tensor_t *host = lt_empty(info.ndim, info.sizes, as_float ? LT_FLOAT64 : LT_INT64, lt_device(LT_CPU, 0));
+  if (!host) lt_lua_error(L);
   int64_t pos = 0;
-  /* fill host memory, then move */
-  fill_nested(L, idx, t, &pos);
+  fill_nested(L, idx, as_float, lt_data(host), &pos);
   lt_device_t r;
-  if (lt_device_resolve(dev, &r) != LT_OK) { lt_release(t); lt_lua_error(L); }
-  if (!lt_device_eq(r, t->device)) {
-    lt_tensor_t *m = lt_convert(t, dt, r);
-    lt_release(t);
-    return m;
-  }
+  if (lt_device_resolve(dev, &r) != LT_OK) { lt_release(host); lt_lua_error(L); }
+  lt_tensor_t *t = lt_convert(host, dt, r);
+  lt_release(host);
   return t;
 }
 

@@ -70,8 +70,6 @@ int lt_cpu_set_device_count(int n) {
 static const lt_backend_i *backends[LT_NDEVTYPES] = {&cpu_backend, NULL};
 static const char *const type_names[LT_NDEVTYPES] = {"cpu", "cuda"};
 
-/* The CUDA backend registers itself here when compiled in (kernels/cuda). */
-void lt_register_backend(lt_devtype type, const lt_backend_i *be);
 void lt_register_backend(lt_devtype type, const lt_backend_i *be) { backends[type] = be; }
 
 const lt_backend_i *lt_backend(lt_devtype type) {

@@ -37,6 +37,8 @@ typedef struct lt_backend_i {
   bool host_accessible;                     /* its memory can be read by the CPU directly */
 } lt_backend_i;
 
+/* A backend compiled in (CUDA) registers itself before first use. */
+void lt_register_backend(lt_devtype type, const lt_backend_i *be);
 /* The backend of a type, or NULL when this build does not have it. */
 const lt_backend_i *lt_backend(lt_devtype type);
 const char *lt_devtype_name(lt_devtype type);
