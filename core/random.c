@@ -287,22 +287,6 @@ int lt_generator_set_state(lt_generator_t *g, const void *buf, size_t n) {
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                     */
 
-/* PyTorch's ScalarType names, for "not implemented for 'Long'" messages. */
-static const char *scalar_type_name(lt_dtype dt) {
-  switch (dt) {
-  case LT_FLOAT32: return "Float";
-  case LT_FLOAT64: return "Double";
-  case LT_FLOAT16: return "Half";
-  case LT_BFLOAT16: return "BFloat16";
-  case LT_INT64: return "Long";
-  case LT_INT32: return "Int";
-  case LT_INT16: return "Short";
-  case LT_INT8: return "Char";
-  case LT_UINT8: return "Byte";
-  case LT_BOOL: return "Bool";
-  default: return "invalid";
-  }
-}
 
 static bool valid_dtype(lt_dtype dt) { return (unsigned)dt < (unsigned)LT_NDTYPES; }
 
@@ -363,16 +347,15 @@ static double float_max(lt_dtype dt) {
 int lt_random_uniform(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double from, double to) {
   LT_TRY(check_common("uniform_", g, dt, data, n));
   if (!lt_dtype_is_floating(dt))
-    return lt_error("\"uniform_\" not implemented for '%s'", scalar_type_name(dt));
+    return lt_error("uniform_: expected a floating point dtype, got %s", lt_dtype_name(dt));
   double mx = float_max(dt);
   if (!(from >= -mx && from <= mx)) return lt_error("uniform_: from is out of bounds for %s", lt_dtype_name(dt));
   if (!(to >= -mx && to <= mx)) return lt_error("uniform_: to is out of bounds for %s", lt_dtype_name(dt));
   if (!(from <= to))
     return lt_error("uniform_ expects to return a [from, to) range, but found from=%g > to=%g", from, to);
   if (!(to - from <= mx))
-    return lt_error("uniform_ expects to-from <= std::numeric_limits<%s>::max(), but found to=%g and "
-                    "from=%g which result in to-from to exceed the limit",
-                    scalar_type_name(dt), to, from);
+    return lt_error("uniform_: to - from must not exceed the largest %s, but found to=%g and from=%g",
+                    lt_dtype_name(dt), to, from);
   gen_lock(g);
   switch (dt) {
   case LT_FLOAT32: {
@@ -698,7 +681,7 @@ int lt_random_normal(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, doub
   LT_TRY(check_common("normal_", g, dt, data, n));
   if (!(std >= 0.0)) return lt_error("normal expects std >= 0.0, but found std %g", std);
   if (!lt_dtype_is_floating(dt))
-    return lt_error("\"normal_\" not implemented for '%s'", scalar_type_name(dt));
+    return lt_error("normal_: expected a floating point dtype, got %s", lt_dtype_name(dt));
   gen_lock(g);
   if (n >= 16) {
     fill_uniform01(g, dt, data, 0, n);
@@ -836,7 +819,7 @@ int lt_random_int(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, int64_t
 
 int lt_random_perm(lt_generator_t *g, lt_dtype dt, void *data, int64_t n) {
   LT_TRY(check_common("randperm", g, dt, data, n));
-  if (dt == LT_BOOL) return lt_error("\"randperm\" not implemented for 'Bool'");
+  if (dt == LT_BOOL) return lt_error("randperm: a permutation cannot be stored in bool");
   if (!lt_dtype_is_floating(dt) && n > 0) {
     int64_t lo, hi;
     int_limits(dt, &lo, &hi);
