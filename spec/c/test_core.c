@@ -1,0 +1,185 @@
+/* C unit tests of the core's foundations: float16/bfloat16 conversions (exhaustive), type
+   promotion, device strings, the caching allocator's statistics, views and elementwise ops
+   through the C API. Prints one line per failed check and ends with `N passed, N failed`. */
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/elementwise.h"
+#include "core/tensor.h"
+#include "kernels/half.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                         \
+  do {                                           \
+    if (cond) passed++;                          \
+    else {                                       \
+      failed++;                                  \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+      printf(__VA_ARGS__);                       \
+      printf("\n");                              \
+    }                                            \
+  } while (0)
+
+/* reference: round a double to the nearest value of a binary format with `mant` fraction bits,
+   exponent range [emin, emax], ties to even, overflow to infinity (computed in double, exactly) */
+static double round_format(double x, int mant, int emin, int emax) {
+  if (x != x || isinf(x) || x == 0) return x;
+  double ax = fabs(x);
+  int e;
+  frexp(ax, &e); /* ax = f * 2^e, f in [0.5, 1): exponent of the leading bit is e - 1 */
+  int exp = e - 1;
+  if (exp < emin) exp = emin; /* subnormal: fixed quantum */
+  double q = ldexp(1.0, exp - mant); /* spacing of representable values near ax */
+  double r = nearbyint(ax / q) * q;   /* ties to even in the default rounding mode */
+  double maxv = ldexp(2.0 - ldexp(1.0, -mant), emax);
+  if (r > maxv) r = INFINITY;
+  return x < 0 ? -r : r;
+}
+
+static void test_half(void) {
+  /* every half value converts to float and back to itself (NaNs stay NaN) */
+  int bad = 0;
+  for (uint32_t u = 0; u < 65536; u++) {
+    lt_half h = {(uint16_t)u};
+    float f = lt_half_to_float(h);
+    lt_half back = lt_float_to_half(f);
+    bool nan = (u & 0x7c00) == 0x7c00 && (u & 0x3ff);
+    if (nan ? !(f != f) || (back.bits & 0x7fff) <= 0x7c00 : back.bits != u) bad++;
+  }
+  CHECK(bad == 0, "float16 round trip: %d values differ", bad);
+  bad = 0;
+  for (uint32_t u = 0; u < 65536; u++) {
+    lt_bfloat16 b = {(uint16_t)u};
+    float f = lt_bf16_to_float(b);
+    lt_bfloat16 back = lt_float_to_bf16(f);
+    bool nan = (u & 0x7f80) == 0x7f80 && (u & 0x7f);
+    if (nan ? !(f != f) : back.bits != u) bad++;
+  }
+  CHECK(bad == 0, "bfloat16 round trip: %d values differ", bad);
+  /* float -> half/bf16 against the reference rounding, over a sweep of float bit patterns that
+     covers every exponent (and the halfway points between neighbours) */
+  int bad_h = 0, bad_b = 0;
+  for (uint64_t u = 0; u < 0x100000000ull; u += 4099) {
+    uint32_t bits = (uint32_t)u;
+    float f;
+    memcpy(&f, &bits, 4);
+    if (f != f) continue;
+    double want_h = round_format(f, 10, -14, 15);
+    double got_h = lt_half_to_float(lt_float_to_half(f));
+    if (!(got_h == want_h) && !(got_h == 0 && want_h == 0)) bad_h++;
+    double want_b = round_format(f, 7, -126, 127);
+    double got_b = lt_bf16_to_float(lt_float_to_bf16(f));
+    if (!(got_b == want_b) && !(got_b == 0 && want_b == 0)) bad_b++;
+  }
+  CHECK(bad_h == 0, "float -> float16 rounding: %d values differ from the reference", bad_h);
+  CHECK(bad_b == 0, "float -> bfloat16 rounding: %d values differ from the reference", bad_b);
+  /* the halfway cases exactly */
+  CHECK(lt_float_to_half(2049.0f).bits == lt_float_to_half(2048.0f).bits, "2049 -> 2048 (tie to even)");
+  CHECK(lt_half_to_float(lt_float_to_half(2051.0f)) == 2052.0f, "2051 -> 2052 (tie to even)");
+  CHECK(lt_half_to_float(lt_float_to_half(65520.0f)) == INFINITY, "65520 overflows to inf");
+  CHECK(lt_half_to_float(lt_float_to_half(65519.99f)) == 65504.0f, "65519.99 -> 65504");
+  CHECK(lt_bf16_to_float(lt_float_to_bf16(257.0f)) == 256.0f, "bf16 257 -> 256");
+}
+
+static void test_promotion(void) {
+  struct { lt_dtype a, b, want; } cases[] = {
+      {LT_UINT8, LT_INT8, LT_INT16}, {LT_FLOAT16, LT_BFLOAT16, LT_FLOAT32}, {LT_BOOL, LT_UINT8, LT_UINT8},
+      {LT_INT64, LT_FLOAT16, LT_FLOAT16}, {LT_INT32, LT_INT64, LT_INT64}, {LT_FLOAT64, LT_FLOAT32, LT_FLOAT64},
+      {LT_BOOL, LT_BOOL, LT_BOOL}, {LT_INT8, LT_BFLOAT16, LT_BFLOAT16},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    CHECK(lt_promote_types(cases[i].a, cases[i].b) == cases[i].want, "promote %s %s", lt_dtype_name(cases[i].a),
+          lt_dtype_name(cases[i].b));
+    CHECK(lt_promote_types(cases[i].b, cases[i].a) == cases[i].want, "promote is symmetric");
+  }
+  lt_result_type_t r;
+  lt_result_type_init(&r);
+  lt_result_type_add_tensor(&r, LT_INT32, 1);
+  lt_result_type_add_scalar(&r, true, false);
+  CHECK(lt_result_type_get(&r) == LT_FLOAT32, "int32 tensor + float number is float32");
+  lt_result_type_init(&r);
+  lt_result_type_add_tensor(&r, LT_FLOAT16, 2);
+  lt_result_type_add_tensor(&r, LT_FLOAT64, 0);
+  CHECK(lt_result_type_get(&r) == LT_FLOAT16, "a 0-dim float64 does not widen float16");
+  lt_result_type_init(&r);
+  lt_result_type_add_tensor(&r, LT_BOOL, 1);
+  lt_result_type_add_scalar(&r, false, false);
+  CHECK(lt_result_type_get(&r) == LT_INT64, "bool tensor + integer number is int64");
+}
+
+static void test_devices(void) {
+  lt_device_t d;
+  CHECK(lt_device_parse("cpu:1", &d) == LT_OK && d.type == LT_CPU && d.index == 1, "cpu:1");
+  CHECK(lt_device_parse("cpu", &d) == LT_OK && d.index == -1, "cpu has no index");
+  const char *bad[] = {"", "cpu:", "cpu:-1", "cpu:01", "cpu:x", "cpu:1:2", " cpu", "gpu", "CPU", "cpu:99999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK(lt_device_parse(bad[i], &d) == LT_ERR && strstr(lt_last_error(), "torch.device"), "'%s' rejected", bad[i]);
+  char buf[32];
+  CHECK(strcmp(lt_device_format(lt_device(LT_CPU, 3), buf, sizeof buf), "cpu:3") == 0, "format cpu:3");
+  CHECK(lt_device_resolve(lt_device(LT_CPU, 5), &d) == LT_ERR && strstr(lt_last_error(), "does not exist"),
+        "cpu:5 does not exist with one device");
+}
+
+static void test_allocator(void) {
+  lt_device_t d = lt_device(LT_CPU, 0);
+  lt_memory_empty_cache(d);
+  lt_memory_stats_t s0, s1, s2;
+  lt_memory_stats(d, &s0);
+  lt_block_t *b = lt_alloc(d, 4000);
+  CHECK(b && lt_block_size(b) == 4096, "4000 bytes round to a 4096-byte block");
+  lt_memory_stats(d, &s1);
+  CHECK(s1.allocated == s0.allocated + 4096, "allocated grows by the block");
+  CHECK(s1.reserved >= s1.allocated, "reserved >= allocated");
+  void *p = lt_block_ptr(b);
+  lt_free(b);
+  lt_block_t *c = lt_alloc(d, 4096);
+  CHECK(c && lt_block_ptr(c) == p, "a freed block is reused from the cache");
+  lt_memory_stats(d, &s2);
+  CHECK(s2.num_device_allocs == s1.num_device_allocs, "the reuse asked the device for nothing");
+  lt_free(c);
+  lt_memory_empty_cache(d);
+  lt_memory_stats(d, &s2);
+  CHECK(s2.allocated == s0.allocated && s2.reserved == s2.allocated, "empty_cache returns cached blocks");
+  CHECK(lt_alloc(d, (size_t)1 << 62) == NULL && strstr(lt_last_error(), "out of memory"), "huge request fails cleanly");
+  lt_memory_stats(d, &s2);
+  CHECK(s2.num_ooms >= 1, "the failure is counted");
+}
+
+static void test_views_and_ops(void) {
+  int64_t sz[2] = {2, 3};
+  lt_tensor_t *a = lt_empty(2, sz, LT_FLOAT32, lt_device(LT_CPU, 0));
+  float *pa = lt_data(a);
+  for (int i = 0; i < 6; i++) pa[i] = (float)(i + 1);
+  /* a transposed view: sizes [3, 2], strides [1, 3] */
+  int64_t tsz[2] = {3, 2}, tst[2] = {1, 3};
+  lt_tensor_t *t = lt_view_geometry(a, 2, tsz, tst, 0);
+  CHECK(t && !lt_is_contiguous(t), "transposed view");
+  lt_tensor_t *c = lt_binary(LT_BINARY_mul, lt_tensor_operand(t), lt_float_operand(2.0), 1, NULL);
+  CHECK(c && lt_is_contiguous(c) && c->sizes[0] == 3, "mul by a number");
+  const float want[6] = {2, 8, 4, 10, 6, 12};
+  bool ok = true;
+  for (int i = 0; i < 6; i++) ok = ok && ((float *)lt_data(c))[i] == want[i];
+  CHECK(ok, "transposed values doubled in row-major order");
+  int64_t bad_sz[2] = {3, 3};
+  CHECK(lt_view_geometry(a, 2, bad_sz, tst, 0) == NULL && strstr(lt_last_error(), "outside its storage"),
+        "a view beyond the storage is refused");
+  lt_tensor_t *e = lt_binary(LT_BINARY_add, lt_tensor_operand(a), lt_tensor_operand(t), 1, NULL);
+  CHECK(e == NULL && strstr(lt_last_error(), "add") && strstr(lt_last_error(), "[2, 3]"), "broadcast error names op and shapes");
+  lt_release(c);
+  lt_release(t);
+  lt_release(a);
+}
+
+int main(void) {
+  test_half();
+  test_promotion();
+  test_devices();
+  test_allocator();
+  test_views_and_ops();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
