@@ -5,7 +5,8 @@
 #include "core/allocator.h"
 #include "core/error.h"
 
-#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,21 +22,26 @@ struct lt_block {
   struct lt_block *next;
 };
 
+/* A small spin lock: the critical sections are a few list and counter updates (a device
+   allocation on a cache miss is the long one), and an uncontended pthread mutex cost more than
+   the rest of an allocation. */
+typedef struct { atomic_flag f; } spin_t;
+static inline void spin_lock(spin_t *l) {
+  for (int i = 0; atomic_flag_test_and_set_explicit(&l->f, memory_order_acquire); i++)
+    if (i > 64) sched_yield();
+}
+static inline void spin_unlock(spin_t *l) { atomic_flag_clear_explicit(&l->f, memory_order_release); }
+
 typedef struct {
-  pthread_mutex_t lock;
+  spin_t lock;
   lt_block_t *free_list[NCLASSES];
   size_t cached_bytes;
   lt_memory_stats_t stats;
 } device_pool_t;
 
 static device_pool_t pools[LT_NDEVTYPES][LT_DEVICE_MAX];
-static pthread_once_t pools_once = PTHREAD_ONCE_INIT;
 static _Thread_local size_t pressure;
 
-static void pools_init(void) {
-  for (int t = 0; t < LT_NDEVTYPES; t++)
-    for (int i = 0; i < LT_DEVICE_MAX; i++) pthread_mutex_init(&pools[t][i].lock, NULL);
-}
 
 /* Size class of n: its index and rounded size. */
 static int size_class(size_t n, size_t *rounded) {
@@ -81,7 +87,6 @@ static void release_cache_locked(const lt_backend_i *be, device_pool_t *p, int i
 }
 
 lt_block_t *lt_alloc(lt_device_t d, size_t n) {
-  pthread_once(&pools_once, pools_init);
   const lt_backend_i *be = lt_backend((lt_devtype)d.type);
   if (!be || d.index < 0 || d.index >= LT_DEVICE_MAX) {
     lt_error("alloc: invalid device");
@@ -94,7 +99,7 @@ lt_block_t *lt_alloc(lt_device_t d, size_t n) {
     return NULL;
   }
   device_pool_t *p = &pools[d.type][d.index];
-  pthread_mutex_lock(&p->lock);
+  spin_lock(&p->lock);
   lt_block_t *b = NULL;
   /* the last class holds every larger size: search it for a block that fits exactly */
   lt_block_t **link = &p->free_list[cls];
@@ -118,7 +123,7 @@ lt_block_t *lt_alloc(lt_device_t d, size_t n) {
                lt_device_format(d, dev, sizeof dev), fmt_bytes((int64_t)n, r1, sizeof r1), n,
                fmt_bytes(p->stats.allocated, r2, sizeof r2),
                fmt_bytes(p->stats.reserved, r3, sizeof r3));
-      pthread_mutex_unlock(&p->lock);
+      spin_unlock(&p->lock);
       free(b);
       return NULL;
     }
@@ -139,7 +144,7 @@ lt_block_t *lt_alloc(lt_device_t d, size_t n) {
   update_peak(p->stats.active_blocks, &p->stats.max_active_blocks);
   p->stats.num_allocs++;
   p->stats.total_allocated_bytes += (int64_t)b->size;
-  pthread_mutex_unlock(&p->lock);
+  spin_unlock(&p->lock);
   pressure += b->size;
   return b;
 }
@@ -148,7 +153,7 @@ void lt_free(lt_block_t *b) {
   if (!b) return;
   const lt_backend_i *be = lt_backend((lt_devtype)b->device.type);
   device_pool_t *p = &pools[b->device.type][b->device.index];
-  pthread_mutex_lock(&p->lock);
+  spin_lock(&p->lock);
   p->stats.allocated -= (int64_t)b->size;
   p->stats.active_blocks--;
   p->stats.num_frees++;
@@ -164,14 +169,13 @@ void lt_free(lt_block_t *b) {
     p->free_list[b->cls] = b;
     p->cached_bytes += b->size;
   }
-  pthread_mutex_unlock(&p->lock);
+  spin_unlock(&p->lock);
 }
 
 void *lt_block_ptr(const lt_block_t *b) { return b->ptr; }
 size_t lt_block_size(const lt_block_t *b) { return b->size; }
 
 static device_pool_t *pool_of(const char *op, lt_device_t d) {
-  pthread_once(&pools_once, pools_init);
   lt_device_t r;
   if (lt_device_resolve(d, &r) != LT_OK) {
     char msg[512];
@@ -185,21 +189,21 @@ static device_pool_t *pool_of(const char *op, lt_device_t d) {
 int lt_memory_stats(lt_device_t d, lt_memory_stats_t *out) {
   device_pool_t *p = pool_of("memory.stats", d);
   if (!p) return LT_ERR;
-  pthread_mutex_lock(&p->lock);
+  spin_lock(&p->lock);
   *out = p->stats;
-  pthread_mutex_unlock(&p->lock);
+  spin_unlock(&p->lock);
   return LT_OK;
 }
 
 int lt_memory_reset_peak(lt_device_t d) {
   device_pool_t *p = pool_of("memory.reset_peak", d);
   if (!p) return LT_ERR;
-  pthread_mutex_lock(&p->lock);
+  spin_lock(&p->lock);
   p->stats.max_allocated = p->stats.allocated;
   p->stats.max_reserved = p->stats.reserved;
   p->stats.max_active_blocks = p->stats.active_blocks;
   p->stats.max_segments = p->stats.segments;
-  pthread_mutex_unlock(&p->lock);
+  spin_unlock(&p->lock);
   return LT_OK;
 }
 
@@ -210,9 +214,9 @@ int lt_memory_empty_cache(lt_device_t d) {
   lt_device_resolve(d, &r);
   const lt_backend_i *be = lt_backend((lt_devtype)r.type);
   if (be->synchronize) LT_TRY(be->synchronize(r.index));
-  pthread_mutex_lock(&p->lock);
+  spin_lock(&p->lock);
   release_cache_locked(be, p, r.index);
-  pthread_mutex_unlock(&p->lock);
+  spin_unlock(&p->lock);
   return LT_OK;
 }
 
