@@ -112,24 +112,17 @@ static int m_logical_not(lua_State *L) {
   return 1;
 }
 
-static int m_where(lua_State *L) {
-  lt_tensor_t *cond = lt_lua_checktensor(L, 1);
-  lt_operand_t a = lt_lua_checkoperand(L, 2), b = lt_lua_checkoperand(L, 3);
+/* where(cond, a, b) with its three arguments at the given stack indices */
+static int where_at(lua_State *L, int ci, int ai, int bi) {
+  lt_tensor_t *cond = lt_lua_checktensor(L, ci);
+  lt_operand_t a = lt_lua_checkoperand(L, ai), b = lt_lua_checkoperand(L, bi);
   lt_lua_checknargs(L, 3, "where");
   lt_lua_pushtensor(L, lt_where(cond, a, b));
   return 1;
 }
+static int m_where(lua_State *L) { return where_at(L, 1, 2, 3); }
 /* x:where(cond, y) is torch.where(cond, x, y) */
-static int t_where(lua_State *L) {
-  lua_settop(L, 3);
-  lua_pushvalue(L, 2);
-  lua_pushvalue(L, 1);
-  lua_pushvalue(L, 3);
-  lua_replace(L, 3);
-  lua_replace(L, 2);
-  lua_replace(L, 1);
-  return m_where(L);
-}
+static int t_where(lua_State *L) { return where_at(L, 2, 1, 3); }
 
 static int clamp(lua_State *L, bool inplace, int which /* 0 both, 1 min only, 2 max only */) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);

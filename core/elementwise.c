@@ -22,16 +22,6 @@ static const char *const compare_names[] = {
     LT_COMPARE_OPS(LT_X)
 #undef LT_X
 };
-static const bool binary_ints[] = {
-#define LT_X(name, kind, fbody, ibody) kind,
-    LT_BINARY_OPS(LT_X)
-#undef LT_X
-};
-static const bool unary_ints[] = {
-#define LT_X(name, kind, fbody, ibody) kind,
-    LT_UNARY_OPS(LT_X)
-#undef LT_X
-};
 
 const char *lt_unary_name(lt_unary_op op) { return unary_names[op]; }
 const char *lt_binary_name(lt_binary_op op) { return binary_names[op]; }
@@ -136,7 +126,7 @@ lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
              "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
     return NULL;
   }
-  if (!lt_dtype_is_floating(dt) && !unary_ints[op]) dt = LT_DEFAULT_FLOAT;
+  if (!lt_dtype_is_floating(dt) && !lt_unary_has_int(op)) dt = LT_DEFAULT_FLOAT;
   lt_tensor_t *o = prepare_out(name, out, x->ndim, x->sizes, dt, x->device);
   if (!o) return NULL;
   const lt_tensor_t *in = x;
@@ -226,7 +216,7 @@ static bool binary_fast_path(lt_binary_op op, const lt_tensor_t *x, const lt_ten
   if (y->dtype != dt || x->ndim != y->ndim || !lt_device_eq(x->device, y->device) || (out && out != x))
     return false;
   if (!lt_dtype_is_floating(dt) &&
-      (dt == LT_BOOL || !binary_ints[op] || op == LT_BINARY_fmod || op == LT_BINARY_remainder ||
+      (dt == LT_BOOL || !lt_binary_has_int(op) || op == LT_BINARY_fmod || op == LT_BINARY_remainder ||
        alpha != (double)(int64_t)alpha))
     return false;
   if (x->numel >= LT_GRAIN || memcmp(x->sizes, y->sizes, sizeof(int64_t) * (size_t)x->ndim) != 0)
@@ -262,7 +252,7 @@ lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double a
              "`^` or `logical_xor()` operator instead.");
     return NULL;
   }
-  if (!lt_dtype_is_floating(dt) && !binary_ints[op]) dt = LT_DEFAULT_FLOAT;
+  if (!lt_dtype_is_floating(dt) && !lt_binary_has_int(op)) dt = LT_DEFAULT_FLOAT;
   if (!lt_dtype_is_floating(dt) && alpha != (double)(int64_t)alpha) {
     lt_error("%s: for integral input tensors, argument alpha must not be a floating point number", name);
     return NULL;

@@ -63,9 +63,16 @@ lt_tensor_t *lt_eye(int64_t n, int64_t m, lt_dtype dt, lt_device_t dev) {
   return t;
 }
 
-/* Fill x with a distribution (0 uniform, 1 normal, 2 bernoulli), through a contiguous temporary
-   when x is not contiguous. */
-static int fill_random(lt_tensor_t *x, lt_generator_t *g, int kind, double a, double b) {
+/* One draw of a distribution over n contiguous elements of dtype dt. */
+typedef enum { DRAW_UNIFORM, DRAW_NORMAL, DRAW_INT, DRAW_BERNOULLI } draw_kind;
+typedef struct {
+  draw_kind kind;
+  double a, b;      /* uniform from/to, normal mean/std, bernoulli p */
+  int64_t lo, hi;   /* integers in [lo, hi) */
+} draw_t;
+
+/* Fill x with a draw, through a contiguous temporary when x is not contiguous. */
+static int fill_random(lt_tensor_t *x, lt_generator_t *g, draw_t d) {
   if (!g) g = lt_default_generator();
   lt_tensor_t *target = x;
   if (!lt_is_contiguous(x)) {
@@ -74,10 +81,11 @@ static int fill_random(lt_tensor_t *x, lt_generator_t *g, int kind, double a, do
   }
   int rc;
   void *p = lt_data(target);
-  switch (kind) {
-    case 0: rc = lt_random_uniform(g, x->dtype, p, x->numel, a, b); break;
-    case 1: rc = lt_random_normal(g, x->dtype, p, x->numel, a, b); break;
-    default: rc = lt_random_bernoulli(g, x->dtype, p, x->numel, a); break;
+  switch (d.kind) {
+    case DRAW_UNIFORM: rc = lt_random_uniform(g, x->dtype, p, x->numel, d.a, d.b); break;
+    case DRAW_NORMAL: rc = lt_random_normal(g, x->dtype, p, x->numel, d.a, d.b); break;
+    case DRAW_INT: rc = lt_random_int(g, x->dtype, p, x->numel, d.lo, d.hi); break;
+    default: rc = lt_random_bernoulli(g, x->dtype, p, x->numel, d.a); break;
   }
   if (rc == LT_OK && target != x) rc = lt_copy_(x, target);
   if (target != x) lt_release(target);
@@ -85,22 +93,18 @@ static int fill_random(lt_tensor_t *x, lt_generator_t *g, int kind, double a, do
   return rc;
 }
 
-int lt_uniform_(lt_tensor_t *x, double from, double to, lt_generator_t *g) { return fill_random(x, g, 0, from, to); }
-int lt_normal_(lt_tensor_t *x, double mean, double std, lt_generator_t *g) { return fill_random(x, g, 1, mean, std); }
-int lt_random_int_(lt_tensor_t *x, int64_t low, int64_t high, lt_generator_t *g) {
-  if (!g) g = lt_default_generator();
-  lt_tensor_t *target = x;
-  if (!lt_is_contiguous(x)) {
-    target = lt_empty(x->ndim, x->sizes, x->dtype, x->device);
-    if (!target) return LT_ERR;
-  }
-  int rc = lt_random_int(g, x->dtype, lt_data(target), x->numel, low, high);
-  if (rc == LT_OK && target != x) rc = lt_copy_(x, target);
-  if (target != x) lt_release(target);
-  if (rc == LT_OK) lt_bump_version(x);
-  return rc;
+int lt_uniform_(lt_tensor_t *x, double from, double to, lt_generator_t *g) {
+  return fill_random(x, g, (draw_t){DRAW_UNIFORM, from, to, 0, 0});
 }
-int lt_bernoulli_(lt_tensor_t *x, double p, lt_generator_t *g) { return fill_random(x, g, 2, p, 0); }
+int lt_normal_(lt_tensor_t *x, double mean, double std, lt_generator_t *g) {
+  return fill_random(x, g, (draw_t){DRAW_NORMAL, mean, std, 0, 0});
+}
+int lt_random_int_(lt_tensor_t *x, int64_t low, int64_t high, lt_generator_t *g) {
+  return fill_random(x, g, (draw_t){DRAW_INT, 0, 0, low, high});
+}
+int lt_bernoulli_(lt_tensor_t *x, double p, lt_generator_t *g) {
+  return fill_random(x, g, (draw_t){DRAW_BERNOULLI, p, 0, 0, 0});
+}
 
 lt_tensor_t *lt_randperm(int64_t n, lt_dtype dt, lt_device_t dev, lt_generator_t *g) {
   if (n < 0) { lt_error("randperm: n must be non-negative, got %lld", (long long)n); return NULL; }

@@ -9,6 +9,8 @@
 #include "lt_kernel.h"
 #include "half.h"
 
+#include <stdbool.h>
+
 #include "fastmath.h"
 
 #ifdef __CUDACC__
@@ -107,6 +109,24 @@ typedef enum {
 #undef LT_X
   LT_NCOMPARE
 } lt_compare_op;
+
+/* Whether an op has an integer body (else integer inputs are converted to float32 first). */
+LT_HD bool lt_unary_has_int(lt_unary_op op) {
+  switch (op) {
+#define LT_X(name, kind, fbody, ibody) case LT_UNARY_##name: return kind;
+    LT_UNARY_OPS(LT_X)
+#undef LT_X
+    default: return false;
+  }
+}
+LT_HD bool lt_binary_has_int(lt_binary_op op) {
+  switch (op) {
+#define LT_X(name, kind, fbody, ibody) case LT_BINARY_##name: return kind;
+    LT_BINARY_OPS(LT_X)
+#undef LT_X
+    default: return false;
+  }
+}
 
 /* integer power by squaring; negative exponents follow integer division (0 except for |a| == 1) */
 LT_HD int64_t lt_ipow(int64_t a, int64_t b) {

@@ -32,7 +32,7 @@ for t in "$BUILD"/test/*; do
   echo "$t: $line"
 done
 # busted runs inside the lutorch interpreter, so a SANITIZE build checks the bindings too
-tap=$(LUTORCH_CPU_DEVICES=2 LUTORCH_BIN="$BUILD/lutorch" "$BUILD/lutorch" /usr/bin/busted --output=TAP spec 2>&1)
+tap=$(LUTORCH_CPU_DEVICES=2 LUTORCH_BUILD="$BUILD" LUTORCH_BIN="$BUILD/lutorch" "$BUILD/lutorch" /usr/bin/busted --output=TAP spec 2>&1)
 rc=$?
 ok=$(printf '%s\n' "$tap" | grep -c '^ok ')
 nok=$(printf '%s\n' "$tap" | grep -c '^not ok ')

@@ -134,18 +134,8 @@ static const lt_loop_fn unary_table[LT_NUNARY][LT_NDTYPES] = {
     LT_UNARY_OPS(LT_X)
 #undef LT_X
 };
-static const bool unary_ints[LT_NUNARY] = {
-#define LT_X(name, kind, fbody, ibody) kind,
-    LT_UNARY_OPS(LT_X)
-#undef LT_X
-};
 static const lt_loop_fn binary_table[LT_NBINARY][LT_NDTYPES] = {
 #define LT_X(name, kind, fbody, ibody) ROW(binary_, name)
-    LT_BINARY_OPS(LT_X)
-#undef LT_X
-};
-static const bool binary_ints[LT_NBINARY] = {
-#define LT_X(name, kind, fbody, ibody) kind,
     LT_BINARY_OPS(LT_X)
 #undef LT_X
 };
@@ -162,13 +152,13 @@ _Static_assert(LT_NDTYPES == 10, "dtype columns of the kernel tables");
 
 lt_loop_fn lt_cpu_unary_loop(lt_unary_op op, lt_dtype dt) {
   if ((unsigned)op >= LT_NUNARY || (unsigned)dt >= LT_NDTYPES) return NULL;
-  if (!lt_dtype_is_floating(dt) && !unary_ints[op]) return NULL;
+  if (!lt_dtype_is_floating(dt) && !lt_unary_has_int(op)) return NULL;
   return unary_table[op][dt];
 }
 
 lt_loop_fn lt_cpu_binary_loop(lt_binary_op op, lt_dtype dt) {
   if ((unsigned)op >= LT_NBINARY || (unsigned)dt >= LT_NDTYPES) return NULL;
-  if (!lt_dtype_is_floating(dt) && !binary_ints[op]) return NULL;
+  if (!lt_dtype_is_floating(dt) && !lt_binary_has_int(op)) return NULL;
   return binary_table[op][dt];
 }
 

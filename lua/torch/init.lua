@@ -10,7 +10,6 @@ torch.set_printoptions = format.set_printoptions
 torch.get_printoptions = format.get_printoptions
 
 torch.__version__ = '0.1.0'
-torch.F = nil -- torch.nn.functional arrives with nn
 
 -- dtype objects print as torch.float32
 local dtype_mt = debug.getregistry()['torch.dtype']
@@ -125,8 +124,5 @@ function torch.memory.summary(device)
   }
   return table.concat(rows, '\n')
 end
-
--- PyTorch's CUDA memory names, for any device given explicitly
-torch.memory.memory_allocated = torch.memory.allocated
 
 return torch

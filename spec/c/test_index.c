@@ -21,27 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
+#include "spec/c/tensor_check.h"
 
-static void check(bool ok, const char *fmt, ...) LT_PRINTF(2, 3);
-static void check(bool ok, const char *fmt, ...) {
-  if (ok) { passed++; return; }
-  failed++;
-  va_list ap;
-  va_start(ap, fmt);
-  printf("FAILED - ");
-  vprintf(fmt, ap);
-  printf("\n");
-  va_end(ap);
-  fflush(stdout);
-}
 
-#define CPU0 lt_device(LT_CPU, 0)
-#define SZ(...) ((const int64_t[]){__VA_ARGS__})
 
-static const lt_dtype all_dtypes[] = {LT_FLOAT32, LT_FLOAT64, LT_FLOAT16, LT_BFLOAT16, LT_INT64,
-                                      LT_INT32,   LT_INT16,   LT_INT8,    LT_UINT8,    LT_BOOL};
-#define NDT ((int)(sizeof all_dtypes / sizeof all_dtypes[0]))
+
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_u64(void) {
@@ -50,11 +34,6 @@ static uint64_t next_u64(void) {
 }
 static int64_t rand_below(int64_t n) { return (int64_t)(next_u64() % (uint64_t)n); }
 
-/* value of element i for dtype dt: exactly representable in every dtype */
-static double val(lt_dtype dt, int64_t i) {
-  if (dt == LT_BOOL) return (double)(i % 3 == 0);
-  return (double)((i * 7) % 50);
-}
 
 static lt_tensor_t *from_doubles(lt_dtype dt, int nd, const int64_t *sizes, const double *v) {
   lt_tensor_t *t = lt_empty(nd, sizes, LT_FLOAT64, CPU0);
@@ -65,14 +44,6 @@ static lt_tensor_t *from_doubles(lt_dtype dt, int nd, const int64_t *sizes, cons
   return r;
 }
 
-static lt_tensor_t *make(lt_dtype dt, int nd, const int64_t *sizes) {
-  lt_tensor_t *t = lt_empty(nd, sizes, LT_FLOAT64, CPU0);
-  double *p = lt_data(t);
-  for (int64_t i = 0; i < t->numel; i++) p[i] = val(dt, i);
-  lt_tensor_t *r = lt_convert(t, dt, CPU0);
-  lt_release(t);
-  return r;
-}
 
 static lt_tensor_t *make_index(lt_dtype dt, int nd, const int64_t *sizes, const int64_t *v) {
   lt_tensor_t *t = lt_empty(nd, sizes, LT_INT64, CPU0);
@@ -83,25 +54,9 @@ static lt_tensor_t *make_index(lt_dtype dt, int nd, const int64_t *sizes, const 
   return r;
 }
 
-static bool shape_is(const lt_tensor_t *t, int nd, const int64_t *sizes) {
-  return t && t->ndim == nd && memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)nd) == 0;
-}
 
-static int64_t lin(int nd, const int64_t *sizes, const int64_t *idx) {
-  int64_t l = 0;
-  for (int k = 0; k < nd; k++) l = l * sizes[k] + idx[k];
-  return l;
-}
 
-static bool next_idx(int nd, const int64_t *sizes, int64_t *idx) {
-  for (int k = nd - 1; k >= 0; k--) {
-    if (++idx[k] < sizes[k]) return true;
-    idx[k] = 0;
-  }
-  return false;
-}
 
-static double at(const lt_tensor_t *t, const int64_t *idx) { return lt_get_double(t, lin(t->ndim, t->sizes, idx)); }
 static int64_t iat(const lt_tensor_t *t, const int64_t *idx) { return lt_get_int(t, lin(t->ndim, t->sizes, idx)); }
 
 /* all values of t in row-major order, as doubles (caller frees) */
@@ -126,20 +81,8 @@ static double as_dtype(lt_dtype dt, double v) {
   return v;
 }
 
-static bool err_has(const char *needle) { return strstr(lt_last_error(), needle) != NULL; }
 
-static void expect_fail(lt_tensor_t *r, const char *needle, const char *what) {
-  check(!r && err_has(needle), "%s: expected an error containing \"%s\", got %s \"%s\"", what,
-        needle, r ? "a result" : "error", r ? "" : lt_last_error());
-  lt_release(r);
-  lt_clear_error();
-}
 
-static void expect_rc_fail(int rc, const char *needle, const char *what) {
-  check(rc != LT_OK && err_has(needle), "%s: expected an error containing \"%s\", got %s \"%s\"",
-        what, needle, rc == LT_OK ? "success" : "error", rc == LT_OK ? "" : lt_last_error());
-  lt_clear_error();
-}
 
 static unsigned version(const lt_tensor_t *t) { return atomic_load(&t->storage->version); }
 
