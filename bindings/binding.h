@@ -65,6 +65,7 @@ void lt_open_factory(lua_State *L, int torch, int methods);
 void lt_open_device(lua_State *L, int torch, int methods);
 void lt_open_linalg(lua_State *L, int torch, int methods);
 void lt_open_random(lua_State *L, int torch, int methods);
+void lt_open_autograd(lua_State *L, int torch, int methods);
 
 /* Register a function in torch (as torch.name) and/or in the tensor methods. */
 void lt_lua_register(lua_State *L, int torch, int methods, const luaL_Reg *fns, bool in_torch, bool as_method);

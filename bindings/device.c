@@ -118,7 +118,6 @@ static int t_to(lua_State *L) {
     return 1;
   }
   lt_tensor_t *r = lt_convert(t, dt, dev);
-  if (r) r->requires_grad = t->requires_grad && lt_dtype_is_floating(dt);
   lt_lua_pushtensor(L, r);
   return 1;
 }

@@ -13,7 +13,7 @@ static void push_new(lua_State *L, lt_tensor_t *t, const lt_lua_opts_t *o) {
       lt_release(t);
       luaL_error(L, "only tensors of floating point dtype can require gradients");
     }
-    t->requires_grad = true;
+    t->requires_grad = true; /* a new leaf */
   }
   lt_lua_pushtensor(L, t);
 }

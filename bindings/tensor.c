@@ -1,6 +1,7 @@
 /* The tensor userdata: a box holding one reference to a C tensor, released by __gc. Its __index
    serves methods, properties (shape, dtype, device, ...) and Torch7-style indexing. */
 #include "bindings/binding.h"
+#include "core/autograd.h"
 #include "core/shape.h"
 #include "core/index.h"
 #include "core/reduce.h"
@@ -231,8 +232,8 @@ static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
 
 /* The view that key (at stack index key) selects from t; *mask set for a bool tensor key. */
 static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, bool *all_numbers) {
-  lt_tensor_t *v = lt_alias(t);
-  if (!v) lt_lua_error(L);
+  lt_tensor_t *v = t; /* not an alias: the views keep t's autograd history */
+  lt_retain(v);
   int dim = 0;
   *all_numbers = true;
   if (lua_istable(L, key)) {
@@ -291,7 +292,16 @@ static int t_index(lua_State *L) {
     if (strcmp(k, "device") == 0) { lt_lua_pushdevice(L, t->device); return 1; }
     if (strcmp(k, "ndim") == 0) { lua_pushinteger(L, t->ndim); return 1; }
     if (strcmp(k, "requires_grad") == 0) { lua_pushboolean(L, t->requires_grad); return 1; }
-    if (strcmp(k, "is_leaf") == 0) { lua_pushboolean(L, t->autograd == NULL); return 1; }
+    if (strcmp(k, "is_leaf") == 0) { lua_pushboolean(L, lt_is_leaf(t)); return 1; }
+    if (strcmp(k, "grad_fn") == 0) {
+      lt_node_t *n = lt_grad_fn(t);
+      if (!n) { lua_pushnil(L); return 1; }
+      lua_createtable(L, 0, 1);
+      lua_pushstring(L, n->name);
+      lua_setfield(L, -2, "name");
+      return 1;
+    }
+    if (strcmp(k, "data") == 0) { lt_lua_pushtensor(L, lt_detach(t)); return 1; }
     if (strcmp(k, "grad") == 0) {
       if (!t->grad) { lua_pushnil(L); return 1; }
       lt_retain(t->grad);
@@ -340,16 +350,24 @@ static int t_newindex(lua_State *L) {
   if (lua_type(L, 2) == LUA_TSTRING) {
     const char *k = lua_tostring(L, 2);
     if (strcmp(k, "requires_grad") == 0) {
-      if (lua_toboolean(L, 3) && !lt_dtype_is_floating(t->dtype))
-        return luaL_error(L, "requires_grad: only tensors of floating point dtype can require gradients (got %s)",
-                          lt_dtype_name(t->dtype));
-      t->requires_grad = lua_toboolean(L, 3);
+      lt_lua_check(L, lt_set_requires_grad(t, lua_toboolean(L, 3)));
+      return 0;
+    }
+    if (strcmp(k, "data") == 0) {
+      lt_tensor_t *v = lt_lua_checktensor(L, 3);
+      lt_lua_check(L, lt_set_(t, v));
       return 0;
     }
     if (strcmp(k, "grad") == 0) {
       lt_tensor_t *g = lua_isnil(L, 3) ? NULL : lt_lua_checktensor(L, 3);
+      char a[128], b[128];
       if (g && (g->ndim != t->ndim || memcmp(g->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim) != 0))
-        return luaL_error(L, "grad: assigned grad has a different shape than the tensor");
+        return luaL_error(L, "grad: assigned grad has shape %s but the tensor has shape %s",
+                          lt_shape_str(g->ndim, g->sizes, a, sizeof a), lt_shape_str(t->ndim, t->sizes, b, sizeof b));
+      if (g && (g->dtype != t->dtype || !lt_device_eq(g->device, t->device)))
+        return luaL_error(L, "grad: assigned grad (%s on %s) must have the tensor's dtype and device (%s on %s)",
+                          lt_dtype_name(g->dtype), lt_device_format(g->device, a, sizeof a),
+                          lt_dtype_name(t->dtype), lt_device_format(t->device, b, sizeof b));
       if (g) lt_retain(g);
       lt_release(t->grad);
       t->grad = g;

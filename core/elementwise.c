@@ -1,6 +1,7 @@
 /* Elementwise ops: checks (devices, dtypes, shapes), type promotion, output allocation, then the
    device's loop over a broadcast iteration. */
 #include "core/iter.h"
+#include "core/grad.h"
 #include "core/elementwise.h"
 #include "kernels/cpu/elementwise.h"
 
@@ -115,6 +116,7 @@ static int run_elementwise(lt_tensor_t *out, lt_dtype compute_out, int nin, cons
 
 /* ---- unary ---- */
 lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
+  if (lt_ag_needed(x, out)) return lt_ag_unary(op, x, out);
   const char *name = unary_names[op];
   if (out && out != x) {
     const lt_tensor_t *pair[2] = {x, out};
@@ -136,6 +138,23 @@ lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
   lt_release(tmp);
   if (rc != LT_OK) { lt_release(o); return NULL; }
   if (out) lt_bump_version(out);
+  return o;
+}
+
+lt_tensor_t *lt_unary_backward(lt_unary_op op, lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *y) {
+  bool ux = false, uy = false;
+  lt_loop_fn loop = lt_cpu_unary_grad_loop(op, g->dtype, &ux, &uy);
+  if (!loop) { lt_error("%s: backward needs a floating gradient", unary_names[op]); return NULL; }
+  lt_tensor_t *o = lt_empty(g->ndim, g->sizes, g->dtype, g->device);
+  if (!o) return NULL;
+  const lt_tensor_t *ins[3] = {g, ux ? x : g, uy ? y : g};
+  lt_tensor_t *tmp[2] = {NULL, NULL};
+  int rc = ensure_dtype(&ins[1], g->dtype, &tmp[0]);
+  if (rc == LT_OK) rc = ensure_dtype(&ins[2], g->dtype, &tmp[1]);
+  if (rc == LT_OK) rc = run_elementwise(o, g->dtype, 3, ins, NULL, loop, NULL);
+  lt_release(tmp[0]);
+  lt_release(tmp[1]);
+  if (rc != LT_OK) { lt_release(o); return NULL; }
   return o;
 }
 
@@ -225,6 +244,9 @@ static bool binary_fast_path(lt_binary_op op, const lt_tensor_t *x, const lt_ten
 }
 
 lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double alpha, lt_tensor_t *out) {
+  if (lt_ag_needed(a.kind == LT_OPERAND_TENSOR ? a.t : NULL, b.kind == LT_OPERAND_TENSOR ? b.t : NULL) ||
+      (out && lt_ag_needed(out, NULL)))
+    return lt_ag_binary(op, a, b, alpha, out);
   const char *name = binary_names[op];
   if (a.kind == LT_OPERAND_TENSOR && b.kind == LT_OPERAND_TENSOR && binary_fast_path(op, a.t, b.t, alpha, out)) {
     lt_tensor_t *o = out;
@@ -295,6 +317,8 @@ lt_tensor_t *lt_compare(lt_compare_op op, lt_operand_t a, lt_operand_t b, lt_ten
 }
 
 lt_tensor_t *lt_where(lt_tensor_t *cond, lt_operand_t a, lt_operand_t b) {
+  if (lt_ag_needed(a.kind == LT_OPERAND_TENSOR ? a.t : NULL, b.kind == LT_OPERAND_TENSOR ? b.t : NULL))
+    return lt_ag_where(cond, a, b);
   if (cond->dtype != LT_BOOL) {
     lt_error("where: expected condition to be a bool tensor, but got a tensor of dtype %s",
              lt_dtype_name(cond->dtype));
@@ -355,6 +379,7 @@ lt_tensor_t *lt_clamp(lt_tensor_t *x, const lt_operand_t *min, const lt_operand_
 
 /* ---- copies, fills, conversions ---- */
 int lt_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
+  if (lt_ag_needed(dst, src)) return lt_ag_copy_(dst, (lt_tensor_t *)src);
   int nd;
   int64_t shape[LT_MAX_DIM];
   LT_TRY(lt_broadcast_shapes("copy_", dst->ndim, dst->sizes, src->ndim, src->sizes, &nd, shape));
@@ -379,6 +404,7 @@ int lt_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
 }
 
 int lt_fill_(lt_tensor_t *dst, lt_operand_t v) {
+  if (lt_ag_needed(dst, v.kind == LT_OPERAND_TENSOR ? v.t : NULL)) return lt_ag_fill_(dst, v);
   if (v.kind == LT_OPERAND_TENSOR) {
     if (v.t->ndim != 0)
       return lt_error("fill_: only supports 0-dimension value tensor but got tensor with %d dimensions", v.t->ndim);
@@ -396,6 +422,7 @@ int lt_fill_(lt_tensor_t *dst, lt_operand_t v) {
 }
 
 lt_tensor_t *lt_convert(const lt_tensor_t *x, lt_dtype dt, lt_device_t dev) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_convert((lt_tensor_t *)x, dt, dev);
   lt_tensor_t *o = lt_empty(x->ndim, x->sizes, dt, dev);
   if (!o) return NULL;
   if (lt_copy_(o, x) != LT_OK) { lt_release(o); return NULL; }

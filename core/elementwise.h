@@ -38,6 +38,8 @@ const char *lt_compare_name(lt_compare_op op);
 lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out);
 lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double alpha, lt_tensor_t *out);
 lt_tensor_t *lt_compare(lt_compare_op op, lt_operand_t a, lt_operand_t b, lt_tensor_t *out);
+/* The input's gradient of a unary op from the output's gradient g, the input x and output y. */
+lt_tensor_t *lt_unary_backward(lt_unary_op op, lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *y);
 lt_tensor_t *lt_logical_not(lt_tensor_t *x, lt_tensor_t *out);
 lt_tensor_t *lt_where(lt_tensor_t *cond, lt_operand_t a, lt_operand_t b);
 /* min or max may be NULL (not given). */

@@ -3,6 +3,7 @@
    wrote them (value + 1), and dimensions 1-based. Every index is range-checked before anything is
    written, so a failing in-place op leaves its tensor unchanged. */
 #include "core/index.h"
+#include "core/grad.h"
 
 #include "core/iter.h"
 #include "core/shape.h"
@@ -154,6 +155,7 @@ static bool same_shape(const lt_tensor_t *a, int nd, const int64_t *sizes) {
 /* ---- index_select ---- */
 
 lt_tensor_t *lt_index_select(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_index_select(x, dim, index);
   const char *op = "index_select";
   const lt_tensor_t *ts[2] = {x, index};
   if (check_tensors(op, 2, ts) != LT_OK) return NULL;
@@ -204,6 +206,7 @@ lt_tensor_t *lt_index_select(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {
 /* ---- masked_select / masked_fill ---- */
 
 lt_tensor_t *lt_masked_select(lt_tensor_t *x, lt_tensor_t *mask) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_masked_select(x, mask);
   const char *op = "masked_select";
   const lt_tensor_t *ts[2] = {x, mask};
   if (check_tensors(op, 2, ts) != LT_OK) return NULL;
@@ -234,6 +237,8 @@ done:
 }
 
 lt_tensor_t *lt_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t value, lt_tensor_t *out) {
+  if (lt_ag_needed(x, out) || lt_ag_needed(value.kind == LT_OPERAND_TENSOR ? value.t : NULL, NULL))
+    return lt_ag_masked_fill(x, mask, value, out);
   const char *op = out == x ? "masked_fill_" : "masked_fill";
   /* a 0-dim value tensor is read on the host: it may live on any host-accessible device */
   const lt_tensor_t *ts[3] = {x, mask, out};
@@ -292,6 +297,7 @@ lt_tensor_t *lt_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t valu
 /* ---- gather / scatter ---- */
 
 lt_tensor_t *lt_gather(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_gather(x, dim, index);
   const char *op = "gather";
   const lt_tensor_t *ts[2] = {x, index};
   if (check_tensors(op, 2, ts) != LT_OK) return NULL;
@@ -421,6 +427,8 @@ static lt_tensor_t *scatter_impl(const char *op, lt_tensor_t *x, int64_t dim, lt
 }
 
 lt_tensor_t *lt_scatter(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t src, lt_tensor_t *out) {
+  if (lt_ag_needed(x, out) || lt_ag_needed(src.kind == LT_OPERAND_TENSOR ? src.t : NULL, NULL))
+    return lt_ag_scatter(x, dim, index, src, out, false);
   const char *op = out == x ? "scatter_" : "scatter";
   if (src.kind == LT_OPERAND_TENSOR) {
     if (!src.t) {
@@ -433,6 +441,8 @@ lt_tensor_t *lt_scatter(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_oper
 }
 
 lt_tensor_t *lt_scatter_add(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_t *src, lt_tensor_t *out) {
+  if (src && (lt_ag_needed(x, out) || lt_ag_needed(src, NULL)))
+    return lt_ag_scatter(x, dim, index, lt_tensor_operand(src), out, true);
   const char *op = out == x ? "scatter_add_" : "scatter_add";
   if (!src) {
     lt_error("%s: expected a source tensor", op);
@@ -444,6 +454,7 @@ lt_tensor_t *lt_scatter_add(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_
 /* ---- index_add_ / index_fill_ ---- */
 
 int lt_index_add_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_t *src, double alpha) {
+  if (lt_ag_needed(x, src)) return lt_ag_index_add_(x, dim, index, src, alpha, false, lt_int_operand(0));
   const char *op = "index_add_";
   const lt_tensor_t *ts[3] = {x, index, src};
   LT_TRY(check_tensors(op, 3, ts));
@@ -486,6 +497,8 @@ int lt_index_add_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_t *
 }
 
 int lt_index_fill_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t value) {
+  if (lt_ag_needed(x, value.kind == LT_OPERAND_TENSOR ? value.t : NULL))
+    return lt_ag_index_add_(x, dim, index, NULL, 1, true, value);
   const char *op = "index_fill_";
   const lt_tensor_t *ts[2] = {x, index}; /* a 0-dim value tensor is read on the host */
   LT_TRY(check_tensors(op, 2, ts));

@@ -1,6 +1,7 @@
 /* Reductions and scans: argument checks, result dtypes and shapes, then the device's loops
    (kernels/cpu/reduce.c) over a description of the kept and reduced dimensions. */
 #include "core/reduce.h"
+#include "core/grad.h"
 
 #include "core/elementwise.h"
 #include "kernels/cpu/reduce.h"
@@ -147,14 +148,17 @@ static lt_tensor_t *sum_like(const char *op, lt_reduce_op rop, lt_tensor_t *x, i
 }
 
 lt_tensor_t *lt_sum(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim, lt_dtype dtype) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_SUM, x, ndims, dims, keepdim, dtype, 0, NULL);
   return sum_like("sum()", LT_REDUCE_sum, x, ndims, dims, keepdim, dtype);
 }
 
 lt_tensor_t *lt_prod(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim, lt_dtype dtype) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_PROD, x, ndims, dims, keepdim, dtype, 0, NULL);
   return sum_like("prod()", LT_REDUCE_prod, x, ndims, dims, keepdim, dtype);
 }
 
 lt_tensor_t *lt_mean(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim, lt_dtype dtype) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_MEAN, x, ndims, dims, keepdim, dtype, 0, NULL);
   const char *op = "mean()";
   bool mask[LT_MAX_DIM];
   if (check_host(op, x) || check_dtype_arg(op, dtype) || parse_dims(op, x, ndims, dims, mask)) return NULL;
@@ -178,6 +182,7 @@ lt_tensor_t *lt_mean(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdi
 
 /* ---- logsumexp, var, std, norm ---- */
 lt_tensor_t *lt_logsumexp(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_LOGSUMEXP, x, ndims, dims, keepdim, LT_DTYPE_INVALID, 0, NULL);
   const char *op = "logsumexp()";
   bool mask[LT_MAX_DIM];
   if (check_host(op, x) || parse_dims(op, x, ndims, dims, mask)) return NULL;
@@ -203,14 +208,17 @@ static lt_tensor_t *var_like(const char *op, lt_reduce_op rop, lt_tensor_t *x, i
 }
 
 lt_tensor_t *lt_var(lt_tensor_t *x, int ndims, const int64_t *dims, int64_t correction, bool keepdim) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_VAR, x, ndims, dims, keepdim, LT_DTYPE_INVALID, (double)correction, NULL);
   return var_like("var()", LT_REDUCE_var, x, ndims, dims, correction, keepdim);
 }
 
 lt_tensor_t *lt_std(lt_tensor_t *x, int ndims, const int64_t *dims, int64_t correction, bool keepdim) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_STD, x, ndims, dims, keepdim, LT_DTYPE_INVALID, (double)correction, NULL);
   return var_like("std()", LT_REDUCE_std, x, ndims, dims, correction, keepdim);
 }
 
 lt_tensor_t *lt_norm(lt_tensor_t *x, double p, int ndims, const int64_t *dims, bool keepdim) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_NORM, x, ndims, dims, keepdim, LT_DTYPE_INVALID, p, NULL);
   const char *op = "norm()";
   bool mask[LT_MAX_DIM];
   if (check_host(op, x) || parse_dims(op, x, ndims, dims, mask)) return NULL;
@@ -247,10 +255,12 @@ static lt_tensor_t *extreme(const char *op, lt_reduce_op rop, lt_tensor_t *x, in
 }
 
 lt_tensor_t *lt_amax(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_AMAX, x, ndims, dims, keepdim, LT_DTYPE_INVALID, 0, NULL);
   return extreme("amax()", LT_REDUCE_amax, x, ndims, dims, keepdim);
 }
 
 lt_tensor_t *lt_amin(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_AMIN, x, ndims, dims, keepdim, LT_DTYPE_INVALID, 0, NULL);
   return extreme("amin()", LT_REDUCE_amin, x, ndims, dims, keepdim);
 }
 
@@ -265,8 +275,14 @@ static lt_tensor_t *extreme_all(const char *op, lt_reduce_op rop, lt_tensor_t *x
   return reduce_values(rop, x, mask, false, x->dtype, no_params);
 }
 
-lt_tensor_t *lt_max_all(lt_tensor_t *x) { return extreme_all("max()", LT_REDUCE_amax, x); }
-lt_tensor_t *lt_min_all(lt_tensor_t *x) { return extreme_all("min()", LT_REDUCE_amin, x); }
+lt_tensor_t *lt_max_all(lt_tensor_t *x) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_AMAX, x, -1, NULL, false, LT_DTYPE_INVALID, 0, NULL);
+  return extreme_all("max()", LT_REDUCE_amax, x);
+}
+lt_tensor_t *lt_min_all(lt_tensor_t *x) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_AMIN, x, -1, NULL, false, LT_DTYPE_INVALID, 0, NULL);
+  return extreme_all("min()", LT_REDUCE_amin, x);
+}
 
 static lt_tensor_t *logical(const char *op, lt_reduce_op rop, lt_tensor_t *x, int ndims,
                             const int64_t *dims, bool keepdim) {
@@ -311,10 +327,14 @@ static int extreme_dim(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t
 }
 
 int lt_max_dim(lt_tensor_t *x, int64_t dim, bool keepdim, lt_tensor_t **values, lt_tensor_t **indices) {
+  if (lt_ag_needed(x, NULL))
+    return (*values = lt_ag_reduce(LT_AG_MAX, x, 1, &dim, keepdim, LT_DTYPE_INVALID, 0, indices)) ? LT_OK : LT_ERR;
   return extreme_dim("max()", LT_REDUCE_argmax, x, dim, keepdim, values, indices);
 }
 
 int lt_min_dim(lt_tensor_t *x, int64_t dim, bool keepdim, lt_tensor_t **values, lt_tensor_t **indices) {
+  if (lt_ag_needed(x, NULL))
+    return (*values = lt_ag_reduce(LT_AG_MIN, x, 1, &dim, keepdim, LT_DTYPE_INVALID, 0, indices)) ? LT_OK : LT_ERR;
   return extreme_dim("min()", LT_REDUCE_argmin, x, dim, keepdim, values, indices);
 }
 
@@ -394,9 +414,11 @@ static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64
 }
 
 lt_tensor_t *lt_cumsum(lt_tensor_t *x, int64_t dim, lt_dtype dtype) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_CUMSUM, x, 1, &dim, false, dtype, 0, NULL);
   return scan("cumsum()", LT_REDUCE_sum, x, dim, dtype);
 }
 
 lt_tensor_t *lt_cumprod(lt_tensor_t *x, int64_t dim, lt_dtype dtype) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_CUMPROD, x, 1, &dim, false, dtype, 0, NULL);
   return scan("cumprod()", LT_REDUCE_prod, x, dim, dtype);
 }

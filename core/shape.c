@@ -3,6 +3,7 @@
    messages, dimensions and index values are shown as users see them: 1-based (a 0-based d is shown
    as d + 1; negative values as they were given). */
 #include "core/shape.h"
+#include "core/grad.h"
 
 #include "core/elementwise.h"
 
@@ -101,6 +102,7 @@ static bool compute_stride(int ond, const int64_t *osize, const int64_t *ostride
 }
 
 lt_tensor_t *lt_view(lt_tensor_t *x, int ndim, const int64_t *sizes) {
+  LT_AG_RESHAPE_LIKE("ViewBackward0", x, lt_view(x, ndim, sizes))
   if (check_ndim("view", ndim) != LT_OK) return NULL;
   int64_t shape[LT_MAX_DIM], strides[LT_MAX_DIM];
   if (infer_size("view", ndim, sizes, x->numel, shape) != LT_OK) return NULL;
@@ -113,6 +115,7 @@ lt_tensor_t *lt_view(lt_tensor_t *x, int ndim, const int64_t *sizes) {
 }
 
 lt_tensor_t *lt_reshape(lt_tensor_t *x, int ndim, const int64_t *sizes) {
+  LT_AG_RESHAPE_LIKE("ReshapeAliasBackward0", x, lt_reshape(x, ndim, sizes))
   if (check_ndim("reshape", ndim) != LT_OK) return NULL;
   int64_t shape[LT_MAX_DIM], strides[LT_MAX_DIM];
   if (infer_size("reshape", ndim, sizes, x->numel, shape) != LT_OK) return NULL;
@@ -129,6 +132,7 @@ lt_tensor_t *lt_reshape(lt_tensor_t *x, int ndim, const int64_t *sizes) {
 /* ---- permutations ---- */
 
 lt_tensor_t *lt_permute(lt_tensor_t *x, int ndim, const int64_t *dims) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_permute(x, ndim, dims);
   if (ndim != x->ndim) {
     lt_error("permute: number of dimensions in the tensor input does not match the length of the "
              "desired ordering of dimensions i.e. input.dim() = %d is not equal to len(dims) = %d",
@@ -152,6 +156,7 @@ lt_tensor_t *lt_permute(lt_tensor_t *x, int ndim, const int64_t *dims) {
 }
 
 lt_tensor_t *lt_transpose(lt_tensor_t *x, int64_t d0, int64_t d1) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_transpose(x, d0, d1);
   int a, b;
   if (lt_wrap_dim("transpose", d0, x->ndim, &a) != LT_OK ||
       lt_wrap_dim("transpose", d1, x->ndim, &b) != LT_OK)
@@ -168,6 +173,7 @@ lt_tensor_t *lt_transpose(lt_tensor_t *x, int64_t d0, int64_t d1) {
 }
 
 lt_tensor_t *lt_t(lt_tensor_t *x) {
+  if (x->ndim < 2) LT_AG_RESHAPE_LIKE("TBackward0", x, lt_t(x))
   if (x->ndim > 2) {
     lt_error("t() expects a tensor with <= 2 dimensions, but self is %dD", x->ndim);
     return NULL;
@@ -179,6 +185,7 @@ lt_tensor_t *lt_t(lt_tensor_t *x) {
 /* ---- squeeze / unsqueeze / expand / flatten ---- */
 
 lt_tensor_t *lt_squeeze(lt_tensor_t *x) {
+  LT_AG_RESHAPE_LIKE("SqueezeBackward0", x, lt_squeeze(x))
   int64_t sizes[LT_MAX_DIM], strides[LT_MAX_DIM];
   int n = 0;
   for (int i = 0; i < x->ndim; i++) {
@@ -191,6 +198,7 @@ lt_tensor_t *lt_squeeze(lt_tensor_t *x) {
 }
 
 lt_tensor_t *lt_squeeze_dim(lt_tensor_t *x, int64_t dim) {
+  LT_AG_RESHAPE_LIKE("SqueezeBackward1", x, lt_squeeze_dim(x, dim))
   int d;
   if (lt_wrap_dim("squeeze", dim, x->ndim, &d) != LT_OK) return NULL;
   if (x->ndim == 0 || x->sizes[d] != 1) return lt_alias(x);
@@ -206,6 +214,7 @@ lt_tensor_t *lt_squeeze_dim(lt_tensor_t *x, int64_t dim) {
 }
 
 lt_tensor_t *lt_unsqueeze(lt_tensor_t *x, int64_t dim) {
+  LT_AG_RESHAPE_LIKE("UnsqueezeBackward0", x, lt_unsqueeze(x, dim))
   if (x->ndim + 1 > LT_MAX_DIM) {
     lt_error("unsqueeze: tensors have at most %d dimensions", LT_MAX_DIM);
     return NULL;
@@ -227,6 +236,7 @@ lt_tensor_t *lt_unsqueeze(lt_tensor_t *x, int64_t dim) {
 }
 
 lt_tensor_t *lt_expand(lt_tensor_t *x, int ndim, const int64_t *sizes) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_expand(x, ndim, sizes);
   if (check_ndim("expand", ndim) != LT_OK) return NULL;
   char a[512], b[512];
   if (ndim < x->ndim) {
@@ -272,6 +282,7 @@ lt_tensor_t *lt_expand(lt_tensor_t *x, int ndim, const int64_t *sizes) {
 }
 
 lt_tensor_t *lt_flatten(lt_tensor_t *x, int64_t start, int64_t end) {
+  LT_AG_RESHAPE_LIKE("FlattenBackward0", x, lt_flatten(x, start, end))
   int s, e;
   if (lt_wrap_dim("flatten", start, x->ndim, &s) != LT_OK ||
       lt_wrap_dim("flatten", end, x->ndim, &e) != LT_OK)
@@ -298,6 +309,7 @@ lt_tensor_t *lt_flatten(lt_tensor_t *x, int64_t start, int64_t end) {
 /* ---- narrow / select / slice ---- */
 
 lt_tensor_t *lt_narrow(lt_tensor_t *x, int64_t dim, int64_t start, int64_t length) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_narrow(x, dim, start, length);
   if (x->ndim == 0) {
     lt_error("narrow() cannot be applied to a 0-dim tensor.");
     return NULL;
@@ -330,6 +342,7 @@ lt_tensor_t *lt_narrow(lt_tensor_t *x, int64_t dim, int64_t start, int64_t lengt
 }
 
 lt_tensor_t *lt_select(lt_tensor_t *x, int64_t dim, int64_t index) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_select(x, dim, index);
   if (x->ndim == 0) {
     lt_error("select() cannot be applied to a 0-dim tensor.");
     return NULL;
@@ -356,6 +369,7 @@ lt_tensor_t *lt_select(lt_tensor_t *x, int64_t dim, int64_t index) {
 }
 
 lt_tensor_t *lt_slice(lt_tensor_t *x, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+  if (lt_ag_needed(x, NULL)) return lt_ag_slice(x, dim, start, stop, step);
   if (x->ndim == 0) {
     lt_error("slice() cannot be applied to a 0-dim tensor.");
     return NULL;
@@ -387,6 +401,7 @@ lt_tensor_t *lt_slice(lt_tensor_t *x, int64_t dim, int64_t start, int64_t stop, 
 static bool cat_skipped(const lt_tensor_t *t) { return t->ndim == 1 && t->sizes[0] == 0; }
 
 lt_tensor_t *lt_cat(int n, lt_tensor_t *const *xs, int64_t dim) {
+  if (lt_ag_needed_n(n, xs)) return lt_ag_cat(n, xs, dim);
   if (n <= 0 || !xs) {
     lt_error("cat: expected a non-empty list of Tensors");
     return NULL;
@@ -455,6 +470,7 @@ lt_tensor_t *lt_cat(int n, lt_tensor_t *const *xs, int64_t dim) {
 }
 
 lt_tensor_t *lt_stack(int n, lt_tensor_t *const *xs, int64_t dim) {
+  if (lt_ag_needed_n(n, xs)) return lt_ag_stack(n, xs, dim);
   if (n <= 0 || !xs) {
     lt_error("stack: expects a non-empty TensorList");
     return NULL;

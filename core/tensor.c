@@ -167,16 +167,31 @@ lt_tensor_t *lt_alias(const lt_tensor_t *t) {
   return lt_view_geometry(t, t->ndim, t->sizes, t->strides, t->offset);
 }
 
-/* Autograd frees its per-tensor state through this hook (set by core/autograd.c). */
-void (*lt_autograd_meta_free)(struct lt_autograd_meta *) = NULL;
+/* core/autograd.c frees a tensor's autograd state */
+void lt_autograd_meta_free(lt_tensor_t *t);
 
 void lt_release(lt_tensor_t *t) {
   if (!t) return;
   if (atomic_fetch_sub_explicit(&t->refcount, 1, memory_order_acq_rel) != 1) return;
   if (t->grad) lt_release(t->grad);
-  if (t->autograd && lt_autograd_meta_free) lt_autograd_meta_free(t->autograd);
+  if (t->autograd) lt_autograd_meta_free(t);
   storage_release(t->storage);
   fl_put(&tensor_fl, t);
+}
+
+int lt_set_(lt_tensor_t *t, lt_tensor_t *src) {
+  if (t == src) return LT_OK;
+  atomic_fetch_add_explicit(&src->storage->refcount, 1, memory_order_relaxed);
+  storage_release(t->storage);
+  t->storage = src->storage;
+  t->dtype = src->dtype;
+  t->device = src->device;
+  t->offset = src->offset;
+  t->ndim = src->ndim;
+  t->numel = src->numel;
+  memcpy(t->sizes, src->sizes, sizeof t->sizes);
+  memcpy(t->strides, src->strides, sizeof t->strides);
+  return LT_OK;
 }
 
 bool lt_is_contiguous(const lt_tensor_t *t) {

@@ -54,6 +54,9 @@ lt_tensor_t *lt_view_geometry(const lt_tensor_t *t, int ndim, const int64_t *siz
 /* A new tensor object sharing t's storage and geometry (an alias; used by detach). */
 lt_tensor_t *lt_alias(const lt_tensor_t *t);
 
+/* t takes src's storage, geometry, dtype and device (a parameter moved in place). */
+int lt_set_(lt_tensor_t *t, lt_tensor_t *src);
+
 static inline void lt_retain(lt_tensor_t *t) { atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed); }
 void lt_release(lt_tensor_t *t); /* NULL is allowed */
 

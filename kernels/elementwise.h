@@ -61,7 +61,9 @@
   X(trunc, LT_INTS, trunc(v), (v))                                                       \
   X(sign, LT_INTS, ((v) > 0 ? (T)1 : (v) < 0 ? (T)-1 : (v)), (int64_t)(((v) > 0) - ((v) < 0))) \
   X(reciprocal, LT_FLOATS, (T)1 / (v), 0)                                                \
-  X(square, LT_INTS, (v) * (v), LT_IMUL(v, v))
+  X(square, LT_INTS, (v) * (v), LT_IMUL(v, v))                                          \
+  X(gelu, LT_FLOATS, (T)0.5 * (v) * ((T)1 + erf((v) * (T)0.70710678118654752440)), 0)    \
+  X(gelu_tanh, LT_FLOATS, (T)0.5 * (v) * ((T)1 + tanh((T)0.79788456080286535588 * ((v) + (T)0.044715 * (v) * (v) * (v)))), 0)
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_UNARY_##name,
@@ -69,6 +71,59 @@ typedef enum {
 #undef LT_X
   LT_NUNARY
 } lt_unary_op;
+
+/* ---- derivatives of the unary ops, in the same order: X(name, uses x, uses y, body of g, x, y)
+   giving the input's gradient from the output's gradient g, the input x and the output y
+   (PyTorch's formulas; T is float or double) ---- */
+#define LT_SQRT_2_PI_INV ((T)0.39894228040143267794) /* 1 / sqrt(2 pi) */
+#define LT_UNARY_GRADS(X)                                                                          \
+  X(abs, 1, 0, (x) > 0 ? (g) : (x) < 0 ? -(g) : (T)0)                                              \
+  X(neg, 0, 0, -(g))                                                                               \
+  X(exp, 0, 1, (g) * (y))                                                                          \
+  X(expm1, 0, 1, (g) * ((y) + (T)1))                                                               \
+  X(log, 1, 0, (g) / (x))                                                                          \
+  X(log1p, 1, 0, (g) / ((x) + (T)1))                                                               \
+  X(log2, 1, 0, (g) / ((x) * (T)0.69314718055994530942))                                           \
+  X(log10, 1, 0, (g) / ((x) * (T)2.30258509299404568402))                                          \
+  X(sqrt, 0, 1, (g) / ((T)2 * (y)))                                                                \
+  X(rsqrt, 0, 1, (T)-0.5 * (g) * (y) * (y) * (y))                                                  \
+  X(sin, 1, 0, (g) * cos(x))                                                                       \
+  X(cos, 1, 0, (g) * -sin(x))                                                                      \
+  X(tan, 0, 1, (g) * ((T)1 + (y) * (y)))                                                           \
+  X(asin, 1, 0, (g) / sqrt((T)1 - (x) * (x)))                                                      \
+  X(acos, 1, 0, -(g) / sqrt((T)1 - (x) * (x)))                                                     \
+  X(atan, 1, 0, (g) / ((x) * (x) + (T)1))                                                          \
+  X(sinh, 1, 0, (g) * cosh(x))                                                                     \
+  X(cosh, 1, 0, (g) * sinh(x))                                                                     \
+  X(tanh, 0, 1, (g) * ((T)1 - (y) * (y)))                                                          \
+  X(erf, 1, 0, (g) * (T)1.12837916709551257390 * LT_EXP(-(x) * (x)))                               \
+  X(sigmoid, 0, 1, (g) * ((T)1 - (y)) * (y))                                                       \
+  X(relu, 0, 1, (y) > 0 ? (g) : (T)0)                                                              \
+  X(floor, 0, 0, (T)0)                                                                             \
+  X(ceil, 0, 0, (T)0)                                                                              \
+  X(round, 0, 0, (T)0)                                                                             \
+  X(trunc, 0, 0, (T)0)                                                                             \
+  X(sign, 0, 0, (T)0)                                                                              \
+  X(reciprocal, 0, 1, -(g) * (y) * (y))                                                            \
+  X(square, 1, 0, (g) * ((T)2 * (x)))                                                              \
+  X(gelu, 1, 0, (g) * ((T)0.5 * ((T)1 + erf((x) * (T)0.70710678118654752440)) +                    \
+                       (x) * LT_SQRT_2_PI_INV * LT_EXP((T)-0.5 * (x) * (x))))                      \
+  X(gelu_tanh, 1, 0, (g) * lt_gelu_tanh_grad(x))
+
+/* d/dx of the tanh approximation of gelu, in PyTorch's order of operations */
+#define LT_GELU_TANH_GRAD(T)                                                                     \
+  T kb = (T)0.79788456080286535588, kk = (T)0.044715;                                              \
+  T xsq = x * x, inner = kb * (x + kk * xsq * x), th = tanh(inner);                                \
+  T right = (T)1 + th;                                                                             \
+  return (T)0.5 * right + (T)0.5 * x * (((T)1 - th * th) * kb * ((T)1 + (T)3 * kk * xsq));
+#ifdef __CUDACC__
+LT_HD float lt_gelu_tanh_grad(float x) { LT_GELU_TANH_GRAD(float) }
+LT_HD double lt_gelu_tanh_grad(double x) { LT_GELU_TANH_GRAD(double) }
+#else
+LT_HD float lt_gelu_tanh_gradf(float x) { LT_GELU_TANH_GRAD(float) }
+LT_HD double lt_gelu_tanh_gradd(double x) { LT_GELU_TANH_GRAD(double) }
+#define lt_gelu_tanh_grad(x) _Generic((x), float: lt_gelu_tanh_gradf, default: lt_gelu_tanh_gradd)(x)
+#endif
 
 /* ---- binary: X(name, kind, float body of a b, integer body of a b) ----
    add and sub take alpha (b scaled first), as torch.add(a, b, alpha=). */
@@ -125,6 +180,16 @@ LT_HD bool lt_binary_has_int(lt_binary_op op) {
     LT_BINARY_OPS(LT_X)
 #undef LT_X
     default: return false;
+  }
+}
+
+/* Which of x and y the derivative of a unary op reads. */
+LT_HD void lt_unary_grad_uses(lt_unary_op op, bool *uses_x, bool *uses_y) {
+  switch (op) {
+#define LT_X(name, ux, uy, body) case LT_UNARY_##name: *uses_x = ux; *uses_y = uy; return;
+    LT_UNARY_GRADS(LT_X)
+#undef LT_X
+    default: *uses_x = *uses_y = false;
   }
 }
 

@@ -167,6 +167,49 @@ lt_loop_fn lt_cpu_compare_loop(lt_compare_op op, lt_dtype dt) {
   return compare_table[op][dt];
 }
 
+/* ---- derivatives of the unary ops: operands out, g, x, y (x or y may be absent: then g) ---- */
+#define LT_X(name, ux, uy, body)                                                               \
+  static inline __attribute__((always_inline)) float ungrad_##name##_f(float g, float x, float y) { \
+    typedef float T; (void)g; (void)x; (void)y; return (T)(body); }                                     \
+  static inline __attribute__((always_inline)) double ungrad_##name##_d(double g, double x, double y) { \
+    typedef double T; (void)g; (void)x; (void)y; return (T)(body); }
+LT_UNARY_GRADS(LT_X)
+#undef LT_X
+
+#define UNARY_GRAD_LOOP(name, sfx, ST, CT, LD, STO, FN)                                        \
+  static void ungrad_##name##_##sfx(char **d, const int64_t *s, int64_t n, const void *ctx) {   \
+    (void)ctx;                                                                                  \
+    if (s[0] == sizeof(ST) && s[1] == sizeof(ST) && s[2] == sizeof(ST) && s[3] == sizeof(ST)) { \
+      ST *o = (ST *)d[0];                                                                       \
+      const ST *g = (const ST *)d[1], *x = (const ST *)d[2], *y = (const ST *)d[3];             \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                       \
+        o[i] = STO(FN((CT)LD(g[i]), (CT)LD(x[i]), (CT)LD(y[i])));                               \
+    } else {                                                                                    \
+      for (int64_t i = 0; i < n; i++)                                                           \
+        *(ST *)(d[0] + i * s[0]) = STO(FN((CT)LD(*(const ST *)(d[1] + i * s[1])),               \
+                                          (CT)LD(*(const ST *)(d[2] + i * s[2])),               \
+                                          (CT)LD(*(const ST *)(d[3] + i * s[3]))));             \
+    }                                                                                           \
+  }
+#define GEN_UNARY_GRAD(name, sfx, ST, CT, LD, STO, fs) UNARY_GRAD_LOOP(name, sfx, ST, CT, LD, STO, ungrad_##name##_##fs)
+#define LT_X(name, ux, uy, body) FOR_FLOAT_TYPES(GEN_UNARY_GRAD, name)
+LT_UNARY_GRADS(LT_X)
+#undef LT_X
+
+static const lt_loop_fn unary_grad_table[][4] = {
+#define LT_X(name, ux, uy, body) {ungrad_##name##_f32, ungrad_##name##_f64, ungrad_##name##_f16, ungrad_##name##_bf16},
+    LT_UNARY_GRADS(LT_X)
+#undef LT_X
+};
+_Static_assert(sizeof unary_grad_table / sizeof unary_grad_table[0] == LT_NUNARY, "unary grad table");
+
+lt_loop_fn lt_cpu_unary_grad_loop(lt_unary_op op, lt_dtype dt, bool *uses_x, bool *uses_y) {
+  if ((unsigned)op >= LT_NUNARY || !lt_dtype_is_floating(dt)) return NULL;
+  lt_unary_grad_uses(op, uses_x, uses_y);
+  /* float32, float64, float16, bfloat16 are the first four dtypes */
+  return unary_grad_table[op][dt];
+}
+
 /* ---- where, fill: by element size ---- */
 #define WHERE_LOOP(bits)                                                                        \
   static void where_##bits(char **d, const int64_t *s, int64_t n, const void *ctx) {            \

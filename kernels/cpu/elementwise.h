@@ -17,6 +17,9 @@ typedef struct {
 lt_loop_fn lt_cpu_unary_loop(lt_unary_op op, lt_dtype dt);
 lt_loop_fn lt_cpu_binary_loop(lt_binary_op op, lt_dtype dt);
 lt_loop_fn lt_cpu_compare_loop(lt_compare_op op, lt_dtype dt);
+/* The derivative of a unary op (floating dtypes): operands out, g, x, y; which of x and y the
+   formula reads is returned (an unused one may be any operand, e.g. g). */
+lt_loop_fn lt_cpu_unary_grad_loop(lt_unary_op op, lt_dtype dt, bool *uses_x, bool *uses_y);
 /* out = cond ? a : b, elements of `size` bytes; operands out, cond (bool), a, b. */
 lt_loop_fn lt_cpu_where_loop(size_t size);
 /* out (dtype dst) = src (dtype src), converting. */

@@ -2,6 +2,8 @@
 local torch = ...
 
 local Tensor = torch.Tensor
+-- submodules reach the table with require 'torch' while it is being built
+package.loaded.torch = torch
 local format = require 'torch.format'
 
 -- printing
@@ -124,5 +126,7 @@ function torch.memory.summary(device)
   }
   return table.concat(rows, '\n')
 end
+
+require 'torch.autograd'
 
 return torch

@@ -1,0 +1,275 @@
+/* Autograd from Lua: backward, torch.autograd.grad, detach, requires_grad_, retain_grad, set_,
+   grad mode, and the C node behind torch.autograd.Function (its backward calls back into Lua). */
+#include "bindings/binding.h"
+#include "core/autograd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* the Lua thread that called backward or grad: custom backward functions run on it */
+static _Thread_local lua_State *engine_L;
+
+/* tensors of a Lua array (or a single tensor) at idx into a malloc'd array; *n set */
+static lt_tensor_t **tensor_list(lua_State *L, int idx, int *n, const char *op, bool allow_nil) {
+  if (lt_lua_totensor(L, idx)) {
+    lt_tensor_t **v = malloc(sizeof *v);
+    if (!v) luaL_error(L, "%s: out of memory", op);
+    v[0] = lt_lua_totensor(L, idx);
+    *n = 1;
+    return v;
+  }
+  if (!lua_istable(L, idx)) luaL_error(L, "%s: expected a tensor or an array of tensors, got %s", op, luaL_typename(L, idx));
+  int len = (int)luaL_len(L, idx);
+  lt_tensor_t **v = calloc((size_t)(len ? len : 1), sizeof *v);
+  if (!v) luaL_error(L, "%s: out of memory", op);
+  for (int i = 0; i < len; i++) {
+    lua_geti(L, idx, i + 1);
+    v[i] = lt_lua_totensor(L, -1);
+    bool bad = !v[i] && !(allow_nil && lua_isnil(L, -1));
+    lua_pop(L, 1);
+    if (bad) { free(v); luaL_error(L, "%s: element %d is not a tensor", op, i + 1); }
+  }
+  *n = len;
+  return v;
+}
+
+static bool opt_bool(lua_State *L, int idx, const char *key, bool dflt) {
+  if (!lua_istable(L, idx)) return dflt;
+  lua_getfield(L, idx, key);
+  bool r = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return r;
+}
+
+/* y:backward(grad, {retain_graph}) */
+static int t_backward(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  lt_tensor_t *g = lua_isnoneornil(L, 2) ? NULL : lt_lua_checktensor(L, 2);
+  bool retain = opt_bool(L, 3, "retain_graph", false);
+  engine_L = L;
+  lt_lua_check(L, lt_backward(1, &t, &g, retain));
+  return 0;
+}
+
+/* torch.autograd.backward(tensors, grads, {retain_graph}) */
+static int f_backward(lua_State *L) {
+  int n, ng = 0;
+  lt_tensor_t **roots = tensor_list(L, 1, &n, "autograd.backward", false);
+  lt_tensor_t **grads = NULL;
+  if (!lua_isnoneornil(L, 2)) {
+    grads = tensor_list(L, 2, &ng, "autograd.backward", true);
+    if (ng != n) { free(roots); free(grads); return luaL_error(L, "autograd.backward: got %d tensors and %d gradients", n, ng); }
+  }
+  engine_L = L;
+  int rc = lt_backward(n, roots, grads, opt_bool(L, 3, "retain_graph", false));
+  free(roots);
+  free(grads);
+  lt_lua_check(L, rc);
+  return 0;
+}
+
+/* torch.autograd.grad(outputs, inputs, {grad_outputs, retain_graph, allow_unused}) -> array */
+static int f_grad(lua_State *L) {
+  int n, n_in, ng = 0;
+  lt_tensor_t **roots = tensor_list(L, 1, &n, "autograd.grad", false);
+  lt_tensor_t **inputs = tensor_list(L, 2, &n_in, "autograd.grad", false);
+  lt_tensor_t **grads = NULL;
+  if (lua_istable(L, 3)) {
+    lua_getfield(L, 3, "grad_outputs");
+    if (!lua_isnil(L, -1)) grads = tensor_list(L, lua_gettop(L), &ng, "autograd.grad", true);
+    lua_pop(L, 1);
+  }
+  lt_tensor_t **res = calloc((size_t)(n_in ? n_in : 1), sizeof *res);
+  int rc = res ? LT_OK : lt_error("autograd.grad: out of memory");
+  if (rc == LT_OK && grads && ng != n) rc = lt_error("autograd.grad: got %d outputs and %d grad_outputs", n, ng);
+  engine_L = L;
+  if (rc == LT_OK)
+    rc = lt_autograd_grad(n, roots, grads, n_in, inputs, opt_bool(L, 3, "retain_graph", false),
+                          opt_bool(L, 3, "allow_unused", false), res);
+  free(roots);
+  free(inputs);
+  free(grads);
+  if (rc != LT_OK) { free(res); return lt_lua_error(L); }
+  lua_createtable(L, n_in, 0);
+  for (int j = 0; j < n_in; j++) {
+    if (res[j]) lt_lua_pushtensor(L, res[j]);
+    else lua_pushboolean(L, false); /* an unused input: false keeps the array's length */
+    lua_seti(L, -2, j + 1);
+  }
+  free(res);
+  return 1;
+}
+
+static int t_detach(lua_State *L) {
+  lt_lua_pushtensor(L, lt_detach(lt_lua_checktensor(L, 1)));
+  return 1;
+}
+
+static int t_detach_(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  if (t->autograd && t->autograd->is_view)
+    return luaL_error(L, "detach_: can't detach views in-place. Use detach() instead.");
+  if (t->autograd) {
+    lt_node_release(t->autograd->grad_fn);
+    t->autograd->grad_fn = NULL;
+  }
+  t->requires_grad = false;
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int t_requires_grad_(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  lt_lua_check(L, lt_set_requires_grad(t, lua_isnoneornil(L, 2) ? true : lua_toboolean(L, 2)));
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int t_retain_grad(lua_State *L) {
+  lt_lua_check(L, lt_retain_grad(lt_lua_checktensor(L, 1)));
+  return 0;
+}
+
+static int t_set_(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1), *src = lt_lua_checktensor(L, 2);
+  lt_lua_check(L, lt_set_(t, src));
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* torch._set_grad_enabled(on) -> previous */
+static int f_set_grad_enabled(lua_State *L) {
+  lua_pushboolean(L, lt_set_grad_enabled(lua_toboolean(L, 1)));
+  return 1;
+}
+
+static int f_is_grad_enabled(lua_State *L) {
+  lua_pushboolean(L, lt_grad_enabled());
+  return 1;
+}
+
+/* ---- torch.autograd.Function: a node whose backward is a Lua function ---- */
+typedef struct {
+  lua_State *L; /* the main thread of the state */
+  int fn;       /* registry reference: backward(grad_1, ..., grad_n_out) -> grads per input */
+} lua_fn_ctx_t;
+
+static int lua_fn_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  lua_fn_ctx_t *c = n->ctx;
+  lua_State *L = engine_L;
+  if (!L) return lt_error("%s: a Lua function's backward can only run from Lua", n->name);
+  int top = lua_gettop(L);
+  if (!lua_checkstack(L, n->n_out + 4)) return lt_error("%s: Lua stack overflow", n->name);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn);
+  for (int k = 0; k < n->n_out; k++) {
+    lt_retain(go[k]);
+    lt_lua_pushtensor(L, go[k]);
+  }
+  /* the backward runs with grad mode off, as the engine does */
+  if (lua_pcall(L, n->n_out, n->n_in, 0) != LUA_OK) {
+    int rc = lt_error("%s.backward: %s", n->name, lua_tostring(L, -1));
+    lua_settop(L, top);
+    return rc;
+  }
+  int rc = LT_OK;
+  for (int i = 0; i < n->n_in && rc == LT_OK; i++) {
+    int idx = top + 1 + i;
+    lt_tensor_t *g = lt_lua_totensor(L, idx);
+    if (g) { lt_retain(g); gi[i] = g; }
+    else if (!lua_isnil(L, idx) && lua_toboolean(L, idx))
+      rc = lt_error("%s.backward: result %d should be a tensor or nil, got %s", n->name, i + 1, luaL_typename(L, idx));
+    else if (lt_node_needs(n, i) && lua_gettop(L) < idx)
+      rc = lt_error("%s.backward: returned too few gradients", n->name);
+  }
+  lua_settop(L, top);
+  return rc;
+}
+
+static void lua_fn_free(lt_node_t *n) {
+  lua_fn_ctx_t *c = n->ctx;
+  if (c->fn != LUA_NOREF) luaL_unref(c->L, LUA_REGISTRYINDEX, c->fn);
+  c->fn = LUA_NOREF;
+}
+
+/* torch.autograd._record(name, inputs (array, nil holes allowed, length n), n, outputs, backward)
+   -> outputs with history (an output that is also an input is replaced by an alias) */
+static int f_record_function(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  int n_in = (int)luaL_checkinteger(L, 3);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  luaL_checktype(L, 4, LUA_TTABLE);
+  luaL_checktype(L, 5, LUA_TFUNCTION);
+  int n_out = (int)luaL_len(L, 4);
+  lt_tensor_t **in = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *in);
+  if (!in) return luaL_error(L, "%s: out of memory", name);
+  for (int i = 0; i < n_in; i++) {
+    lua_geti(L, 2, i + 1);
+    in[i] = lt_lua_totensor(L, -1);
+    lua_pop(L, 1);
+  }
+  bool needed = lt_ag_needed_n(n_in, in);
+  lua_createtable(L, n_out, 0);
+  int res = lua_gettop(L);
+  lt_node_t *node = NULL;
+  if (needed) {
+    /* the name lives as long as the state: a key of a registry table */
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.fn_names") != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_pushvalue(L, -1);
+      lua_setfield(L, LUA_REGISTRYINDEX, "lutorch.fn_names");
+    }
+    lua_pushfstring(L, "%sBackward", name);
+    lua_pushvalue(L, -1);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -4);
+    const char *nm = lua_tostring(L, -1);
+    lua_pop(L, 2);
+    node = lt_node_new(nm, lua_fn_bw, n_in, in, n_out, sizeof(lua_fn_ctx_t));
+    if (!node) { free(in); return lt_lua_error(L); }
+    lua_fn_ctx_t *c = node->ctx;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    c->L = lua_tothread(L, -1); /* for unref only; backward runs on the caller's thread */
+    lua_pop(L, 1);
+    lua_pushvalue(L, 5);
+    c->fn = luaL_ref(L, LUA_REGISTRYINDEX);
+    node->free_ctx = lua_fn_free;
+    node->needs_saved = true;
+  }
+  for (int k = 0; k < n_out; k++) {
+    lua_geti(L, 4, k + 1);
+    lt_tensor_t *o = lt_lua_totensor(L, -1);
+    if (o && node && lt_dtype_is_floating(o->dtype)) {
+      bool is_input = false;
+      for (int i = 0; i < n_in; i++) is_input |= in[i] == o;
+      if (is_input || o->autograd) { /* a fresh object for the history */
+        lua_pop(L, 1);
+        lt_tensor_t *a = lt_alias(o);
+        if (!a) { lt_node_release(node); free(in); return lt_lua_error(L); }
+        lt_lua_pushtensor(L, a);
+        o = a;
+      }
+      lt_node_set_output(node, k, o);
+    }
+    lua_seti(L, res, k + 1);
+  }
+  free(in);
+  lt_node_release(node);
+  return 1;
+}
+
+void lt_open_autograd(lua_State *L, int torch, int methods) {
+  static const luaL_Reg meths[] = {
+      {"backward", t_backward}, {"detach", t_detach}, {"detach_", t_detach_},
+      {"requires_grad_", t_requires_grad_}, {"retain_grad", t_retain_grad}, {"set_", t_set_},
+      {NULL, NULL}};
+  lt_lua_register(L, torch, methods, meths, false, true);
+  static const luaL_Reg fns[] = {
+      {"_set_grad_enabled", f_set_grad_enabled}, {"is_grad_enabled", f_is_grad_enabled}, {NULL, NULL}};
+  lt_lua_register(L, torch, methods, fns, true, false);
+  lua_newtable(L);
+  static const luaL_Reg ag[] = {
+      {"backward", f_backward}, {"grad", f_grad}, {"_record", f_record_function}, {NULL, NULL}};
+  luaL_setfuncs(L, ag, 0);
+  lua_setfield(L, torch, "autograd");
+}

@@ -1,0 +1,532 @@
+/* Autograd: nodes, per-tensor state, grad mode, in-place rules and the backward engine. */
+#include "core/autograd.h"
+#include "core/elementwise.h"
+#include "core/factory.h"
+#include "core/reduce.h"
+#include "core/shape.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Thread_local bool lt_grad_off;
+
+bool lt_ag_needed_n(int n, lt_tensor_t *const *ts) {
+  if (lt_grad_off) return false;
+  for (int i = 0; i < n; i++)
+    if (ts[i] && ts[i]->requires_grad) return true;
+  return false;
+}
+
+/* ---- per-tensor state ---- */
+static struct lt_autograd_meta *meta_of(lt_tensor_t *t) {
+  if (!t->autograd) {
+    t->autograd = calloc(1, sizeof *t->autograd);
+    if (!t->autograd) lt_error("out of memory (autograd state)");
+  }
+  return t->autograd;
+}
+
+void lt_autograd_meta_free(lt_tensor_t *t) {
+  struct lt_autograd_meta *m = t->autograd;
+  t->autograd = NULL;
+  if (m->grad_fn) {
+    if (m->grad_fn->retained && m->grad_fn->retained[m->output_nr] == t)
+      m->grad_fn->retained[m->output_nr] = NULL;
+    lt_node_release(m->grad_fn);
+  }
+  free(m);
+}
+
+lt_node_t *lt_grad_fn(const lt_tensor_t *t) { return t->autograd ? t->autograd->grad_fn : NULL; }
+bool lt_is_leaf(const lt_tensor_t *t) { return lt_grad_fn(t) == NULL; }
+
+int lt_set_requires_grad(lt_tensor_t *t, bool on) {
+  if (!lt_is_leaf(t)) {
+    if (on) return LT_OK;
+    return lt_error("requires_grad: you can only change requires_grad flags of leaf variables. If you "
+                    "want to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var:detach().");
+  }
+  if (on && !lt_dtype_is_floating(t->dtype))
+    return lt_error("requires_grad: only Tensors of floating point dtype can require gradients, got %s",
+                    lt_dtype_name(t->dtype));
+  t->requires_grad = on;
+  return LT_OK;
+}
+
+int lt_retain_grad(lt_tensor_t *t) {
+  if (!t->requires_grad)
+    return lt_error("retain_grad: can't retain_grad on Tensor that has requires_grad=False");
+  lt_node_t *n = lt_grad_fn(t);
+  if (!n) return LT_OK; /* leaves keep their grad anyway */
+  n->retained[t->autograd->output_nr] = t;
+  t->autograd->retains_grad = true;
+  return LT_OK;
+}
+
+lt_tensor_t *lt_detach(lt_tensor_t *t) { return lt_alias(t); }
+
+/* ---- nodes ---- */
+void lt_meta_of(lt_meta_t *m, const lt_tensor_t *t) {
+  m->ndim = t->ndim;
+  m->dtype = t->dtype;
+  m->device = t->device;
+  memcpy(m->sizes, t->sizes, sizeof(int64_t) * (size_t)t->ndim);
+}
+
+#define ALIGN16(x) (((x) + 15) & ~(size_t)15)
+
+lt_node_t *lt_node_new(const char *name, lt_backward_fn fn, int n_in, lt_tensor_t *const *inputs,
+                       int n_out, size_t ctx_size) {
+  size_t sz = ALIGN16(sizeof(lt_node_t)) + ALIGN16(sizeof(lt_edge_t) * (size_t)n_in) +
+              ALIGN16(sizeof(lt_meta_t) * (size_t)n_out) + ALIGN16(2 * sizeof(void *) * (size_t)n_out) +
+              ctx_size;
+  char *p = calloc(1, sz);
+  if (!p) { lt_error("%s: out of memory (autograd node)", name); return NULL; }
+  lt_node_t *n = (lt_node_t *)p;
+  p += ALIGN16(sizeof(lt_node_t));
+  n->in = (lt_edge_t *)p;
+  p += ALIGN16(sizeof(lt_edge_t) * (size_t)n_in);
+  n->out = (lt_meta_t *)p;
+  p += ALIGN16(sizeof(lt_meta_t) * (size_t)n_out);
+  n->retained = (lt_tensor_t **)p;
+  n->buf = n->retained + n_out;
+  p += ALIGN16(2 * sizeof(void *) * (size_t)n_out);
+  n->ctx = ctx_size ? p : NULL;
+  atomic_init(&n->refcount, 1);
+  n->name = name;
+  n->backward = fn;
+  n->n_in = n_in;
+  n->n_out = n_out;
+  for (int k = 0; k < n_out; k++) n->out[k].ndim = -1;
+  for (int i = 0; i < n_in; i++) {
+    lt_tensor_t *t = inputs[i];
+    if (!t) continue;
+    lt_edge_t *e = &n->in[i];
+    lt_meta_of(&e->meta, t);
+    if (!t->requires_grad) continue;
+    lt_node_t *g = lt_grad_fn(t);
+    if (g) {
+      e->node = g;
+      e->nr = t->autograd->output_nr;
+      lt_node_retain(g);
+    } else {
+      e->leaf = t;
+      lt_retain(t);
+    }
+  }
+  return n;
+}
+
+void lt_node_retain(lt_node_t *n) { atomic_fetch_add_explicit(&n->refcount, 1, memory_order_relaxed); }
+
+static void release_saved(lt_node_t *n) {
+  for (int k = 0; k < LT_NODE_SAVED; k++) {
+    lt_release(n->saved[k].t);
+    n->saved[k].t = NULL;
+  }
+  if (n->free_ctx && !n->released) n->free_ctx(n);
+  n->released = true;
+}
+
+/* Freed iteratively: a long chain of nodes must not recurse once per node. */
+void lt_node_release(lt_node_t *n) {
+  if (!n || atomic_fetch_sub_explicit(&n->refcount, 1, memory_order_acq_rel) != 1) return;
+  lt_node_t *local[64], **stack = local;
+  int sp = 0, cap = 64;
+  stack[sp++] = n;
+  while (sp) {
+    lt_node_t *d = stack[--sp];
+    release_saved(d);
+    for (int k = 0; k < d->n_out; k++) lt_release(d->buf[k]);
+    for (int i = 0; i < d->n_in; i++) {
+      lt_edge_t *e = &d->in[i];
+      lt_release(e->leaf);
+      lt_node_t *c = e->node;
+      if (!c || atomic_fetch_sub_explicit(&c->refcount, 1, memory_order_acq_rel) != 1) continue;
+      if (sp == cap) {
+        lt_node_t **bigger = malloc(sizeof *bigger * (size_t)cap * 2);
+        if (!bigger) { lt_node_retain(c); lt_node_release(c); continue; } /* recurse instead */
+        memcpy(bigger, stack, sizeof *stack * (size_t)sp);
+        if (stack != local) free(stack);
+        stack = bigger;
+        cap *= 2;
+      }
+      stack[sp++] = c;
+    }
+    free(d);
+  }
+  if (stack != local) free(stack);
+}
+
+int lt_node_save(lt_node_t *n, int k, lt_tensor_t *t) {
+  lt_tensor_t *a = lt_alias(t);
+  if (!a) return LT_ERR;
+  lt_release(n->saved[k].t);
+  n->saved[k].t = a;
+  n->saved[k].version = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
+  n->needs_saved = true;
+  return LT_OK;
+}
+
+lt_tensor_t *lt_node_saved(lt_node_t *n, int k) {
+  lt_saved_t *s = &n->saved[k];
+  if (n->released || !s->t) {
+    lt_error("Trying to backward through the graph a second time (or directly access saved tensors "
+             "after they have already been freed). Saved intermediate values of the graph are freed "
+             "when you call backward() or autograd.grad(). Specify retain_graph = true if you need to "
+             "backward through the graph a second time or if you need to access saved tensors after "
+             "calling backward.");
+    return NULL;
+  }
+  unsigned v = atomic_load_explicit(&s->t->storage->version, memory_order_relaxed);
+  if (v != s->version) {
+    char sh[128];
+    lt_error("one of the variables needed for gradient computation has been modified by an inplace "
+             "operation: [torch.%s %s], which is saved by %s, is at version %u; expected version %u "
+             "instead.", lt_dtype_name(s->t->dtype), lt_shape_str(s->t->ndim, s->t->sizes, sh, sizeof sh),
+             n->name, v, s->version);
+    return NULL;
+  }
+  return s->t;
+}
+
+void lt_node_set_output(lt_node_t *n, int k, lt_tensor_t *t) {
+  struct lt_autograd_meta *m = meta_of(t);
+  lt_meta_of(&n->out[k], t);
+  if (!m) return; /* out of memory: the tensor stays without history */
+  lt_node_retain(n);
+  lt_node_release(m->grad_fn);
+  m->grad_fn = n;
+  m->output_nr = k;
+  t->requires_grad = true;
+  if (m->retains_grad) n->retained[k] = t;
+}
+
+void lt_node_mark_view(lt_tensor_t *t) {
+  if (t->autograd) t->autograd->is_view = true;
+}
+
+lt_node_t *lt_record(const char *name, lt_backward_fn fn, int n_in, lt_tensor_t *const *inputs,
+                     lt_tensor_t *out, size_t ctx_size) {
+  lt_node_t *n = lt_node_new(name, fn, n_in, inputs, 1, ctx_size);
+  if (!n) return NULL;
+  lt_node_set_output(n, 0, out);
+  lt_node_release(n); /* out holds it */
+  return n;
+}
+
+/* ---- in-place ops ---- */
+int lt_ag_check_inplace(const char *op, lt_tensor_t *self) {
+  if (lt_grad_off) return LT_OK;
+  if (self->requires_grad && lt_is_leaf(self))
+    return lt_error("%s: a leaf Variable that requires grad is being used in an in-place operation.", op);
+  bool partial = self->offset != 0 || (size_t)self->numel * lt_elsize(self) != self->storage->nbytes;
+  if ((self->autograd && self->autograd->is_view) || partial)
+    return lt_error("%s: in-place operations on views of tensors that require grad are not supported "
+                    "by lutorch's autograd; use the out-of-place op (or clone() first)", op);
+  return LT_OK;
+}
+
+int lt_ag_inplace_begin(const char *op, lt_tensor_t *self, lt_tensor_t **copy) {
+  LT_TRY(lt_ag_check_inplace(op, self));
+  *copy = lt_clone(self); /* recorded (CloneBackward) when self has history */
+  return *copy ? LT_OK : LT_ERR;
+}
+
+lt_tensor_t *lt_ag_inplace_end(lt_tensor_t *self, lt_tensor_t *copy, lt_tensor_t *result) {
+  lt_release(copy);
+  if (!result) return NULL;
+  if (result->ndim != self->ndim ||
+      memcmp(result->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0) {
+    char a[128], b[128];
+    lt_error("output with shape %s doesn't match the broadcast shape %s",
+             lt_shape_str(self->ndim, self->sizes, a, sizeof a),
+             lt_shape_str(result->ndim, result->sizes, b, sizeof b));
+    lt_release(result);
+    return NULL;
+  }
+  bool prev = lt_set_grad_enabled(false);
+  int rc = lt_copy_(self, result);
+  lt_set_grad_enabled(prev);
+  lt_node_t *n = lt_grad_fn(result);
+  if (rc == LT_OK && n) {
+    lt_node_set_output(n, result->autograd->output_nr, self);
+    n->out[result->autograd->output_nr].dtype = self->dtype;
+  }
+  lt_release(result);
+  if (rc != LT_OK) return NULL;
+  lt_retain(self);
+  return self;
+}
+
+/* ---- helpers for backward functions ---- */
+lt_tensor_t *lt_zeros_meta(const lt_meta_t *m) {
+  return lt_full(m->ndim, m->sizes, lt_int_operand(0), m->dtype, m->device);
+}
+
+lt_tensor_t *lt_sum_to(lt_tensor_t *g, int ndim, const int64_t *sizes) {
+  if (g->ndim == ndim && memcmp(g->sizes, sizes, sizeof(int64_t) * (size_t)ndim) == 0) {
+    lt_retain(g);
+    return g;
+  }
+  int lead = g->ndim - ndim;
+  int64_t dims[LT_MAX_DIM];
+  int nd = 0;
+  bool ok = lead >= 0;
+  for (int i = 0; ok && i < lead; i++) dims[nd++] = i;
+  for (int i = 0; ok && i < ndim; i++) {
+    int64_t gs = g->sizes[lead + i];
+    if (sizes[i] == gs) continue;
+    if (sizes[i] == 1) dims[nd++] = lead + i;
+    else ok = false;
+  }
+  if (!ok) {
+    char a[128], b[128];
+    lt_error("autograd: a gradient of shape %s can't be summed to shape %s",
+             lt_shape_str(g->ndim, g->sizes, a, sizeof a), lt_shape_str(ndim, sizes, b, sizeof b));
+    return NULL;
+  }
+  lt_tensor_t *s = nd ? lt_sum(g, nd, dims, true, LT_DTYPE_INVALID) : (lt_retain(g), g);
+  if (!s) return NULL;
+  lt_tensor_t *r = lt_reshape(s, ndim, sizes);
+  lt_release(s);
+  return r;
+}
+
+/* ---- the engine ---- */
+static _Thread_local unsigned engine_gen;
+
+typedef struct {
+  lt_node_t **v;
+  int n, cap;
+} nodevec_t;
+
+static int vec_push(nodevec_t *v, lt_node_t *n) {
+  if (v->n == v->cap) {
+    int cap = v->cap ? v->cap * 2 : 64;
+    lt_node_t **p = realloc(v->v, sizeof *p * (size_t)cap);
+    if (!p) return lt_error("backward: out of memory");
+    v->v = p;
+    v->cap = cap;
+  }
+  v->v[v->n++] = n;
+  return LT_OK;
+}
+
+typedef struct {
+  int n;
+  lt_tensor_t *const *inputs;
+  lt_tensor_t **results;
+} capture_t;
+
+/* *slot += g (consumes g); never writes into a tensor someone else may hold */
+static int acc_into(lt_tensor_t **slot, lt_tensor_t *g) {
+  if (!*slot) { *slot = g; return LT_OK; }
+  lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(*slot), lt_tensor_operand(g), 1, NULL);
+  lt_release(g);
+  if (!r) return LT_ERR;
+  lt_release(*slot);
+  *slot = r;
+  return LT_OK;
+}
+
+/* t.grad += g (consumes g), as AccumulateGrad: steal a fresh gradient, add in place otherwise */
+static int acc_grad_field(lt_tensor_t *t, lt_tensor_t *g) {
+  if (!t->grad) {
+    bool own = atomic_load(&g->refcount) == 1 && atomic_load(&g->storage->refcount) == 1 &&
+               lt_is_contiguous(g) && !g->autograd && g->offset == 0;
+    if (own) { t->grad = g; return LT_OK; }
+    t->grad = lt_clone(g);
+    lt_release(g);
+    return t->grad ? LT_OK : LT_ERR;
+  }
+  lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(t->grad), lt_tensor_operand(g), 1, t->grad);
+  lt_release(g);
+  if (!r) return LT_ERR;
+  lt_release(r);
+  return LT_OK;
+}
+
+static int deliver_leaf(lt_tensor_t *leaf, lt_tensor_t *g, capture_t *cap) {
+  if (!cap) return acc_grad_field(leaf, g);
+  for (int j = 0; j < cap->n; j++)
+    if (cap->inputs[j] == leaf) {
+      lt_retain(g);
+      if (acc_into(&cap->results[j], g) != LT_OK) { lt_release(g); return LT_ERR; }
+    }
+  lt_release(g);
+  return LT_OK;
+}
+
+/* shape, dtype and device of a gradient made to fit its input (consumes g) */
+static lt_tensor_t *fit(lt_node_t *n, int i, lt_tensor_t *g) {
+  const lt_meta_t *m = &n->in[i].meta;
+  lt_tensor_t *r = lt_sum_to(g, m->ndim, m->sizes);
+  if (!r) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", lt_last_error());
+    lt_error("%s returned an invalid gradient at index %d: %s", n->name, i + 1, msg);
+  }
+  lt_release(g);
+  if (!r) return NULL;
+  if (r->dtype != m->dtype || !lt_device_eq(r->device, m->device)) {
+    lt_tensor_t *c = lt_convert(r, m->dtype, m->device);
+    lt_release(r);
+    r = c;
+  }
+  return r;
+}
+
+static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
+  if (n->released && n->needs_saved) return lt_node_saved(n, 0) ? LT_OK : LT_ERR;
+  lt_tensor_t *gin_local[8], **gin = gin_local;
+  if (n->n_in > 8 && !(gin = calloc((size_t)n->n_in, sizeof *gin))) return lt_error("backward: out of memory");
+  memset(gin, 0, sizeof *gin * (size_t)(n->n_in < 8 ? 8 : n->n_in));
+  int rc = LT_OK;
+  for (int k = 0; k < n->n_out && rc == LT_OK; k++) {
+    if (!n->buf[k] && n->out[k].ndim >= 0) {
+      n->buf[k] = lt_zeros_meta(&n->out[k]);
+      if (!n->buf[k]) rc = LT_ERR;
+    }
+    if (rc != LT_OK || !n->buf[k]) continue;
+    lt_tensor_t *keep = n->retained[k];
+    if (keep) {
+      lt_retain(n->buf[k]);
+      if (keep->grad) rc = acc_grad_field(keep, n->buf[k]);
+      else { keep->grad = lt_clone(n->buf[k]); lt_release(n->buf[k]); rc = keep->grad ? LT_OK : LT_ERR; }
+    }
+    if (cap)
+      for (int j = 0; j < cap->n && rc == LT_OK; j++) {
+        struct lt_autograd_meta *m = cap->inputs[j]->autograd;
+        if (m && m->grad_fn == n && m->output_nr == k) {
+          lt_retain(n->buf[k]);
+          rc = acc_into(&cap->results[j], n->buf[k]);
+        }
+      }
+  }
+  if (rc == LT_OK) rc = n->backward(n, n->buf, gin);
+  for (int k = 0; k < n->n_out; k++) { lt_release(n->buf[k]); n->buf[k] = NULL; }
+  for (int i = 0; i < n->n_in; i++) {
+    lt_edge_t *e = &n->in[i];
+    lt_tensor_t *g = gin[i];
+    gin[i] = NULL;
+    if (rc == LT_OK && g && (e->node || e->leaf)) {
+      g = fit(n, i, g);
+      if (!g) rc = LT_ERR;
+      else if (e->node) rc = acc_into(&e->node->buf[e->nr], g);
+      else rc = deliver_leaf(e->leaf, g, cap);
+    } else {
+      lt_release(g);
+    }
+    if (e->node && --e->node->deps == 0 && rc == LT_OK) rc = vec_push(ready, e->node);
+  }
+  if (gin != gin_local) free(gin);
+  return rc;
+}
+
+static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, bool retain_graph,
+                  capture_t *cap) {
+  unsigned gen = ++engine_gen;
+  if (gen == 0) gen = ++engine_gen;
+  nodevec_t all = {0}, ready = {0}, stack = {0};
+  int rc = LT_OK;
+  bool prev = lt_set_grad_enabled(false);
+  /* 1. every node reachable from the roots, with the number of edges into it */
+  for (int i = 0; i < n && rc == LT_OK; i++) {
+    lt_tensor_t *r = roots[i];
+    if (!r->requires_grad) {
+      rc = lt_error("backward: element %d of tensors does not require grad and does not have a grad_fn", i + 1);
+      break;
+    }
+    lt_node_t *g = lt_grad_fn(r);
+    if (g && g->gen != gen) {
+      g->gen = gen;
+      g->deps = 0;
+      if ((rc = vec_push(&all, g)) == LT_OK) rc = vec_push(&stack, g);
+    }
+  }
+  while (rc == LT_OK && stack.n) {
+    lt_node_t *d = stack.v[--stack.n];
+    for (int i = 0; i < d->n_in && rc == LT_OK; i++) {
+      lt_node_t *c = d->in[i].node;
+      if (!c) continue;
+      if (c->gen != gen) {
+        c->gen = gen;
+        c->deps = 0;
+        if ((rc = vec_push(&all, c)) == LT_OK) rc = vec_push(&stack, c);
+      }
+      c->deps++;
+    }
+  }
+  /* 2. the roots' gradients */
+  for (int i = 0; i < n && rc == LT_OK; i++) {
+    lt_tensor_t *r = roots[i], *g = grads ? grads[i] : NULL;
+    char a[128], b[128];
+    if (!g) {
+      if (r->numel != 1) { rc = lt_error("backward: grad can be implicitly created only for scalar outputs"); break; }
+      g = lt_full(r->ndim, r->sizes, lt_int_operand(1), r->dtype, r->device);
+      if (!g) { rc = LT_ERR; break; }
+    } else if (g->ndim != r->ndim || memcmp(g->sizes, r->sizes, sizeof(int64_t) * (size_t)r->ndim) != 0) {
+      rc = lt_error("backward: Mismatch in shape: grad_output[%d] has a shape of %s and output[%d] has a "
+                    "shape of %s", i + 1, lt_shape_str(g->ndim, g->sizes, a, sizeof a), i + 1,
+                    lt_shape_str(r->ndim, r->sizes, b, sizeof b));
+      break;
+    } else if (g->dtype != r->dtype || !lt_device_eq(g->device, r->device)) {
+      g = lt_convert(g, r->dtype, r->device);
+      if (!g) { rc = LT_ERR; break; }
+    } else {
+      lt_retain(g);
+    }
+    lt_node_t *node = lt_grad_fn(r);
+    if (node) rc = acc_into(&node->buf[r->autograd->output_nr], g);
+    else rc = deliver_leaf(r, g, cap);
+  }
+  for (int i = 0; i < n && rc == LT_OK; i++) {
+    lt_node_t *g = lt_grad_fn(roots[i]);
+    if (g && g->deps == 0) {
+      g->deps = -1; /* queued once */
+      rc = vec_push(&ready, g);
+    }
+  }
+  /* 3. run nodes whose every consumer has run */
+  while (rc == LT_OK && ready.n) {
+    lt_node_t *d = ready.v[--ready.n];
+    rc = run_node(d, cap, &ready);
+    if (!retain_graph) release_saved(d);
+  }
+  for (int i = 0; i < all.n; i++) /* after an error, gradients left in buffers */
+    for (int k = 0; k < all.v[i]->n_out; k++) {
+      lt_release(all.v[i]->buf[k]);
+      all.v[i]->buf[k] = NULL;
+    }
+  free(all.v);
+  free(ready.v);
+  free(stack.v);
+  lt_set_grad_enabled(prev);
+  return rc;
+}
+
+int lt_backward(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, bool retain_graph) {
+  return engine(n, roots, grads, retain_graph, NULL);
+}
+
+int lt_autograd_grad(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, int n_in,
+                     lt_tensor_t *const *inputs, bool retain_graph, bool allow_unused,
+                     lt_tensor_t **results) {
+  for (int j = 0; j < n_in; j++) {
+    results[j] = NULL;
+    if (!inputs[j]->requires_grad)
+      return lt_error("autograd.grad: One of the differentiated Tensors (input %d) does not require grad", j + 1);
+  }
+  capture_t cap = {n_in, inputs, results};
+  int rc = engine(n, roots, grads, retain_graph, &cap);
+  for (int j = 0; j < n_in && rc == LT_OK; j++)
+    if (!results[j] && !allow_unused)
+      rc = lt_error("autograd.grad: One of the differentiated Tensors (input %d) appears to not have "
+                    "been used in the graph. Set allow_unused = true if this is the desired behavior.", j + 1);
+  if (rc != LT_OK)
+    for (int j = 0; j < n_in; j++) { lt_release(results[j]); results[j] = NULL; }
+  return rc;
+}

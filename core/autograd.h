@@ -1,0 +1,142 @@
+/* Reverse-mode autograd: graph nodes recorded by differentiable ops, the engine that walks them
+   backward, per-thread grad mode, and the rules for in-place ops on tensors that need gradients.
+
+   An op on inputs that require grad (with grad mode on) runs its plain computation with grad mode
+   off, then records one node: where the gradient of each input goes (an edge to the node that made
+   it, or to a leaf tensor), the tensors its backward needs (saved as aliases with their storage
+   version, so an in-place change is detected at backward time), and its scalar arguments in a
+   context. Backward functions see the gradient of every output (zeros where none arrived) and return
+   one gradient per input, in any shape the input broadcasts to and any dtype: the engine sums it
+   to the input's shape and converts it to the input's dtype and device, as PyTorch's engine does. */
+#ifndef LT_AUTOGRAD_H
+#define LT_AUTOGRAD_H
+
+#include "core/tensor.h"
+
+#include <stdbool.h>
+
+typedef struct lt_node lt_node_t;
+
+/* grad_out[k] for each output (never NULL); grad_in[i] set to a new reference or left NULL (no
+   gradient, or input i does not need one: see lt_node_needs). */
+typedef int (*lt_backward_fn)(lt_node_t *n, lt_tensor_t *const *grad_out, lt_tensor_t **grad_in);
+
+typedef struct {
+  int ndim;
+  lt_dtype dtype;
+  lt_device_t device;
+  int64_t sizes[LT_MAX_DIM];
+} lt_meta_t;
+
+typedef struct {
+  lt_node_t *node;   /* the node that made the input (output `nr` of it), or */
+  lt_tensor_t *leaf; /* the leaf tensor whose .grad receives it; both NULL: no gradient */
+  int nr;
+  lt_meta_t meta;    /* the input's shape, dtype and device */
+} lt_edge_t;
+
+#define LT_NODE_SAVED 4
+
+typedef struct {
+  lt_tensor_t *t;    /* an alias (no autograd state), so saving an output makes no cycle */
+  unsigned version;
+} lt_saved_t;
+
+struct lt_node {
+  atomic_int refcount;
+  const char *name;        /* PyTorch's: "MulBackward0" */
+  lt_backward_fn backward;
+  void (*free_ctx)(lt_node_t *n); /* releases what ctx holds; NULL when plain data */
+  bool released;           /* saved state freed after a backward without retain_graph */
+  bool needs_saved;        /* its backward reads saved state */
+  int n_in, n_out;
+  lt_edge_t *in;
+  lt_meta_t *out;
+  lt_tensor_t **retained;  /* per output: a tensor (weak) whose .grad is kept, or NULL */
+  lt_saved_t saved[LT_NODE_SAVED];
+  void *ctx;               /* op arguments, zeroed, ctx_size bytes */
+  /* engine scratch */
+  unsigned gen;
+  int deps;
+  lt_tensor_t **buf;       /* per output: the gradient summed so far */
+};
+
+/* per-tensor state, hanging off lt_tensor_t.autograd */
+struct lt_autograd_meta {
+  lt_node_t *grad_fn;      /* NULL for leaves */
+  int output_nr;
+  bool retains_grad;
+  bool is_view;            /* made by a view op from a tensor with history */
+};
+
+/* ---- grad mode (per thread) ---- */
+extern _Thread_local bool lt_grad_off;
+static inline bool lt_grad_enabled(void) { return !lt_grad_off; }
+/* set, returning the previous state */
+static inline bool lt_set_grad_enabled(bool on) { bool prev = !lt_grad_off; lt_grad_off = !on; return prev; }
+
+/* Whether an op on these inputs records a node (NULL entries allowed). */
+static inline bool lt_ag_needed(const lt_tensor_t *a, const lt_tensor_t *b) {
+  return ((a && a->requires_grad) || (b && b->requires_grad)) && !lt_grad_off;
+}
+bool lt_ag_needed_n(int n, lt_tensor_t *const *ts);
+
+/* ---- tensors ---- */
+/* x.requires_grad = on: leaves only, floating dtypes only. */
+int lt_set_requires_grad(lt_tensor_t *t, bool on);
+bool lt_is_leaf(const lt_tensor_t *t);
+lt_node_t *lt_grad_fn(const lt_tensor_t *t); /* borrowed; NULL for leaves */
+int lt_retain_grad(lt_tensor_t *t);
+/* a new tensor sharing t's data, without history */
+lt_tensor_t *lt_detach(lt_tensor_t *t);
+
+/* ---- recording (used by the ops) ---- */
+/* A node for an op with n_in inputs (NULL entries: no gradient flows there) and n_out outputs,
+   with ctx_size bytes of zeroed context. NULL + error when out of memory. */
+lt_node_t *lt_node_new(const char *name, lt_backward_fn fn, int n_in, lt_tensor_t *const *inputs,
+                       int n_out, size_t ctx_size);
+/* Save t (an input or output) in slot k for backward. */
+int lt_node_save(lt_node_t *n, int k, lt_tensor_t *t);
+/* The tensor saved in slot k (borrowed), or NULL + the PyTorch error when it was changed in place
+   or freed by an earlier backward. */
+lt_tensor_t *lt_node_saved(lt_node_t *n, int k);
+/* Output k of the node is t: t gets the history (requires_grad, grad_fn) */
+void lt_node_set_output(lt_node_t *n, int k, lt_tensor_t *t);
+/* Mark t as a view made by a recorded op (in-place changes to it are refused). */
+void lt_node_mark_view(lt_tensor_t *t);
+/* Whether input i wants a gradient. */
+static inline bool lt_node_needs(const lt_node_t *n, int i) { return n->in[i].node || n->in[i].leaf; }
+void lt_node_retain(lt_node_t *n);
+void lt_node_release(lt_node_t *n);
+/* Record a one-output node: make it, set output, release the maker's reference. Returns the node
+   (borrowed: owned by out) for saving, or NULL + error. */
+lt_node_t *lt_record(const char *name, lt_backward_fn fn, int n_in, lt_tensor_t *const *inputs,
+                     lt_tensor_t *out, size_t ctx_size);
+
+/* ---- in-place ops ----
+   An in-place op whose target or inputs need gradients runs as: begin (refuses a leaf that requires
+   grad and views, and returns a copy of self's values with self's history), the op out of place on
+   that copy, then end (writes the result into self, which takes the result's history). */
+int lt_ag_inplace_begin(const char *op, lt_tensor_t *self, lt_tensor_t **copy);
+/* consumes copy and result; returns self retained, or NULL */
+lt_tensor_t *lt_ag_inplace_end(lt_tensor_t *self, lt_tensor_t *copy, lt_tensor_t *result);
+/* Refuse an in-place write to self when autograd forbids it (out= arguments too). */
+int lt_ag_check_inplace(const char *op, lt_tensor_t *self);
+
+/* ---- engine ---- */
+/* Backward from roots: grads[i] NULL means ones (roots[i] must then have one element).
+   Gradients accumulate into .grad of the leaves. */
+int lt_backward(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, bool retain_graph);
+/* Gradients of roots with respect to inputs, returned in results (new references; NULL where
+   unused and allow_unused); .grad is not touched. */
+int lt_autograd_grad(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, int n_in,
+                     lt_tensor_t *const *inputs, bool retain_graph, bool allow_unused,
+                     lt_tensor_t **results);
+
+/* ---- helpers for backward functions ---- */
+/* g summed over the dims that broadcasting added or expanded, to shape (ndim, sizes) */
+lt_tensor_t *lt_sum_to(lt_tensor_t *g, int ndim, const int64_t *sizes);
+lt_tensor_t *lt_zeros_meta(const lt_meta_t *m);
+void lt_meta_of(lt_meta_t *m, const lt_tensor_t *t);
+
+#endif

@@ -1,0 +1,335 @@
+/* Autograd of the elementwise ops: unary (fused derivative kernels from kernels/elementwise.h),
+   binary, where, conversions, copies and fills. */
+#include "core/grad.h"
+#include "core/factory.h"
+#include "core/shape.h"
+
+#include <math.h>
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- node names ---- */
+#define NAME_SLOTS 256
+static struct { const char *op; char *name; } names[NAME_SLOTS];
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *lt_ag_node_name(const char *op) {
+  pthread_mutex_lock(&names_lock);
+  const char *r = "Backward0";
+  for (int i = 0; i < NAME_SLOTS; i++) {
+    if (names[i].op == op || (names[i].op && strcmp(names[i].op, op) == 0)) { r = names[i].name; break; }
+    if (names[i].op) continue;
+    size_t n = strlen(op);
+    char *s = malloc(n + 10);
+    if (!s) break;
+    size_t k = 0;
+    bool up = true;
+    for (size_t j = 0; j < n; j++) {
+      if (op[j] == '_') { up = true; continue; }
+      s[k++] = up ? (char)toupper((unsigned char)op[j]) : op[j];
+      up = false;
+    }
+    strcpy(s + k, "Backward0");
+    names[i].op = op;
+    names[i].name = s;
+    r = s;
+    break;
+  }
+  pthread_mutex_unlock(&names_lock);
+  return r;
+}
+
+/* ---- in-place and out= forms ---- */
+static int refuse_out(const char *op) {
+  return lt_error("%s: functions with out=... arguments don't support automatic differentiation, "
+                  "but one of the arguments requires grad.", op);
+}
+
+/* ---- unary ---- */
+typedef struct { lt_unary_op op; } unary_ctx_t;
+
+static int unary_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const unary_ctx_t *c = n->ctx;
+  bool ux, uy;
+  lt_unary_grad_uses(c->op, &ux, &uy);
+  lt_tensor_t *x = ux ? lt_node_saved(n, 0) : NULL, *y = uy ? lt_node_saved(n, 1) : NULL;
+  if ((ux && !x) || (uy && !y)) return LT_ERR;
+  gi[0] = lt_unary_backward(c->op, go[0], x, y);
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
+lt_tensor_t *lt_ag_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
+  const char *name = lt_unary_name(op);
+  if (out) {
+    if (out != x) { refuse_out(name); return NULL; }
+    lt_tensor_t *copy;
+    if (lt_ag_inplace_begin(name, x, &copy) != LT_OK) return NULL;
+    return lt_ag_inplace_end(x, copy, lt_unary(op, copy, NULL));
+  }
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *o = lt_unary(op, x, NULL);
+  lt_set_grad_enabled(prev);
+  if (!o || !lt_dtype_is_floating(o->dtype)) return o;
+  lt_node_t *n = lt_record(lt_ag_node_name(name), unary_bw, 1, &x, o, sizeof(unary_ctx_t));
+  if (!n) { lt_release(o); return NULL; }
+  ((unary_ctx_t *)n->ctx)->op = op;
+  bool ux = false, uy = false;
+  lt_unary_grad_uses(op, &ux, &uy);
+  if ((ux && lt_node_save(n, 0, x) != LT_OK) || (uy && lt_node_save(n, 1, o) != LT_OK)) {
+    lt_release(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* ---- binary ---- */
+typedef struct {
+  lt_binary_op op;
+  double alpha;
+  lt_operand_t s[2]; /* the number operands (tensors are saved) */
+} binary_ctx_t;
+
+/* operand k: the saved tensor or the number */
+static int operand(lt_node_t *n, int k, lt_operand_t *o) {
+  const binary_ctx_t *c = n->ctx;
+  if (c->s[k].kind != LT_OPERAND_TENSOR) { *o = c->s[k]; return LT_OK; }
+  lt_tensor_t *t = lt_node_saved(n, k);
+  if (!t) return LT_ERR;
+  *o = lt_tensor_operand(t);
+  return LT_OK;
+}
+
+/* weight of a in max(a, b): 1 where a wins, 0.5 at ties, 0 where b wins (PyTorch's split) */
+static lt_tensor_t *tie_weight(lt_compare_op win, lt_operand_t a, lt_operand_t b) {
+  lt_tensor_t *w = lt_compare(win, a, b, NULL), *eq = lt_compare(LT_COMPARE_eq, a, b, NULL);
+  lt_tensor_t *r = w && eq ? lt_where(eq, lt_F(0.5), lt_T(w)) : NULL;
+  lt_release(w);
+  lt_release(eq);
+  return r;
+}
+
+static lt_tensor_t *binary_grad(lt_node_t *n, int k, lt_tensor_t *g) {
+  const binary_ctx_t *c = n->ctx;
+  lt_operand_t a, b;
+  switch (c->op) {
+    case LT_BINARY_add:
+    case LT_BINARY_sub: {
+      double s = k == 0 ? 1 : c->op == LT_BINARY_sub ? -c->alpha : c->alpha;
+      return s == 1 ? lt_retained(g) : lt_op(LT_BINARY_mul, lt_T(g), lt_F(s));
+    }
+    case LT_BINARY_mul:
+      if (operand(n, 1 - k, &b) != LT_OK) return NULL;
+      return lt_op(LT_BINARY_mul, lt_T(g), b);
+    case LT_BINARY_div:
+      if (operand(n, 1, &b) != LT_OK) return NULL;
+      if (k == 0) return lt_op(LT_BINARY_div, lt_T(g), b);
+      if (operand(n, 0, &a) != LT_OK) return NULL;
+      /* -g * a / (b * b) */
+      return lt_opcc(LT_BINARY_div, lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(g), lt_F(-1)), a),
+                     lt_op(LT_BINARY_mul, b, b));
+    case LT_BINARY_pow:
+      if (operand(n, 0, &a) != LT_OK || operand(n, 1, &b) != LT_OK) return NULL;
+      if (k == 0) { /* g * b * a^(b-1), 0 where b == 0 */
+        if (b.kind != LT_OPERAND_TENSOR) {
+          double e = b.kind == LT_OPERAND_FLOAT ? b.f : (double)b.i;
+          if (e == 0) return lt_op(LT_BINARY_mul, lt_T(g), lt_F(0));
+          return lt_opcc(LT_BINARY_mul, lt_retained(g),
+                         lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_pow, a, lt_F(e - 1)), lt_F(e)));
+        }
+        lt_tensor_t *d = lt_opc(LT_BINARY_mul, lt_opcc(LT_BINARY_pow, lt_retained(a.t),
+                                                       lt_op(LT_BINARY_sub, b, lt_F(1))), b);
+        lt_tensor_t *z = lt_compare(LT_COMPARE_eq, b, lt_F(0), NULL);
+        lt_tensor_t *m = d && z ? lt_where(z, lt_F(0), lt_T(d)) : NULL;
+        lt_release(d);
+        lt_release(z);
+        return lt_opc(LT_BINARY_mul, m, lt_T(g));
+      } else { /* g * a^b * log(a), 0 where a == 0 and b >= 0 */
+        lt_tensor_t *y = lt_node_saved(n, 2);
+        if (!y) return NULL;
+        lt_tensor_t *la = a.kind == LT_OPERAND_TENSOR ? lt_unary(LT_UNARY_log, a.t, NULL)
+                                                      : lt_full(0, NULL, lt_F(log(a.kind == LT_OPERAND_FLOAT ? a.f : (double)a.i)), LT_FLOAT64, y->device);
+        lt_tensor_t *d = lt_opc(LT_BINARY_mul, la, lt_T(y));
+        if (a.kind != LT_OPERAND_TENSOR && a.f != 0) return lt_opc(LT_BINARY_mul, d, lt_T(g));
+        /* a number base is 0 here: b is the tensor */
+        lt_tensor_t *az = a.kind == LT_OPERAND_TENSOR ? lt_compare(LT_COMPARE_eq, a, lt_F(0), NULL)
+                                                      : lt_compare(LT_COMPARE_eq, b, b, NULL);
+        lt_tensor_t *bp = b.kind == LT_OPERAND_TENSOR ? lt_compare(LT_COMPARE_ge, b, lt_F(0), NULL)
+                                                      : lt_compare(LT_COMPARE_eq, a, a, NULL);
+        if (bp && b.kind != LT_OPERAND_TENSOR && !((b.kind == LT_OPERAND_FLOAT ? b.f : (double)b.i) >= 0)) {
+          lt_tensor_t *f = lt_compare(LT_COMPARE_ne, lt_T(bp), lt_T(bp), NULL); /* all false */
+          lt_release(bp);
+          bp = f;
+        }
+        lt_tensor_t *mask = az && bp ? lt_compare(LT_COMPARE_logical_and, lt_T(az), lt_T(bp), NULL) : NULL;
+        lt_tensor_t *m = d && mask ? lt_where(mask, lt_F(0), lt_T(d)) : NULL;
+        lt_release(az);
+        lt_release(bp);
+        lt_release(mask);
+        lt_release(d);
+        return lt_opc(LT_BINARY_mul, m, lt_T(g));
+      }
+    case LT_BINARY_maximum:
+    case LT_BINARY_minimum: {
+      if (operand(n, 0, &a) != LT_OK || operand(n, 1, &b) != LT_OK) return NULL;
+      lt_compare_op win = c->op == LT_BINARY_maximum ? LT_COMPARE_gt : LT_COMPARE_lt;
+      lt_tensor_t *w = k == 0 ? tie_weight(win, a, b) : tie_weight(win, b, a);
+      return lt_opc(LT_BINARY_mul, w, lt_T(g));
+    }
+    case LT_BINARY_atan2: { /* a: g * b / (a^2 + b^2), b: g * -a / (a^2 + b^2) */
+      if (operand(n, 0, &a) != LT_OK || operand(n, 1, &b) != LT_OK) return NULL;
+      lt_tensor_t *r = lt_opcc(LT_BINARY_add, lt_op(LT_BINARY_mul, a, a), lt_op(LT_BINARY_mul, b, b));
+      lt_tensor_t *num = k == 0 ? lt_op(LT_BINARY_mul, lt_T(g), b)
+                                : lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(g), a), lt_F(-1));
+      return lt_opcc(LT_BINARY_div, num, r);
+    }
+    case LT_BINARY_fmod:
+    case LT_BINARY_remainder: { /* a: g; b: -g * trunc(a / b) (fmod) or floor(a / b) (remainder) */
+      if (k == 0) return lt_retained(g);
+      if (operand(n, 0, &a) != LT_OK || operand(n, 1, &b) != LT_OK) return NULL;
+      lt_tensor_t *q = lt_op(LT_BINARY_div, a, b);
+      lt_tensor_t *r = q ? lt_unary(c->op == LT_BINARY_fmod ? LT_UNARY_trunc : LT_UNARY_floor, q, NULL) : NULL;
+      lt_release(q);
+      return lt_opc(LT_BINARY_mul, lt_opc(LT_BINARY_mul, r, lt_T(g)), lt_F(-1));
+    }
+    default:
+      lt_error("%s: not differentiable", lt_binary_name(c->op));
+      return NULL;
+  }
+}
+
+static int binary_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  for (int k = 0; k < 2; k++) {
+    if (!lt_node_needs(n, k)) continue;
+    gi[k] = binary_grad(n, k, go[0]);
+    if (!gi[k]) return LT_ERR;
+  }
+  return LT_OK;
+}
+
+/* which operands a binary op's backward reads, for the gradient of operand k */
+static void binary_saves(lt_binary_op op, bool need[2], bool save[3]) {
+  save[0] = save[1] = save[2] = false;
+  switch (op) {
+    case LT_BINARY_add: case LT_BINARY_sub: break;
+    case LT_BINARY_mul: save[1] = need[0]; save[0] = need[1]; break;
+    case LT_BINARY_div: save[1] = true; save[0] = need[1]; break;
+    case LT_BINARY_pow: save[0] = save[1] = true; save[2] = need[1]; break;
+    case LT_BINARY_fmod: case LT_BINARY_remainder: save[0] = save[1] = need[1]; break;
+    default: save[0] = save[1] = true; break;
+  }
+}
+
+lt_tensor_t *lt_ag_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double alpha, lt_tensor_t *out) {
+  const char *name = lt_binary_name(op);
+  if (out) {
+    if (a.kind != LT_OPERAND_TENSOR || out != a.t) { refuse_out(name); return NULL; }
+    lt_tensor_t *copy;
+    if (lt_ag_inplace_begin(name, out, &copy) != LT_OK) return NULL;
+    return lt_ag_inplace_end(out, copy, lt_binary(op, lt_T(copy), b, alpha, NULL));
+  }
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *o = lt_binary(op, a, b, alpha, NULL);
+  lt_set_grad_enabled(prev);
+  if (!o || !lt_dtype_is_floating(o->dtype)) return o;
+  lt_tensor_t *in[2] = {a.kind == LT_OPERAND_TENSOR ? a.t : NULL, b.kind == LT_OPERAND_TENSOR ? b.t : NULL};
+  lt_node_t *n = lt_record(lt_ag_node_name(name), binary_bw, 2, in, o, sizeof(binary_ctx_t));
+  if (!n) { lt_release(o); return NULL; }
+  binary_ctx_t *c = n->ctx;
+  c->op = op;
+  c->alpha = alpha;
+  c->s[0] = a;
+  c->s[1] = b;
+  c->s[0].t = c->s[1].t = NULL;
+  bool need[2] = {lt_node_needs(n, 0), lt_node_needs(n, 1)}, save[3];
+  binary_saves(op, need, save);
+  int rc = LT_OK;
+  for (int k = 0; k < 2 && rc == LT_OK; k++)
+    if (save[k] && in[k]) rc = lt_node_save(n, k, in[k]);
+  if (rc == LT_OK && save[2]) rc = lt_node_save(n, 2, o);
+  if (rc != LT_OK) { lt_release(o); return NULL; }
+  return o;
+}
+
+/* ---- where ---- */
+static int where_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  lt_tensor_t *cond = lt_node_saved(n, 0);
+  if (!cond) return LT_ERR;
+  for (int k = 1; k < 3; k++) {
+    if (!lt_node_needs(n, k)) continue;
+    gi[k] = k == 1 ? lt_where(cond, lt_T(go[0]), lt_F(0)) : lt_where(cond, lt_F(0), lt_T(go[0]));
+    if (!gi[k]) return LT_ERR;
+  }
+  return LT_OK;
+}
+
+lt_tensor_t *lt_ag_where(lt_tensor_t *cond, lt_operand_t a, lt_operand_t b) {
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *o = lt_where(cond, a, b);
+  lt_set_grad_enabled(prev);
+  if (!o || !lt_dtype_is_floating(o->dtype)) return o;
+  lt_tensor_t *in[3] = {NULL, a.kind == LT_OPERAND_TENSOR ? a.t : NULL, b.kind == LT_OPERAND_TENSOR ? b.t : NULL};
+  lt_node_t *n = lt_record("WhereBackward0", where_bw, 3, in, o, 0);
+  if (!n || lt_node_save(n, 0, cond) != LT_OK) { lt_release(o); return NULL; }
+  return o;
+}
+
+/* ---- conversions, copies, fills ---- */
+/* the engine converts the gradient back to the input's dtype and device */
+static int identity_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  (void)n;
+  gi[0] = lt_retained(go[0]);
+  return LT_OK;
+}
+
+lt_tensor_t *lt_ag_convert(lt_tensor_t *x, lt_dtype dt, lt_device_t dev) {
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *o = lt_convert(x, dt, dev);
+  lt_set_grad_enabled(prev);
+  if (!o || !lt_dtype_is_floating(o->dtype)) return o;
+  const char *name = dt == x->dtype && lt_device_eq(dev, x->device) ? "CloneBackward0" : "ToCopyBackward0";
+  if (!lt_record(name, identity_bw, 1, &x, o, 0)) { lt_release(o); return NULL; }
+  return o;
+}
+
+/* a node with no inputs: the values no longer depend on the old history */
+static int none_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  (void)n; (void)go; (void)gi;
+  return LT_OK;
+}
+
+int lt_ag_copy_(lt_tensor_t *dst, lt_tensor_t *src) {
+  LT_TRY(lt_ag_check_inplace("copy_", dst));
+  lt_tensor_t *e = lt_expand(src, dst->ndim, dst->sizes); /* recorded when src has history */
+  if (!e) return LT_ERR;
+  lt_tensor_t *r = lt_convert(e, dst->dtype, dst->device);
+  lt_release(e);
+  if (!r) return LT_ERR;
+  if (!r->requires_grad) {
+    lt_node_t *n = lt_node_new("CopyBackwards", none_bw, 0, NULL, 1, 0);
+    if (!n) { lt_release(r); return LT_ERR; }
+    lt_node_set_output(n, 0, r);
+    lt_node_release(n);
+  }
+  lt_tensor_t *d = lt_ag_inplace_end(dst, NULL, r);
+  if (!d) return LT_ERR;
+  lt_release(d);
+  return LT_OK;
+}
+
+int lt_ag_fill_(lt_tensor_t *dst, lt_operand_t v) {
+  if (v.kind == LT_OPERAND_TENSOR && v.t->requires_grad)
+    return lt_error("fill_: filling with a tensor that requires grad is not supported; use copy_");
+  LT_TRY(lt_ag_check_inplace("fill_", dst));
+  bool prev = lt_set_grad_enabled(false);
+  int rc = lt_fill_(dst, v);
+  lt_set_grad_enabled(prev);
+  if (rc != LT_OK || !dst->requires_grad) return rc;
+  lt_node_t *n = lt_node_new("FillBackward0", none_bw, 0, NULL, 1, 0);
+  if (!n) return LT_ERR;
+  lt_node_set_output(n, 0, dst);
+  lt_node_release(n);
+  return LT_OK;
+}

@@ -1,0 +1,180 @@
+/* Autograd of the indexing ops: gradients go back to the rows or elements that were read, and are
+   zero where values were overwritten. x[key] and x[key] = v are built from these ops and recorded
+   through them. */
+#include "core/factory.h"
+#include "core/grad.h"
+#include "core/index.h"
+#include "core/iter.h"
+#include "core/shape.h"
+
+#include <string.h>
+
+typedef enum { IX_SELECT, IX_GATHER, IX_SCATTER, IX_SCATTER_ADD, IX_MASKED_FILL, IX_MASKED_SELECT, IX_INDEX_ADD, IX_INDEX_FILL } ix_kind;
+
+typedef struct {
+  ix_kind kind;
+  int64_t dim;
+  double alpha;
+} ix_ctx_t;
+
+/* zeros of input 0's meta with g added at index along dim (index_add_ or scatter_add) */
+static lt_tensor_t *zeros_plus(lt_node_t *n, lt_tensor_t *g, lt_tensor_t *index, bool rows) {
+  lt_tensor_t *z = lt_zeros_meta(&n->in[0].meta);
+  if (!z) return NULL;
+  const ix_ctx_t *c = n->ctx;
+  lt_tensor_t *gc = g->dtype == z->dtype ? lt_retained(g) : lt_convert(g, z->dtype, z->device);
+  int rc = LT_ERR;
+  if (gc && rows) rc = lt_index_add_(z, c->dim, index, gc, 1);
+  else if (gc) {
+    lt_tensor_t *r = lt_scatter_add(z, c->dim, index, gc, z);
+    rc = r ? LT_OK : LT_ERR;
+    lt_release(r);
+  }
+  lt_release(gc);
+  if (rc != LT_OK) { lt_release(z); return NULL; }
+  return z;
+}
+
+static int ix_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const ix_ctx_t *c = n->ctx;
+  lt_tensor_t *g = go[0], *aux = n->saved[0].t ? lt_node_saved(n, 0) : NULL;
+  if (n->saved[0].t && !aux) return LT_ERR;
+  bool need0 = lt_node_needs(n, 0), need1 = n->n_in > 1 && lt_node_needs(n, 1);
+  switch (c->kind) {
+    case IX_SELECT: gi[0] = zeros_plus(n, g, aux, true); break;
+    case IX_GATHER: gi[0] = zeros_plus(n, g, aux, false); break;
+    case IX_SCATTER:
+    case IX_SCATTER_ADD:
+      if (need0)
+        gi[0] = c->kind == IX_SCATTER_ADD ? lt_retained(g) : lt_scatter(g, c->dim, aux, lt_F(0), NULL);
+      if (need1 && !(gi[1] = lt_gather(g, c->dim, aux))) return LT_ERR;
+      break;
+    case IX_MASKED_FILL: gi[0] = lt_masked_fill(g, aux, lt_F(0), NULL); break;
+    case IX_MASKED_SELECT: { /* zeros of the broadcast shape, the values put back where the mask is true */
+      const lt_meta_t *m = &n->in[0].meta;
+      int nd;
+      int64_t shape[LT_MAX_DIM];
+      LT_TRY(lt_broadcast_shapes("masked_select", m->ndim, m->sizes, aux->ndim, aux->sizes, &nd, shape));
+      lt_tensor_t *z = lt_full(nd, shape, lt_F(0), g->dtype, g->device);
+      lt_tensor_t *mk = lt_expand(aux, nd, shape);
+      lt_tensor_t *mc = mk ? lt_contiguous(mk) : NULL;
+      int rc = z && mc ? lt_index_put_(z, mc, lt_T(g)) : LT_ERR;
+      lt_release(mk);
+      lt_release(mc);
+      if (rc != LT_OK) { lt_release(z); return LT_ERR; }
+      gi[0] = z;
+      break;
+    }
+    case IX_INDEX_ADD:
+      if (need0) gi[0] = lt_retained(g);
+      if (need1) {
+        lt_tensor_t *s = lt_index_select(g, c->dim, aux);
+        gi[1] = c->alpha == 1 || !s ? s : lt_opc(LT_BINARY_mul, s, lt_F(c->alpha));
+        if (!gi[1]) return LT_ERR;
+      }
+      break;
+    case IX_INDEX_FILL: {
+      lt_tensor_t *r = lt_clone(g);
+      if (!r || lt_index_fill_(r, c->dim, aux, lt_F(0)) != LT_OK) { lt_release(r); return LT_ERR; }
+      gi[0] = r;
+      break;
+    }
+  }
+  return (need0 && !gi[0]) ? LT_ERR : LT_OK;
+}
+
+static const char *const ix_names[] = {"IndexSelectBackward0", "GatherBackward0", "ScatterBackward0",
+                                       "ScatterAddBackward0", "MaskedFillBackward0", "MaskedSelectBackward0",
+                                       "IndexAddBackward0", "IndexFillBackward0"};
+
+/* record o (consumed) made from inputs x (and src) by kind; aux (index or mask) is saved */
+static lt_tensor_t *record_ix(ix_kind kind, lt_tensor_t *x, lt_tensor_t *src, lt_tensor_t *aux, int64_t dim,
+                              double alpha, lt_tensor_t *o) {
+  if (!o) return NULL;
+  if (!lt_dtype_is_floating(o->dtype)) return o;
+  lt_tensor_t *in[2] = {x, src};
+  lt_node_t *n = lt_record(ix_names[kind], ix_bw, src ? 2 : 1, in, o, sizeof(ix_ctx_t));
+  if (!n) { lt_release(o); return NULL; }
+  ix_ctx_t *c = n->ctx;
+  c->kind = kind;
+  c->alpha = alpha;
+  int d;
+  if (kind != IX_MASKED_FILL && kind != IX_MASKED_SELECT && lt_wrap_dim(ix_names[kind], dim, x->ndim, &d) == LT_OK)
+    c->dim = d; /* the op accepted dim, so this cannot fail */
+  if (aux && lt_node_save(n, 0, aux) != LT_OK) { lt_release(o); return NULL; }
+  return o;
+}
+
+#define RAW(expr)                              \
+  bool prev_ = lt_set_grad_enabled(false);     \
+  lt_tensor_t *o = (expr);                     \
+  lt_set_grad_enabled(prev_)
+
+lt_tensor_t *lt_ag_index_select(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {
+  RAW(lt_index_select(x, dim, index));
+  return record_ix(IX_SELECT, x, NULL, index, dim, 1, o);
+}
+
+lt_tensor_t *lt_ag_gather(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {
+  RAW(lt_gather(x, dim, index));
+  return record_ix(IX_GATHER, x, NULL, index, dim, 1, o);
+}
+
+lt_tensor_t *lt_ag_masked_select(lt_tensor_t *x, lt_tensor_t *mask) {
+  RAW(lt_masked_select(x, mask));
+  return record_ix(IX_MASKED_SELECT, x, NULL, mask, 0, 1, o);
+}
+
+static lt_tensor_t *refuse_out(const char *op) {
+  lt_error("%s: functions with out=... arguments don't support automatic differentiation, but one of "
+           "the arguments requires grad.", op);
+  return NULL;
+}
+
+lt_tensor_t *lt_ag_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t value, lt_tensor_t *out) {
+  if (value.kind == LT_OPERAND_TENSOR && value.t->requires_grad)
+    return lt_error("masked_fill: a value tensor that requires grad is not supported"), NULL;
+  if (out) {
+    if (out != x) return refuse_out("masked_fill");
+    lt_tensor_t *copy;
+    if (lt_ag_inplace_begin("masked_fill_", x, &copy) != LT_OK) return NULL;
+    return lt_ag_inplace_end(x, copy, lt_masked_fill(copy, mask, value, NULL));
+  }
+  RAW(lt_masked_fill(x, mask, value, NULL));
+  return record_ix(IX_MASKED_FILL, x, NULL, mask, 0, 1, o);
+}
+
+lt_tensor_t *lt_ag_scatter(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t src, lt_tensor_t *out,
+                           bool add) {
+  const char *op = add ? "scatter_add" : "scatter";
+  if (out) {
+    if (out != x) return refuse_out(op);
+    lt_tensor_t *copy;
+    if (lt_ag_inplace_begin(op, x, &copy) != LT_OK) return NULL;
+    lt_tensor_t *r = add ? lt_scatter_add(copy, dim, index, src.t, NULL) : lt_scatter(copy, dim, index, src, NULL);
+    return lt_ag_inplace_end(x, copy, r);
+  }
+  RAW(add ? lt_scatter_add(x, dim, index, src.t, NULL) : lt_scatter(x, dim, index, src, NULL));
+  return record_ix(add ? IX_SCATTER_ADD : IX_SCATTER, x, src.kind == LT_OPERAND_TENSOR ? src.t : NULL, index,
+                   dim, 1, o);
+}
+
+/* index_add_ and index_fill_ in place: out of place on a copy, then written back */
+int lt_ag_index_add_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_t *src, double alpha, bool fill,
+                     lt_operand_t value) {
+  const char *op = fill ? "index_fill_" : "index_add_";
+  if (fill && value.kind == LT_OPERAND_TENSOR && value.t->requires_grad)
+    return lt_error("index_fill_: a value tensor that requires grad is not supported");
+  lt_tensor_t *copy;
+  LT_TRY(lt_ag_inplace_begin(op, x, &copy));
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *r = lt_clone(copy);
+  int rc = !r ? LT_ERR : fill ? lt_index_fill_(r, dim, index, value) : lt_index_add_(r, dim, index, src, alpha);
+  lt_set_grad_enabled(prev);
+  if (rc != LT_OK) { lt_release(r); lt_release(copy); return LT_ERR; }
+  r = record_ix(fill ? IX_INDEX_FILL : IX_INDEX_ADD, copy, fill ? NULL : src, index, dim, alpha, r);
+  lt_tensor_t *d = lt_ag_inplace_end(x, copy, r);
+  if (!d) return LT_ERR;
+  lt_release(d);
+  return LT_OK;
+}

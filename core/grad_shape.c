@@ -1,0 +1,150 @@
+/* Autograd of the shape and view ops. Ops that keep the row-major order of elements (view,
+   reshape, flatten, squeeze, unsqueeze) reshape the gradient back; permutations permute it back;
+   expand leaves the summing to the engine; slicing ops scatter the gradient into zeros. */
+#include "core/grad.h"
+#include "core/shape.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { SH_RESHAPE, SH_PERMUTE, SH_EXPAND, SH_NARROW, SH_SELECT, SH_SLICE, SH_CAT, SH_STACK } shape_kind;
+
+typedef struct {
+  shape_kind kind;
+  int64_t dim, a, b, c; /* narrow: start, length; select: index; slice: start, stop, step */
+  int n;
+  int64_t perm[LT_MAX_DIM];
+} shape_ctx_t;
+
+/* the view of z (input-shaped) that the forward op took */
+static lt_tensor_t *same_view(const shape_ctx_t *c, lt_tensor_t *z) {
+  switch (c->kind) {
+    case SH_NARROW: return lt_narrow(z, c->dim, c->a, c->b);
+    case SH_SELECT: return lt_select(z, c->dim, c->a);
+    default: return lt_slice(z, c->dim, c->a, c->b, c->c);
+  }
+}
+
+static int shape_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const shape_ctx_t *c = n->ctx;
+  const lt_meta_t *in = &n->in[0].meta;
+  lt_tensor_t *g = go[0];
+  switch (c->kind) {
+    case SH_RESHAPE: gi[0] = lt_reshape(g, in->ndim, in->sizes); break;
+    case SH_PERMUTE: {
+      int64_t inv[LT_MAX_DIM];
+      for (int d = 0; d < in->ndim; d++) inv[c->perm[d]] = d;
+      gi[0] = lt_permute(g, in->ndim, inv);
+      break;
+    }
+    case SH_EXPAND: gi[0] = lt_retained(g); break;
+    case SH_NARROW:
+    case SH_SELECT:
+    case SH_SLICE: {
+      lt_tensor_t *z = lt_zeros_meta(in);
+      lt_tensor_t *v = z ? same_view(c, z) : NULL;
+      int rc = v ? lt_copy_(v, g) : LT_ERR;
+      lt_release(v);
+      if (rc != LT_OK) { lt_release(z); return LT_ERR; }
+      gi[0] = z;
+      break;
+    }
+    case SH_CAT: {
+      int64_t off = 0;
+      for (int i = 0; i < n->n_in; i++) {
+        int64_t len = n->in[i].meta.sizes[c->dim];
+        if (n->in[i].meta.ndim != g->ndim) continue; /* a legacy empty [0] input, skipped by cat */
+        if (lt_node_needs(n, i) && !(gi[i] = lt_narrow(g, c->dim, off, len))) return LT_ERR;
+        off += len;
+      }
+      return LT_OK;
+    }
+    case SH_STACK:
+      for (int i = 0; i < n->n_in; i++)
+        if (lt_node_needs(n, i) && !(gi[i] = lt_select(g, c->dim, i))) return LT_ERR;
+      return LT_OK;
+  }
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
+static lt_tensor_t *record_view(const char *name, lt_tensor_t *x, lt_tensor_t *o, const shape_ctx_t *c) {
+  if (!o) return NULL;
+  lt_node_t *n = lt_record(name, shape_bw, 1, &x, o, sizeof *c);
+  if (!n) { lt_release(o); return NULL; }
+  memcpy(n->ctx, c, sizeof *c);
+  if (o->storage == x->storage) lt_node_mark_view(o);
+  return o;
+}
+
+#define RAW(expr)                            \
+  bool prev_ = lt_set_grad_enabled(false);   \
+  lt_tensor_t *o = (expr);                   \
+  lt_set_grad_enabled(prev_)
+
+lt_tensor_t *lt_ag_view_result(const char *name, lt_tensor_t *x, lt_tensor_t *o) {
+  shape_ctx_t c = {.kind = SH_RESHAPE};
+  return record_view(name, x, o, &c);
+}
+
+lt_tensor_t *lt_ag_permute(lt_tensor_t *x, int ndim, const int64_t *dims) {
+  RAW(lt_permute(x, ndim, dims));
+  shape_ctx_t c = {.kind = SH_PERMUTE};
+  for (int d = 0; d < ndim; d++) c.perm[d] = dims[d] < 0 ? dims[d] + ndim : dims[d];
+  return record_view("PermuteBackward0", x, o, &c);
+}
+
+lt_tensor_t *lt_ag_transpose(lt_tensor_t *x, int64_t d0, int64_t d1) {
+  RAW(lt_transpose(x, d0, d1));
+  shape_ctx_t c = {.kind = SH_PERMUTE};
+  int n = x->ndim, a = (int)(d0 < 0 ? d0 + n : d0), b = (int)(d1 < 0 ? d1 + n : d1);
+  for (int d = 0; d < n; d++) c.perm[d] = d;
+  if (n > 0) { c.perm[a] = b; c.perm[b] = a; }
+  return record_view("TransposeBackward0", x, o, &c);
+}
+
+lt_tensor_t *lt_ag_expand(lt_tensor_t *x, int ndim, const int64_t *sizes) {
+  RAW(lt_expand(x, ndim, sizes));
+  shape_ctx_t c = {.kind = SH_EXPAND};
+  return record_view("ExpandBackward0", x, o, &c);
+}
+
+lt_tensor_t *lt_ag_narrow(lt_tensor_t *x, int64_t dim, int64_t start, int64_t length) {
+  RAW(lt_narrow(x, dim, start, length));
+  shape_ctx_t c = {.kind = SH_NARROW, .dim = dim, .a = start, .b = length};
+  return record_view("NarrowBackward0", x, o, &c);
+}
+
+lt_tensor_t *lt_ag_select(lt_tensor_t *x, int64_t dim, int64_t index) {
+  RAW(lt_select(x, dim, index));
+  shape_ctx_t c = {.kind = SH_SELECT, .dim = dim, .a = index};
+  return record_view("SelectBackward0", x, o, &c);
+}
+
+lt_tensor_t *lt_ag_slice(lt_tensor_t *x, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+  RAW(lt_slice(x, dim, start, stop, step));
+  shape_ctx_t c = {.kind = SH_SLICE, .dim = dim, .a = start, .b = stop, .c = step};
+  return record_view("SliceBackward0", x, o, &c);
+}
+
+static lt_tensor_t *record_multi_in(const char *name, int n, lt_tensor_t *const *xs, lt_tensor_t *o,
+                                    shape_kind kind, int64_t dim) {
+  if (!o) return NULL;
+  int d;
+  if (lt_wrap_dim(name, dim, o->ndim, &d) != LT_OK) { lt_release(o); return NULL; }
+  lt_node_t *node = lt_record(name, shape_bw, n, xs, o, sizeof(shape_ctx_t));
+  if (!node) { lt_release(o); return NULL; }
+  shape_ctx_t *c = node->ctx;
+  c->kind = kind;
+  c->dim = d;
+  return o;
+}
+
+lt_tensor_t *lt_ag_cat(int n, lt_tensor_t *const *xs, int64_t dim) {
+  RAW(lt_cat(n, xs, dim));
+  return record_multi_in("CatBackward0", n, xs, o, SH_CAT, dim);
+}
+
+lt_tensor_t *lt_ag_stack(int n, lt_tensor_t *const *xs, int64_t dim) {
+  RAW(lt_stack(n, xs, dim));
+  return record_multi_in("StackBackward0", n, xs, o, SH_STACK, dim);
+}

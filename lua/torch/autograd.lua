@@ -1,0 +1,153 @@
+-- Grad mode contexts, custom autograd functions in Lua, and the finite-difference gradient check.
+local torch = require 'torch'
+local autograd = torch.autograd
+
+-- ---- grad mode: to-be-closed values, or a function run inside ----
+local restore_mt = {
+  __close = function(self) torch._set_grad_enabled(self.prev) end,
+  __name = 'torch.grad_mode',
+}
+
+local function run_with(on, fn, ...)
+  local prev = torch._set_grad_enabled(on)
+  if fn == nil then return setmetatable({ prev = prev }, restore_mt) end
+  local r = table.pack(pcall(fn, ...))
+  torch._set_grad_enabled(prev)
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
+end
+
+function torch.no_grad(fn, ...) return run_with(false, fn, ...) end
+function torch.enable_grad(fn, ...) return run_with(true, fn, ...) end
+-- set_grad_enabled(b) switches the mode now (as in PyTorch) and returns a value that restores
+-- the previous mode when closed
+function torch.set_grad_enabled(on, fn, ...) return run_with(on and true or false, fn, ...) end
+autograd.no_grad, autograd.enable_grad = torch.no_grad, torch.enable_grad
+
+-- ---- custom functions ----
+-- local Cube = torch.autograd.Function:extend('Cube')
+-- function Cube.forward(ctx, x) ctx:save_for_backward(x); return x ^ 3 end
+-- function Cube.backward(ctx, g) local x = table.unpack(ctx.saved_tensors); return g * 3 * x ^ 2 end
+-- Cube.apply(x)
+local Ctx = {}
+Ctx.__index = Ctx
+function Ctx:save_for_backward(...)
+  self.saved_tensors = table.pack(...)
+end
+function Ctx:mark_non_differentiable(...) self.non_differentiable = table.pack(...) end
+
+local Function = { __name = 'Function' }
+Function.__index = Function
+autograd.Function = Function
+
+function Function:extend(name)
+  assert(type(name) == 'string', 'Function:extend: expected a class name')
+  local cls = setmetatable({ __name = name }, self)
+  cls.__index = cls
+  cls.extend = Function.extend
+  cls.apply = function(...)
+    local n = select('#', ...)
+    local args = table.pack(...)
+    local needs = {}
+    for i = 1, n do
+      local a = args[i]
+      needs[i] = torch.is_tensor(a) and a.requires_grad or false
+    end
+    local ctx = setmetatable({ saved_tensors = {}, needs_input_grad = needs }, Ctx)
+    if type(cls.forward) ~= 'function' then error(name .. '.apply: the class has no forward function', 2) end
+    if type(cls.backward) ~= 'function' then error(name .. '.apply: the class has no backward function', 2) end
+    local outs = table.pack(torch.no_grad(cls.forward, ctx, ...))
+    local list = {}
+    for k = 1, outs.n do list[k] = outs[k] end
+    local bw = function(...) return cls.backward(ctx, ...) end
+    local recorded = autograd._record(name, args, n, list, bw)
+    for k = 1, outs.n do outs[k] = recorded[k] end
+    return table.unpack(outs, 1, outs.n)
+  end
+  return cls
+end
+
+-- ---- gradcheck: analytic gradients against central finite differences ----
+local function as_list(v)
+  if torch.is_tensor(v) then return { v } end
+  return v
+end
+
+local function flat_outputs(fn, inputs)
+  local outs = table.pack(fn(table.unpack(inputs)))
+  local list = {}
+  for k = 1, outs.n do
+    if torch.is_tensor(outs[k]) then list[#list + 1] = outs[k] end
+  end
+  return list
+end
+
+function autograd.gradcheck(fn, inputs, opts)
+  opts = opts or {}
+  local eps, atol, rtol = opts.eps or 1e-6, opts.atol or 1e-5, opts.rtol or 1e-3
+  inputs = as_list(inputs)
+  local wrt = {}
+  for i, x in ipairs(inputs) do
+    if torch.is_tensor(x) and x.requires_grad then
+      if x.dtype ~= torch.float64 then
+        io.stderr:write('gradcheck: input ' .. i .. ' is not float64; the check may fail from rounding\n')
+      end
+      wrt[#wrt + 1] = i
+    end
+  end
+  if #wrt == 0 then error('gradcheck: no input requires grad', 2) end
+  local outs = flat_outputs(fn, inputs)
+  for o, out in ipairs(outs) do
+    local flat_out = out:reshape(-1)
+    local n_out = flat_out:numel()
+    -- analytic: one backward per output element
+    local analytic = {}
+    for j = 1, n_out do
+      local go = torch.zeros_like(out):reshape(-1)
+      go[j] = 1
+      local grads = autograd.grad({ out }, (function()
+        local l = {}
+        for k, i in ipairs(wrt) do l[k] = inputs[i] end
+        return l
+      end)(), { grad_outputs = { go:view(out.shape) }, retain_graph = true, allow_unused = true })
+      analytic[j] = grads
+    end
+    -- numeric: perturb each element of each input
+    for k, i in ipairs(wrt) do
+      local x = inputs[i]
+      local xd, shape = x:detach(), x.shape
+      for e = 1, x:numel() do
+        -- the coordinates of element e in row-major order (x may be non-contiguous)
+        local at, rest = {}, e - 1
+        for d = #shape, 1, -1 do
+          at[d] = rest % shape[d] + 1
+          rest = rest // shape[d]
+        end
+        local function set(v) if #shape == 0 then xd:fill_(v) else xd[at] = v end end
+        local orig = #shape == 0 and xd:item() or xd[at]
+        local plus, minus
+        torch.no_grad(function()
+          set(orig + eps)
+          plus = flat_outputs(fn, inputs)[o]:reshape(-1):double():clone()
+          set(orig - eps)
+          minus = flat_outputs(fn, inputs)[o]:reshape(-1):double():clone()
+          set(orig)
+        end)
+        local numeric = (plus - minus) / (2 * eps)
+        for j = 1, n_out do
+          local g = analytic[j][k]
+          local a = g and g:reshape(-1):double()[e] or 0
+          local nmr = numeric[j]
+          if math.abs(a - nmr) > atol + rtol * math.abs(nmr) then
+            error(string.format('gradcheck: Jacobian mismatch for output %d with respect to input %d, '
+              .. 'element %d of the input and %d of the output: numerical %.10g, analytical %.10g',
+              o, i, e, j, nmr, a), 2)
+          end
+        end
+      end
+    end
+  end
+  return true
+end
+
+return autograd
