@@ -287,10 +287,11 @@ lt_loop_fn lt_cpu_index_range_loop(lt_dtype index_dt) {
   do {                                                                                            \
     T *o_ = (T *)out;                                                                             \
     const T *x_ = (const T *)x;                                                                   \
-    _Pragma("omp parallel for if (par) num_threads(nt) schedule(static)")                         \
-    for (int64_t r = 0; r < total; r++) {                                                         \
-      int64_t o = r / m, j = r - o * m;                                                           \
-      o_[r] = x_[o * n + index[j]];                                                               \
+    if (par) {                                                                                    \
+      _Pragma("omp parallel for num_threads(nt) schedule(static)")                                \
+      for (int64_t r = 0; r < total; r++) o_[r] = x_[(r / m) * n + index[r % m]];                 \
+    } else {                                                                                      \
+      for (int64_t r = 0; r < total; r++) o_[r] = x_[(r / m) * n + index[r % m]];                 \
     }                                                                                             \
   } while (0)
 
@@ -308,10 +309,14 @@ void lt_cpu_index_select_rows(char *out, const char *x, const int64_t *index, in
     case 8: ROWS_TYPED(uint64_t); return;
     default: break;
   }
-#pragma omp parallel for if (par) num_threads(nt) schedule(static)
-  for (int64_t r = 0; r < total; r++) {
-    int64_t o = r / m, j = r - o * m;
-    memcpy(out + r * row_bytes, x + (o * n + index[j]) * row_bytes, (size_t)row_bytes);
+  /* small copies never enter libgomp: even a one-thread region costs a futex wake-up */
+  if (par) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t r = 0; r < total; r++)
+      memcpy(out + r * row_bytes, x + ((r / m) * n + index[r % m]) * row_bytes, (size_t)row_bytes);
+  } else {
+    for (int64_t r = 0; r < total; r++)
+      memcpy(out + r * row_bytes, x + ((r / m) * n + index[r % m]) * row_bytes, (size_t)row_bytes);
   }
 }
 

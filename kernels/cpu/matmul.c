@@ -78,14 +78,20 @@ static inline float bf16_in(lt_bfloat16 b) { return lt_bf16_to_float(b); }
 static inline float f32_id(float x) { return x; }
 static inline double f64_id(double x) { return x; }
 
-/* dst[i*dr + j*dc] = CONV(src[i*sr + j*sc]), walking dst's contiguous dimension innermost */
+/* dst[i*dr + j*dc] = CONV(src[i*sr + j*sc]), walking dst's contiguous dimension innermost; small
+   copies never enter libgomp (a parallel region with one thread still costs a futex wake-up) */
 #define COPY_LOOP(ST, DT, CONV)                                                                    \
   do {                                                                                             \
     const ST *s_ = (const ST *)src;                                                                \
     DT *d_ = (DT *)dst;                                                                            \
-    _Pragma("omp parallel for num_threads(nt) if (par) schedule(static)")                          \
-    for (int64_t i = 0; i < rows; i++)                                                             \
-      for (int64_t j = 0; j < cols; j++) d_[i * dr + j * dc] = CONV(s_[i * sr + j * sc]);          \
+    if (par) {                                                                                     \
+      _Pragma("omp parallel for num_threads(nt) schedule(static)")                                 \
+      for (int64_t i = 0; i < rows; i++)                                                           \
+        for (int64_t j = 0; j < cols; j++) d_[i * dr + j * dc] = CONV(s_[i * sr + j * sc]);        \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < rows; i++)                                                           \
+        for (int64_t j = 0; j < cols; j++) d_[i * dr + j * dc] = CONV(s_[i * sr + j * sc]);        \
+    }                                                                                              \
   } while (0)
 
 /* Convert a rows x cols matrix of dtype dt into the compute type (float, or double for float64). */
