@@ -66,6 +66,12 @@ void lt_open_device(lua_State *L, int torch, int methods);
 void lt_open_linalg(lua_State *L, int torch, int methods);
 void lt_open_random(lua_State *L, int torch, int methods);
 void lt_open_autograd(lua_State *L, int torch, int methods);
+/* torch._nn (the C side of torch.nn.functional) and torch._optim (fused optimizer steps): one
+   table each, filled by one file per family of ops */
+void lt_open_nn(lua_State *L, int torch);
+void lt_open_nn_conv(lua_State *L, int nn);  /* bindings/nn_conv.c: conv2d and pooling */
+void lt_open_nn_norm(lua_State *L, int nn);  /* bindings/nn_norm.c: softmax, norms, nll_loss */
+void lt_open_optim(lua_State *L, int torch); /* bindings/optim.c */
 
 /* Register a function in torch (as torch.name) and/or in the tensor methods. */
 void lt_lua_register(lua_State *L, int torch, int methods, const luaL_Reg *fns, bool in_torch, bool as_method);

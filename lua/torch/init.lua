@@ -129,4 +129,16 @@ end
 
 require 'torch.autograd'
 
+-- torch.nn, torch.F (torch.nn.functional) and torch.optim load on first use
+local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim' }
+setmetatable(torch, {
+  __index = function(t, k)
+    local m = lazy[k]
+    if m == nil then return nil end
+    local v = require(m)
+    rawset(t, k, v)
+    return v
+  end,
+})
+
 return torch
