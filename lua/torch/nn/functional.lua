@@ -1,0 +1,279 @@
+-- torch.nn.functional (also torch.F): PyTorch's positional arguments, then an options table.
+-- Convolution, pooling, softmax, normalisation and the NLL loss run fused C kernels with their own
+-- backward (torch._nn); the rest is composed of tensor ops, which autograd differentiates.
+local torch = require 'torch'
+local C = torch._nn
+local F = {}
+
+local function opts_of(o) return o or {} end
+
+-- a number or a pair {h, w} as two numbers
+local function pair(v, name, op)
+  if v == nil then return nil end
+  if type(v) == 'number' then return v, v end
+  if type(v) == 'table' and #v == 2 then return v[1], v[2] end
+  error(string.format('%s: %s must be a number or a pair {h, w}', op, name), 3)
+end
+
+local function check_tensor(x, op, what)
+  if not torch.is_tensor(x) then
+    error(string.format('%s: expected %s to be a tensor, got %s', op, what or 'input', type(x)), 3)
+  end
+end
+
+-- ---- activations ----
+function F.relu(x, o)
+  check_tensor(x, 'relu')
+  if o and o.inplace then return x:relu_() end
+  return x:relu()
+end
+function F.gelu(x, o)
+  check_tensor(x, 'gelu')
+  local approximate = o and o.approximate or 'none'
+  if approximate == 'tanh' then return x:gelu_tanh() end
+  if approximate ~= 'none' then error("gelu: approximate must be 'none' or 'tanh', got " .. tostring(approximate), 2) end
+  return x:gelu()
+end
+function F.tanh(x) return x:tanh() end
+function F.sigmoid(x) return x:sigmoid() end
+
+function F.softmax(x, dim)
+  check_tensor(x, 'softmax')
+  if dim == nil then error('softmax: dim is required', 2) end
+  return C.softmax(x, dim)
+end
+function F.log_softmax(x, dim)
+  check_tensor(x, 'log_softmax')
+  if dim == nil then error('log_softmax: dim is required', 2) end
+  return C.log_softmax(x, dim)
+end
+
+-- ---- linear and convolution ----
+function F.linear(x, w, b)
+  check_tensor(x, 'linear')
+  check_tensor(w, 'linear', 'weight')
+  if w:dim() ~= 2 then error('linear: weight must be 2-D, got ' .. w:dim() .. '-D', 2) end
+  if x:dim() < 1 or x:size(-1) ~= w:size(2) then
+    error(string.format('linear: input of shape %s cannot be multiplied by a weight of shape %s (expected the '
+      .. 'last dimension to be %d)', tostring(x.shape), tostring(w.shape), w:size(2)), 2)
+  end
+  if x:dim() == 2 and b then return torch.addmm(b, x, w:t()) end
+  local y = x:matmul(w:t())
+  if b then y = y + b end
+  return y
+end
+
+function F.conv2d(x, w, b, o)
+  o = opts_of(o)
+  check_tensor(x, 'conv2d')
+  check_tensor(w, 'conv2d', 'weight')
+  local sh, sw = pair(o.stride or 1, 'stride', 'conv2d')
+  local ph, pw = pair(o.padding or 0, 'padding', 'conv2d')
+  local dh, dw = pair(o.dilation or 1, 'dilation', 'conv2d')
+  return C.conv2d(x, w, b, sh, sw, ph, pw, dh, dw, o.groups or 1)
+end
+
+-- ---- pooling ----
+function F.max_pool2d(x, k, o)
+  o = opts_of(o)
+  check_tensor(x, 'max_pool2d')
+  local kh, kw = pair(k, 'kernel_size', 'max_pool2d')
+  local sh, sw = pair(o.stride or k, 'stride', 'max_pool2d')
+  local ph, pw = pair(o.padding or 0, 'padding', 'max_pool2d')
+  local dh, dw = pair(o.dilation or 1, 'dilation', 'max_pool2d')
+  local y, idx = C.max_pool2d(x, kh, kw, sh, sw, ph, pw, dh, dw, o.ceil_mode or false)
+  if o.return_indices then return y, idx end
+  return y
+end
+
+function F.avg_pool2d(x, k, o)
+  o = opts_of(o)
+  check_tensor(x, 'avg_pool2d')
+  local kh, kw = pair(k, 'kernel_size', 'avg_pool2d')
+  local sh, sw = pair(o.stride or k, 'stride', 'avg_pool2d')
+  local ph, pw = pair(o.padding or 0, 'padding', 'avg_pool2d')
+  local cip = o.count_include_pad
+  if cip == nil then cip = true end
+  return C.avg_pool2d(x, kh, kw, sh, sw, ph, pw, o.ceil_mode or false, cip, o.divisor_override or 0)
+end
+
+function F.adaptive_avg_pool2d(x, size)
+  check_tensor(x, 'adaptive_avg_pool2d')
+  local h, w = pair(size, 'output_size', 'adaptive_avg_pool2d')
+  -- nil entries keep the input's size, as PyTorch's None
+  if type(size) == 'table' then
+    h = size[1] or x:size(-2)
+    w = size[2] or x:size(-1)
+  end
+  return C.adaptive_avg_pool2d(x, h, w)
+end
+
+-- ---- dropout ----
+function F.dropout(x, p, training, inplace)
+  check_tensor(x, 'dropout')
+  p = p or 0.5
+  if training == nil then training = true end
+  if p < 0 or p > 1 then error('dropout: probability has to be between 0 and 1, but got ' .. p, 2) end
+  if not training or p == 0 then return x end
+  if p == 1 then return x * 0 end
+  local mask = torch.empty_like(x):bernoulli_(1 - p):div_(1 - p)
+  if inplace then return x:mul_(mask) end
+  return x * mask
+end
+
+-- ---- normalisation ----
+function F.batch_norm(x, running_mean, running_var, w, b, o)
+  o = opts_of(o)
+  check_tensor(x, 'batch_norm')
+  local training = o.training or false
+  return C.batch_norm(x, w, b, running_mean, running_var, training, o.momentum or 0.1, o.eps or 1e-5)
+end
+
+function F.layer_norm(x, shape, w, b, o)
+  o = opts_of(o)
+  check_tensor(x, 'layer_norm')
+  if type(shape) == 'number' then shape = { shape } end
+  local n = #shape
+  if x:dim() < n then
+    error(string.format('layer_norm: input of shape %s has fewer dimensions than normalized_shape %s',
+      tostring(x.shape), tostring(torch.Size(shape))), 2)
+  end
+  for i = 1, n do
+    if x:size(x:dim() - n + i) ~= shape[i] then
+      error(string.format('layer_norm: given normalized_shape=%s, expected input with shape [*, %s], but got '
+        .. 'input of size %s', tostring(torch.Size(shape)), table.concat(shape, ', '), tostring(x.shape)), 2)
+    end
+  end
+  return C.layer_norm(x, n, w, b, o.eps or 1e-5)
+end
+
+-- ---- embedding ----
+function F.embedding(idx, w, o)
+  o = opts_of(o)
+  check_tensor(idx, 'embedding', 'indices')
+  check_tensor(w, 'embedding', 'weight')
+  if idx.dtype ~= torch.int64 and idx.dtype ~= torch.int32 then
+    error('embedding: expected indices of dtype int64 or int32, got ' .. tostring(idx.dtype), 2)
+  end
+  local n = w:size(1)
+  local flat = idx:reshape(-1)
+  if flat:numel() > 0 then
+    local lo, hi = flat:min():item(), flat:max():item()
+    if lo < 1 or hi > n then
+      error(string.format('embedding: index %d is out of range 1..%d (indices are 1-based rows of the weight)',
+        lo < 1 and lo or hi, n), 2)
+    end
+  end
+  local rows = w:index_select(1, flat)
+  local pad = o.padding_idx
+  if pad then
+    if pad < 0 then pad = pad + n + 1 end
+    -- rows of the padding index get no gradient
+    local is_pad = flat:eq(pad):view(-1, 1)
+    rows = torch.where(is_pad, rows:detach(), rows)
+  end
+  local shape = {}
+  for i = 1, idx:dim() do shape[i] = idx:size(i) end
+  shape[#shape + 1] = w:size(2)
+  return rows:view(shape)
+end
+
+-- ---- losses ----
+local function reduce(l, reduction, op)
+  reduction = reduction or 'mean'
+  if reduction == 'mean' then return l:mean() end
+  if reduction == 'sum' then return l:sum() end
+  if reduction == 'none' then return l end
+  error(string.format("%s: reduction must be 'mean', 'sum' or 'none', got %s", op, tostring(reduction)), 3)
+end
+
+local function check_same_shape(x, y, op)
+  check_tensor(x, op)
+  check_tensor(y, op, 'target')
+  if x.shape ~= y.shape then
+    error(string.format('%s: input of shape %s and target of shape %s differ', op, tostring(x.shape), tostring(y.shape)), 3)
+  end
+end
+
+function F.mse_loss(x, y, o)
+  check_same_shape(x, y, 'mse_loss')
+  local d = x - y
+  return reduce(d * d, o and o.reduction, 'mse_loss')
+end
+
+function F.l1_loss(x, y, o)
+  check_same_shape(x, y, 'l1_loss')
+  return reduce((x - y):abs(), o and o.reduction, 'l1_loss')
+end
+
+-- PyTorch's stable form: (1 - y) x + (1 + (pw - 1) y) (log(1 + exp(-|x|)) + max(-x, 0))
+function F.binary_cross_entropy_with_logits(x, y, o)
+  o = opts_of(o)
+  check_same_shape(x, y, 'binary_cross_entropy_with_logits')
+  local soft = (-x:abs()):exp():log1p() + (-x):relu()
+  local l
+  if o.pos_weight then
+    local lw = (o.pos_weight - 1) * y + 1
+    l = (1 - y) * x + lw * soft
+  else
+    l = (1 - y) * x + soft
+  end
+  if o.weight then l = l * o.weight end
+  return reduce(l, o.reduction, 'binary_cross_entropy_with_logits')
+end
+
+local REDUCTIONS = { none = 0, mean = 1, sum = 2 }
+local function reduction_code(r, op)
+  local c = REDUCTIONS[r or 'mean']
+  if not c then error(string.format("%s: reduction must be 'mean', 'sum' or 'none', got %s", op, tostring(r)), 3) end
+  return c
+end
+
+-- targets are 1-based class indices; ignore_index is a 1-based class (default: none)
+function F.nll_loss(logp, target, o)
+  o = opts_of(o)
+  check_tensor(logp, 'nll_loss')
+  check_tensor(target, 'nll_loss', 'target')
+  return C.nll_loss('nll_loss', logp, target, o.weight, o.ignore_index, reduction_code(o.reduction, 'nll_loss'))
+end
+
+function F.cross_entropy(x, target, o)
+  o = opts_of(o)
+  check_tensor(x, 'cross_entropy')
+  check_tensor(target, 'cross_entropy', 'target')
+  local cdim = x:dim() == 1 and 1 or 2
+  local logp = C.log_softmax(x, cdim)
+  local red = reduction_code(o.reduction, 'cross_entropy')
+  local nll = C.nll_loss('cross_entropy', logp, target, o.weight, o.ignore_index, red)
+  local eps = o.label_smoothing or 0
+  if eps < 0 or eps > 1 then error('cross_entropy: label_smoothing must be between 0.0 and 1.0, got ' .. eps, 2) end
+  if eps == 0 then return nll end
+  local n_classes = x:size(cdim)
+  local smooth
+  if o.weight then
+    local shape = {}
+    for i = 1, x:dim() do shape[i] = 1 end
+    shape[cdim] = n_classes
+    smooth = -(logp * o.weight:view(shape)):sum(cdim)
+  else
+    smooth = -logp:sum(cdim)
+  end
+  local ignore = o.ignore_index and target:eq(o.ignore_index) or nil
+  if ignore then smooth = smooth:masked_fill(ignore, 0) end
+  local ret
+  if red == 1 then
+    if o.weight then
+      local kept = ignore and target:masked_select(ignore:logical_not()) or target:reshape(-1)
+      ret = smooth:sum() / o.weight:index_select(1, kept:reshape(-1)):sum()
+    else
+      ret = smooth:mean()
+    end
+  elseif red == 2 then
+    ret = smooth:sum()
+  else
+    ret = smooth
+  end
+  return nll * (1 - eps) + ret * (eps / n_classes)
+end
+
+return F
