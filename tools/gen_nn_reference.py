@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Generates spec/data/nn_reference.lua: what PyTorch's torch.nn.functional computes, forward and
+backward, for fixed inputs, so that spec/nn_parity_spec.lua checks lutorch against PyTorch itself.
+
+Run from the repository root with a Python that has PyTorch (Debian's python3-torch, 1.13):
+
+    /usr/bin/python3 tools/gen_nn_reference.py
+
+Inputs are float64 values from a fixed formula (no random generator), stored in the file with
+the results. Each case gives its inputs, the keyword options, the output, and the gradient of
+sum(output * gy) with respect to each input that requires grad (gy is stored too). Class targets
+and ignore_index are written 1-based, as lutorch takes them.
+"""
+
+import math
+import os
+
+import torch
+import torch.nn.functional as F
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "spec", "data",
+                   "nn_reference.lua")
+
+torch.set_default_dtype(torch.float64)
+
+
+def det(shape, k, scale=1.0):
+    """Deterministic values in [-scale, scale] that are all distinct (no ties for max pooling)."""
+    n = math.prod(shape)
+    i = torch.arange(n, dtype=torch.float64)
+    v = torch.sin(i * 0.7071 + k * 1.3) * scale + i * 1e-4
+    return v.reshape(shape)
+
+
+def lua_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int,)):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "0/0"
+        if math.isinf(v):
+            return "1/0" if v > 0 else "-1/0"
+        return "%.17g" % v
+    if isinstance(v, str):
+        return '"%s"' % v
+    if isinstance(v, (list, tuple)):
+        return "{" + ", ".join(lua_value(x) for x in v) + "}"
+    if isinstance(v, dict):
+        return "{" + ", ".join("%s = %s" % (k, lua_value(x)) for k, x in v.items()) + "}"
+    if torch.is_tensor(v):
+        return tensor(v)
+    if v is None:
+        return "nil"
+    raise TypeError(type(v))
+
+
+def tensor(t):
+    t = t.detach()
+    flat = t.reshape(-1).tolist()
+    dt = "int64" if t.dtype == torch.int64 else ("bool" if t.dtype == torch.bool else "float64")
+    return "{shape = %s, dtype = '%s', data = %s}" % (lua_value(list(t.shape)), dt,
+                                                      lua_value([x for x in flat]))
+
+
+cases = []
+
+
+def add(name, fn, inputs, opts=None, grad_of=(), extra=None):
+    """fn(**inputs) -> output tensor (or a tuple, first taken for gradients)."""
+    ins = {}
+    for k, v in inputs.items():
+        if torch.is_tensor(v) and k in grad_of:
+            v = v.clone().requires_grad_(True)
+        ins[k] = v
+    out = fn(**ins)
+    outs = out if isinstance(out, tuple) else (out,)
+    y = outs[0]
+    rec = {"name": name, "inputs": {k: v for k, v in inputs.items()}, "out": y}
+    if len(outs) > 1:
+        rec["out2"] = outs[1]
+    if grad_of:
+        gy = det(y.shape, 7, 1.0) if y.dim() > 0 else torch.tensor(0.75)
+        (y * gy).sum().backward()
+        rec["gy"] = gy
+        rec["grads"] = {k: ins[k].grad for k in grad_of}
+    if extra:
+        rec.update(extra(ins))
+    cases.append(rec)
+
+
+# ---- convolution ----
+add("conv2d_basic", lambda x, w, b: F.conv2d(x, w, b, padding=1),
+    {"x": det((2, 3, 5, 5), 1), "w": det((4, 3, 3, 3), 2, 0.5), "b": det((4,), 3)},
+    grad_of=("x", "w", "b"))
+add("conv2d_strided_dilated_groups",
+    lambda x, w, b: F.conv2d(x, w, b, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2),
+    {"x": det((2, 4, 7, 6), 4), "w": det((6, 2, 3, 2), 5, 0.5), "b": det((6,), 6)},
+    grad_of=("x", "w", "b"))
+add("conv2d_depthwise_nobias", lambda x, w: F.conv2d(x, w, None, stride=2, groups=3),
+    {"x": det((1, 3, 6, 6), 7), "w": det((3, 1, 2, 2), 8)}, grad_of=("x", "w"))
+add("conv2d_1x1", lambda x, w, b: F.conv2d(x, w, b),
+    {"x": det((2, 5, 4, 3), 9), "w": det((3, 5, 1, 1), 10), "b": det((3,), 11)},
+    grad_of=("x", "w", "b"))
+add("conv2d_unbatched", lambda x, w, b: F.conv2d(x, w, b, padding=2, dilation=2),
+    {"x": det((2, 5, 5), 12), "w": det((3, 2, 3, 3), 13), "b": det((3,), 14)},
+    grad_of=("x", "w", "b"))
+
+# ---- pooling ----
+add("max_pool2d_ceil", lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                              return_indices=True),
+    {"x": det((2, 3, 7, 6), 15)}, grad_of=("x",))
+add("max_pool2d_dilated", lambda x: F.max_pool2d(x, (2, 3), stride=(1, 2), dilation=(2, 1),
+                                                 return_indices=True),
+    {"x": det((1, 2, 6, 7), 16)}, grad_of=("x",))
+add("avg_pool2d_ceil_nopad_count",
+    lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    {"x": det((2, 3, 7, 6), 17)}, grad_of=("x",))
+add("avg_pool2d_include_pad", lambda x: F.avg_pool2d(x, (3, 2), stride=(2, 2), padding=(1, 1)),
+    {"x": det((1, 2, 5, 5), 18)}, grad_of=("x",))
+add("avg_pool2d_divisor", lambda x: F.avg_pool2d(x, 2, divisor_override=3),
+    {"x": det((3, 4, 4), 19)}, grad_of=("x",))
+add("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (3, 4)),
+    {"x": det((2, 3, 7, 9), 20)}, grad_of=("x",))
+
+# ---- softmax ----
+add("softmax_dim2", lambda x: F.softmax(x, dim=1), {"x": det((3, 4, 5), 21, 3.0)}, grad_of=("x",))
+add("log_softmax_last", lambda x: F.log_softmax(x, dim=-1), {"x": det((3, 4, 5), 22, 3.0)},
+    grad_of=("x",))
+add("log_softmax_large", lambda x: F.log_softmax(x, dim=0), {"x": det((6, 2), 23, 1000.0)},
+    grad_of=("x",))
+
+# ---- normalisation ----
+
+
+def bn_train(x, w, b, rm, rv):
+    rm, rv = rm.clone(), rv.clone()
+    y = F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.2, eps=1e-4)
+    return y, torch.cat([rm, rv])
+
+
+add("batch_norm_train_3d", bn_train,
+    {"x": det((4, 3, 5), 24, 2.0), "w": det((3,), 25), "b": det((3,), 26),
+     "rm": det((3,), 27), "rv": det((3,), 28).abs() + 0.5},
+    grad_of=("x", "w", "b"))
+add("batch_norm_train_4d_noaffine",
+    lambda x: F.batch_norm(x, None, None, training=True),
+    {"x": det((3, 2, 3, 4), 29, 2.0)}, grad_of=("x",))
+add("batch_norm_eval_2d",
+    lambda x, w, b, rm, rv: F.batch_norm(x, rm, rv, w, b, training=False, eps=1e-3),
+    {"x": det((5, 3), 30, 2.0), "w": det((3,), 31), "b": det((3,), 32),
+     "rm": det((3,), 33), "rv": det((3,), 34).abs() + 0.5},
+    grad_of=("x", "w", "b"))
+add("layer_norm_2dims", lambda x, w, b: F.layer_norm(x, (4, 5), w, b, eps=1e-5),
+    {"x": det((3, 4, 5), 35, 2.0), "w": det((4, 5), 36), "b": det((4, 5), 37)},
+    grad_of=("x", "w", "b"))
+add("layer_norm_noaffine", lambda x: F.layer_norm(x, (6,)),
+    {"x": det((2, 3, 6), 38, 2.0)}, grad_of=("x",))
+
+# ---- activations ----
+add("gelu", lambda x: F.gelu(x), {"x": det((20,), 39, 4.0)}, grad_of=("x",))
+add("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), {"x": det((20,), 40, 4.0)},
+    grad_of=("x",))
+
+# ---- embedding, linear ----
+add("embedding_padding", lambda idx, w: F.embedding(idx - 1, w, padding_idx=2),
+    {"idx": torch.tensor([[1, 3, 5], [3, 2, 1]]), "w": det((5, 4), 41)}, grad_of=("w",),
+    extra=lambda ins: {"padding_idx": 3})
+add("linear_3d", lambda x, w, b: F.linear(x, w, b),
+    {"x": det((2, 3, 4), 42), "w": det((5, 4), 43), "b": det((5,), 44)},
+    grad_of=("x", "w", "b"))
+
+# ---- losses (targets stored 1-based; the lambdas shift them) ----
+t1 = torch.tensor([2, 0, 3, 1, 3])
+add("cross_entropy_weight_ignore_smooth",
+    lambda x, target, weight: F.cross_entropy(x, target - 1, weight=weight, ignore_index=3,
+                                              label_smoothing=0.1),
+    {"x": det((5, 4), 45, 2.0), "target": t1 + 1, "weight": det((4,), 46).abs() + 0.2},
+    grad_of=("x",), extra=lambda ins: {"ignore_index": 4})
+add("cross_entropy_plain", lambda x, target: F.cross_entropy(x, target - 1),
+    {"x": det((5, 4), 47, 2.0), "target": t1 + 1}, grad_of=("x",))
+add("cross_entropy_smooth_sum", lambda x, target: F.cross_entropy(x, target - 1, label_smoothing=0.2,
+                                                                  reduction="sum"),
+    {"x": det((5, 4), 48, 2.0), "target": t1 + 1}, grad_of=("x",))
+add("cross_entropy_kdim_none",
+    lambda x, target: F.cross_entropy(x, target - 1, reduction="none"),
+    {"x": det((2, 3, 4), 49, 2.0), "target": torch.tensor([[0, 2, 1, 1], [2, 2, 0, 1]]) + 1},
+    grad_of=("x",))
+add("nll_loss_weight_sum",
+    lambda x, target, weight: F.nll_loss(x, target - 1, weight=weight, reduction="sum"),
+    {"x": det((5, 4), 50, 2.0), "target": t1 + 1, "weight": det((4,), 51).abs() + 0.2},
+    grad_of=("x",))
+add("mse_loss", lambda x, y: F.mse_loss(x, y), {"x": det((3, 4), 52), "y": det((3, 4), 53)},
+    grad_of=("x", "y"))
+add("l1_loss_sum", lambda x, y: F.l1_loss(x, y, reduction="sum"),
+    {"x": det((3, 4), 54), "y": det((3, 4), 55)}, grad_of=("x", "y"))
+add("bce_with_logits_posweight",
+    lambda x, y, weight, pos_weight: F.binary_cross_entropy_with_logits(
+        x, y, weight=weight, pos_weight=pos_weight),
+    {"x": det((3, 4), 56, 3.0), "y": (det((3, 4), 57) > 0).double(), "weight": det((4,), 58).abs(),
+     "pos_weight": det((4,), 59).abs() + 0.5},
+    grad_of=("x",))
+
+with open(OUT, "w") as f:
+    f.write("-- Generated by tools/gen_nn_reference.py from PyTorch %s; do not edit.\n"
+            % torch.__version__)
+    f.write("return {\n")
+    for c in cases:
+        f.write("  {\n")
+        for k, v in c.items():
+            f.write("    %s = %s,\n" % (k, lua_value(v)))
+        f.write("  },\n")
+    f.write("}\n")
+print("wrote %d cases to %s" % (len(cases), OUT))
