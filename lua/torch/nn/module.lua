@@ -358,7 +358,9 @@ local function converter(device, dtype, non_blocking)
   return function(t)
     local r = t
     if dtype and r:is_floating_point() and r.dtype ~= dtype then r = r:to(dtype) end
-    if device then r = r:to(device, opts) end
+    if device then
+      if opts then r = r:to(device, opts) else r = r:to(device) end
+    end
     return r
   end
 end
@@ -387,7 +389,7 @@ function Module:to(...)
     end
   end
   if dtype ~= nil and not (is_dtype(dtype) and dtype.is_floating_point) then
-    error('nn.Module.to only accepts floating point dtypes, but got desired dtype=' .. tostring(dtype), 2)
+    error('nn.Module.to only accepts floating point or complex dtypes, but got desired dtype=' .. tostring(dtype), 2)
   end
   return self:_apply(converter(device, dtype, non_blocking))
 end
