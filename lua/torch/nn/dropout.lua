@@ -1,0 +1,29 @@
+-- nn.Dropout: zeroes elements with probability p while training and scales the rest by 1/(1-p).
+local Module = require 'torch.nn.module'
+local F = require 'torch.nn.functional'
+
+local M = {}
+local pyrepr = Module._pyrepr
+
+-- Dropout(p = 0.5, {inplace = false}) (or Dropout({p = ..., inplace = ...}))
+local Dropout = Module:extend('Dropout')
+M.Dropout = Dropout
+
+function Dropout:init(p, o)
+  if type(p) == 'table' then p, o = p.p, p end
+  o = o or {}
+  if p == nil then p = 0.5 end
+  if type(p) ~= 'number' or p < 0 or p > 1 then
+    error('Dropout: dropout probability has to be between 0 and 1, but got ' .. tostring(p), 3)
+  end
+  self.p = p
+  self.inplace = o.inplace and true or false
+end
+
+function Dropout:forward(x) return F.dropout(x, self.p, self.training, self.inplace) end
+
+function Dropout:extra_repr()
+  return string.format('p=%s, inplace=%s', pyrepr(self.p), pyrepr(self.inplace))
+end
+
+return M

@@ -1,0 +1,55 @@
+-- nn.Linear (y = x W^T + b) and nn.Identity.
+local torch = require 'torch'
+local Module = require 'torch.nn.module'
+local Parameter = require('torch.nn.parameter').Parameter
+local F = require 'torch.nn.functional'
+local init = require 'torch.nn.initializers'
+
+local M = {}
+
+local function factory(o) return { dtype = o.dtype, device = o.device } end
+
+-- Linear(in_features, out_features, {bias = true, device, dtype})
+local Linear = Module:extend('Linear')
+M.Linear = Linear
+
+function Linear:init(in_features, out_features, o)
+  o = o or {}
+  if math.type(in_features) ~= 'integer' or math.type(out_features) ~= 'integer' or in_features < 0
+    or out_features < 0 then
+    error(string.format('Linear: in_features and out_features must be non-negative integers, got %s and %s',
+      tostring(in_features), tostring(out_features)), 3)
+  end
+  self.in_features, self.out_features = in_features, out_features
+  self.weight = Parameter(torch.empty(out_features, in_features, factory(o)))
+  if o.bias == nil or o.bias then
+    self.bias = Parameter(torch.empty(out_features, factory(o)))
+  else
+    self:register_parameter('bias', nil)
+  end
+  self:reset_parameters()
+end
+
+-- kaiming_uniform_(a = sqrt(5)) is U(-1/sqrt(fan_in), 1/sqrt(fan_in)); the bias uses the same bound
+function Linear:reset_parameters()
+  init.kaiming_uniform_(self.weight, { a = math.sqrt(5) })
+  if self.bias ~= nil then
+    local fan_in = self.weight:size(2)
+    local bound = fan_in > 0 and 1 / math.sqrt(fan_in) or 0
+    init.uniform_(self.bias, -bound, bound)
+  end
+end
+
+function Linear:forward(x) return F.linear(x, self.weight, self.bias) end
+
+function Linear:extra_repr()
+  return string.format('in_features=%d, out_features=%d, bias=%s', self.in_features, self.out_features,
+    self.bias ~= nil and 'True' or 'False')
+end
+
+-- Identity(...): returns its input; arguments are ignored, as PyTorch
+local Identity = Module:extend('Identity')
+M.Identity = Identity
+function Identity:forward(x) return x end
+
+return M

@@ -1,0 +1,172 @@
+-- nn.BatchNorm1d, nn.BatchNorm2d and nn.LayerNorm: parameters, running-statistics buffers and
+-- PyTorch's momentum rules over F.batch_norm and F.layer_norm.
+local torch = require 'torch'
+local Module = require 'torch.nn.module'
+local Parameter = require('torch.nn.parameter').Parameter
+local F = require 'torch.nn.functional'
+local init = require 'torch.nn.initializers'
+
+local M = {}
+local pyrepr = Module._pyrepr
+
+-- BatchNorm(num_features, {eps = 1e-5, momentum = 0.1, affine = true, track_running_stats = true,
+-- device, dtype}); momentum = false (PyTorch's None) means a cumulative average
+local BatchNorm = Module:extend('_BatchNorm')
+M._BatchNorm = BatchNorm
+
+local function flag(v, default)
+  if v == nil then return default end
+  return v and true or false
+end
+
+function BatchNorm:init(num_features, o)
+  o = o or {}
+  local name = self:_get_name()
+  if math.type(num_features) ~= 'integer' or num_features <= 0 then
+    error(string.format('%s: num_features must be a positive integer, got %s', name, tostring(num_features)), 3)
+  end
+  self.num_features = num_features
+  self.eps = o.eps or 1e-5
+  -- nil in an options table cannot be told from absent, so false (or the string 'none') asks for None
+  local momentum = o.momentum
+  if momentum == nil then momentum = 0.1 elseif momentum == false or momentum == 'none' then momentum = nil end
+  self.momentum = momentum
+  self.affine = flag(o.affine, true)
+  self.track_running_stats = flag(o.track_running_stats, true)
+  local f = { dtype = o.dtype, device = o.device }
+  if self.affine then
+    self.weight = Parameter(torch.empty(num_features, f))
+    self.bias = Parameter(torch.empty(num_features, f))
+  else
+    self:register_parameter('weight', nil)
+    self:register_parameter('bias', nil)
+  end
+  if self.track_running_stats then
+    self:register_buffer('running_mean', torch.zeros(num_features, f))
+    self:register_buffer('running_var', torch.ones(num_features, f))
+    self:register_buffer('num_batches_tracked', torch.zeros({}, { dtype = torch.int64, device = o.device }))
+  else
+    self:register_buffer('running_mean', nil)
+    self:register_buffer('running_var', nil)
+    self:register_buffer('num_batches_tracked', nil)
+  end
+  self:reset_parameters()
+end
+
+function BatchNorm:reset_running_stats()
+  if self.track_running_stats then
+    torch.no_grad(function()
+      self.running_mean:zero_()
+      self.running_var:fill_(1)
+      self.num_batches_tracked:zero_()
+    end)
+  end
+end
+
+function BatchNorm:reset_parameters()
+  self:reset_running_stats()
+  if self.affine then
+    init.ones_(self.weight)
+    init.zeros_(self.bias)
+  end
+end
+
+function BatchNorm:forward(x)
+  self:_check_input_dim(x)
+  local factor = self.momentum or 0.0
+  if self.training and self.track_running_stats and self.num_batches_tracked ~= nil then
+    torch.no_grad(function() self.num_batches_tracked:add_(1) end)
+    if self.momentum == nil then
+      factor = 1.0 / self.num_batches_tracked:item()
+    end
+  end
+  local bn_training = self.training or (self.running_mean == nil and self.running_var == nil)
+  local use_stats = not self.training or self.track_running_stats
+  return F.batch_norm(x, use_stats and self.running_mean or nil, use_stats and self.running_var or nil,
+    self.weight, self.bias, { training = bn_training, momentum = factor, eps = self.eps })
+end
+
+-- a state dict without num_batches_tracked (saved before it existed) keeps the current count
+function BatchNorm:_load_state_hook(sd, prefix)
+  local key = prefix .. 'num_batches_tracked'
+  if self.track_running_stats and sd[key] == nil then
+    sd[key] = self.num_batches_tracked or torch.tensor(0)
+  end
+end
+
+function BatchNorm:extra_repr()
+  return string.format('%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s', self.num_features,
+    pyrepr(self.eps), pyrepr(self.momentum), pyrepr(self.affine), pyrepr(self.track_running_stats))
+end
+
+local BatchNorm1d = BatchNorm:extend('BatchNorm1d')
+M.BatchNorm1d = BatchNorm1d
+function BatchNorm1d:_check_input_dim(x)
+  if not torch.is_tensor(x) then error('BatchNorm1d: expected a tensor, got ' .. type(x), 3) end
+  if x:dim() ~= 2 and x:dim() ~= 3 then
+    error(string.format('BatchNorm1d: expected 2D or 3D input (got %dD input)', x:dim()), 3)
+  end
+end
+
+local BatchNorm2d = BatchNorm:extend('BatchNorm2d')
+M.BatchNorm2d = BatchNorm2d
+function BatchNorm2d:_check_input_dim(x)
+  if not torch.is_tensor(x) then error('BatchNorm2d: expected a tensor, got ' .. type(x), 3) end
+  if x:dim() ~= 4 then
+    error(string.format('BatchNorm2d: expected 4D input (got %dD input)', x:dim()), 3)
+  end
+end
+
+-- LayerNorm(normalized_shape, {eps = 1e-5, elementwise_affine = true, bias = true, device, dtype})
+local LayerNorm = Module:extend('LayerNorm')
+M.LayerNorm = LayerNorm
+
+function LayerNorm:init(normalized_shape, o)
+  o = o or {}
+  local shape = {}
+  if math.type(normalized_shape) == 'integer' then
+    shape[1] = normalized_shape
+  elseif type(normalized_shape) == 'table' then
+    for i = 1, #normalized_shape do shape[i] = normalized_shape[i] end
+  else
+    error('LayerNorm: normalized_shape must be an integer or a table of integers, got ' .. type(normalized_shape), 3)
+  end
+  for _, s in ipairs(shape) do
+    if math.type(s) ~= 'integer' or s < 0 then
+      error('LayerNorm: normalized_shape must hold non-negative integers, got ' .. tostring(s), 3)
+    end
+  end
+  self.normalized_shape = shape
+  self.eps = o.eps or 1e-5
+  self.elementwise_affine = flag(o.elementwise_affine, true)
+  local f = { dtype = o.dtype, device = o.device }
+  if self.elementwise_affine then
+    self.weight = Parameter(torch.ones(shape, f))
+    if flag(o.bias, true) then
+      self.bias = Parameter(torch.zeros(shape, f))
+    else
+      self:register_parameter('bias', nil)
+    end
+  else
+    self:register_parameter('weight', nil)
+    self:register_parameter('bias', nil)
+  end
+end
+
+function LayerNorm:reset_parameters()
+  if self.elementwise_affine then
+    init.ones_(self.weight)
+    if self.bias ~= nil then init.zeros_(self.bias) end
+  end
+end
+
+function LayerNorm:forward(x)
+  return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, { eps = self.eps })
+end
+
+function LayerNorm:extra_repr()
+  return string.format('%s, eps=%s, elementwise_affine=%s', pyrepr(self.normalized_shape), pyrepr(self.eps),
+    pyrepr(self.elementwise_affine))
+end
+
+return M

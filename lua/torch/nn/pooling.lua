@@ -1,0 +1,90 @@
+-- nn.MaxPool2d, nn.AvgPool2d and nn.AdaptiveAvgPool2d over torch.nn.functional.
+local Module = require 'torch.nn.module'
+local F = require 'torch.nn.functional'
+
+local M = {}
+local pyrepr = Module._pyrepr
+
+-- a number or a pair, kept as given (the repr prints it as given)
+local function size_arg(v, name, op, allow_nil_entries)
+  if math.type(v) == 'integer' then return v end
+  if type(v) == 'table' and #v <= 2 then
+    local ok = true
+    for i = 1, 2 do
+      local e = v[i]
+      if not (math.type(e) == 'integer' or (allow_nil_entries and e == nil)) then ok = false end
+    end
+    if ok then return { v[1], v[2] } end
+  end
+  error(string.format('%s: %s must be an integer or a pair {h, w} of integers, got %s', op, name, tostring(v)), 4)
+end
+
+-- MaxPool2d(kernel_size, {stride = kernel_size, padding = 0, dilation = 1, return_indices = false,
+-- ceil_mode = false})
+local MaxPool2d = Module:extend('MaxPool2d')
+M.MaxPool2d = MaxPool2d
+
+function MaxPool2d:init(kernel_size, o)
+  o = o or {}
+  self.kernel_size = size_arg(kernel_size, 'kernel_size', 'MaxPool2d')
+  self.stride = o.stride ~= nil and size_arg(o.stride, 'stride', 'MaxPool2d') or self.kernel_size
+  self.padding = size_arg(o.padding or 0, 'padding', 'MaxPool2d')
+  self.dilation = size_arg(o.dilation or 1, 'dilation', 'MaxPool2d')
+  self.return_indices = o.return_indices or false
+  self.ceil_mode = o.ceil_mode or false
+end
+
+function MaxPool2d:forward(x)
+  return F.max_pool2d(x, self.kernel_size, { stride = self.stride, padding = self.padding,
+    dilation = self.dilation, ceil_mode = self.ceil_mode, return_indices = self.return_indices })
+end
+
+function MaxPool2d:extra_repr()
+  return string.format('kernel_size=%s, stride=%s, padding=%s, dilation=%s, ceil_mode=%s', pyrepr(self.kernel_size),
+    pyrepr(self.stride), pyrepr(self.padding), pyrepr(self.dilation), pyrepr(self.ceil_mode))
+end
+
+-- AvgPool2d(kernel_size, {stride = kernel_size, padding = 0, ceil_mode = false, count_include_pad = true,
+-- divisor_override})
+local AvgPool2d = Module:extend('AvgPool2d')
+M.AvgPool2d = AvgPool2d
+
+function AvgPool2d:init(kernel_size, o)
+  o = o or {}
+  self.kernel_size = size_arg(kernel_size, 'kernel_size', 'AvgPool2d')
+  self.stride = o.stride ~= nil and size_arg(o.stride, 'stride', 'AvgPool2d') or self.kernel_size
+  self.padding = size_arg(o.padding or 0, 'padding', 'AvgPool2d')
+  self.ceil_mode = o.ceil_mode or false
+  if o.count_include_pad == nil then self.count_include_pad = true else self.count_include_pad = o.count_include_pad end
+  self.divisor_override = o.divisor_override
+end
+
+function AvgPool2d:forward(x)
+  return F.avg_pool2d(x, self.kernel_size, { stride = self.stride, padding = self.padding,
+    ceil_mode = self.ceil_mode, count_include_pad = self.count_include_pad, divisor_override = self.divisor_override })
+end
+
+function AvgPool2d:extra_repr()
+  return string.format('kernel_size=%s, stride=%s, padding=%s', pyrepr(self.kernel_size), pyrepr(self.stride),
+    pyrepr(self.padding))
+end
+
+-- AdaptiveAvgPool2d(output_size): a number or {h, w}, where a nil entry keeps the input's size
+local AdaptiveAvgPool2d = Module:extend('AdaptiveAvgPool2d')
+M.AdaptiveAvgPool2d = AdaptiveAvgPool2d
+
+function AdaptiveAvgPool2d:init(output_size)
+  self.output_size = size_arg(output_size, 'output_size', 'AdaptiveAvgPool2d', true)
+end
+
+function AdaptiveAvgPool2d:forward(x) return F.adaptive_avg_pool2d(x, self.output_size) end
+
+function AdaptiveAvgPool2d:extra_repr()
+  local s = self.output_size
+  if type(s) == 'table' then
+    return string.format('output_size=(%s, %s)', pyrepr(s[1]), pyrepr(s[2]))
+  end
+  return 'output_size=' .. pyrepr(s)
+end
+
+return M

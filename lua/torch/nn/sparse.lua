@@ -1,0 +1,80 @@
+-- nn.Embedding: a lookup table of rows, indexed by 1-based indices.
+local torch = require 'torch'
+local Module = require 'torch.nn.module'
+local Parameter = require('torch.nn.parameter').Parameter
+local F = require 'torch.nn.functional'
+local init = require 'torch.nn.initializers'
+
+local M = {}
+
+-- Embedding(num_embeddings, embedding_dim, {padding_idx, device, dtype, _weight, _freeze});
+-- padding_idx is a 1-based row (negative counts from the end) whose row starts at zero and gets no
+-- gradient
+local Embedding = Module:extend('Embedding')
+M.Embedding = Embedding
+
+function Embedding:init(num_embeddings, embedding_dim, o)
+  o = o or {}
+  if math.type(num_embeddings) ~= 'integer' or math.type(embedding_dim) ~= 'integer' or num_embeddings < 0
+    or embedding_dim < 0 then
+    error(string.format('Embedding: num_embeddings and embedding_dim must be non-negative integers, got %s and %s',
+      tostring(num_embeddings), tostring(embedding_dim)), 3)
+  end
+  for _, unsupported in ipairs { 'max_norm', 'scale_grad_by_freq', 'sparse' } do
+    if o[unsupported] then error('Embedding: ' .. unsupported .. ' is not supported by lutorch', 3) end
+  end
+  local pad = o.padding_idx
+  if pad ~= nil then
+    if math.type(pad) ~= 'integer' or pad == 0 or pad > num_embeddings or pad < -num_embeddings then
+      error(string.format('Embedding: padding_idx must be within num_embeddings (a 1-based row in 1..%d, or '
+        .. 'negative from the end), got %s', num_embeddings, tostring(pad)), 3)
+    end
+    if pad < 0 then pad = num_embeddings + pad + 1 end
+  end
+  self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, pad
+  self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = nil, 2.0, false, false
+  if o._weight ~= nil then
+    local w = o._weight
+    if not torch.is_tensor(w) or w:dim() ~= 2 or w:size(1) ~= num_embeddings or w:size(2) ~= embedding_dim then
+      error('Embedding: shape of weight does not match num_embeddings and embedding_dim', 3)
+    end
+    self.weight = Parameter(w, not o._freeze)
+  else
+    self.weight = Parameter(torch.empty(num_embeddings, embedding_dim, { dtype = o.dtype, device = o.device }),
+      not o._freeze)
+    self:reset_parameters()
+  end
+end
+
+function Embedding:reset_parameters()
+  init.normal_(self.weight)
+  self:_fill_padding_idx_with_zero()
+end
+
+function Embedding:_fill_padding_idx_with_zero()
+  if self.padding_idx ~= nil then
+    torch.no_grad(function() self.weight[self.padding_idx]:fill_(0) end)
+  end
+end
+
+function Embedding:forward(idx) return F.embedding(idx, self.weight, { padding_idx = self.padding_idx }) end
+
+function Embedding:extra_repr()
+  local s = string.format('%d, %d', self.num_embeddings, self.embedding_dim)
+  if self.padding_idx ~= nil then s = s .. ', padding_idx=' .. self.padding_idx end
+  return s
+end
+
+-- Embedding.from_pretrained(embeddings, {freeze = true, padding_idx})
+function Embedding.from_pretrained(embeddings, o)
+  o = o or {}
+  if not torch.is_tensor(embeddings) or embeddings:dim() ~= 2 then
+    error('Embedding.from_pretrained: embeddings parameter is expected to be 2-dimensional', 2)
+  end
+  local freeze = o.freeze
+  if freeze == nil then freeze = true end
+  return Embedding(embeddings:size(1), embeddings:size(2), { _weight = embeddings, _freeze = freeze,
+    padding_idx = o.padding_idx })
+end
+
+return M
