@@ -97,16 +97,20 @@ static int read_header(reader_t *r, const struct stat *st, bool gzipped, int *nd
                     r->path, *ndim, (long long)dbytes, (long long)got);
   size_t elsize = lt_dtype_size(*dt);
   int64_t total = (int64_t)elsize;
-  bool too_big = false;
+  bool any_zero = false, too_big = false;
   for (int d = 0; d < *ndim; d++) {
     const unsigned char *b = dims + 4 * d;
     sizes[d] = (int64_t)((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3]);
-    /* every factor is below 2^32 and total stays at most 2^36 here, so the product cannot overflow */
-    if (!too_big) {
-      total *= sizes[d];
-      if (total > LT_IDX_MAX_BYTES) too_big = true;
-    }
+    if (sizes[d] == 0) any_zero = true;
   }
+  /* the nonzero dimensions are bounded even when another is zero, so that no size computation
+     (strides included) overflows; the check comes before each product, so neither does it */
+  for (int d = 0; d < *ndim && !too_big; d++) {
+    if (sizes[d] == 0) continue;
+    if (total > LT_IDX_MAX_BYTES / sizes[d]) too_big = true;
+    else total *= sizes[d];
+  }
+  if (any_zero) total = 0;
   if (too_big) {
     char shape[128];
     int len = 0;

@@ -190,7 +190,7 @@ function DataLoader:init(dataset, opts)
     if (opts.batch_size ~= nil and opts.batch_size ~= 1) or shuffle or opts.sampler ~= nil or drop_last then
       error('DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last', 3)
     end
-    self.batch_sampler = S.as_sampler('DataLoader', opts.batch_sampler, 4)
+    self.batch_sampler = S.as_sampler('DataLoader', opts.batch_sampler, 4, true)
     self.batch_size, self.drop_last = nil, false
   else
     local bs = opts.batch_size

@@ -95,7 +95,8 @@ function Dataset:get(i)
 end
 
 function Dataset:__tostring()
-  return string.format('%s (%d samples)', tostring(getmetatable(self)), #self)
+  local ok, n = pcall(function() return #self end)
+  return string.format('%s (%s samples)', tostring(getmetatable(self)), ok and tostring(n) or '?')
 end
 
 -- The tensors whose rows are the samples (get(i) == t1[i], t2[i], ...), when that holds exactly;

@@ -147,11 +147,14 @@ function ListSampler:init(list) self.list = list end
 function ListSampler:__len() return #self.list end
 function ListSampler:iter() return iter_values(self.list) end
 
-local function as_sampler(name, s, level)
+-- (batches: an array of arrays of indices, for batch_sampler)
+local function as_sampler(name, s, level, batches)
   if type(s) == 'table' and getmetatable(s) == nil then
     for i = 1, #s do
-      if math.type(s[i]) ~= 'integer' then
-        error(string.format('%s: sampler entry %d is not an integer index (%s)', name, i, tostring(s[i])), level)
+      local ok = batches and type(s[i]) == 'table' or not batches and math.type(s[i]) == 'integer'
+      if not ok then
+        error(string.format('%s: %s entry %d is not %s (%s)', name, batches and 'batch_sampler' or 'sampler', i,
+          batches and 'an array of indices' or 'an integer index', tostring(s[i])), level)
       end
     end
     return ListSampler(s)
