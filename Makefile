@@ -25,7 +25,7 @@ endif
 
 CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -fopenmp -fPIC $(OPT) \
           -I. -Icore -Ikernels -I$(LUA_INC) -MMD -MP
-LDLIBS := -llua5.4 -lreadline -ldl -lm -lpthread
+LDLIBS := -llua5.4 -lreadline -lz -ldl -lm -lpthread
 LDFLAGS := -fopenmp $(LDSAN)
 
 CORE_SRC := $(wildcard core/*.c) $(wildcard kernels/cpu/*.c)
@@ -35,7 +35,7 @@ LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(BIND_SRC)) $(BUILD)/obj
 BIN_OBJ := $(BUILD)/obj/bindings/main.o $(BUILD)/obj/bindings/repl.o
 C_TESTS := $(patsubst spec/c/%.c,$(BUILD)/test/%,$(wildcard spec/c/*.c))
 
-DEPS := lua5.4 liblua5.4-dev lua-busted libopenblas-dev libreadline-dev zlib1g-dev
+DEPS := lua5.4 liblua5.4-dev lua-busted libopenblas-dev libreadline-dev zlib1g-dev dataset-fashion-mnist
 
 .PHONY: all deps build test demo bench clean install uninstall c-tests
 
@@ -74,7 +74,7 @@ $(BUILD)/lutorch: $(BIN_OBJ) $(LIB_OBJ)
 # The module for stock lua5.4: LUA_CPATH="build/?.so;;" lua5.4 -e "require 'torch'"
 $(BUILD)/torch.so: $(LIB_OBJ)
 	@echo "LD $@"
-	@$(CC) $(LDFLAGS) -shared $^ -ldl -lm -lpthread -o $@
+	@$(CC) $(LDFLAGS) -shared $^ -lz -ldl -lm -lpthread -o $@
 
 $(BUILD)/test/%: spec/c/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)

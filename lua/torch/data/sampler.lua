@@ -1,0 +1,208 @@
+-- Samplers: which dataset indices (1-based) an epoch visits, and in what order. Every sampler has
+-- #s and s:iter(), a fresh iterator per epoch. SequentialSampler and RandomSampler also give the
+-- whole epoch as one int64 tensor (s:_index_tensor()), which the loader's fast path slices.
+local torch = require 'torch'
+local D = require 'torch.data.dataset'
+
+local M = {}
+
+local Sampler = D.class('Sampler')
+M.Sampler = Sampler
+
+function Sampler:__len()
+  local len = self.len
+  if not len then error(tostring(getmetatable(self)) .. ': a Sampler needs __len or len()', 2) end
+  return len(self)
+end
+function Sampler:iter() error(tostring(getmetatable(self)) .. ': a Sampler needs iter()', 2) end
+
+-- an iterator over the values of an array table or a 1-D tensor
+local function iter_values(list)
+  if torch.is_tensor(list) then list = list:totable() end
+  local i, n = 0, #list
+  return function()
+    if i >= n then return nil end
+    i = i + 1
+    return list[i]
+  end
+end
+M.iter_values = iter_values
+
+local function dataset_size(name, ds)
+  local ok, n = pcall(function() return #ds end)
+  if not ok then error(name .. ': the dataset has no length: ' .. tostring(n), 4) end
+  if math.type(n) ~= 'integer' or n < 0 then
+    error(name .. ': the dataset length must be a non-negative integer, got ' .. tostring(n), 4)
+  end
+  return n
+end
+M.dataset_size = dataset_size
+
+-- ---- SequentialSampler(ds): 1, 2, ..., #ds ----
+local SequentialSampler = Sampler:extend('SequentialSampler')
+M.SequentialSampler = SequentialSampler
+
+function SequentialSampler:init(data_source)
+  self.data_source = data_source
+  dataset_size('SequentialSampler', data_source)
+end
+function SequentialSampler:__len() return dataset_size('SequentialSampler', self.data_source) end
+function SequentialSampler:iter()
+  local i, n = 0, #self
+  return function()
+    if i >= n then return nil end
+    i = i + 1
+    return i
+  end
+end
+function SequentialSampler:_index_tensor()
+  return torch.arange(1, #self + 1, { dtype = torch.int64 })
+end
+
+-- ---- RandomSampler(ds, {replacement = false, num_samples = #ds, seed, generator}) ----
+-- Without a seed (or generator) it draws from torch's global generator, so torch.manual_seed makes
+-- it repeatable; with one it keeps a generator of its own, and each epoch continues its stream.
+local RandomSampler = Sampler:extend('RandomSampler')
+M.RandomSampler = RandomSampler
+
+local function check_opts(name, opts, known)
+  if opts == nil then return {} end
+  if type(opts) ~= 'table' then error(name .. ': expected an options table, got ' .. type(opts), 4) end
+  for k in pairs(opts) do
+    if not known[k] then error(string.format("%s: unknown option '%s'", name, tostring(k)), 4) end
+  end
+  return opts
+end
+M.check_opts = check_opts
+
+function RandomSampler:init(data_source, opts)
+  opts = check_opts('RandomSampler', opts,
+    { replacement = true, num_samples = true, seed = true, generator = true })
+  self.data_source = data_source
+  dataset_size('RandomSampler', data_source)
+  local replacement = opts.replacement
+  if replacement == nil then replacement = false end
+  if type(replacement) ~= 'boolean' then
+    error('RandomSampler: replacement should be a boolean value, but got replacement=' .. tostring(replacement), 3)
+  end
+  self.replacement = replacement
+  local ns = opts.num_samples
+  if ns ~= nil and (math.type(ns) ~= 'integer' or ns <= 0) then
+    error('RandomSampler: num_samples should be a positive integer value, but got num_samples=' .. tostring(ns), 3)
+  end
+  self._num_samples = ns
+  if opts.generator ~= nil then
+    self.generator = opts.generator
+  elseif opts.seed ~= nil then
+    if math.type(opts.seed) ~= 'integer' then
+      error('RandomSampler: seed must be an integer, got ' .. tostring(opts.seed), 3)
+    end
+    self.generator = torch._data_generator(opts.seed)
+  end
+end
+
+function RandomSampler:__len()
+  return self._num_samples or dataset_size('RandomSampler', self.data_source)
+end
+
+function RandomSampler:_index_tensor()
+  local n = dataset_size('RandomSampler', self.data_source)
+  local count = #self
+  local g = self.generator
+  if self.replacement then
+    if n == 0 then error('RandomSampler: cannot draw samples with replacement from an empty dataset', 2) end
+    if g then return g:randint(1, n + 1, count) end
+    return torch.randint(1, n + 1, { count })
+  end
+  local function perm() return g and g:randperm(n) or torch.randperm(n) end
+  if count == n then return perm() end
+  -- as PyTorch: whole permutations, then the head of one more
+  local parts = {}
+  if n > 0 then
+    for _ = 1, count // n do parts[#parts + 1] = perm() end
+    if count % n > 0 then parts[#parts + 1] = perm():narrow(1, 1, count % n) end
+  end
+  if #parts == 0 then return torch.empty({ 0 }, { dtype = torch.int64 }) end
+  if #parts == 1 then return parts[1] end
+  return torch.cat(parts, 1)
+end
+
+function RandomSampler:iter() return iter_values(self:_index_tensor()) end
+
+-- ---- BatchSampler(sampler, batch_size, drop_last): arrays of indices ----
+local BatchSampler = Sampler:extend('BatchSampler')
+M.BatchSampler = BatchSampler
+
+local function check_batch_size(name, bs, level)
+  if math.type(bs) ~= 'integer' or bs <= 0 then
+    error(string.format('%s: batch_size should be a positive integer value, but got batch_size=%s', name,
+      tostring(bs)), level)
+  end
+end
+M.check_batch_size = check_batch_size
+
+-- a sampler given as an array table of indices visits them in order
+local ListSampler = Sampler:extend('ListSampler')
+function ListSampler:init(list) self.list = list end
+function ListSampler:__len() return #self.list end
+function ListSampler:iter() return iter_values(self.list) end
+
+-- (batches: an array of arrays of indices, for batch_sampler)
+local function as_sampler(name, s, level, batches)
+  if type(s) == 'table' and getmetatable(s) == nil then
+    for i = 1, #s do
+      local ok = batches and type(s[i]) == 'table' or not batches and math.type(s[i]) == 'integer'
+      if not ok then
+        error(string.format('%s: %s entry %d is not %s (%s)', name, batches and 'batch_sampler' or 'sampler', i,
+          batches and 'an array of indices' or 'an integer index', tostring(s[i])), level)
+      end
+    end
+    return ListSampler(s)
+  end
+  if (type(s) ~= 'table' and type(s) ~= 'userdata') or type(s.iter) ~= 'function' then
+    error(name .. ': a sampler must have iter() and a length (#s), or be an array of indices; got ' .. type(s), level)
+  end
+  return s
+end
+M.as_sampler = as_sampler
+
+function BatchSampler:init(sampler, batch_size, drop_last)
+  self.sampler = as_sampler('BatchSampler', sampler, 4)
+  check_batch_size('BatchSampler', batch_size, 3)
+  if drop_last == nil then drop_last = false end
+  if type(drop_last) ~= 'boolean' then
+    error('BatchSampler: drop_last should be a boolean value, but got drop_last=' .. tostring(drop_last), 3)
+  end
+  self.batch_size, self.drop_last = batch_size, drop_last
+end
+
+function BatchSampler:__len()
+  local n, bs = #self.sampler, self.batch_size
+  if self.drop_last then return n // bs end
+  return (n + bs - 1) // bs
+end
+
+function BatchSampler:iter()
+  local nxt = self.sampler:iter()
+  local bs, drop_last = self.batch_size, self.drop_last
+  local done = false
+  return function()
+    if done then return nil end
+    local batch = {}
+    for k = 1, bs do
+      local i = nxt()
+      if i == nil then
+        done = true
+        break
+      end
+      batch[k] = i
+    end
+    if #batch == 0 or (drop_last and #batch < bs) then
+      done = true
+      return nil
+    end
+    return batch
+  end
+end
+
+return M
