@@ -80,16 +80,19 @@ lt_tensor_t *lt_empty(int ndim, const int64_t *sizes, lt_dtype dt, lt_device_t d
     lt_error("tensors have at most %d dimensions, got %d", LT_MAX_DIM, ndim);
     return NULL;
   }
-  int64_t n = 1;
+  /* the product of the non-zero sizes is bounded too: the strides are made from it even when a
+     zero size makes the tensor empty */
+  int64_t n = 1, nonzero = 1;
   for (int i = 0; i < ndim; i++) {
     if (sizes[i] < 0) {
       lt_error("negative dimension %lld in size", (long long)sizes[i]);
       return NULL;
     }
-    if (sizes[i] && n > INT64_MAX / 16 / sizes[i]) {
+    if (sizes[i] && nonzero > INT64_MAX / 16 / sizes[i]) {
       lt_error("size is too large");
       return NULL;
     }
+    if (sizes[i]) nonzero *= sizes[i];
     n *= sizes[i];
   }
   lt_device_t r = dev;

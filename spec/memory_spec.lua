@@ -66,5 +66,7 @@ describe('torch.memory', function()
   it('reports out-of-memory as an error naming the sizes', function()
     H.raises(function() return torch.empty(1 << 40) end, 'out of memory', 'tried to allocate')
     H.raises(function() return torch.empty(1 << 62) end, 'too large')
+    -- empty, but its strides would overflow
+    H.raises(function() return torch.empty(4294967295, 0, 4294967295) end, 'too large')
   end)
 end)

@@ -128,9 +128,11 @@ function torch.memory.summary(device)
 end
 
 require 'torch.autograd'
+torch.class = require 'torch.class'
+torch.isinstance = torch.class.isinstance
 
--- torch.nn, torch.F (torch.nn.functional) and torch.optim load on first use
-local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim' }
+-- torch.nn, torch.F (torch.nn.functional), torch.optim and torch.data load on first use
+local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim', data = 'torch.data' }
 setmetatable(torch, {
   __index = function(t, k)
     local m = lazy[k]

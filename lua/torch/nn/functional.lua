@@ -99,11 +99,13 @@ end
 
 function F.adaptive_avg_pool2d(x, size)
   check_tensor(x, 'adaptive_avg_pool2d')
-  local h, w = pair(size, 'output_size', 'adaptive_avg_pool2d')
-  -- nil entries keep the input's size, as PyTorch's None
+  -- a table's nil (or false) entries keep the input's size, as PyTorch's None
+  local h, w
   if type(size) == 'table' then
     h = size[1] or x:size(-2)
     w = size[2] or x:size(-1)
+  else
+    h, w = pair(size, 'output_size', 'adaptive_avg_pool2d')
   end
   return C.adaptive_avg_pool2d(x, h, w)
 end
@@ -135,13 +137,13 @@ function F.layer_norm(x, shape, w, b, o)
   if type(shape) == 'number' then shape = { shape } end
   local n = #shape
   if x:dim() < n then
-    error(string.format('layer_norm: input of shape %s has fewer dimensions than normalized_shape %s',
-      tostring(x.shape), tostring(torch.Size(shape))), 2)
+    error(string.format('layer_norm: input of shape %s has fewer dimensions than normalized_shape [%s]',
+      tostring(x.shape), table.concat(shape, ', ')), 2)
   end
   for i = 1, n do
     if x:size(x:dim() - n + i) ~= shape[i] then
-      error(string.format('layer_norm: given normalized_shape=%s, expected input with shape [*, %s], but got '
-        .. 'input of size %s', tostring(torch.Size(shape)), table.concat(shape, ', '), tostring(x.shape)), 2)
+      error(string.format('layer_norm: given normalized_shape=[%s], expected input with shape [*, %s], but got '
+        .. 'input of size %s', table.concat(shape, ', '), table.concat(shape, ', '), tostring(x.shape)), 2)
     end
   end
   return C.layer_norm(x, n, w, b, o.eps or 1e-5)
