@@ -76,7 +76,9 @@ static int l_layer_norm(lua_State *L) {
   lt_tensor_t *w = opt_tensor_arg(L, 3, op, "weight");
   lt_tensor_t *b = opt_tensor_arg(L, 4, op, "bias");
   double eps = number_arg(L, 5, op, "eps");
-  if (n < 1 || n > LT_MAX_DIM) n = n < 1 ? 0 : LT_MAX_DIM + 1; /* the core names the problem */
+  if (n < 1 || n > x->ndim)
+    luaL_error(L, "%s: cannot normalise over the last %I dimensions of a %d-dimensional input", op, (lua_Integer)n,
+               x->ndim);
   lt_lua_pushtensor(L, lt_layer_norm(x, (int)n, w, b, eps));
   return 1;
 }
@@ -94,7 +96,7 @@ static int l_nll_loss(lua_State *L) {
   bool has_ignore = !lua_isnoneornil(L, 5);
   int64_t ignore = has_ignore ? integer_arg(L, 5, op, "ignore_index") : 0;
   int64_t red = integer_arg(L, 6, op, "reduction");
-  if (red < 0 || red > 2) luaL_error(L, "%s: invalid reduction code %d (0 none, 1 mean, 2 sum)", op, (int)red);
+  if (red < 0 || red > 2) luaL_error(L, "%s: invalid reduction code %I (0 none, 1 mean, 2 sum)", op, (lua_Integer)red);
   lt_lua_pushtensor(L, lt_nll_loss(op, logp, target, weight, has_ignore, ignore, (lt_reduction)red));
   return 1;
 }

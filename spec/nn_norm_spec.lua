@@ -443,8 +443,11 @@ describe('layer_norm', function()
       'expected bias of shape [3, 4]', 'got [12]')
     H.raises(function() F.layer_norm(torch.zeros(2, 3, { dtype = torch.int64 }), 3) end, 'layer_norm', 'int64')
     H.raises(function() torch._nn.layer_norm(torch.zeros(2, 3), 3, nil, nil, 1e-5) end,
-      'layer_norm: cannot normalise over the last 3 dimensions')
-    H.raises(function() torch._nn.layer_norm(torch.zeros(2, 3), 0, nil, nil, 1e-5) end, 'layer_norm')
+      'layer_norm: cannot normalise over the last 3 dimensions of a 2-dimensional input')
+    H.raises(function() torch._nn.layer_norm(torch.zeros(2, 3), 0, nil, nil, 1e-5) end,
+      'layer_norm: cannot normalise over the last 0 dimensions')
+    H.raises(function() torch._nn.layer_norm(torch.zeros(2, 3), -1, nil, nil, 1e-5) end,
+      'layer_norm: cannot normalise over the last -1 dimensions')
     H.raises(function() torch._nn.layer_norm(torch.zeros(2, 3), 1, 'w', nil, 1e-5) end,
       'layer_norm: expected weight (argument 3) to be a tensor or nil, got string')
   end)
