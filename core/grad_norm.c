@@ -1,0 +1,150 @@
+/* Autograd of softmax, log-softmax, batch norm, layer norm and the NLL loss: each op runs with grad
+   mode off and records one node whose backward calls the op's fused backward (core/softmax.c,
+   core/normalization.c, core/loss.c). Double backward is not supported: the backward functions
+   themselves are not recorded. */
+#include "core/autograd.h"
+#include "core/loss.h"
+#include "core/normalization.h"
+#include "core/softmax.h"
+
+/* ---- softmax, log_softmax: y saved ---- */
+typedef struct {
+  int64_t dim;
+  bool log;
+} softmax_ctx_t;
+
+static int softmax_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const softmax_ctx_t *c = n->ctx;
+  lt_tensor_t *y = lt_node_saved(n, 0);
+  if (!y) return LT_ERR;
+  gi[0] = lt_softmax_backward(go[0], y, c->dim, c->log);
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
+lt_tensor_t *lt_ag_softmax(lt_tensor_t *x, int64_t dim, bool log) {
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *y = lt_softmax(x, dim, log);
+  lt_set_grad_enabled(prev);
+  if (!y) return NULL;
+  lt_node_t *n = lt_record(log ? "LogSoftmaxBackward0" : "SoftmaxBackward0", softmax_bw, 1, &x, y,
+                           sizeof(softmax_ctx_t));
+  if (!n || lt_node_save(n, 0, y) != LT_OK) {
+    lt_release(y);
+    return NULL;
+  }
+  softmax_ctx_t *c = n->ctx;
+  c->dim = dim;
+  c->log = log;
+  return y;
+}
+
+/* ---- batch norm, layer norm: x, w, mean, invstd saved ---- */
+typedef struct {
+  bool training; /* batch norm */
+  int n_dims;    /* layer norm */
+} norm_ctx_t;
+
+/* the saved tensors (slot 1, w, may be absent) */
+static int norm_saved(lt_node_t *n, lt_tensor_t **x, lt_tensor_t **w, lt_tensor_t **m, lt_tensor_t **s) {
+  *x = lt_node_saved(n, 0);
+  *w = n->saved[1].t ? lt_node_saved(n, 1) : NULL;
+  *m = *x ? lt_node_saved(n, 2) : NULL;
+  *s = *m ? lt_node_saved(n, 3) : NULL;
+  return *s && (*w || !n->saved[1].t) ? LT_OK : LT_ERR;
+}
+
+static int batch_norm_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const norm_ctx_t *c = n->ctx;
+  lt_tensor_t *x, *w, *m, *s;
+  LT_TRY(norm_saved(n, &x, &w, &m, &s));
+  return lt_batch_norm_backward(go[0], x, w, m, s, c->training, n->in[1].meta.dtype, n->in[2].meta.dtype,
+                                lt_node_needs(n, 0) ? &gi[0] : NULL, lt_node_needs(n, 1) ? &gi[1] : NULL,
+                                lt_node_needs(n, 2) ? &gi[2] : NULL);
+}
+
+static int layer_norm_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const norm_ctx_t *c = n->ctx;
+  lt_tensor_t *x, *w, *m, *s;
+  LT_TRY(norm_saved(n, &x, &w, &m, &s));
+  return lt_layer_norm_backward(go[0], x, c->n_dims, w, m, s, n->in[1].meta.dtype, n->in[2].meta.dtype,
+                                lt_node_needs(n, 0) ? &gi[0] : NULL, lt_node_needs(n, 1) ? &gi[1] : NULL,
+                                lt_node_needs(n, 2) ? &gi[2] : NULL);
+}
+
+/* record y's node and save x, w and the statistics (consumed) */
+static lt_tensor_t *record_norm(const char *name, lt_backward_fn fn, lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b,
+                                lt_tensor_t *y, lt_tensor_t *m, lt_tensor_t *s, norm_ctx_t ctx) {
+  lt_tensor_t *in[3] = {x, w, b};
+  lt_node_t *n = y ? lt_record(name, fn, 3, in, y, sizeof(norm_ctx_t)) : NULL;
+  bool ok = n && lt_node_save(n, 0, x) == LT_OK && (!w || lt_node_save(n, 1, w) == LT_OK) &&
+            lt_node_save(n, 2, m) == LT_OK && lt_node_save(n, 3, s) == LT_OK;
+  lt_release(m);
+  lt_release(s);
+  if (!ok) {
+    lt_release(y);
+    return NULL;
+  }
+  *(norm_ctx_t *)n->ctx = ctx;
+  return y;
+}
+
+lt_tensor_t *lt_ag_batch_norm(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, lt_tensor_t *running_mean,
+                              lt_tensor_t *running_var, bool training, double momentum, double eps) {
+  lt_tensor_t *m = NULL, *s = NULL;
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *y = lt_batch_norm_stats(x, w, b, running_mean, running_var, training, momentum, eps, &m, &s);
+  lt_set_grad_enabled(prev);
+  norm_ctx_t ctx = {.training = training};
+  return record_norm("NativeBatchNormBackward0", batch_norm_bw, x, w, b, y, m, s, ctx);
+}
+
+lt_tensor_t *lt_ag_layer_norm(lt_tensor_t *x, int n_dims, lt_tensor_t *w, lt_tensor_t *b, double eps) {
+  lt_tensor_t *m = NULL, *s = NULL;
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *y = lt_layer_norm_stats(x, n_dims, w, b, eps, &m, &s);
+  lt_set_grad_enabled(prev);
+  norm_ctx_t ctx = {.n_dims = n_dims};
+  return record_norm("NativeLayerNormBackward0", layer_norm_bw, x, w, b, y, m, s, ctx);
+}
+
+/* ---- nll_loss: target and weight saved ---- */
+typedef struct {
+  const char *op;
+  bool has_ignore;
+  int64_t ignore_index;
+  lt_reduction reduction;
+  double total_weight;
+} nll_ctx_t;
+
+static int nll_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const nll_ctx_t *c = n->ctx;
+  lt_tensor_t *t = lt_node_saved(n, 0);
+  if (!t) return LT_ERR;
+  lt_tensor_t *w = NULL;
+  if (n->saved[1].t && !(w = lt_node_saved(n, 1))) return LT_ERR;
+  const lt_meta_t *m = &n->in[0].meta;
+  gi[0] = lt_nll_loss_backward(c->op, go[0], m->ndim, m->sizes, m->dtype, t, w, c->has_ignore, c->ignore_index,
+                               c->reduction, c->total_weight);
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
+lt_tensor_t *lt_ag_nll_loss(const char *op, lt_tensor_t *logp, lt_tensor_t *target, lt_tensor_t *weight,
+                            bool has_ignore, int64_t ignore_index, lt_reduction reduction) {
+  double total = 0;
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *y = lt_nll_loss_total(op, logp, target, weight, has_ignore, ignore_index, reduction, &total);
+  lt_set_grad_enabled(prev);
+  if (!y) return NULL;
+  lt_node_t *n = lt_record("NllLossBackward0", nll_bw, 1, &logp, y, sizeof(nll_ctx_t));
+  if (!n || lt_node_save(n, 0, target) != LT_OK || (weight && lt_node_save(n, 1, weight) != LT_OK)) {
+    lt_release(y);
+    return NULL;
+  }
+  nll_ctx_t *c = n->ctx;
+  c->op = op;
+  c->has_ignore = has_ignore;
+  c->ignore_index = ignore_index;
+  c->reduction = reduction;
+  c->total_weight = total;
+  return y;
+}
