@@ -126,110 +126,110 @@ static int batch_threads(int64_t N, double per_sample) {
 
 /* ---- the loops, for float and double ---- */
 
-#define CONV_LOOPS(sfx, T, GEMM)                                                                      \
-  static void fwd_sample_##sfx(const plan_t *p, int64_t n, const T *x, const T *w, const T *b, T *y,    \
-                               T *col, int *failed) {                                                 \
-    const int64_t OHW = p->OHW;                                                                       \
-    const T *xn = x + n * p->g.C * p->g.H * p->g.W;                                                   \
-    T *yn = y + n * p->Cout * OHW;                                                                    \
-    if (!p->direct) lt_im2col_##sfx(&p->g, xn, col);                                                  \
-    const T *cm = p->direct ? xn : col;                                                               \
-    for (int64_t gr = 0; gr < p->groups; gr++)                                                        \
-      if (GEMM(false, false, p->Cog, OHW, p->Kg, 1, w + gr * p->Cog * p->Kg, p->Kg, cm + gr * p->Kg * OHW, \
-               OHW, 0, yn + gr * p->Cog * OHW, OHW) != LT_OK)                                         \
-        __atomic_store_n(failed, 1, __ATOMIC_RELAXED);                                                                                \
-    if (b)                                                                                            \
-      for (int64_t co = 0; co < p->Cout; co++) {                                                      \
-        T *row = yn + co * OHW;                                                                       \
-        const T v = b[co];                                                                            \
-        for (int64_t i = 0; i < OHW; i++) row[i] += v;                                                \
-      }                                                                                               \
-  }                                                                                                   \
-                                                                                                      \
-  static void conv_fwd_##sfx(const plan_t *p, const T *x, const T *w, const T *b, T *y, T *scratch,     \
-                             int nt, int *failed) {                                                   \
-    const int64_t colsz = p->Kg * p->groups * p->OHW;                                                 \
-    if (nt <= 1) {                                                                                    \
-      for (int64_t n = 0; n < p->N; n++) fwd_sample_##sfx(p, n, x, w, b, y, scratch, failed);         \
-      return;                                                                                         \
-    }                                                                                                 \
-    _Pragma("omp parallel num_threads(nt)")                                                           \
-    {                                                                                                 \
-      T *col = scratch ? scratch + (int64_t)omp_get_thread_num() * colsz : NULL;                      \
-      _Pragma("omp for schedule(static)")                                                             \
-      for (int64_t n = 0; n < p->N; n++) fwd_sample_##sfx(p, n, x, w, b, y, col, failed);             \
-    }                                                                                                 \
-  }                                                                                                   \
-                                                                                                      \
-  /* one sample's share of the gradients: acc += g_n @ col_n^T, gx_n = col2im(W^T @ g_n) */           \
-  static void bwd_sample_##sfx(const plan_t *p, int64_t n, const T *x, const T *w, const T *g, T *gx, \
-                               T *acc, T *col, T *gcol, int *failed) {                                \
-    const int64_t CHW = p->g.C * p->g.H * p->g.W, OHW = p->OHW;                                       \
-    const T *gn = g + n * p->Cout * OHW;                                                              \
-    if (acc) {                                                                                        \
-      const T *xn = x + n * CHW;                                                                      \
-      if (!p->direct) lt_im2col_##sfx(&p->g, xn, col);                                                \
-      const T *cm = p->direct ? xn : col;                                                             \
-      for (int64_t gr = 0; gr < p->groups; gr++)                                                      \
-        if (GEMM(false, true, p->Cog, p->Kg, OHW, 1, gn + gr * p->Cog * OHW, OHW, cm + gr * p->Kg * OHW, \
-                 OHW, 1, acc + gr * p->Cog * p->Kg, p->Kg) != LT_OK)                                  \
-          __atomic_store_n(failed, 1, __ATOMIC_RELAXED);                                                                              \
-    }                                                                                                 \
-    if (gx) {                                                                                         \
-      T *gxn = gx + n * CHW;                                                                          \
-      T *dst = p->direct ? gxn : gcol;                                                                \
-      for (int64_t gr = 0; gr < p->groups; gr++)                                                      \
-        if (GEMM(true, false, p->Kg, OHW, p->Cog, 1, w + gr * p->Cog * p->Kg, p->Kg,                  \
-                 gn + gr * p->Cog * OHW, OHW, 0, dst + gr * p->Kg * OHW, OHW) != LT_OK)               \
-          __atomic_store_n(failed, 1, __ATOMIC_RELAXED);                                                                              \
-      if (!p->direct) {                                                                               \
-        memset(gxn, 0, sizeof(T) * (size_t)CHW);                                                      \
-        lt_col2im_##sfx(&p->g, gcol, gxn);                                                            \
-      }                                                                                               \
-    }                                                                                                 \
-  }                                                                                                   \
-                                                                                                      \
-  /* scratch per thread (per_thread elements): col and gcol (colsz each, unless direct), then the    \
-     thread's gw accumulator (thread 0 accumulates into gw itself) */                                 \
-  static void conv_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw,       \
-                             T *scratch, int64_t per_thread, int nt, int *failed) {                   \
-    const int64_t colsz = p->direct ? 0 : p->Kg * p->groups * p->OHW, wsz = p->Cout * p->Kg;          \
-    if (gw) memset(gw, 0, sizeof(T) * (size_t)wsz);                                                   \
-    if (nt <= 1) {                                                                                    \
-      for (int64_t n = 0; n < p->N; n++)                                                              \
-        bwd_sample_##sfx(p, n, x, w, g, gx, gw, scratch, scratch + colsz, failed);                    \
-      return;                                                                                         \
-    }                                                                                                 \
-    _Pragma("omp parallel num_threads(nt)")                                                           \
-    {                                                                                                 \
-      const int t = omp_get_thread_num();                                                             \
-      T *base = scratch + (int64_t)t * per_thread;                                                    \
-      T *acc = NULL;                                                                                  \
-      if (gw) {                                                                                       \
-        acc = t == 0 ? gw : base + 2 * colsz;                                                         \
-        if (t) memset(acc, 0, sizeof(T) * (size_t)wsz);                                               \
-      }                                                                                               \
-      _Pragma("omp for schedule(static)")                                                             \
+#define CONV_LOOPS(sfx, T, GEMM)                                                                              \
+  static void fwd_sample_##sfx(const plan_t *p, int64_t n, const T *x, const T *w, const T *b, T *y,          \
+                               T *col, int *failed) {                                                         \
+    const int64_t OHW = p->OHW;                                                                               \
+    const T *xn = x + n * p->g.C * p->g.H * p->g.W;                                                           \
+    T *yn = y + n * p->Cout * OHW;                                                                            \
+    if (!p->direct) lt_im2col_##sfx(&p->g, xn, col);                                                          \
+    const T *cm = p->direct ? xn : col;                                                                       \
+    for (int64_t gr = 0; gr < p->groups; gr++)                                                                \
+      if (GEMM(false, false, p->Cog, OHW, p->Kg, 1, w + gr * p->Cog * p->Kg, p->Kg, cm + gr * p->Kg * OHW,    \
+               OHW, 0, yn + gr * p->Cog * OHW, OHW) != LT_OK)                                                 \
+        __atomic_store_n(failed, 1, __ATOMIC_RELAXED);                                                        \
+    if (b)                                                                                                    \
+      for (int64_t co = 0; co < p->Cout; co++) {                                                              \
+        T *row = yn + co * OHW;                                                                               \
+        const T v = b[co];                                                                                    \
+        for (int64_t i = 0; i < OHW; i++) row[i] += v;                                                        \
+      }                                                                                                       \
+  }                                                                                                           \
+                                                                                                              \
+  static void conv_fwd_##sfx(const plan_t *p, const T *x, const T *w, const T *b, T *y, T *scratch,           \
+                             int nt, int *failed) {                                                           \
+    const int64_t colsz = p->Kg * p->groups * p->OHW;                                                         \
+    if (nt <= 1) {                                                                                            \
+      for (int64_t n = 0; n < p->N; n++) fwd_sample_##sfx(p, n, x, w, b, y, scratch, failed);                 \
+      return;                                                                                                 \
+    }                                                                                                         \
+    _Pragma("omp parallel num_threads(nt)")                                                                   \
+    {                                                                                                         \
+      T *col = scratch ? scratch + (int64_t)omp_get_thread_num() * colsz : NULL;                              \
+      _Pragma("omp for schedule(static)")                                                                     \
+      for (int64_t n = 0; n < p->N; n++) fwd_sample_##sfx(p, n, x, w, b, y, col, failed);                     \
+    }                                                                                                         \
+  }                                                                                                           \
+                                                                                                              \
+  /* one sample's share of the gradients: acc += g_n @ col_n^T, gx_n = col2im(W^T @ g_n) */                   \
+  static void bwd_sample_##sfx(const plan_t *p, int64_t n, const T *x, const T *w, const T *g, T *gx,         \
+                               T *acc, T *col, T *gcol, int *failed) {                                        \
+    const int64_t CHW = p->g.C * p->g.H * p->g.W, OHW = p->OHW;                                               \
+    const T *gn = g + n * p->Cout * OHW;                                                                      \
+    if (acc) {                                                                                                \
+      const T *xn = x + n * CHW;                                                                              \
+      if (!p->direct) lt_im2col_##sfx(&p->g, xn, col);                                                        \
+      const T *cm = p->direct ? xn : col;                                                                     \
+      for (int64_t gr = 0; gr < p->groups; gr++)                                                              \
+        if (GEMM(false, true, p->Cog, p->Kg, OHW, 1, gn + gr * p->Cog * OHW, OHW, cm + gr * p->Kg * OHW,      \
+                 OHW, 1, acc + gr * p->Cog * p->Kg, p->Kg) != LT_OK)                                          \
+          __atomic_store_n(failed, 1, __ATOMIC_RELAXED);                                                      \
+    }                                                                                                         \
+    if (gx) {                                                                                                 \
+      T *gxn = gx + n * CHW;                                                                                  \
+      T *dst = p->direct ? gxn : gcol;                                                                        \
+      for (int64_t gr = 0; gr < p->groups; gr++)                                                              \
+        if (GEMM(true, false, p->Kg, OHW, p->Cog, 1, w + gr * p->Cog * p->Kg, p->Kg,                          \
+                 gn + gr * p->Cog * OHW, OHW, 0, dst + gr * p->Kg * OHW, OHW) != LT_OK)                       \
+          __atomic_store_n(failed, 1, __ATOMIC_RELAXED);                                                      \
+      if (!p->direct) {                                                                                       \
+        memset(gxn, 0, sizeof(T) * (size_t)CHW);                                                              \
+        lt_col2im_##sfx(&p->g, gcol, gxn);                                                                    \
+      }                                                                                                       \
+    }                                                                                                         \
+  }                                                                                                           \
+                                                                                                              \
+  /* scratch per thread (per_thread elements): col and gcol (colsz each, unless direct), then the             \
+     thread's gw accumulator (thread 0 accumulates into gw itself) */                                         \
+  static void conv_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw,               \
+                             T *scratch, int64_t per_thread, int nt, int *failed) {                           \
+    const int64_t colsz = p->direct ? 0 : p->Kg * p->groups * p->OHW, wsz = p->Cout * p->Kg;                  \
+    if (gw) memset(gw, 0, sizeof(T) * (size_t)wsz);                                                           \
+    if (nt <= 1) {                                                                                            \
+      for (int64_t n = 0; n < p->N; n++)                                                                      \
+        bwd_sample_##sfx(p, n, x, w, g, gx, gw, scratch, scratch + colsz, failed);                            \
+      return;                                                                                                 \
+    }                                                                                                         \
+    _Pragma("omp parallel num_threads(nt)")                                                                   \
+    {                                                                                                         \
+      const int t = omp_get_thread_num();                                                                     \
+      T *base = scratch + (int64_t)t * per_thread;                                                            \
+      T *acc = NULL;                                                                                          \
+      if (gw) {                                                                                               \
+        acc = t == 0 ? gw : base + 2 * colsz;                                                                 \
+        if (t) memset(acc, 0, sizeof(T) * (size_t)wsz);                                                       \
+      }                                                                                                       \
+      _Pragma("omp for schedule(static)")                                                                     \
       for (int64_t n = 0; n < p->N; n++) bwd_sample_##sfx(p, n, x, w, g, gx, acc, base, base + colsz, failed); \
-    }                                                                                                 \
-    if (gw)                                                                                           \
-      for (int t = 1; t < nt; t++) {                                                                  \
-        const T *a = scratch + (int64_t)t * per_thread + 2 * colsz;                                   \
-        for (int64_t i = 0; i < wsz; i++) gw[i] += a[i];                                              \
-      }                                                                                               \
-  }                                                                                                   \
-                                                                                                      \
-  static void conv_bias_grad_##sfx(const plan_t *p, const T *g, T *gb) {                              \
-    for (int64_t co = 0; co < p->Cout; co++) {                                                        \
-      double s = 0;                                                                                   \
-      for (int64_t n = 0; n < p->N; n++) {                                                            \
-        const T *row = g + (n * p->Cout + co) * p->OHW;                                               \
-        T part = 0;                                                                                   \
-        for (int64_t i = 0; i < p->OHW; i++) part += row[i];                                          \
-        s += (double)part;                                                                            \
-      }                                                                                               \
-      gb[co] = (T)s;                                                                                  \
-    }                                                                                                 \
+    }                                                                                                         \
+    if (gw)                                                                                                   \
+      for (int t = 1; t < nt; t++) {                                                                          \
+        const T *a = scratch + (int64_t)t * per_thread + 2 * colsz;                                           \
+        for (int64_t i = 0; i < wsz; i++) gw[i] += a[i];                                                      \
+      }                                                                                                       \
+  }                                                                                                           \
+                                                                                                              \
+  static void conv_bias_grad_##sfx(const plan_t *p, const T *g, T *gb) {                                      \
+    for (int64_t co = 0; co < p->Cout; co++) {                                                                \
+      double s = 0;                                                                                           \
+      for (int64_t n = 0; n < p->N; n++) {                                                                    \
+        const T *row = g + (n * p->Cout + co) * p->OHW;                                                       \
+        T part = 0;                                                                                           \
+        for (int64_t i = 0; i < p->OHW; i++) part += row[i];                                                  \
+        s += (double)part;                                                                                    \
+      }                                                                                                       \
+      gb[co] = (T)s;                                                                                          \
+    }                                                                                                         \
   }
 
 CONV_LOOPS(f32, float, lt_blas_sgemm)
