@@ -25,6 +25,7 @@ typedef struct {
   int64_t Kg;        /* columns of a group's weight block: Cig*kh*kw */
   int64_t OHW;
   bool direct;       /* the input planes are the column matrix */
+  bool dw;           /* one input channel per group: direct loops, no GEMM (K would be kh*kw) */
   bool batched;
 } plan_t;
 
@@ -99,6 +100,7 @@ static int check_conv(const char *op, const lt_tensor_t *x, const lt_tensor_t *w
   p->Kg = p->Cig * kh * kw;
   p->OHW = OH * OW;
   p->direct = kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1 && ph == 0 && pw == 0;
+  p->dw = p->Cig == 1;
   if (p->Kg > LT_BLAS_MAX_DIM || p->OHW > LT_BLAS_MAX_DIM || p->Cog > LT_BLAS_MAX_DIM ||
       p->Kg * groups > LT_BLAS_MAX_DIM)
     return lt_error("%s: the matrix product of this convolution has a dimension over %lld", op,
@@ -123,6 +125,23 @@ static int batch_threads(int64_t N, double per_sample) {
   if (per_sample > (double)LT_BLAS_SPLIT_MIN && N % nt != 0 && N < 4 * (int64_t)nt) return 1;
   return nt;
 }
+
+/* Threads for the direct (one channel per group) loops over `units` planes of `work` in all. */
+static int plane_threads(int64_t units, double work) {
+  if (units < 2 || work < CONV_PAR_MIN) return 1;
+  return loop_threads();
+}
+
+/* for (i = 0; i < n; i++) call, over `nt` (a variable in scope) threads; one thread stays out of
+   libgomp (even a one-thread parallel region costs a futex wake-up) */
+#define PAR_FOR(i, n, call)                                                                                   \
+  do {                                                                                                        \
+    if (nt > 1) {                                                                                             \
+      _Pragma("omp parallel for num_threads(nt) schedule(static)") for (int64_t i = 0; i < (n); i++) call;    \
+    } else {                                                                                                  \
+      for (int64_t i = 0; i < (n); i++) call;                                                                 \
+    }                                                                                                         \
+  } while (0)
 
 /* ---- the loops, for float and double ---- */
 
@@ -235,6 +254,52 @@ static int batch_threads(int64_t N, double per_sample) {
 CONV_LOOPS(f32, float, lt_blas_sgemm)
 CONV_LOOPS(f64, double, lt_blas_dgemm)
 
+/* One input channel per group (depthwise convolution, or a one-channel input): direct loops per
+   plane (kernels/cpu/im2col.c), parallel over planes. */
+#define DW_LOOPS(sfx, T)                                                                                      \
+  /* output plane q = (n, co) reads input plane (n, co / Cog) */                                              \
+  static void dw_fwd_plane_##sfx(const plan_t *p, int64_t q, const T *x, const T *w, const T *b, T *y) {      \
+    const int64_t n = q / p->Cout, co = q % p->Cout, kk = p->g.kh * p->g.kw;                                  \
+    lt_dwconv_plane_##sfx(&p->g, x + (n * p->g.C + co / p->Cog) * p->g.H * p->g.W, w + co * kk,               \
+                          b ? b[co] : (T)0, y + q * p->OHW);                                                  \
+  }                                                                                                           \
+  static void dw_fwd_##sfx(const plan_t *p, const T *x, const T *w, const T *b, T *y) {                       \
+    const int64_t planes = p->N * p->Cout;                                                                    \
+    const int nt = plane_threads(planes, (double)planes * p->OHW * p->g.kh * p->g.kw);                        \
+    PAR_FOR(q, planes, dw_fwd_plane_##sfx(p, q, x, w, b, y));                                                 \
+  }                                                                                                           \
+  /* input plane q = (n, ci) gathers from output planes (n, ci*Cog .. ci*Cog + Cog - 1) */                    \
+  static void dw_gx_plane_##sfx(const plan_t *p, int64_t q, const T *w, const T *g, T *gx) {                  \
+    const int64_t n = q / p->g.C, ci = q % p->g.C, kk = p->g.kh * p->g.kw, HW = p->g.H * p->g.W;              \
+    T *gxp = gx + q * HW;                                                                                     \
+    memset(gxp, 0, sizeof(T) * (size_t)HW);                                                                   \
+    for (int64_t co = ci * p->Cog; co < (ci + 1) * p->Cog; co++)                                              \
+      lt_dwconv_plane_gx_##sfx(&p->g, g + (n * p->Cout + co) * p->OHW, w + co * kk, gxp);                     \
+  }                                                                                                           \
+  /* filter co: a sum over the batch */                                                                       \
+  static void dw_gw_filter_##sfx(const plan_t *p, int64_t co, const T *x, const T *g, T *gw) {                \
+    const int64_t kk = p->g.kh * p->g.kw, HW = p->g.H * p->g.W, ci = co / p->Cog;                             \
+    T *gwk = gw + co * kk;                                                                                    \
+    memset(gwk, 0, sizeof(T) * (size_t)kk);                                                                   \
+    for (int64_t n = 0; n < p->N; n++)                                                                        \
+      lt_dwconv_plane_gw_##sfx(&p->g, g + (n * p->Cout + co) * p->OHW, x + (n * p->g.C + ci) * HW, gwk);      \
+  }                                                                                                           \
+  static void dw_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw) {               \
+    const double work = (double)p->N * p->Cout * p->OHW * p->g.kh * p->g.kw;                                  \
+    if (gx) {                                                                                                 \
+      const int64_t planes = p->N * p->g.C;                                                                   \
+      const int nt = plane_threads(planes, work);                                                             \
+      PAR_FOR(q, planes, dw_gx_plane_##sfx(p, q, w, g, gx));                                                  \
+    }                                                                                                         \
+    if (gw) {                                                                                                 \
+      const int nt = plane_threads(p->Cout, work);                                                            \
+      PAR_FOR(co, p->Cout, dw_gw_filter_##sfx(p, co, x, g, gw));                                              \
+    }                                                                                                         \
+  }
+
+DW_LOOPS(f32, float)
+DW_LOOPS(f64, double)
+
 /* ---- tensors ---- */
 
 /* t's values, contiguous, in the compute dtype (a new reference) */
@@ -277,17 +342,19 @@ lt_tensor_t *lt_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int
   lt_tensor_t *y = p.batched ? lt_empty(4, ysz, ct, x->device) : lt_empty(3, ysz + 1, ct, x->device);
   double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW;
   int nt = batch_threads(p.N, per_sample);
-  lt_tensor_t *sc = p.direct ? NULL : scratch_of(nt * p.Kg * p.groups * p.OHW, ct, x->device);
+  bool cols = !p.direct && !p.dw;
+  lt_tensor_t *sc = cols ? scratch_of(nt * p.Kg * p.groups * p.OHW, ct, x->device) : NULL;
   int failed = 0;
-  if (xc && wc && (bc || !b) && y && (sc || p.direct) && p.N > 0) {
-    if (ct == LT_FLOAT64)
-      conv_fwd_f64(&p, lt_data(xc), lt_data(wc), bc ? lt_data(bc) : NULL, lt_data(y), sc ? lt_data(sc) : NULL,
-                   nt, &failed);
-    else
-      conv_fwd_f32(&p, lt_data(xc), lt_data(wc), bc ? lt_data(bc) : NULL, lt_data(y), sc ? lt_data(sc) : NULL,
-                   nt, &failed);
+  bool ok = xc && wc && (bc || !b) && y && (sc || !cols);
+  if (ok && p.N > 0) {
+    const void *bd = bc ? lt_data(bc) : NULL;
+    void *sd = sc ? lt_data(sc) : NULL;
+    if (p.dw && ct == LT_FLOAT64) dw_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y));
+    else if (p.dw) dw_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y));
+    else if (ct == LT_FLOAT64) conv_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd, nt, &failed);
+    else conv_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd, nt, &failed);
   }
-  bool ok = xc && wc && (bc || !b) && y && (sc || p.direct) && !failed;
+  ok = ok && !failed;
   if (failed) lt_error("conv2d: the matrix product failed");
   lt_release(xc), lt_release(wc), lt_release(bc), lt_release(sc);
   if (!ok) { lt_release(y); return NULL; }
@@ -325,17 +392,17 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
     int nt = batch_threads(p.N, per_sample);
     int64_t colsz = p.direct ? 0 : p.Kg * p.groups * p.OHW;
     int64_t per_thread = 2 * colsz + (need[1] ? p.Cout * p.Kg : 0);
-    lt_tensor_t *sc = scratch_of(nt * per_thread, ct, x->device);
+    lt_tensor_t *sc = p.dw ? NULL : scratch_of(nt * per_thread, ct, x->device);
     int failed = 0;
-    bool ok = (xc || !need[1]) && (wc || !need[0]) && (rgx || !need[0]) && (rgw || !need[1]) && sc;
+    bool ok = (xc || !need[1]) && (wc || !need[0]) && (rgx || !need[0]) && (rgw || !need[1]) && (sc || p.dw);
     if (ok && p.N == 0 && rgw) memset(lt_data(rgw), 0, (size_t)rgw->numel * lt_elsize(rgw));
     if (ok && p.N > 0) {
-      if (ct == LT_FLOAT64)
-        conv_bwd_f64(&p, xc ? lt_data(xc) : NULL, wc ? lt_data(wc) : NULL, lt_data(gc), rgx ? lt_data(rgx) : NULL,
-                     rgw ? lt_data(rgw) : NULL, lt_data(sc), per_thread, nt, &failed);
-      else
-        conv_bwd_f32(&p, xc ? lt_data(xc) : NULL, wc ? lt_data(wc) : NULL, lt_data(gc), rgx ? lt_data(rgx) : NULL,
-                     rgw ? lt_data(rgw) : NULL, lt_data(sc), per_thread, nt, &failed);
+      const void *xd = xc ? lt_data(xc) : NULL, *wd = wc ? lt_data(wc) : NULL;
+      void *gxd = rgx ? lt_data(rgx) : NULL, *gwd = rgw ? lt_data(rgw) : NULL, *sd = sc ? lt_data(sc) : NULL;
+      if (p.dw && ct == LT_FLOAT64) dw_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd);
+      else if (p.dw) dw_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd);
+      else if (ct == LT_FLOAT64) conv_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd, sd, per_thread, nt, &failed);
+      else conv_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd, sd, per_thread, nt, &failed);
     }
     if (failed) lt_error("conv2d_backward: the matrix product failed");
     if (!ok || failed) rc = LT_ERR;

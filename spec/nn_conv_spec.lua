@@ -190,6 +190,11 @@ local conv_configs = {
   conv_cfg { name = 'groups 2', Cin = 4, Cout = 6, groups = 2, padding = { 1, 1 } },
   conv_cfg { name = 'depthwise', Cin = 3, Cout = 6, groups = 3, padding = { 1, 1 }, stride = { 2, 2 } },
   conv_cfg { name = 'depthwise multiplier 1', Cin = 4, Cout = 4, groups = 4, kh = 3, kw = 3, padding = { 1, 1 } },
+  conv_cfg { name = 'depthwise, strided, dilated, batch 8 (split over threads)', N = 8, Cin = 8, Cout = 16, groups = 8,
+    H = 13, W = 12, stride = { 2, 1 }, padding = { 2, 1 }, dilation = { 2, 1 } },
+  conv_cfg { name = 'one input channel', Cin = 1, Cout = 5, H = 7, W = 8, stride = { 1, 2 }, padding = { 1, 1 } },
+  conv_cfg { name = 'one input channel, kernel wider than 32', N = 1, Cin = 1, Cout = 2, H = 3, W = 40, kh = 2, kw = 34,
+    padding = { 1, 2 }, stride = { 1, 3 } },
   conv_cfg { name = '1x1 (no im2col)', kh = 1, kw = 1 },
   conv_cfg { name = '1x1 grouped (no im2col)', Cin = 4, Cout = 2, kh = 1, kw = 1, groups = 2 },
   conv_cfg { name = '1x1 stride 2', kh = 1, kw = 1, stride = { 2, 2 } },
@@ -225,7 +230,7 @@ describe('conv2d forward', function()
 
   it('takes non-contiguous input and weight', function()
     torch.manual_seed(12)
-    for _, c in ipairs { conv_configs[2], conv_configs[6], conv_configs[9] } do
+    for _, c in ipairs { conv_configs[2], conv_configs[6], conv_configs[9], conv_configs[12] } do
       local x, w, b = make_conv_inputs(c, f64)
       local want = ref_conv(x:totable(), w:totable(), b and b:totable(), c)
       local xn, wn = noncontig(x), w:permute(2, 1, 3, 4):contiguous():permute(2, 1, 3, 4)
@@ -270,7 +275,7 @@ describe('conv2d forward', function()
   it('computes float16 and bfloat16 in float32 and keeps their dtype', function()
     torch.manual_seed(16)
     for _, dt in ipairs { torch.float16, torch.bfloat16 } do
-      for _, c in ipairs { conv_configs[1], conv_configs[6], conv_configs[9] } do
+      for _, c in ipairs { conv_configs[1], conv_configs[6], conv_configs[9], conv_configs[12] } do
         local x, w, b = make_conv_inputs(c, f64)
         x, w, b = x:to(dt), w:to(dt), b:to(dt)
         -- the reference sees the rounded inputs, so only the output's rounding differs
@@ -313,6 +318,9 @@ describe('conv2d gradients', function()
     conv_cfg { name = 'groups 2, non-square', N = 2, Cin = 4, Cout = 2, H = 4, W = 5, kh = 2, kw = 3, groups = 2, padding = { 1, 0 } },
     conv_cfg { name = 'dilation 2', N = 1, Cin = 2, Cout = 2, H = 5, W = 5, dilation = { 2, 2 }, padding = { 1, 2 } },
     conv_cfg { name = 'depthwise', N = 2, Cin = 3, Cout = 3, H = 4, W = 4, groups = 3, padding = { 1, 1 } },
+    conv_cfg { name = 'depthwise multiplier 2, strided and dilated', N = 2, Cin = 2, Cout = 4, H = 5, W = 6, groups = 2,
+      stride = { 2, 2 }, dilation = { 1, 2 }, padding = { 1, 2 } },
+    conv_cfg { name = 'one input channel', N = 2, Cin = 1, Cout = 2, H = 4, W = 5, kh = 2, kw = 3, stride = { 1, 2 } },
     conv_cfg { name = '1x1', N = 2, Cin = 3, Cout = 2, H = 3, W = 3, kh = 1, kw = 1 },
     conv_cfg { name = '1x1 grouped, no bias', N = 2, Cin = 4, Cout = 4, H = 2, W = 3, kh = 1, kw = 1, groups = 2, bias = false },
     conv_cfg { name = 'batch 5 (split over threads)', N = 5, Cin = 4, Cout = 4, H = 4, W = 4, kh = 3, kw = 3, padding = { 1, 1 } },

@@ -23,4 +23,16 @@ void lt_im2col_f64(const lt_conv_geom_t *g, const double *im, double *col);
 void lt_col2im_f32(const lt_conv_geom_t *g, const float *col, float *im);
 void lt_col2im_f64(const lt_conv_geom_t *g, const double *col, double *im);
 
+/* Direct convolution of one input plane with one kh x kw filter (a group with one input channel:
+   depthwise convolution, or a one-channel input), where im2col + GEMM would multiply by K = kh*kw
+   only. Row by row, so that an output row stays in L1 across the taps. g->C is ignored.
+   plane: y = bias + x correlated with wk;  gx: gx += gy spread back through wk (the caller zeroes
+   gx);  gw: gwk[tap] += sum of gy * the inputs the tap saw. */
+void lt_dwconv_plane_f32(const lt_conv_geom_t *g, const float *x, const float *wk, float bias, float *y);
+void lt_dwconv_plane_f64(const lt_conv_geom_t *g, const double *x, const double *wk, double bias, double *y);
+void lt_dwconv_plane_gx_f32(const lt_conv_geom_t *g, const float *gy, const float *wk, float *gx);
+void lt_dwconv_plane_gx_f64(const lt_conv_geom_t *g, const double *gy, const double *wk, double *gx);
+void lt_dwconv_plane_gw_f32(const lt_conv_geom_t *g, const float *gy, const float *x, float *gwk);
+void lt_dwconv_plane_gw_f64(const lt_conv_geom_t *g, const double *gy, const double *x, double *gwk);
+
 #endif

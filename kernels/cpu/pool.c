@@ -4,10 +4,22 @@
 #include "kernels/cpu/pool.h"
 
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 /* below this many window reads, one thread is faster than waking the others */
 #define POOL_PAR_WORK ((int64_t)1 << 15)
+
+/* for (p = 0; p < planes; p++) call, over OpenMP threads when the work is large enough; small work
+   stays out of libgomp altogether (even a one-thread parallel region costs a futex wake-up) */
+#define FOR_PLANES(work, planes, p, call)                                                         \
+  do {                                                                                            \
+    if ((work) > POOL_PAR_WORK && omp_get_max_threads() > 1 && !omp_in_parallel()) {              \
+      _Pragma("omp parallel for schedule(static)") for (int64_t p = 0; p < (planes); p++) call;   \
+    } else {                                                                                      \
+      for (int64_t p = 0; p < (planes); p++) call;                                                \
+    }                                                                                             \
+  } while (0)
 
 /* Kernel taps [lo, hi) whose input position start + k*d lies in [0, n). */
 static inline void taps(int64_t start, int64_t d, int64_t k, int64_t n, int64_t *lo, int64_t *hi) {
@@ -19,11 +31,12 @@ static inline void taps(int64_t start, int64_t d, int64_t k, int64_t n, int64_t 
   *hi = h;
 }
 
-/* avg_pool2d's window: the clipped bounds and the divisor */
+/* avg_pool2d's window: the bounds clipped to the input, and the divisor */
 static inline void avg_window(const lt_pool_geom_t *g, int64_t oh, int64_t ow, bool cip, int64_t divisor,
                               int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1, double *div) {
   int64_t hs = oh * g->sh - g->ph, ws = ow * g->sw - g->pw;
   int64_t he = hs + g->kh, we = ws + g->kw;
+  /* ceil_mode windows may reach past the padding: PyTorch counts padding only up to it */
   if (he > g->H + g->ph) he = g->H + g->ph;
   if (we > g->W + g->pw) we = g->W + g->pw;
   int64_t pool = (he - hs) * (we - ws);
@@ -36,130 +49,132 @@ static inline void avg_window(const lt_pool_geom_t *g, int64_t oh, int64_t ow, b
   else *div = (double)(cip ? pool : (he - hs) * (we - ws));
 }
 
-#define POOL(sfx, T)                                                                                \
+/* adaptive windows: [floor(i*n/out), ceil((i+1)*n/out)) */
+static inline int64_t ada_start(int64_t i, int64_t n, int64_t out) { return i * n / out; }
+static inline int64_t ada_end(int64_t i, int64_t n, int64_t out) { return ((i + 1) * n + out - 1) / out; }
+
+#define POOL(sfx, T)                                                                              \
+  static void max_plane_##sfx(const lt_pool_geom_t *g, const T *xp, T *yp, int64_t *ip) {        \
+    const int64_t W = g->W;                                                                       \
+    for (int64_t oh = 0; oh < g->OH; oh++) {                                                      \
+      int64_t hs = oh * g->sh - g->ph, klo, khi;                                                  \
+      taps(hs, g->dh, g->kh, g->H, &klo, &khi);                                                   \
+      for (int64_t ow = 0; ow < g->OW; ow++) {                                                    \
+        int64_t ws = ow * g->sw - g->pw, llo, lhi;                                                \
+        taps(ws, g->dw, g->kw, W, &llo, &lhi);                                                    \
+        T best = -INFINITY;                                                                       \
+        int64_t at = (hs + klo * g->dh) * W + ws + llo * g->dw;                                   \
+        for (int64_t ki = klo; ki < khi; ki++) {                                                  \
+          const int64_t row = (hs + ki * g->dh) * W + ws;                                         \
+          for (int64_t kj = llo; kj < lhi; kj++) {                                                \
+            const int64_t i = row + kj * g->dw;                                                   \
+            const T v = xp[i];                                                                    \
+            if (v > best || isnan(v)) { best = v; at = i; }                                       \
+          }                                                                                       \
+        }                                                                                         \
+        yp[oh * g->OW + ow] = best;                                                               \
+        ip[oh * g->OW + ow] = at + 1;                                                             \
+      }                                                                                           \
+    }                                                                                             \
+  }                                                                                               \
+                                                                                                  \
   void lt_max_pool2d_##sfx(const lt_pool_geom_t *g, int64_t planes, const T *x, T *y, int64_t *idx) { \
-    const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;                                       \
-    _Pragma("omp parallel for schedule(static) if (planes * OH * OW * g->kh * g->kw > POOL_PAR_WORK)") \
-    for (int64_t p = 0; p < planes; p++) {                                                          \
-      const T *xp = x + p * H * W;                                                                  \
-      T *yp = y + p * OH * OW;                                                                      \
-      int64_t *ip = idx + p * OH * OW;                                                              \
-      for (int64_t oh = 0; oh < OH; oh++) {                                                         \
-        int64_t hs = oh * g->sh - g->ph, klo, khi;                                                  \
-        taps(hs, g->dh, g->kh, H, &klo, &khi);                                                      \
-        for (int64_t ow = 0; ow < OW; ow++) {                                                       \
-          int64_t ws = ow * g->sw - g->pw, llo, lhi;                                                \
-          taps(ws, g->dw, g->kw, W, &llo, &lhi);                                                    \
-          T best = -INFINITY;                                                                       \
-          int64_t at = (hs + klo * g->dh) * W + ws + llo * g->dw;                                   \
-          for (int64_t ki = klo; ki < khi; ki++) {                                                  \
-            const int64_t rowat = (hs + ki * g->dh) * W + ws;                                       \
-            for (int64_t kj = llo; kj < lhi; kj++) {                                                \
-              const int64_t i = rowat + kj * g->dw;                                                 \
-              const T v = xp[i];                                                                    \
-              if (v > best || isnan(v)) { best = v; at = i; }                                       \
-            }                                                                                       \
-          }                                                                                         \
-          yp[oh * OW + ow] = best;                                                                  \
-          ip[oh * OW + ow] = at + 1;                                                                \
-        }                                                                                           \
-      }                                                                                             \
-    }                                                                                               \
-  }                                                                                                 \
-                                                                                                    \
-  void lt_max_pool2d_backward_##sfx(const lt_pool_geom_t *g, int64_t planes, const T *gy,           \
-                                    const int64_t *idx, T *gx) {                                    \
-    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                            \
-    _Pragma("omp parallel for schedule(static) if (planes * (OHW + HW) > POOL_PAR_WORK)")           \
-    for (int64_t p = 0; p < planes; p++) {                                                          \
-      T *gxp = gx + p * HW;                                                                         \
-      const T *gyp = gy + p * OHW;                                                                  \
-      const int64_t *ip = idx + p * OHW;                                                            \
-      memset(gxp, 0, sizeof(T) * (size_t)HW);                                                       \
-      for (int64_t o = 0; o < OHW; o++) {                                                           \
-        const uint64_t i = (uint64_t)(ip[o] - 1);                                                   \
-        if (i < (uint64_t)HW) gxp[i] += gyp[o];                                                     \
-      }                                                                                             \
-    }                                                                                               \
-  }                                                                                                 \
-                                                                                                    \
-  void lt_avg_pool2d_##sfx(const lt_pool_geom_t *g, int64_t planes, bool cip, int64_t divisor,      \
-                           const T *x, T *y) {                                                      \
-    const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;                                       \
-    _Pragma("omp parallel for schedule(static) if (planes * OH * OW * g->kh * g->kw > POOL_PAR_WORK)") \
-    for (int64_t p = 0; p < planes; p++) {                                                          \
-      const T *xp = x + p * H * W;                                                                  \
-      T *yp = y + p * OH * OW;                                                                      \
-      for (int64_t oh = 0; oh < OH; oh++)                                                           \
-        for (int64_t ow = 0; ow < OW; ow++) {                                                       \
-          int64_t h0, h1, w0, w1;                                                                   \
-          double div;                                                                               \
-          avg_window(g, oh, ow, cip, divisor, &h0, &h1, &w0, &w1, &div);                            \
-          T s = 0;                                                                                  \
-          for (int64_t ih = h0; ih < h1; ih++)                                                      \
-            for (int64_t iw = w0; iw < w1; iw++) s += xp[ih * W + iw];                              \
-          /* an empty window (only padding) gives 0, as in PyTorch */                               \
-          yp[oh * OW + ow] = (h0 < h1 && w0 < w1) ? (T)(s / (T)div) : (T)0;                          \
-        }                                                                                           \
-    }                                                                                               \
-  }                                                                                                 \
-                                                                                                    \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                          \
+    FOR_PLANES(planes * OHW * g->kh * g->kw, planes, p,                                           \
+               max_plane_##sfx(g, x + p * HW, y + p * OHW, idx + p * OHW));                       \
+  }                                                                                               \
+                                                                                                  \
+  static void max_back_plane_##sfx(int64_t HW, int64_t OHW, const T *gyp, const int64_t *ip, T *gxp) { \
+    memset(gxp, 0, sizeof(T) * (size_t)HW);                                                       \
+    for (int64_t o = 0; o < OHW; o++) {                                                           \
+      const uint64_t i = (uint64_t)(ip[o] - 1);                                                   \
+      if (i < (uint64_t)HW) gxp[i] += gyp[o];                                                     \
+    }                                                                                             \
+  }                                                                                               \
+                                                                                                  \
+  void lt_max_pool2d_backward_##sfx(const lt_pool_geom_t *g, int64_t planes, const T *gy,         \
+                                    const int64_t *idx, T *gx) {                                  \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                          \
+    FOR_PLANES(planes * (OHW + HW), planes, p,                                                    \
+               max_back_plane_##sfx(HW, OHW, gy + p * OHW, idx + p * OHW, gx + p * HW));          \
+  }                                                                                               \
+                                                                                                  \
+  static void avg_plane_##sfx(const lt_pool_geom_t *g, bool cip, int64_t divisor, const T *xp, T *yp) { \
+    for (int64_t oh = 0; oh < g->OH; oh++)                                                        \
+      for (int64_t ow = 0; ow < g->OW; ow++) {                                                    \
+        int64_t h0, h1, w0, w1;                                                                   \
+        double div;                                                                               \
+        avg_window(g, oh, ow, cip, divisor, &h0, &h1, &w0, &w1, &div);                            \
+        T s = 0;                                                                                  \
+        for (int64_t ih = h0; ih < h1; ih++)                                                      \
+          for (int64_t iw = w0; iw < w1; iw++) s += xp[ih * g->W + iw];                           \
+        /* a window of padding only gives 0, as in PyTorch */                                     \
+        yp[oh * g->OW + ow] = (h0 < h1 && w0 < w1) ? (T)(s / (T)div) : (T)0;                      \
+      }                                                                                           \
+  }                                                                                               \
+                                                                                                  \
+  void lt_avg_pool2d_##sfx(const lt_pool_geom_t *g, int64_t planes, bool cip, int64_t divisor,    \
+                           const T *x, T *y) {                                                    \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                          \
+    FOR_PLANES(planes * OHW * g->kh * g->kw, planes, p,                                           \
+               avg_plane_##sfx(g, cip, divisor, x + p * HW, y + p * OHW));                        \
+  }                                                                                               \
+                                                                                                  \
+  static void avg_back_plane_##sfx(const lt_pool_geom_t *g, bool cip, int64_t divisor, const T *gyp, \
+                                   T *gxp) {                                                      \
+    memset(gxp, 0, sizeof(T) * (size_t)(g->H * g->W));                                            \
+    for (int64_t oh = 0; oh < g->OH; oh++)                                                        \
+      for (int64_t ow = 0; ow < g->OW; ow++) {                                                    \
+        int64_t h0, h1, w0, w1;                                                                   \
+        double div;                                                                               \
+        avg_window(g, oh, ow, cip, divisor, &h0, &h1, &w0, &w1, &div);                            \
+        const T v = gyp[oh * g->OW + ow] / (T)div;                                                \
+        for (int64_t ih = h0; ih < h1; ih++)                                                      \
+          for (int64_t iw = w0; iw < w1; iw++) gxp[ih * g->W + iw] += v;                          \
+      }                                                                                           \
+  }                                                                                               \
+                                                                                                  \
   void lt_avg_pool2d_backward_##sfx(const lt_pool_geom_t *g, int64_t planes, bool cip, int64_t divisor, \
-                                    const T *gy, T *gx) {                                           \
-    const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;                                       \
-    _Pragma("omp parallel for schedule(static) if (planes * OH * OW * g->kh * g->kw > POOL_PAR_WORK)") \
-    for (int64_t p = 0; p < planes; p++) {                                                          \
-      T *gxp = gx + p * H * W;                                                                      \
-      const T *gyp = gy + p * OH * OW;                                                              \
-      memset(gxp, 0, sizeof(T) * (size_t)(H * W));                                                  \
-      for (int64_t oh = 0; oh < OH; oh++)                                                           \
-        for (int64_t ow = 0; ow < OW; ow++) {                                                       \
-          int64_t h0, h1, w0, w1;                                                                   \
-          double div;                                                                               \
-          avg_window(g, oh, ow, cip, divisor, &h0, &h1, &w0, &w1, &div);                            \
-          const T v = gyp[oh * OW + ow] / (T)div;                                                   \
-          for (int64_t ih = h0; ih < h1; ih++)                                                      \
-            for (int64_t iw = w0; iw < w1; iw++) gxp[ih * W + iw] += v;                             \
-        }                                                                                           \
-    }                                                                                               \
-  }                                                                                                 \
-                                                                                                    \
-  void lt_adaptive_avg_pool2d_##sfx(const lt_pool_geom_t *g, int64_t planes, const T *x, T *y) {    \
-    const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;                                       \
-    _Pragma("omp parallel for schedule(static) if (planes * H * W > POOL_PAR_WORK)")                \
-    for (int64_t p = 0; p < planes; p++) {                                                          \
-      const T *xp = x + p * H * W;                                                                  \
-      T *yp = y + p * OH * OW;                                                                      \
-      for (int64_t oh = 0; oh < OH; oh++) {                                                         \
-        const int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH;                          \
-        for (int64_t ow = 0; ow < OW; ow++) {                                                       \
-          const int64_t w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW;                        \
-          T s = 0;                                                                                  \
-          for (int64_t ih = h0; ih < h1; ih++)                                                      \
-            for (int64_t iw = w0; iw < w1; iw++) s += xp[ih * W + iw];                              \
-          yp[oh * OW + ow] = s / (T)((h1 - h0) * (w1 - w0));                                        \
-        }                                                                                           \
-      }                                                                                             \
-    }                                                                                               \
-  }                                                                                                 \
-                                                                                                    \
+                                    const T *gy, T *gx) {                                         \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                          \
+    FOR_PLANES(planes * OHW * g->kh * g->kw, planes, p,                                           \
+               avg_back_plane_##sfx(g, cip, divisor, gy + p * OHW, gx + p * HW));                 \
+  }                                                                                               \
+                                                                                                  \
+  static void ada_plane_##sfx(const lt_pool_geom_t *g, const T *xp, T *yp) {                      \
+    for (int64_t oh = 0; oh < g->OH; oh++) {                                                      \
+      const int64_t h0 = ada_start(oh, g->H, g->OH), h1 = ada_end(oh, g->H, g->OH);               \
+      for (int64_t ow = 0; ow < g->OW; ow++) {                                                    \
+        const int64_t w0 = ada_start(ow, g->W, g->OW), w1 = ada_end(ow, g->W, g->OW);             \
+        T s = 0;                                                                                  \
+        for (int64_t ih = h0; ih < h1; ih++)                                                      \
+          for (int64_t iw = w0; iw < w1; iw++) s += xp[ih * g->W + iw];                           \
+        yp[oh * g->OW + ow] = s / (T)((h1 - h0) * (w1 - w0));                                     \
+      }                                                                                           \
+    }                                                                                             \
+  }                                                                                               \
+                                                                                                  \
+  void lt_adaptive_avg_pool2d_##sfx(const lt_pool_geom_t *g, int64_t planes, const T *x, T *y) {  \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                          \
+    FOR_PLANES(planes * (HW + OHW), planes, p, ada_plane_##sfx(g, x + p * HW, y + p * OHW));      \
+  }                                                                                               \
+                                                                                                  \
+  static void ada_back_plane_##sfx(const lt_pool_geom_t *g, const T *gyp, T *gxp) {               \
+    memset(gxp, 0, sizeof(T) * (size_t)(g->H * g->W));                                            \
+    for (int64_t oh = 0; oh < g->OH; oh++) {                                                      \
+      const int64_t h0 = ada_start(oh, g->H, g->OH), h1 = ada_end(oh, g->H, g->OH);               \
+      for (int64_t ow = 0; ow < g->OW; ow++) {                                                    \
+        const int64_t w0 = ada_start(ow, g->W, g->OW), w1 = ada_end(ow, g->W, g->OW);             \
+        const T v = gyp[oh * g->OW + ow] / (T)((h1 - h0) * (w1 - w0));                            \
+        for (int64_t ih = h0; ih < h1; ih++)                                                      \
+          for (int64_t iw = w0; iw < w1; iw++) gxp[ih * g->W + iw] += v;                          \
+      }                                                                                           \
+    }                                                                                             \
+  }                                                                                               \
+                                                                                                  \
   void lt_adaptive_avg_pool2d_backward_##sfx(const lt_pool_geom_t *g, int64_t planes, const T *gy, T *gx) { \
-    const int64_t H = g->H, W = g->W, OH = g->OH, OW = g->OW;                                       \
-    _Pragma("omp parallel for schedule(static) if (planes * H * W > POOL_PAR_WORK)")                \
-    for (int64_t p = 0; p < planes; p++) {                                                          \
-      T *gxp = gx + p * H * W;                                                                      \
-      const T *gyp = gy + p * OH * OW;                                                              \
-      memset(gxp, 0, sizeof(T) * (size_t)(H * W));                                                  \
-      for (int64_t oh = 0; oh < OH; oh++) {                                                         \
-        const int64_t h0 = oh * H / OH, h1 = ((oh + 1) * H + OH - 1) / OH;                          \
-        for (int64_t ow = 0; ow < OW; ow++) {                                                       \
-          const int64_t w0 = ow * W / OW, w1 = ((ow + 1) * W + OW - 1) / OW;                        \
-          const T v = gyp[oh * OW + ow] / (T)((h1 - h0) * (w1 - w0));                               \
-          for (int64_t ih = h0; ih < h1; ih++)                                                      \
-            for (int64_t iw = w0; iw < w1; iw++) gxp[ih * W + iw] += v;                             \
-        }                                                                                           \
-      }                                                                                             \
-    }                                                                                               \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                          \
+    FOR_PLANES(planes * (HW + OHW), planes, p, ada_back_plane_##sfx(g, gy + p * OHW, gx + p * HW)); \
   }
 
 POOL(f32, float)
