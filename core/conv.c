@@ -238,17 +238,20 @@ static int plane_threads(int64_t units, double work) {
       }                                                                                                       \
   }                                                                                                           \
                                                                                                               \
-  static void conv_bias_grad_##sfx(const plan_t *p, const T *g, T *gb) {                                      \
-    for (int64_t co = 0; co < p->Cout; co++) {                                                                \
-      double s = 0;                                                                                           \
-      for (int64_t n = 0; n < p->N; n++) {                                                                    \
-        const T *row = g + (n * p->Cout + co) * p->OHW;                                                       \
-        T part = 0;                                                                                           \
-        for (int64_t i = 0; i < p->OHW; i++) part += row[i];                                                  \
-        s += (double)part;                                                                                    \
-      }                                                                                                       \
-      gb[co] = (T)s;                                                                                          \
+  static void bias_grad_one_##sfx(const plan_t *p, int64_t co, const T *g, T *gb) {                           \
+    double s = 0;                                                                                             \
+    for (int64_t n = 0; n < p->N; n++) {                                                                      \
+      const T *row = g + (n * p->Cout + co) * p->OHW;                                                         \
+      T part = 0;                                                                                             \
+      _Pragma("omp simd reduction(+:part)")                                                                   \
+      for (int64_t i = 0; i < p->OHW; i++) part += row[i];                                                    \
+      s += (double)part;                                                                                      \
     }                                                                                                         \
+    gb[co] = (T)s;                                                                                            \
+  }                                                                                                           \
+  static void conv_bias_grad_##sfx(const plan_t *p, const T *g, T *gb) {                                      \
+    const int nt = plane_threads(p->Cout, (double)p->N * p->Cout * p->OHW);                                   \
+    PAR_FOR(co, p->Cout, bias_grad_one_##sfx(p, co, g, gb));                                                  \
   }
 
 CONV_LOOPS(f32, float, lt_blas_sgemm)

@@ -69,6 +69,43 @@ local function ref_conv(x, w, b, o)
   return y
 end
 
+-- the gradients of sum(y * g) for y = conv(x, w, b): loops over the same taps as ref_conv
+local function ref_conv_backward(x, w, g, o)
+  local N, Cin, Hi, Wi = shape4(x)
+  local Cout, Cig, KH, KW = shape4(w)
+  local _, _, OH, OW = shape4(g)
+  local Cog = Cout // o.groups
+  local gx, gw, gb = zeros4(N, Cin, Hi, Wi), zeros4(Cout, Cig, KH, KW), {}
+  for co = 1, Cout do gb[co] = 0 end
+  for n = 1, N do
+    for co = 1, Cout do
+      local grp = (co - 1) // Cog
+      for oh = 1, OH do
+        for ow = 1, OW do
+          local gv = g[n][co][oh][ow]
+          gb[co] = gb[co] + gv
+          for ci = 1, Cig do
+            local cin = grp * Cig + ci
+            for ki = 1, KH do
+              local ih = (oh - 1) * o.stride[1] - o.padding[1] + (ki - 1) * o.dilation[1] + 1
+              if ih >= 1 and ih <= Hi then
+                for kj = 1, KW do
+                  local iw = (ow - 1) * o.stride[2] - o.padding[2] + (kj - 1) * o.dilation[2] + 1
+                  if iw >= 1 and iw <= Wi then
+                    gx[n][cin][ih][iw] = gx[n][cin][ih][iw] + gv * w[co][ci][ki][kj]
+                    gw[co][ci][ki][kj] = gw[co][ci][ki][kj] + gv * x[n][cin][ih][iw]
+                  end
+                end
+              end
+            end
+          end
+        end
+      end
+    end
+  end
+  return gx, gw, gb
+end
+
 -- PyTorch's pooling output size
 local function pooled(n, k, p, s, d, ceil)
   local num = n + 2 * p - d * (k - 1) - 1 + (ceil and s - 1 or 0)
@@ -333,6 +370,39 @@ describe('conv2d gradients', function()
       w:requires_grad_()
       if b then b:requires_grad_() end
       assert.is_true(gradcheck(function(a, ww, bb) return conv_of(a, ww, bb, c) end, { x, w, b }))
+    end)
+  end
+
+  for _, c in ipairs {
+    conv_cfg { name = 'batch 8 (split over threads)', N = 8, Cin = 4, Cout = 8, H = 10, W = 9, padding = { 1, 1 },
+      stride = { 1, 2 } },
+    conv_cfg { name = 'batch 8, 1x1 (split over threads)', N = 8, Cin = 16, Cout = 16, H = 8, W = 8, kh = 1, kw = 1 },
+    conv_cfg { name = 'batch 8, grouped (split over threads)', N = 8, Cin = 8, Cout = 8, H = 9, W = 9, groups = 2,
+      padding = { 2, 1 }, dilation = { 2, 1 } },
+    conv_cfg { name = 'batch 8, depthwise (split over threads)', N = 8, Cin = 8, Cout = 16, H = 12, W = 12, groups = 8,
+      padding = { 1, 1 } },
+    conv_cfg { name = 'bias of a large output (split over threads)', N = 16, Cin = 1, Cout = 8, H = 26, W = 26 },
+  } do
+    it('match the Lua loops with a random output gradient: ' .. c.name, function()
+      torch.manual_seed(25)
+      local x, w, b = make_conv_inputs(c, f64)
+      x:requires_grad_()
+      w:requires_grad_()
+      b:requires_grad_()
+      local y = conv_of(x, w, b, c)
+      local g = randn(y.shape)
+      y:backward(g)
+      local gx, gw, gb = ref_conv_backward(x:detach():totable(), w:detach():totable(), g:totable(), c)
+      H.assert_values(x.grad, gx, 1e-10, c.name .. ' gx')
+      H.assert_values(w.grad, gw, 1e-10, c.name .. ' gw')
+      H.assert_values(b.grad, gb, 1e-10, c.name .. ' gb')
+      -- float32 against the same loops
+      local x32, w32, b32 = x:detach():float():requires_grad_(), w:detach():float():requires_grad_(),
+          b:detach():float():requires_grad_()
+      conv_of(x32, w32, b32, c):backward(g:float())
+      H.assert_values(x32.grad:double(), gx, 1e-4, c.name .. ' gx float32')
+      H.assert_values(w32.grad:double(), gw, 1e-4, c.name .. ' gw float32')
+      H.assert_values(b32.grad:double(), gb, 1e-4, c.name .. ' gb float32')
     end)
   end
 
