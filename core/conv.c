@@ -29,6 +29,9 @@ typedef struct {
   bool batched;
 } plan_t;
 
+/* Larger parameters could overflow the size arithmetic; no real convolution comes near. */
+#define LT_CONV_ARG_MAX ((int64_t)1 << 31)
+
 static inline int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 static int check_conv(const char *op, const lt_tensor_t *x, const lt_tensor_t *w, const lt_tensor_t *b,
@@ -60,6 +63,9 @@ static int check_conv(const char *op, const lt_tensor_t *x, const lt_tensor_t *w
     if (dilation[i] <= 0)
       return lt_error("%s: dilation should be greater than zero (got %lld)", op, (long long)dilation[i]);
   }
+  for (int i = 0; i < 2; i++)
+    if (stride[i] > LT_CONV_ARG_MAX || padding[i] > LT_CONV_ARG_MAX || dilation[i] > LT_CONV_ARG_MAX)
+      return lt_error("%s: stride, padding and dilation must be at most %lld", op, (long long)LT_CONV_ARG_MAX);
   p->batched = x->ndim == 4;
   int o = p->batched ? 1 : 0;
   int64_t N = p->batched ? x->sizes[0] : 1, C = x->sizes[o], H = x->sizes[o + 1], W = x->sizes[o + 2];

@@ -14,6 +14,9 @@ typedef struct {
   bool batched;
 } pool_plan_t;
 
+/* Larger parameters could overflow the size arithmetic; no real pooling comes near. */
+#define LT_POOL_ARG_MAX ((int64_t)1 << 31)
+
 static inline int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 /* PyTorch's pooling_output_shape */
@@ -60,6 +63,8 @@ static int check_window(const char *op, const lt_tensor_t *x, const int64_t k[2]
     return lt_error("%s: dilation should be greater than zero, but got dilationH: %lld dilationW: %lld", op,
                     (long long)d[0], (long long)d[1]);
   for (int i = 0; i < 2; i++) {
+    if (k[i] > LT_POOL_ARG_MAX || s[i] > LT_POOL_ARG_MAX || d[i] > LT_POOL_ARG_MAX)
+      return lt_error("%s: kernel size, stride and dilation must be at most %lld", op, (long long)LT_POOL_ARG_MAX);
     if (pad[i] < 0) return lt_error("%s: padding must be non-negative, but got pad=%lld", op, (long long)pad[i]);
     if (pad[i] > k[i] / 2) {
       if (is_max)
@@ -245,6 +250,11 @@ lt_tensor_t *lt_adaptive_avg_pool2d(lt_tensor_t *x, const int64_t size[2]) {
   const char *op = "adaptive_avg_pool2d";
   pool_plan_t p;
   if (check_input(op, x, &p) != LT_OK) return NULL;
+  if (size[0] > LT_POOL_ARG_MAX || size[1] > LT_POOL_ARG_MAX) {
+    lt_error("%s: output_size must be at most %lld, but got (%lld, %lld)", op, (long long)LT_POOL_ARG_MAX,
+             (long long)size[0], (long long)size[1]);
+    return NULL;
+  }
   if (size[0] < 0 || size[1] < 0) {
     lt_error("%s: elements of output_size must be greater than or equal to 0, but got (%lld, %lld)", op,
              (long long)size[0], (long long)size[1]);
