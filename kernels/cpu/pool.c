@@ -23,6 +23,11 @@
 
 /* Kernel taps [lo, hi) whose input position start + k*d lies in [0, n). */
 static inline void taps(int64_t start, int64_t d, int64_t k, int64_t n, int64_t *lo, int64_t *hi) {
+  if (start >= 0 && start + (k - 1) * d < n) { /* inside: the usual case, without divisions */
+    *lo = 0;
+    *hi = k;
+    return;
+  }
   int64_t l = start < 0 ? (-start + d - 1) / d : 0;
   int64_t h = start >= n ? 0 : (n - start + d - 1) / d;
   if (h > k) h = k;
