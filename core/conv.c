@@ -1,0 +1,440 @@
+/* 2-D convolution as im2col + GEMM (see conv.h). Per sample and per group, the output block
+   (C_out/groups x OH*OW) is the weight block (C_out/groups x C_in/groups*kH*kW) times that
+   group's rows of the sample's column matrix. A 1x1, stride 1, unpadded convolution needs no
+   im2col: the input planes already are the column matrix. A batch of small products is split over
+   OpenMP threads, one sample per thread at a time with its own column buffer; a few large products
+   are left to the BLAS wrapper, which splits each product over the threads itself. */
+#include "core/conv.h"
+#include "core/blas.h"
+#include "core/elementwise.h"
+#include "core/grad.h"
+#include "core/shape.h"
+#include "kernels/cpu/im2col.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Below this many multiply-adds in all, one thread is faster than waking the others. */
+#define CONV_PAR_MIN ((double)(1 << 16))
+
+typedef struct {
+  lt_conv_geom_t g;  /* per sample, all C_in channels */
+  int64_t N, Cout, groups;
+  int64_t Cig, Cog;  /* channels per group */
+  int64_t Kg;        /* columns of a group's weight block: Cig*kh*kw */
+  int64_t OHW;
+  bool direct;       /* the input planes are the column matrix */
+  bool dw;           /* one input channel per group: direct loops, no GEMM (K would be kh*kw) */
+  bool batched;
+} plan_t;
+
+/* Larger parameters could overflow the size arithmetic; no real convolution comes near. */
+#define LT_CONV_ARG_MAX ((int64_t)1 << 31)
+
+static inline int64_t floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+static int check_conv(const char *op, const lt_tensor_t *x, const lt_tensor_t *w, const lt_tensor_t *b,
+                      const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2],
+                      int64_t groups, plan_t *p) {
+  const lt_tensor_t *ts[3] = {x, w, b};
+  LT_TRY(lt_check_same_device(op, 3, ts));
+  if (!lt_dtype_is_floating(x->dtype))
+    return lt_error("%s: expected a floating point input, got %s", op, lt_dtype_name(x->dtype));
+  if (w->dtype != x->dtype)
+    return lt_error("%s: input type (%s) and weight type (%s) should be the same", op, lt_dtype_name(x->dtype),
+                    lt_dtype_name(w->dtype));
+  if (b && b->dtype != x->dtype)
+    return lt_error("%s: input type (%s) and bias type (%s) should be the same", op, lt_dtype_name(x->dtype),
+                    lt_dtype_name(b->dtype));
+  char s1[256], s2[256];
+  if (x->ndim != 3 && x->ndim != 4)
+    return lt_error("%s: expected 3-D (unbatched) or 4-D (batched) input, but got input of size %s", op,
+                    lt_shape_str(x->ndim, x->sizes, s1, sizeof s1));
+  if (w->ndim != 4)
+    return lt_error("%s: expected a 4-D weight (out_channels, in_channels/groups, kH, kW), but got weight of "
+                    "size %s", op, lt_shape_str(w->ndim, w->sizes, s1, sizeof s1));
+  if (groups <= 0) return lt_error("%s: non-positive groups is not supported (got %lld)", op, (long long)groups);
+  for (int i = 0; i < 2; i++) {
+    if (stride[i] <= 0)
+      return lt_error("%s: non-positive stride is not supported (got %lld)", op, (long long)stride[i]);
+    if (padding[i] < 0)
+      return lt_error("%s: negative padding is not supported (got %lld)", op, (long long)padding[i]);
+    if (dilation[i] <= 0)
+      return lt_error("%s: dilation should be greater than zero (got %lld)", op, (long long)dilation[i]);
+  }
+  for (int i = 0; i < 2; i++)
+    if (stride[i] > LT_CONV_ARG_MAX || padding[i] > LT_CONV_ARG_MAX || dilation[i] > LT_CONV_ARG_MAX)
+      return lt_error("%s: stride, padding and dilation must be at most %lld", op, (long long)LT_CONV_ARG_MAX);
+  p->batched = x->ndim == 4;
+  int o = p->batched ? 1 : 0;
+  int64_t N = p->batched ? x->sizes[0] : 1, C = x->sizes[o], H = x->sizes[o + 1], W = x->sizes[o + 2];
+  int64_t Cout = w->sizes[0], kh = w->sizes[2], kw = w->sizes[3];
+  if (C == 0 || H == 0 || W == 0)
+    return lt_error("%s: expected input with non-zero channels, height and width, but got input of size %s", op,
+                    lt_shape_str(x->ndim, x->sizes, s1, sizeof s1));
+  if (Cout == 0 || w->sizes[1] == 0 || kh == 0 || kw == 0)
+    return lt_error("%s: expected a weight with non-zero sizes, but got weight of size %s", op,
+                    lt_shape_str(4, w->sizes, s1, sizeof s1));
+  if (Cout % groups != 0)
+    return lt_error("%s: given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got "
+                    "weight of size %s instead", op, (long long)groups, (long long)groups,
+                    lt_shape_str(4, w->sizes, s1, sizeof s1));
+  if (w->sizes[1] * groups != C)
+    return lt_error("%s: given groups=%lld, weight of size %s, expected input%s to have %lld channels, but got "
+                    "%lld channels instead", op, (long long)groups, lt_shape_str(4, w->sizes, s1, sizeof s1),
+                    lt_shape_str(x->ndim, x->sizes, s2, sizeof s2), (long long)(w->sizes[1] * groups),
+                    (long long)C);
+  if (b && (b->ndim != 1 || b->sizes[0] != Cout))
+    return lt_error("%s: given weight of size %s, expected bias to be 1-D with %lld elements, but got bias of "
+                    "size %s instead", op, lt_shape_str(4, w->sizes, s1, sizeof s1), (long long)Cout,
+                    lt_shape_str(b->ndim, b->sizes, s2, sizeof s2));
+  int64_t ekh = dilation[0] * (kh - 1) + 1, ekw = dilation[1] * (kw - 1) + 1;
+  int64_t ph = padding[0], pw = padding[1];
+  int64_t OH = floordiv(H + 2 * ph - ekh, stride[0]) + 1, OW = floordiv(W + 2 * pw - ekw, stride[1]) + 1;
+  if (H + 2 * ph < ekh || W + 2 * pw < ekw)
+    return lt_error("%s: calculated output size (%lld x %lld) is too small: the padded input size per channel "
+                    "(%lld x %lld) is smaller than the effective kernel size (%lld x %lld)", op, (long long)OH,
+                    (long long)OW, (long long)(H + 2 * ph), (long long)(W + 2 * pw), (long long)ekh,
+                    (long long)ekw);
+  p->g = (lt_conv_geom_t){C, H, W, kh, kw, stride[0], stride[1], ph, pw, dilation[0], dilation[1], OH, OW};
+  p->N = N;
+  p->Cout = Cout;
+  p->groups = groups;
+  p->Cig = C / groups;
+  p->Cog = Cout / groups;
+  p->Kg = p->Cig * kh * kw;
+  p->OHW = OH * OW;
+  p->direct = kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1 && ph == 0 && pw == 0;
+  p->dw = p->Cig == 1;
+  if (p->Kg > LT_BLAS_MAX_DIM || p->OHW > LT_BLAS_MAX_DIM || p->Cog > LT_BLAS_MAX_DIM ||
+      p->Kg * groups > LT_BLAS_MAX_DIM)
+    return lt_error("%s: the matrix product of this convolution has a dimension over %lld", op,
+                    (long long)LT_BLAS_MAX_DIM);
+  return LT_OK;
+}
+
+/* Threads for our own loops: as for the BLAS (core/blas.h), and none inside a parallel region. */
+static int loop_threads(void) {
+  if (omp_in_parallel()) return 1;
+  int nt = lt_blas_num_threads(), omp = omp_get_max_threads();
+  if (omp < nt) nt = omp;
+  return nt > 1 ? nt : 1;
+}
+
+/* Threads that take whole samples: 1 leaves the parallelism to the BLAS wrapper. */
+static int batch_threads(int64_t N, double per_sample) {
+  int nt = loop_threads();
+  if (nt <= 1 || N < 2 || (double)N * per_sample < CONV_PAR_MIN) return 1;
+  if (nt > N) nt = (int)N;
+  /* large products over a batch that splits unevenly: the BLAS wrapper's split balances better */
+  if (per_sample > (double)LT_BLAS_SPLIT_MIN && N % nt != 0 && N < 4 * (int64_t)nt) return 1;
+  return nt;
+}
+
+/* Threads for the direct (one channel per group) loops over `units` planes of `work` in all. */
+static int plane_threads(int64_t units, double work) {
+  if (units < 2 || work < CONV_PAR_MIN) return 1;
+  return loop_threads();
+}
+
+/* for (i = 0; i < n; i++) call, over `nt` (a variable in scope) threads; one thread stays out of
+   libgomp (even a one-thread parallel region costs a futex wake-up) */
+#define PAR_FOR(i, n, call)                                                                                   \
+  do {                                                                                                        \
+    if (nt > 1) {                                                                                             \
+      _Pragma("omp parallel for num_threads(nt) schedule(static)") for (int64_t i = 0; i < (n); i++) call;    \
+    } else {                                                                                                  \
+      for (int64_t i = 0; i < (n); i++) call;                                                                 \
+    }                                                                                                         \
+  } while (0)
+
+/* ---- the loops, for float and double ---- */
+
+#define CONV_LOOPS(sfx, T, GEMM)                                                                              \
+  static void fwd_sample_##sfx(const plan_t *p, int64_t n, const T *x, const T *w, const T *b, T *y,          \
+                               T *col, int *failed) {                                                         \
+    const int64_t OHW = p->OHW;                                                                               \
+    const T *xn = x + n * p->g.C * p->g.H * p->g.W;                                                           \
+    T *yn = y + n * p->Cout * OHW;                                                                            \
+    if (!p->direct) lt_im2col_##sfx(&p->g, xn, col);                                                          \
+    const T *cm = p->direct ? xn : col;                                                                       \
+    for (int64_t gr = 0; gr < p->groups; gr++)                                                                \
+      if (GEMM(false, false, p->Cog, OHW, p->Kg, 1, w + gr * p->Cog * p->Kg, p->Kg, cm + gr * p->Kg * OHW,    \
+               OHW, 0, yn + gr * p->Cog * OHW, OHW) != LT_OK)                                                 \
+        __atomic_store_n(failed, 1, __ATOMIC_RELAXED);                                                        \
+    if (b)                                                                                                    \
+      for (int64_t co = 0; co < p->Cout; co++) {                                                              \
+        T *row = yn + co * OHW;                                                                               \
+        const T v = b[co];                                                                                    \
+        for (int64_t i = 0; i < OHW; i++) row[i] += v;                                                        \
+      }                                                                                                       \
+  }                                                                                                           \
+                                                                                                              \
+  static void conv_fwd_##sfx(const plan_t *p, const T *x, const T *w, const T *b, T *y, T *scratch,           \
+                             int nt, int *failed) {                                                           \
+    const int64_t colsz = p->Kg * p->groups * p->OHW;                                                         \
+    if (nt <= 1) {                                                                                            \
+      for (int64_t n = 0; n < p->N; n++) fwd_sample_##sfx(p, n, x, w, b, y, scratch, failed);                 \
+      return;                                                                                                 \
+    }                                                                                                         \
+    _Pragma("omp parallel num_threads(nt)")                                                                   \
+    {                                                                                                         \
+      T *col = scratch ? scratch + (int64_t)omp_get_thread_num() * colsz : NULL;                              \
+      _Pragma("omp for schedule(static)")                                                                     \
+      for (int64_t n = 0; n < p->N; n++) fwd_sample_##sfx(p, n, x, w, b, y, col, failed);                     \
+    }                                                                                                         \
+  }                                                                                                           \
+                                                                                                              \
+  /* one sample's share of the gradients: acc += g_n @ col_n^T, gx_n = col2im(W^T @ g_n) */                   \
+  static void bwd_sample_##sfx(const plan_t *p, int64_t n, const T *x, const T *w, const T *g, T *gx,         \
+                               T *acc, T *col, T *gcol, int *failed) {                                        \
+    const int64_t CHW = p->g.C * p->g.H * p->g.W, OHW = p->OHW;                                               \
+    const T *gn = g + n * p->Cout * OHW;                                                                      \
+    if (acc) {                                                                                                \
+      const T *xn = x + n * CHW;                                                                              \
+      if (!p->direct) lt_im2col_##sfx(&p->g, xn, col);                                                        \
+      const T *cm = p->direct ? xn : col;                                                                     \
+      for (int64_t gr = 0; gr < p->groups; gr++)                                                              \
+        if (GEMM(false, true, p->Cog, p->Kg, OHW, 1, gn + gr * p->Cog * OHW, OHW, cm + gr * p->Kg * OHW,      \
+                 OHW, 1, acc + gr * p->Cog * p->Kg, p->Kg) != LT_OK)                                          \
+          __atomic_store_n(failed, 1, __ATOMIC_RELAXED);                                                      \
+    }                                                                                                         \
+    if (gx) {                                                                                                 \
+      T *gxn = gx + n * CHW;                                                                                  \
+      T *dst = p->direct ? gxn : gcol;                                                                        \
+      for (int64_t gr = 0; gr < p->groups; gr++)                                                              \
+        if (GEMM(true, false, p->Kg, OHW, p->Cog, 1, w + gr * p->Cog * p->Kg, p->Kg,                          \
+                 gn + gr * p->Cog * OHW, OHW, 0, dst + gr * p->Kg * OHW, OHW) != LT_OK)                       \
+          __atomic_store_n(failed, 1, __ATOMIC_RELAXED);                                                      \
+      if (!p->direct) {                                                                                       \
+        memset(gxn, 0, sizeof(T) * (size_t)CHW);                                                              \
+        lt_col2im_##sfx(&p->g, gcol, gxn);                                                                    \
+      }                                                                                                       \
+    }                                                                                                         \
+  }                                                                                                           \
+                                                                                                              \
+  /* scratch per thread (per_thread elements): col and gcol (colsz each, unless direct), then the             \
+     thread's gw accumulator (thread 0 accumulates into gw itself) */                                         \
+  static void conv_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw,               \
+                             T *scratch, int64_t per_thread, int nt, int *failed) {                           \
+    const int64_t colsz = p->direct ? 0 : p->Kg * p->groups * p->OHW, wsz = p->Cout * p->Kg;                  \
+    if (gw) memset(gw, 0, sizeof(T) * (size_t)wsz);                                                           \
+    if (nt <= 1) {                                                                                            \
+      for (int64_t n = 0; n < p->N; n++)                                                                      \
+        bwd_sample_##sfx(p, n, x, w, g, gx, gw, scratch, scratch + colsz, failed);                            \
+      return;                                                                                                 \
+    }                                                                                                         \
+    _Pragma("omp parallel num_threads(nt)")                                                                   \
+    {                                                                                                         \
+      const int t = omp_get_thread_num();                                                                     \
+      T *base = scratch + (int64_t)t * per_thread;                                                            \
+      T *acc = NULL;                                                                                          \
+      if (gw) {                                                                                               \
+        acc = t == 0 ? gw : base + 2 * colsz;                                                                 \
+        if (t) memset(acc, 0, sizeof(T) * (size_t)wsz);                                                       \
+      }                                                                                                       \
+      _Pragma("omp for schedule(static)")                                                                     \
+      for (int64_t n = 0; n < p->N; n++) bwd_sample_##sfx(p, n, x, w, g, gx, acc, base, base + colsz, failed); \
+    }                                                                                                         \
+    if (gw)                                                                                                   \
+      for (int t = 1; t < nt; t++) {                                                                          \
+        const T *a = scratch + (int64_t)t * per_thread + 2 * colsz;                                           \
+        for (int64_t i = 0; i < wsz; i++) gw[i] += a[i];                                                      \
+      }                                                                                                       \
+  }                                                                                                           \
+                                                                                                              \
+  static void bias_grad_one_##sfx(const plan_t *p, int64_t co, const T *g, T *gb) {                           \
+    double s = 0;                                                                                             \
+    for (int64_t n = 0; n < p->N; n++) {                                                                      \
+      const T *row = g + (n * p->Cout + co) * p->OHW;                                                         \
+      T part = 0;                                                                                             \
+      _Pragma("omp simd reduction(+:part)")                                                                   \
+      for (int64_t i = 0; i < p->OHW; i++) part += row[i];                                                    \
+      s += (double)part;                                                                                      \
+    }                                                                                                         \
+    gb[co] = (T)s;                                                                                            \
+  }                                                                                                           \
+  static void conv_bias_grad_##sfx(const plan_t *p, const T *g, T *gb) {                                      \
+    const int nt = plane_threads(p->Cout, (double)p->N * p->Cout * p->OHW);                                   \
+    PAR_FOR(co, p->Cout, bias_grad_one_##sfx(p, co, g, gb));                                                  \
+  }
+
+CONV_LOOPS(f32, float, lt_blas_sgemm)
+CONV_LOOPS(f64, double, lt_blas_dgemm)
+
+/* One input channel per group (depthwise convolution, or a one-channel input): direct loops per
+   plane (kernels/cpu/im2col.c), parallel over planes. */
+#define DW_LOOPS(sfx, T)                                                                                      \
+  /* output plane q = (n, co) reads input plane (n, co / Cog) */                                              \
+  static void dw_fwd_plane_##sfx(const plan_t *p, int64_t q, const T *x, const T *w, const T *b, T *y) {      \
+    const int64_t n = q / p->Cout, co = q % p->Cout, kk = p->g.kh * p->g.kw;                                  \
+    lt_dwconv_plane_##sfx(&p->g, x + (n * p->g.C + co / p->Cog) * p->g.H * p->g.W, w + co * kk,               \
+                          b ? b[co] : (T)0, y + q * p->OHW);                                                  \
+  }                                                                                                           \
+  static void dw_fwd_##sfx(const plan_t *p, const T *x, const T *w, const T *b, T *y) {                       \
+    const int64_t planes = p->N * p->Cout;                                                                    \
+    const int nt = plane_threads(planes, (double)planes * p->OHW * p->g.kh * p->g.kw);                        \
+    PAR_FOR(q, planes, dw_fwd_plane_##sfx(p, q, x, w, b, y));                                                 \
+  }                                                                                                           \
+  /* input plane q = (n, ci) gathers from output planes (n, ci*Cog .. ci*Cog + Cog - 1) */                    \
+  static void dw_gx_plane_##sfx(const plan_t *p, int64_t q, const T *w, const T *g, T *gx) {                  \
+    const int64_t n = q / p->g.C, ci = q % p->g.C, kk = p->g.kh * p->g.kw, HW = p->g.H * p->g.W;              \
+    T *gxp = gx + q * HW;                                                                                     \
+    memset(gxp, 0, sizeof(T) * (size_t)HW);                                                                   \
+    for (int64_t co = ci * p->Cog; co < (ci + 1) * p->Cog; co++)                                              \
+      lt_dwconv_plane_gx_##sfx(&p->g, g + (n * p->Cout + co) * p->OHW, w + co * kk, gxp);                     \
+  }                                                                                                           \
+  /* filter co: a sum over the batch */                                                                       \
+  static void dw_gw_filter_##sfx(const plan_t *p, int64_t co, const T *x, const T *g, T *gw) {                \
+    const int64_t kk = p->g.kh * p->g.kw, HW = p->g.H * p->g.W, ci = co / p->Cog;                             \
+    T *gwk = gw + co * kk;                                                                                    \
+    memset(gwk, 0, sizeof(T) * (size_t)kk);                                                                   \
+    for (int64_t n = 0; n < p->N; n++)                                                                        \
+      lt_dwconv_plane_gw_##sfx(&p->g, g + (n * p->Cout + co) * p->OHW, x + (n * p->g.C + ci) * HW, gwk);      \
+  }                                                                                                           \
+  static void dw_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw) {               \
+    const double work = (double)p->N * p->Cout * p->OHW * p->g.kh * p->g.kw;                                  \
+    if (gx) {                                                                                                 \
+      const int64_t planes = p->N * p->g.C;                                                                   \
+      const int nt = plane_threads(planes, work);                                                             \
+      PAR_FOR(q, planes, dw_gx_plane_##sfx(p, q, w, g, gx));                                                  \
+    }                                                                                                         \
+    if (gw) {                                                                                                 \
+      const int nt = plane_threads(p->Cout, work);                                                            \
+      PAR_FOR(co, p->Cout, dw_gw_filter_##sfx(p, co, x, g, gw));                                              \
+    }                                                                                                         \
+  }
+
+DW_LOOPS(f32, float)
+DW_LOOPS(f64, double)
+
+/* ---- tensors ---- */
+
+/* t's values, contiguous, in the compute dtype (a new reference) */
+static lt_tensor_t *operand(lt_tensor_t *t, lt_dtype ct) {
+  if (!t) return NULL;
+  return t->dtype == ct ? lt_contiguous(t) : lt_convert(t, ct, t->device);
+}
+
+/* the compute dtype: float16 and bfloat16 run in float32 */
+static lt_dtype compute_dtype(lt_dtype dt) { return lt_dtype_is_low_precision(dt) ? LT_FLOAT32 : dt; }
+
+/* r (consumed; contiguous, compute dtype) as a tensor of dtype dt */
+static lt_tensor_t *finish(lt_tensor_t *r, lt_dtype dt) {
+  if (!r || r->dtype == dt) return r;
+  lt_tensor_t *o = lt_convert(r, dt, r->device);
+  lt_release(r);
+  return o;
+}
+
+/* an uninitialised work buffer of n elements from the device's caching allocator */
+static lt_tensor_t *scratch_of(int64_t n, lt_dtype dt, lt_device_t dev) {
+  int64_t sz[1] = {n > 0 ? n : 1};
+  return lt_empty(1, sz, dt, dev);
+}
+
+lt_tensor_t *lt_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int64_t stride[2],
+                       const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
+  lt_tensor_t *ins[3] = {x, w, b};
+  if (lt_ag_needed_n(3, ins)) {
+    bool prev = lt_set_grad_enabled(false);
+    lt_tensor_t *o = lt_conv2d(x, w, b, stride, padding, dilation, groups);
+    lt_set_grad_enabled(prev);
+    return lt_ag_conv2d(x, w, b, stride, padding, dilation, groups, o);
+  }
+  plan_t p;
+  if (check_conv("conv2d", x, w, b, stride, padding, dilation, groups, &p) != LT_OK) return NULL;
+  lt_dtype ct = compute_dtype(x->dtype);
+  int64_t ysz[4] = {p.N, p.Cout, p.g.OH, p.g.OW};
+  lt_tensor_t *xc = operand(x, ct), *wc = operand(w, ct), *bc = operand(b, ct);
+  lt_tensor_t *y = p.batched ? lt_empty(4, ysz, ct, x->device) : lt_empty(3, ysz + 1, ct, x->device);
+  double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW;
+  int nt = batch_threads(p.N, per_sample);
+  bool cols = !p.direct && !p.dw;
+  lt_tensor_t *sc = cols ? scratch_of(nt * p.Kg * p.groups * p.OHW, ct, x->device) : NULL;
+  int failed = 0;
+  bool ok = xc && wc && (bc || !b) && y && (sc || !cols);
+  if (ok && p.N > 0) {
+    const void *bd = bc ? lt_data(bc) : NULL;
+    void *sd = sc ? lt_data(sc) : NULL;
+    if (p.dw && ct == LT_FLOAT64) dw_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y));
+    else if (p.dw) dw_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y));
+    else if (ct == LT_FLOAT64) conv_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd, nt, &failed);
+    else conv_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd, nt, &failed);
+  }
+  ok = ok && !failed;
+  if (failed) lt_error("conv2d: the matrix product failed");
+  lt_release(xc), lt_release(wc), lt_release(bc), lt_release(sc);
+  if (!ok) { lt_release(y); return NULL; }
+  return finish(y, x->dtype);
+}
+
+int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int64_t stride[2],
+                       const int64_t padding[2], const int64_t dilation[2], int64_t groups,
+                       const bool need[3], lt_tensor_t **gx, lt_tensor_t **gw, lt_tensor_t **gb) {
+  *gx = *gw = *gb = NULL;
+  plan_t p;
+  LT_TRY(check_conv("conv2d_backward", x, w, NULL, stride, padding, dilation, groups, &p));
+  int64_t ysz[4] = {p.N, p.Cout, p.g.OH, p.g.OW};
+  int yo = p.batched ? 0 : 1;
+  if (g->ndim != x->ndim || memcmp(g->sizes, ysz + yo, sizeof(int64_t) * (size_t)g->ndim) != 0) {
+    char s1[256], s2[256];
+    return lt_error("conv2d_backward: expected a gradient of size %s, got %s",
+                    lt_shape_str(x->ndim, ysz + yo, s1, sizeof s1), lt_shape_str(g->ndim, g->sizes, s2, sizeof s2));
+  }
+  const lt_tensor_t *ts[2] = {g, x};
+  LT_TRY(lt_check_same_device("conv2d_backward", 2, ts));
+  if (!lt_dtype_is_floating(g->dtype))
+    return lt_error("conv2d_backward: expected a floating point gradient, got %s", lt_dtype_name(g->dtype));
+  if (!need[0] && !need[1] && !need[2]) return LT_OK;
+  lt_dtype ct = compute_dtype(x->dtype);
+  lt_tensor_t *gc = operand(g, ct);
+  if (!gc) return LT_ERR;
+  int rc = LT_OK;
+  lt_tensor_t *rgx = NULL, *rgw = NULL, *rgb = NULL;
+  if (need[0] || need[1]) {
+    lt_tensor_t *xc = need[1] ? operand(x, ct) : NULL, *wc = need[0] ? operand(w, ct) : NULL;
+    rgx = need[0] ? lt_empty(x->ndim, x->sizes, ct, x->device) : NULL;
+    rgw = need[1] ? lt_empty(4, w->sizes, ct, w->device) : NULL;
+    double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW * (need[0] + need[1]);
+    int nt = batch_threads(p.N, per_sample);
+    int64_t colsz = p.direct ? 0 : p.Kg * p.groups * p.OHW;
+    int64_t per_thread = 2 * colsz + (need[1] ? p.Cout * p.Kg : 0);
+    lt_tensor_t *sc = p.dw ? NULL : scratch_of(nt * per_thread, ct, x->device);
+    int failed = 0;
+    bool ok = (xc || !need[1]) && (wc || !need[0]) && (rgx || !need[0]) && (rgw || !need[1]) && (sc || p.dw);
+    if (ok && p.N == 0 && rgw) memset(lt_data(rgw), 0, (size_t)rgw->numel * lt_elsize(rgw));
+    if (ok && p.N > 0) {
+      const void *xd = xc ? lt_data(xc) : NULL, *wd = wc ? lt_data(wc) : NULL;
+      void *gxd = rgx ? lt_data(rgx) : NULL, *gwd = rgw ? lt_data(rgw) : NULL, *sd = sc ? lt_data(sc) : NULL;
+      if (p.dw && ct == LT_FLOAT64) dw_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd);
+      else if (p.dw) dw_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd);
+      else if (ct == LT_FLOAT64) conv_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd, sd, per_thread, nt, &failed);
+      else conv_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd, sd, per_thread, nt, &failed);
+    }
+    if (failed) lt_error("conv2d_backward: the matrix product failed");
+    if (!ok || failed) rc = LT_ERR;
+    lt_release(xc), lt_release(wc), lt_release(sc);
+  }
+  if (rc == LT_OK && need[2]) {
+    int64_t bsz[1] = {p.Cout};
+    rgb = lt_empty(1, bsz, ct, w->device);
+    if (!rgb) rc = LT_ERR;
+    else if (ct == LT_FLOAT64) conv_bias_grad_f64(&p, lt_data(gc), lt_data(rgb));
+    else conv_bias_grad_f32(&p, lt_data(gc), lt_data(rgb));
+  }
+  lt_release(gc);
+  if (rc == LT_OK) {
+    rgx = finish(rgx, x->dtype);
+    rgw = finish(rgw, w->dtype);
+    rgb = finish(rgb, w->dtype);
+    if ((need[0] && !rgx) || (need[1] && !rgw) || (need[2] && !rgb)) rc = LT_ERR;
+  }
+  if (rc != LT_OK) {
+    lt_release(rgx), lt_release(rgw), lt_release(rgb);
+    return LT_ERR;
+  }
+  *gx = rgx, *gw = rgw, *gb = rgb;
+  return LT_OK;
+}

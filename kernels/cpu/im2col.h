@@ -1,0 +1,38 @@
+/* im2col and col2im for 2-D convolution on one sample: pointers and sizes, no tensor bookkeeping.
+
+   The image is C planes of H x W, contiguous. The column matrix has C*kh*kw rows (channel-major,
+   then kernel row, then kernel column: the layout of a contiguous (C_out, C, kh, kw) weight's row)
+   and OH*OW columns (the output positions, row-major). Positions that fall in the padding read 0
+   (im2col) and are dropped (col2im). col2im adds into the image, which the caller zeroes first. */
+#ifndef LT_CPU_IM2COL_H
+#define LT_CPU_IM2COL_H
+
+#include <stdint.h>
+
+typedef struct {
+  int64_t C, H, W;     /* input planes */
+  int64_t kh, kw;      /* kernel */
+  int64_t sh, sw;      /* stride */
+  int64_t ph, pw;      /* padding */
+  int64_t dh, dw;      /* dilation */
+  int64_t OH, OW;      /* output size (consistent with the above) */
+} lt_conv_geom_t;
+
+void lt_im2col_f32(const lt_conv_geom_t *g, const float *im, float *col);
+void lt_im2col_f64(const lt_conv_geom_t *g, const double *im, double *col);
+void lt_col2im_f32(const lt_conv_geom_t *g, const float *col, float *im);
+void lt_col2im_f64(const lt_conv_geom_t *g, const double *col, double *im);
+
+/* Direct convolution of one input plane with one kh x kw filter (a group with one input channel:
+   depthwise convolution, or a one-channel input), where im2col + GEMM would multiply by K = kh*kw
+   only. Row by row, so that an output row stays in L1 across the taps. g->C is ignored.
+   plane: y = bias + x correlated with wk;  gx: gx += gy spread back through wk (the caller zeroes
+   gx);  gw: gwk[tap] += sum of gy * the inputs the tap saw. */
+void lt_dwconv_plane_f32(const lt_conv_geom_t *g, const float *x, const float *wk, float bias, float *y);
+void lt_dwconv_plane_f64(const lt_conv_geom_t *g, const double *x, const double *wk, double bias, double *y);
+void lt_dwconv_plane_gx_f32(const lt_conv_geom_t *g, const float *gy, const float *wk, float *gx);
+void lt_dwconv_plane_gx_f64(const lt_conv_geom_t *g, const double *gy, const double *wk, double *gx);
+void lt_dwconv_plane_gw_f32(const lt_conv_geom_t *g, const float *gy, const float *x, float *gwk);
+void lt_dwconv_plane_gw_f64(const lt_conv_geom_t *g, const double *gy, const double *x, double *gwk);
+
+#endif

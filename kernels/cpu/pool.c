@@ -1,0 +1,186 @@
+/* 2-D pooling loops (see pool.h). Each window's valid kernel rows and columns are computed as
+   ranges, so the inner loops run without bounds checks; planes are independent, so OpenMP splits
+   them when the work is large enough to pay for waking the threads. */
+#include "kernels/cpu/pool.h"
+
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+/* below this many window reads, one thread is faster than waking the others */
+#define POOL_PAR_WORK ((int64_t)1 << 15)
+
+/* for (p = 0; p < planes; p++) call, over OpenMP threads when the work is large enough; small work
+   stays out of libgomp altogether (even a one-thread parallel region costs a futex wake-up) */
+#define FOR_PLANES(work, planes, p, call)                                                               \
+  do {                                                                                                  \
+    if ((work) > POOL_PAR_WORK && omp_get_max_threads() > 1 && !omp_in_parallel()) {                    \
+      _Pragma("omp parallel for schedule(static)") for (int64_t p = 0; p < (planes); p++) call;         \
+    } else {                                                                                            \
+      for (int64_t p = 0; p < (planes); p++) call;                                                      \
+    }                                                                                                   \
+  } while (0)
+
+/* Kernel taps [lo, hi) whose input position start + k*d lies in [0, n). */
+static inline void taps(int64_t start, int64_t d, int64_t k, int64_t n, int64_t *lo, int64_t *hi) {
+  if (start >= 0 && start + (k - 1) * d < n) { /* inside: the usual case, without divisions */
+    *lo = 0;
+    *hi = k;
+    return;
+  }
+  int64_t l = start < 0 ? (-start + d - 1) / d : 0;
+  int64_t h = start >= n ? 0 : (n - start + d - 1) / d;
+  if (h > k) h = k;
+  if (l > h) l = h;
+  *lo = l;
+  *hi = h;
+}
+
+/* avg_pool2d's window: the bounds clipped to the input, and the divisor */
+static inline void avg_window(const lt_pool_geom_t *g, int64_t oh, int64_t ow, bool cip, int64_t divisor,
+                              int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1, double *div) {
+  int64_t hs = oh * g->sh - g->ph, ws = ow * g->sw - g->pw;
+  int64_t he = hs + g->kh, we = ws + g->kw;
+  /* ceil_mode windows may reach past the padding: PyTorch counts padding only up to it */
+  if (he > g->H + g->ph) he = g->H + g->ph;
+  if (we > g->W + g->pw) we = g->W + g->pw;
+  int64_t pool = (he - hs) * (we - ws);
+  if (hs < 0) hs = 0;
+  if (ws < 0) ws = 0;
+  if (he > g->H) he = g->H;
+  if (we > g->W) we = g->W;
+  *h0 = hs, *h1 = he, *w0 = ws, *w1 = we;
+  if (divisor) *div = (double)divisor;
+  else *div = (double)(cip ? pool : (he - hs) * (we - ws));
+}
+
+/* adaptive windows: [floor(i*n/out), ceil((i+1)*n/out)) */
+static inline int64_t ada_start(int64_t i, int64_t n, int64_t out) { return i * n / out; }
+static inline int64_t ada_end(int64_t i, int64_t n, int64_t out) { return ((i + 1) * n + out - 1) / out; }
+
+#define POOL(sfx, T)                                                                                    \
+  static void max_plane_##sfx(const lt_pool_geom_t *g, const T *xp, T *yp, int64_t *ip) {               \
+    const int64_t W = g->W;                                                                             \
+    for (int64_t oh = 0; oh < g->OH; oh++) {                                                            \
+      int64_t hs = oh * g->sh - g->ph, klo, khi;                                                        \
+      taps(hs, g->dh, g->kh, g->H, &klo, &khi);                                                         \
+      for (int64_t ow = 0; ow < g->OW; ow++) {                                                          \
+        int64_t ws = ow * g->sw - g->pw, llo, lhi;                                                      \
+        taps(ws, g->dw, g->kw, W, &llo, &lhi);                                                          \
+        T best = -INFINITY;                                                                             \
+        int64_t at = (hs + klo * g->dh) * W + ws + llo * g->dw;                                         \
+        for (int64_t ki = klo; ki < khi; ki++) {                                                        \
+          const int64_t row = (hs + ki * g->dh) * W + ws;                                               \
+          for (int64_t kj = llo; kj < lhi; kj++) {                                                      \
+            const int64_t i = row + kj * g->dw;                                                         \
+            const T v = xp[i];                                                                          \
+            if (v > best || isnan(v)) { best = v; at = i; }                                             \
+          }                                                                                             \
+        }                                                                                               \
+        yp[oh * g->OW + ow] = best;                                                                     \
+        ip[oh * g->OW + ow] = at + 1;                                                                   \
+      }                                                                                                 \
+    }                                                                                                   \
+  }                                                                                                     \
+                                                                                                        \
+  void lt_max_pool2d_##sfx(const lt_pool_geom_t *g, int64_t planes, const T *x, T *y, int64_t *idx) {   \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                                \
+    FOR_PLANES(planes * OHW * g->kh * g->kw, planes, p,                                                 \
+               max_plane_##sfx(g, x + p * HW, y + p * OHW, idx + p * OHW));                             \
+  }                                                                                                     \
+                                                                                                        \
+  static void max_back_plane_##sfx(int64_t HW, int64_t OHW, const T *gyp, const int64_t *ip, T *gxp) {  \
+    memset(gxp, 0, sizeof(T) * (size_t)HW);                                                             \
+    for (int64_t o = 0; o < OHW; o++) {                                                                 \
+      const uint64_t i = (uint64_t)(ip[o] - 1);                                                         \
+      if (i < (uint64_t)HW) gxp[i] += gyp[o];                                                           \
+    }                                                                                                   \
+  }                                                                                                     \
+                                                                                                        \
+  void lt_max_pool2d_backward_##sfx(const lt_pool_geom_t *g, int64_t planes, const T *gy,               \
+                                    const int64_t *idx, T *gx) {                                        \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                                \
+    FOR_PLANES(planes * (OHW + HW), planes, p,                                                          \
+               max_back_plane_##sfx(HW, OHW, gy + p * OHW, idx + p * OHW, gx + p * HW));                \
+  }                                                                                                     \
+                                                                                                        \
+  static void avg_plane_##sfx(const lt_pool_geom_t *g, bool cip, int64_t divisor, const T *xp, T *yp) { \
+    for (int64_t oh = 0; oh < g->OH; oh++)                                                              \
+      for (int64_t ow = 0; ow < g->OW; ow++) {                                                          \
+        int64_t h0, h1, w0, w1;                                                                         \
+        double div;                                                                                     \
+        avg_window(g, oh, ow, cip, divisor, &h0, &h1, &w0, &w1, &div);                                  \
+        T s = 0;                                                                                        \
+        for (int64_t ih = h0; ih < h1; ih++)                                                            \
+          for (int64_t iw = w0; iw < w1; iw++) s += xp[ih * g->W + iw];                                 \
+        /* a window of padding only gives 0, as in PyTorch */                                           \
+        yp[oh * g->OW + ow] = (h0 < h1 && w0 < w1) ? (T)(s / (T)div) : (T)0;                            \
+      }                                                                                                 \
+  }                                                                                                     \
+                                                                                                        \
+  void lt_avg_pool2d_##sfx(const lt_pool_geom_t *g, int64_t planes, bool cip, int64_t divisor,          \
+                           const T *x, T *y) {                                                          \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                                \
+    FOR_PLANES(planes * OHW * g->kh * g->kw, planes, p,                                                 \
+               avg_plane_##sfx(g, cip, divisor, x + p * HW, y + p * OHW));                              \
+  }                                                                                                     \
+                                                                                                        \
+  static void avg_back_plane_##sfx(const lt_pool_geom_t *g, bool cip, int64_t divisor, const T *gyp,    \
+                                   T *gxp) {                                                            \
+    memset(gxp, 0, sizeof(T) * (size_t)(g->H * g->W));                                                  \
+    for (int64_t oh = 0; oh < g->OH; oh++)                                                              \
+      for (int64_t ow = 0; ow < g->OW; ow++) {                                                          \
+        int64_t h0, h1, w0, w1;                                                                         \
+        double div;                                                                                     \
+        avg_window(g, oh, ow, cip, divisor, &h0, &h1, &w0, &w1, &div);                                  \
+        const T v = gyp[oh * g->OW + ow] / (T)div;                                                      \
+        for (int64_t ih = h0; ih < h1; ih++)                                                            \
+          for (int64_t iw = w0; iw < w1; iw++) gxp[ih * g->W + iw] += v;                                \
+      }                                                                                                 \
+  }                                                                                                     \
+                                                                                                        \
+  void lt_avg_pool2d_backward_##sfx(const lt_pool_geom_t *g, int64_t planes, bool cip, int64_t divisor, \
+                                    const T *gy, T *gx) {                                               \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                                \
+    FOR_PLANES(planes * OHW * g->kh * g->kw, planes, p,                                                 \
+               avg_back_plane_##sfx(g, cip, divisor, gy + p * OHW, gx + p * HW));                       \
+  }                                                                                                     \
+                                                                                                        \
+  static void ada_plane_##sfx(const lt_pool_geom_t *g, const T *xp, T *yp) {                            \
+    for (int64_t oh = 0; oh < g->OH; oh++) {                                                            \
+      const int64_t h0 = ada_start(oh, g->H, g->OH), h1 = ada_end(oh, g->H, g->OH);                     \
+      for (int64_t ow = 0; ow < g->OW; ow++) {                                                          \
+        const int64_t w0 = ada_start(ow, g->W, g->OW), w1 = ada_end(ow, g->W, g->OW);                   \
+        T s = 0;                                                                                        \
+        for (int64_t ih = h0; ih < h1; ih++)                                                            \
+          for (int64_t iw = w0; iw < w1; iw++) s += xp[ih * g->W + iw];                                 \
+        yp[oh * g->OW + ow] = s / (T)((h1 - h0) * (w1 - w0));                                           \
+      }                                                                                                 \
+    }                                                                                                   \
+  }                                                                                                     \
+                                                                                                        \
+  void lt_adaptive_avg_pool2d_##sfx(const lt_pool_geom_t *g, int64_t planes, const T *x, T *y) {        \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                                \
+    FOR_PLANES(planes * (HW + OHW), planes, p, ada_plane_##sfx(g, x + p * HW, y + p * OHW));            \
+  }                                                                                                     \
+                                                                                                        \
+  static void ada_back_plane_##sfx(const lt_pool_geom_t *g, const T *gyp, T *gxp) {                     \
+    memset(gxp, 0, sizeof(T) * (size_t)(g->H * g->W));                                                  \
+    for (int64_t oh = 0; oh < g->OH; oh++) {                                                            \
+      const int64_t h0 = ada_start(oh, g->H, g->OH), h1 = ada_end(oh, g->H, g->OH);                     \
+      for (int64_t ow = 0; ow < g->OW; ow++) {                                                          \
+        const int64_t w0 = ada_start(ow, g->W, g->OW), w1 = ada_end(ow, g->W, g->OW);                   \
+        const T v = gyp[oh * g->OW + ow] / (T)((h1 - h0) * (w1 - w0));                                  \
+        for (int64_t ih = h0; ih < h1; ih++)                                                            \
+          for (int64_t iw = w0; iw < w1; iw++) gxp[ih * g->W + iw] += v;                                \
+      }                                                                                                 \
+    }                                                                                                   \
+  }                                                                                                     \
+                                                                                                        \
+  void lt_adaptive_avg_pool2d_backward_##sfx(const lt_pool_geom_t *g, int64_t planes, const T *gy, T *gx) { \
+    const int64_t HW = g->H * g->W, OHW = g->OH * g->OW;                                                \
+    FOR_PLANES(planes * (HW + OHW), planes, p, ada_back_plane_##sfx(g, gy + p * OHW, gx + p * HW));     \
+  }
+
+POOL(f32, float)
+POOL(f64, double)
