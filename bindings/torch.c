@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct {
   const char *name;   /* module name: "torch.format" */
@@ -95,6 +96,14 @@ static int f_clock(lua_State *L) {
   return 1;
 }
 
+/* torch.utils.isatty(stream): whether 'stdout', 'stderr' (or 'stdin') is a terminal */
+static int f_isatty(lua_State *L) {
+  static const char *const names[] = {"stdin", "stdout", "stderr", NULL};
+  int fd = luaL_checkoption(L, 1, "stdout", names);
+  lua_pushboolean(L, isatty(fd));
+  return 1;
+}
+
 static int f_blas_info(lua_State *L) {
   if (lt_blas_init() != LT_OK) return lt_lua_error(L);
   lua_pushstring(L, lt_blas_corename());
@@ -133,6 +142,8 @@ int luaopen_torch(lua_State *L) {
   lua_newtable(L);
   lua_pushcfunction(L, f_clock);
   lua_setfield(L, -2, "clock");
+  lua_pushcfunction(L, f_isatty);
+  lua_setfield(L, -2, "isatty");
   lua_setfield(L, torch, "utils");
 
   /* the Lua modules: preloaded, then torch's own init chunk runs with (torch table) */

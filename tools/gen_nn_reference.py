@@ -178,6 +178,9 @@ add("cross_entropy_weight_ignore_smooth",
                                               label_smoothing=0.1),
     {"x": det((5, 4), 45, 2.0), "target": t1 + 1, "weight": det((4,), 46).abs() + 0.2},
     grad_of=("x",), extra=lambda ins: {"ignore_index": 4})
+add("cross_entropy_ignore_smooth",
+    lambda x, target: F.cross_entropy(x, target - 1, ignore_index=1, label_smoothing=0.3),
+    {"x": det((5, 4), 60, 2.0), "target": t1 + 1}, grad_of=("x",), extra=lambda ins: {"ignore_index": 2})
 add("cross_entropy_plain", lambda x, target: F.cross_entropy(x, target - 1),
     {"x": det((5, 4), 47, 2.0), "target": t1 + 1}, grad_of=("x",))
 add("cross_entropy_smooth_sum", lambda x, target: F.cross_entropy(x, target - 1, label_smoothing=0.2,

@@ -129,6 +129,7 @@ end
 
 require 'torch.autograd'
 torch.class = require 'torch.class'
+torch.utils.progress = require 'torch.utils.progress'
 torch.isinstance = torch.class.isinstance
 
 -- torch.nn, torch.F (torch.nn.functional), torch.optim and torch.data load on first use

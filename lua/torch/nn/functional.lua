@@ -267,6 +267,8 @@ function F.cross_entropy(x, target, o)
     if o.weight then
       local kept = ignore and target:masked_select(ignore:logical_not()) or target:reshape(-1)
       ret = smooth:sum() / o.weight:index_select(1, kept:reshape(-1)):sum()
+    elseif ignore then -- PyTorch divides by the number of targets kept
+      ret = smooth:sum() / ignore:logical_not():sum()
     else
       ret = smooth:mean()
     end
