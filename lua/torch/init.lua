@@ -128,6 +128,7 @@ function torch.memory.summary(device)
 end
 
 require 'torch.autograd'
+require 'torch.serialization'
 
 -- torch.nn, torch.F (torch.nn.functional) and torch.optim load on first use
 local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim' }
