@@ -597,7 +597,8 @@ static int parse_info(parser_t *p, lt_st_info_t *t) {
   size_t nlen = t->name_len;
   bool have_dtype = false, have_shape = false, have_offsets = false;
   skip_ws(p);
-  if (p->i >= p->n || p->s[p->i] != '{')
+  if (p->i >= p->n) return perr(p, "unexpected end");
+  if (p->s[p->i] != '{')
     return lt_error("%s: %s: tensor " NAMEFMT ": expected an object with dtype, shape and data_offsets, at byte %zu of the header",
                     p->op, p->what, NAMEARG(name, nlen), p->i);
   p->i++;
@@ -648,11 +649,12 @@ static int parse_info(parser_t *p, lt_st_info_t *t) {
       } else if (strcmp(key, "data_offsets") == 0 && klen == 12) {
         seen = &have_offsets;
         if (!have_offsets) {
-          rc = expect(p, '[');
-          if (rc == LT_OK) rc = parse_uint(p, UINT64_MAX, &t->begin, "data_offsets", name, nlen);
-          if (rc == LT_OK) rc = expect(p, ',');
-          if (rc == LT_OK) rc = parse_uint(p, UINT64_MAX, &t->end, "data_offsets", name, nlen);
-          if (rc == LT_OK && !accept(p, ']'))
+          bool ok = accept(p, '[');
+          if (ok) rc = parse_uint(p, UINT64_MAX, &t->begin, "data_offsets", name, nlen);
+          if (ok && rc == LT_OK) ok = accept(p, ',');
+          if (ok && rc == LT_OK) rc = parse_uint(p, UINT64_MAX, &t->end, "data_offsets", name, nlen);
+          if (ok && rc == LT_OK) ok = accept(p, ']');
+          if (!ok)
             rc = lt_error("%s: %s: tensor " NAMEFMT ": \"data_offsets\" must be [begin, end], at byte %zu of the header",
                           p->op, p->what, NAMEARG(name, nlen), p->i);
         }
@@ -689,7 +691,7 @@ static int cmp_info_offsets(const void *pa, const void *pb) {
   const lt_st_info_t *a = pa, *b = pb;
   if (a->begin != b->begin) return a->begin < b->begin ? -1 : 1;
   if (a->end != b->end) return a->end < b->end ? -1 : 1;
-  return cmp_bytes(a->name, a->name_len, b->name, b->name_len);
+  return (a->position > b->position) - (a->position < b->position);
 }
 static int cmp_info_names(const void *pa, const void *pb) {
   const lt_st_info_t *a = *(const lt_st_info_t *const *)pa, *b = *(const lt_st_info_t *const *)pb;
@@ -768,6 +770,7 @@ static int parse_header(parser_t *p, uint64_t data_len, lt_st_header_t *h) {
       memset(t, 0, sizeof *t);
       t->name = name;
       t->name_len = nlen;
+      t->position = h->n - 1;
       LT_TRY(parse_info(p, t));
     } while (accept(p, ','));
     LT_TRY(expect(p, '}'));

@@ -42,6 +42,7 @@ typedef struct {
   int ndim;
   int64_t sizes[LT_MAX_DIM];
   uint64_t begin, end;
+  int position; /* in the header's text: breaks ties between empty tensors at one offset */
 } lt_st_info_t;
 
 typedef struct {

@@ -400,7 +400,7 @@ local function rebuild(path, node, tensors, depth, used)
     if v == 'inf' then return math.huge elseif v == '-inf' then return -math.huge elseif v == 'nan' then return 0 / 0 end
     local x = type(v) == 'string' and v:match('^[-+%d.eE]+$') and tonumber(v)
     if not x then bad("bad float '" .. tostring(v) .. "'") end
-    return x + 0.0
+    return math.type(x) == 'float' and x or x + 0.0 -- (-0.0 + 0.0 would lose the sign)
   elseif kind == 'string' then
     if type(v) ~= 'string' then bad('a string must be a string') end
     return v
