@@ -321,23 +321,37 @@ int lt_safetensors_write(const char *op, const char *path, int n, const lt_st_en
     return LT_ERR;
   }
 
+  /* a symbolic link keeps pointing where it did: the file it names is the one replaced */
+  char *resolved = NULL;
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) resolved = realpath(path, NULL);
+  const char *target = resolved ? resolved : path;
+  bool had_old = stat(target, &st) == 0 && S_ISREG(st.st_mode);
+
   /* the temporary file: in the target's directory, so that rename() is atomic */
   char dir[4096];
-  dir_of(path, dir, sizeof dir);
-  const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  dir_of(target, dir, sizeof dir);
+  const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
   size_t tlen = strlen(dir) + strlen(base) + 64;
   char *tmp = malloc(tlen);
-  if (!tmp) { free(hdr.p); free(order); return lt_error("%s: %s: out of memory", op, path); }
+  if (!tmp) { free(resolved); free(hdr.p); free(order); return lt_error("%s: %s: out of memory", op, path); }
   static atomic_uint counter;
   int fd = -1;
   for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-    snprintf(tmp, tlen, "%s/.%s.tmp%ld.%u", dir, base, (long)getpid(), atomic_fetch_add(&counter, 1));
+    /* the base is cut so that the name stays within NAME_MAX (255) */
+    snprintf(tmp, tlen, "%s/.%.200s.tmp%ld.%u", dir, base, (long)getpid(), atomic_fetch_add(&counter, 1));
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) {
     int rc = lt_error("%s: %s: cannot create a temporary file in %s: %s", op, path, dir, strerror(errno));
-    free(tmp); free(hdr.p); free(order);
+    free(tmp); free(resolved); free(hdr.p); free(order);
+    return rc;
+  }
+  /* the new file keeps the old one's permissions, as writing over it in place would */
+  if (had_old && fchmod(fd, st.st_mode & 07777) != 0) {
+    int rc = lt_error("%s: %s: cannot set the permissions of the temporary file %s: %s", op, path, tmp, strerror(errno));
+    close(fd); unlink(tmp); free(tmp); free(resolved); free(hdr.p); free(order);
     return rc;
   }
   writer_t w = {op, path, tmp, fdopen(fd, "wb"), 0};
@@ -373,7 +387,7 @@ int lt_safetensors_write(const char *op, const char *path, int n, const lt_st_en
     if (fclose(w.f) != 0 && rc == LT_OK)
       rc = lt_error("%s: %s: cannot close the temporary file %s: %s", op, path, tmp, strerror(errno));
   }
-  if (rc == LT_OK && rename(tmp, path) != 0)
+  if (rc == LT_OK && rename(tmp, target) != 0)
     rc = lt_error("%s: %s: cannot rename the temporary file %s over it: %s", op, path, tmp, strerror(errno));
   if (rc != LT_OK) {
     unlink(tmp); /* the old file, if any, was never touched */
@@ -386,6 +400,7 @@ int lt_safetensors_write(const char *op, const char *path, int n, const lt_st_en
     }
   }
   free(tmp);
+  free(resolved);
   free(hdr.p);
   free(order);
   return rc;
@@ -922,7 +937,8 @@ static int read_source(const char *op, const char *what, const source_t *src, lt
 int lt_safetensors_read(const char *op, const char *path, lt_st_header_t *h, lt_tensor_t ***tensors) {
   memset(h, 0, sizeof *h);
   *tensors = NULL;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO must not hang the open (it is refused below); regular files ignore it */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return lt_error("%s: %s: %s", op, path, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {

@@ -372,6 +372,8 @@ describe('torch.save / torch.load round trips', function()
     assert.are.equal('me', meta.author)
     assert.are.equal('pt', meta.format)
     H.raises(function() torch.save(p, {}, { metadata = { x = 1 } }) end, 'torch.save', 'metadata')
+    H.raises(function() torch.save(p, {}, { metadata = { ['lutorch.structure'] = '[]' } }) end, 'torch.save',
+      'reserved')
   end)
 end)
 
@@ -418,6 +420,44 @@ describe('torch.save errors', function()
       assert.are.same({ 'ckpt.safetensors' }, ls(dir)) -- no temporary file left behind
     end
     H.assert_values(torch.load(p).w, { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 })
+  end)
+end)
+
+describe('torch.save and the file system', function()
+  it('writes through a symbolic link and keeps the old permissions', function()
+    local dir = tmp('links')
+    os.execute('mkdir -p ' .. dir)
+    local real, link = dir .. '/real.safetensors', dir .. '/link.safetensors'
+    torch.save(real, { a = torch.ones(1) })
+    os.execute('chmod 600 ' .. real .. ' && ln -s real.safetensors ' .. link)
+    torch.save(link, { b = torch.zeros(2) })
+    H.assert_values(torch.load(real).b, { 0, 0 })
+    assert.are.equal('link', io.popen('stat -c %F ' .. link):read('l'):match('link'))
+    assert.are.equal('600', io.popen('stat -c %a ' .. real):read('l'))
+  end)
+
+  it('handles file names up to the system limit', function()
+    local p = tmp(string.rep('n', 250))
+    torch.save(p, { a = torch.ones(3) })
+    H.assert_values(torch.load(p).a, { 1, 1, 1 })
+  end)
+
+  it('fails cleanly in a read-only directory, keeping the old file (needs a non-root user)', function()
+    local dir = tmp('readonly')
+    os.execute('mkdir -p ' .. dir)
+    local p = dir .. '/ckpt.safetensors'
+    torch.save(p, { a = torch.ones(1) })
+    local old = read_bytes(p)
+    os.execute('chmod 555 ' .. dir)
+    local probe = io.open(dir .. '/probe', 'w')
+    if probe then -- root ignores the permission: the full-disk test above covers the failure path
+      probe:close()
+      os.remove(dir .. '/probe')
+    else
+      H.raises(function() torch.save(p, { b = torch.zeros(1) }) end, 'torch.save', p, 'Permission denied')
+      assert.are.equal(old, read_bytes(p))
+    end
+    os.execute('chmod 755 ' .. dir)
   end)
 end)
 
@@ -535,6 +575,9 @@ describe('torch.load of corrupt files', function()
     load_error('', 'too short')
     load_error('\1\0\0', 'too short')
     H.raises(function() torch.load(tmpdir) end, 'torch.load', tmpdir, 'not a regular file')
+    local fifo = tmp('fifo')
+    os.execute('mkfifo ' .. fifo)
+    H.raises(function() torch.load(fifo) end, 'torch.load', fifo, 'not a regular file') -- and no hang
   end)
 
   it('header lengths past the limit or the file', function()

@@ -293,7 +293,9 @@ function M.save(path, value, opts)
       if type(k) ~= 'string' or type(v) ~= 'string' then
         error('torch.save: opts.metadata must map strings to strings, got ' .. type(k) .. ' = ' .. type(v), 2)
       end
-      if meta[k] ~= nil then error("torch.save: opts.metadata key '" .. k .. "' is reserved", 2) end
+      if meta[k] ~= nil or k:sub(1, 8) == 'lutorch.' then
+        error("torch.save: opts.metadata key '" .. k .. "' is reserved", 2)
+      end
       meta[k] = v
       needs_meta = true
     end
