@@ -131,6 +131,7 @@ require 'torch.autograd'
 torch.class = require 'torch.class'
 torch.utils.progress = require 'torch.utils.progress'
 torch.isinstance = torch.class.isinstance
+require 'torch.serialization'
 
 -- torch.nn, torch.F (torch.nn.functional), torch.optim and torch.data load on first use
 local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim', data = 'torch.data' }

@@ -117,4 +117,9 @@ function utils.vector_to_parameters(vec, parameters)
   end)
 end
 
+-- consume_prefix_in_state_dict_if_present(sd, 'module.'): strips a prefix (DataParallel's) in place
+utils.consume_prefix_in_state_dict_if_present = function(sd, prefix)
+  return require('torch.serialization').consume_prefix_in_state_dict_if_present(sd, prefix)
+end
+
 return utils
