@@ -1,0 +1,113 @@
+/* CPU loops of the fused optimizer steps: one pass over each array, one loop per combination of
+   flags (the flags are constants inside each, so the loop has no branches and vectorises), split
+   over threads only when there is enough work (a parallel region costs more than a small update). */
+#include "kernels/cpu/optim.h"
+#include "core/iter.h"
+
+#include <omp.h>
+
+#define RESTRICT __restrict__
+
+/* [b, e) of each of `chunks` pieces of n */
+#define RANGE(c, chunks, n, b, e)                                                                \
+  int64_t b = (n) * (c) / (chunks), e = (n) * ((c) + 1) / (chunks)
+
+static int chunks_for(int64_t n) {
+  int nt = lt_num_threads();
+  if (nt <= 1 || n < 2 * LT_GRAIN) return 1;
+  int64_t c = n / LT_GRAIN;
+  return (int)(c < nt ? c : nt);
+}
+
+#define SGD_LOOPS(T, sfx)                                                                        \
+  static inline __attribute__((always_inline)) void sgd_range_##sfx(                             \
+      T *RESTRICT p, const T *RESTRICT g, T *RESTRICT buf, int64_t b, int64_t e,                  \
+      const lt_sgd_args_##sfx *a, bool has_wd, bool has_mom, bool first, bool nesterov) {         \
+    lt_sgd_args_##sfx s = *a;                                                                     \
+    if (has_mom) {                                                                                \
+      _Pragma("omp simd") for (int64_t i = b; i < e; i++)                                         \
+        lt_sgd_elem_##sfx(p + i, g[i], buf + i, &s, has_wd, true, first, nesterov);               \
+    } else {                                                                                      \
+      _Pragma("omp simd") for (int64_t i = b; i < e; i++)                                         \
+        lt_sgd_elem_##sfx(p + i, g[i], NULL, &s, has_wd, false, false, false);                    \
+    }                                                                                             \
+  }                                                                                               \
+  /* one specialised loop per flag combination */                                                 \
+  static void sgd_run_##sfx(T *p, const T *g, T *buf, int64_t b, int64_t e,                     \
+                            const lt_sgd_args_##sfx *a, bool wd, bool mom, bool first, bool nest) { \
+    if (!mom) {                                                                                   \
+      if (wd) sgd_range_##sfx(p, g, buf, b, e, a, true, false, false, false);                     \
+      else sgd_range_##sfx(p, g, buf, b, e, a, false, false, false, false);                       \
+    } else if (first) {                                                                           \
+      if (wd) {                                                                                   \
+        if (nest) sgd_range_##sfx(p, g, buf, b, e, a, true, true, true, true);                    \
+        else sgd_range_##sfx(p, g, buf, b, e, a, true, true, true, false);                        \
+      } else {                                                                                    \
+        if (nest) sgd_range_##sfx(p, g, buf, b, e, a, false, true, true, true);                   \
+        else sgd_range_##sfx(p, g, buf, b, e, a, false, true, true, false);                       \
+      }                                                                                           \
+    } else {                                                                                      \
+      if (wd) {                                                                                   \
+        if (nest) sgd_range_##sfx(p, g, buf, b, e, a, true, true, false, true);                   \
+        else sgd_range_##sfx(p, g, buf, b, e, a, true, true, false, false);                       \
+      } else {                                                                                    \
+        if (nest) sgd_range_##sfx(p, g, buf, b, e, a, false, true, false, true);                  \
+        else sgd_range_##sfx(p, g, buf, b, e, a, false, true, false, false);                      \
+      }                                                                                           \
+    }                                                                                             \
+  }                                                                                               \
+  void lt_cpu_sgd_##sfx(T *p, const T *g, T *buf, int64_t n, const lt_sgd_args_##sfx *a,          \
+                        bool has_wd, bool has_mom, bool first, bool nesterov) {                   \
+    int chunks = chunks_for(n);                                                                   \
+    if (chunks == 1) {                                                                            \
+      sgd_run_##sfx(p, g, buf, 0, n, a, has_wd, has_mom, first, nesterov);                        \
+      return;                                                                                     \
+    }                                                                                             \
+    _Pragma("omp parallel for num_threads(chunks) schedule(static)")                              \
+    for (int c = 0; c < chunks; c++) {                                                            \
+      RANGE(c, chunks, n, b, e);                                                                  \
+      sgd_run_##sfx(p, g, buf, b, e, a, has_wd, has_mom, first, nesterov);                        \
+    }                                                                                             \
+  }
+
+#define ADAM_LOOPS(T, sfx)                                                                       \
+  static inline __attribute__((always_inline)) void adam_range_##sfx(                            \
+      T *RESTRICT p, const T *RESTRICT g, T *RESTRICT m, T *RESTRICT v, T *RESTRICT vmax,         \
+      int64_t b, int64_t e, const lt_adam_args_##sfx *a, bool has_wd, bool amsgrad) {             \
+    lt_adam_args_##sfx s = *a;                                                                    \
+    if (amsgrad) {                                                                                \
+      _Pragma("omp simd") for (int64_t i = b; i < e; i++)                                         \
+        lt_adam_elem_##sfx(p + i, g[i], m + i, v + i, vmax + i, &s, has_wd, true);                \
+    } else {                                                                                      \
+      _Pragma("omp simd") for (int64_t i = b; i < e; i++)                                         \
+        lt_adam_elem_##sfx(p + i, g[i], m + i, v + i, NULL, &s, has_wd, false);                   \
+    }                                                                                             \
+  }                                                                                               \
+  static void adam_run_##sfx(T *p, const T *g, T *m, T *v, T *vmax, int64_t b, int64_t e,        \
+                             const lt_adam_args_##sfx *a, bool has_wd, bool amsgrad) {            \
+    if (has_wd) {                                                                                 \
+      if (amsgrad) adam_range_##sfx(p, g, m, v, vmax, b, e, a, true, true);                       \
+      else adam_range_##sfx(p, g, m, v, vmax, b, e, a, true, false);                              \
+    } else {                                                                                      \
+      if (amsgrad) adam_range_##sfx(p, g, m, v, vmax, b, e, a, false, true);                      \
+      else adam_range_##sfx(p, g, m, v, vmax, b, e, a, false, false);                             \
+    }                                                                                             \
+  }                                                                                               \
+  void lt_cpu_adam_##sfx(T *p, const T *g, T *m, T *v, T *vmax, int64_t n,                        \
+                         const lt_adam_args_##sfx *a, bool has_wd, bool amsgrad) {                \
+    int chunks = chunks_for(n);                                                                   \
+    if (chunks == 1) {                                                                            \
+      adam_run_##sfx(p, g, m, v, vmax, 0, n, a, has_wd, amsgrad);                                 \
+      return;                                                                                     \
+    }                                                                                             \
+    _Pragma("omp parallel for num_threads(chunks) schedule(static)")                              \
+    for (int c = 0; c < chunks; c++) {                                                            \
+      RANGE(c, chunks, n, b, e);                                                                  \
+      adam_run_##sfx(p, g, m, v, vmax, b, e, a, has_wd, amsgrad);                                 \
+    }                                                                                             \
+  }
+
+SGD_LOOPS(float, f)
+SGD_LOOPS(double, d)
+ADAM_LOOPS(float, f)
+ADAM_LOOPS(double, d)
