@@ -1,10 +1,11 @@
-/* torch._optim: the fused optimizer steps behind lua/torch/optim (CPU float32/float64 tensors; the
-   Lua optimizers check their options and take a tensor-op path for anything else). Each updates its
+/* torch._optim: the fused optimizer steps behind lua/torch/optim (contiguous CPU float32, float64,
+   float16 and bfloat16 parameters, the last two with float32 state; the Lua optimizers check their
+   options and take a tensor-op path for anything else). Each updates its
    tensors in place, records nothing for autograd and returns nothing. Positional arguments, as the
    optimizers call them once per parameter:
 
    sgd_step(p, grad, momentum_buf, first, lr, momentum, dampening, weight_decay, nesterov, maximize)
-     momentum_buf: nil when momentum is 0, else a tensor like p (contiguous); first = true at the
+     momentum_buf: nil when momentum is 0, else a tensor like p (contiguous, state dtype); first = true at the
      buffer's first use, when the step sets it to the gradient instead of updating it.
    adam_step(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps,
              weight_decay, decoupled, maximize)

@@ -12,9 +12,10 @@ static int check_tensors(const char *op, int n, lt_tensor_t *const *ts, const ch
   const lt_tensor_t *p = ts[0];
   for (int i = 0; i < n; i++)
     if (!ts[i] && i < 2) return lt_error("%s: the %s is missing", op, names[i]);
-  if (p->dtype != LT_FLOAT32 && p->dtype != LT_FLOAT64)
-    return lt_error("%s: the fused step supports float32 and float64 parameters, got %s", op,
-                    lt_dtype_name(p->dtype));
+  if (!lt_optim_fusable_dtype(p->dtype))
+    return lt_error("%s: the fused step supports float32, float64, float16 and bfloat16 parameters, "
+                    "got %s", op, lt_dtype_name(p->dtype));
+  lt_dtype state_dt = lt_optim_state_dtype(p->dtype);
   if (p->device.type != LT_CPU) {
     char buf[32];
     return lt_error("%s: the fused step runs on CPU tensors, got a parameter on %s", op,
@@ -29,9 +30,11 @@ static int check_tensors(const char *op, int n, lt_tensor_t *const *ts, const ch
                       names[i], lt_device_format(p->device, a, sizeof a),
                       lt_device_format(t->device, b, sizeof b));
     }
-    if (t->dtype != p->dtype)
-      return lt_error("%s: expected the %s to have the parameter's dtype %s, but got %s", op,
-                      names[i], lt_dtype_name(p->dtype), lt_dtype_name(t->dtype));
+    lt_dtype want = i == 1 ? p->dtype : state_dt;
+    if (t->dtype != want)
+      return lt_error("%s: expected the %s to have %s %s, but got %s", op, names[i],
+                      want == p->dtype ? "the parameter's dtype" : "dtype", lt_dtype_name(want),
+                      lt_dtype_name(t->dtype));
     if (t->ndim != p->ndim || memcmp(t->sizes, p->sizes, sizeof(int64_t) * (size_t)p->ndim) != 0) {
       char a[128], b[128];
       return lt_error("%s: expected the %s to have the parameter's shape %s, but got %s", op,
@@ -74,15 +77,19 @@ int lt_sgd_step(lt_tensor_t *p, lt_tensor_t *grad, lt_tensor_t *buf, bool first,
   lt_tensor_t *g = contiguous_grad(grad);
   if (!g) return LT_ERR;
   int64_t n = p->numel;
+  void *bp = buf ? lt_data(buf) : NULL;
   if (p->dtype == LT_FLOAT64) {
     lt_sgd_args_d a = {o->maximize ? -1.0 : 1.0, o->weight_decay, o->momentum, 1 - o->dampening, -o->lr};
-    lt_cpu_sgd_d(lt_data(p), lt_data(g), buf ? lt_data(buf) : NULL, n, &a, has_wd, has_mom, first,
-                 o->nesterov);
+    lt_cpu_sgd_d(lt_data(p), lt_data(g), bp, n, &a, has_wd, has_mom, first, o->nesterov);
   } else {
     lt_sgd_args_f a = {o->maximize ? -1.0f : 1.0f, (float)o->weight_decay, (float)o->momentum,
                        (float)(1 - o->dampening), (float)-o->lr};
-    lt_cpu_sgd_f(lt_data(p), lt_data(g), buf ? lt_data(buf) : NULL, n, &a, has_wd, has_mom, first,
-                 o->nesterov);
+    if (p->dtype == LT_FLOAT32)
+      lt_cpu_sgd_f(lt_data(p), lt_data(g), bp, n, &a, has_wd, has_mom, first, o->nesterov);
+    else if (p->dtype == LT_FLOAT16)
+      lt_cpu_sgd_h(lt_data(p), lt_data(g), bp, n, &a, has_wd, has_mom, first, o->nesterov);
+    else
+      lt_cpu_sgd_b(lt_data(p), lt_data(g), bp, n, &a, has_wd, has_mom, first, o->nesterov);
   }
   lt_release(g);
   lt_bump_version(p);
@@ -120,7 +127,13 @@ int lt_adam_step(lt_tensor_t *p, lt_tensor_t *grad, lt_tensor_t *exp_avg, lt_ten
     lt_adam_args_f a = {o->maximize ? -1.0f : 1.0f, (float)o->weight_decay, (float)decay, wf,
                         -(1.0f - wf), fabsf(wf) < 0.5f, (float)o->beta2, (float)(1 - o->beta2), (float)bc2_sqrt,
                         (float)o->eps, (float)-step_size};
-    lt_cpu_adam_f(lt_data(p), lt_data(g), lt_data(exp_avg), lt_data(exp_avg_sq), vmax, n, &a, has_wd, amsgrad);
+    void *pp = lt_data(p), *gp = lt_data(g), *mp = lt_data(exp_avg), *vp = lt_data(exp_avg_sq);
+    if (p->dtype == LT_FLOAT32)
+      lt_cpu_adam_f(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad);
+    else if (p->dtype == LT_FLOAT16)
+      lt_cpu_adam_h(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad);
+    else
+      lt_cpu_adam_b(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad);
   }
   lt_release(g);
   lt_bump_version(p);

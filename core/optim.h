@@ -1,13 +1,23 @@
 /* Fused optimizer steps: each updates a parameter and its state in place in one pass (PyTorch's
    SGD, Adam and AdamW rules, kernels/optim.h). They write the data directly, with no autograd
    recording (an optimizer step is a no_grad update of leaves), and bump the version of each tensor
-   written. CPU float32/float64 tensors; the Lua optimizers take their tensor-op path otherwise. */
+   written. Contiguous CPU parameters: float32 and float64 ones with state of their dtype, float16
+   and bfloat16 ones with float32 state, computed in float32 (the parameter is rounded once per
+   step). The Lua optimizers take their tensor-op path for anything else. */
 #ifndef LT_OPTIM_H
 #define LT_OPTIM_H
 
 #include "core/tensor.h"
 
 #include <stdbool.h>
+
+/* The dtypes the fused steps take, and the dtype of a parameter's state. */
+static inline bool lt_optim_fusable_dtype(lt_dtype dt) {
+  return dt == LT_FLOAT32 || dt == LT_FLOAT64 || dt == LT_FLOAT16 || dt == LT_BFLOAT16;
+}
+static inline lt_dtype lt_optim_state_dtype(lt_dtype dt) {
+  return dt == LT_FLOAT16 || dt == LT_BFLOAT16 ? LT_FLOAT32 : dt;
+}
 
 typedef struct {
   double lr, momentum, dampening, weight_decay;

@@ -1,8 +1,16 @@
 /* CPU loops of the fused optimizer steps: one pass over each array, one loop per combination of
    flags (the flags are constants inside each, so the loop has no branches and vectorises), split
-   over threads only when there is enough work (a parallel region costs more than a small update). */
+   over threads only when there is enough work (a parallel region costs more than a small update).
+   float16/bfloat16 parameters and gradients are loaded as float and the parameter stored back
+   rounded once; their state arrays are float32. */
 #include "kernels/cpu/optim.h"
 #include "core/iter.h"
+
+#define ID(x) (x)
+#define LD_F16(x) lt_half_to_float(x)
+#define ST_F16(x) lt_float_to_half(x)
+#define LD_BF16(x) lt_bf16_to_float(x)
+#define ST_BF16(x) lt_float_to_bf16(x)
 
 #include <omp.h>
 
@@ -19,22 +27,28 @@ static int chunks_for(int64_t n) {
   return (int)(c < nt ? c : nt);
 }
 
-#define SGD_LOOPS(T, sfx)                                                                        \
+#define SGD_LOOPS(ST, T, sfx, m, LD, STO)                                                                        \
   static inline __attribute__((always_inline)) void sgd_range_##sfx(                             \
-      T *RESTRICT p, const T *RESTRICT g, T *RESTRICT buf, int64_t b, int64_t e,                  \
-      const lt_sgd_args_##sfx *a, bool has_wd, bool has_mom, bool first, bool nesterov) {         \
-    lt_sgd_args_##sfx s = *a;                                                                     \
+      ST *RESTRICT p, const ST *RESTRICT g, T *RESTRICT buf, int64_t b, int64_t e,                \
+      const lt_sgd_args_##m *a, bool has_wd, bool has_mom, bool first, bool nesterov) {           \
+    lt_sgd_args_##m s = *a;                                                                       \
     if (has_mom) {                                                                                \
-      _Pragma("omp simd") for (int64_t i = b; i < e; i++)                                         \
-        lt_sgd_elem_##sfx(p + i, g[i], buf + i, &s, has_wd, true, first, nesterov);               \
+      _Pragma("omp simd") for (int64_t i = b; i < e; i++) {                                       \
+        T pv = LD(p[i]);                                                                          \
+        lt_sgd_elem_##m(&pv, LD(g[i]), buf + i, &s, has_wd, true, first, nesterov);               \
+        p[i] = STO(pv);                                                                           \
+      }                                                                                           \
     } else {                                                                                      \
-      _Pragma("omp simd") for (int64_t i = b; i < e; i++)                                         \
-        lt_sgd_elem_##sfx(p + i, g[i], NULL, &s, has_wd, false, false, false);                    \
+      _Pragma("omp simd") for (int64_t i = b; i < e; i++) {                                       \
+        T pv = LD(p[i]);                                                                          \
+        lt_sgd_elem_##m(&pv, LD(g[i]), NULL, &s, has_wd, false, false, false);                    \
+        p[i] = STO(pv);                                                                           \
+      }                                                                                           \
     }                                                                                             \
   }                                                                                               \
   /* one specialised loop per flag combination */                                                 \
-  static void sgd_run_##sfx(T *p, const T *g, T *buf, int64_t b, int64_t e,                     \
-                            const lt_sgd_args_##sfx *a, bool wd, bool mom, bool first, bool nest) { \
+  static void sgd_run_##sfx(ST *p, const ST *g, T *buf, int64_t b, int64_t e,                   \
+                            const lt_sgd_args_##m *a, bool wd, bool mom, bool first, bool nest) { \
     if (!mom) {                                                                                   \
       if (wd) sgd_range_##sfx(p, g, buf, b, e, a, true, false, false, false);                     \
       else sgd_range_##sfx(p, g, buf, b, e, a, false, false, false, false);                       \
@@ -56,7 +70,7 @@ static int chunks_for(int64_t n) {
       }                                                                                           \
     }                                                                                             \
   }                                                                                               \
-  void lt_cpu_sgd_##sfx(T *p, const T *g, T *buf, int64_t n, const lt_sgd_args_##sfx *a,          \
+  void lt_cpu_sgd_##sfx(ST *p, const ST *g, T *buf, int64_t n, const lt_sgd_args_##m *a,          \
                         bool has_wd, bool has_mom, bool first, bool nesterov) {                   \
     int chunks = chunks_for(n);                                                                   \
     if (chunks == 1) {                                                                            \
@@ -70,44 +84,54 @@ static int chunks_for(int64_t n) {
     }                                                                                             \
   }
 
-#define ADAM_LOOPS(T, sfx)                                                                       \
+#define ADAM_LOOPS(ST, T, sfx, m, LD, STO)                                                                       \
   static inline __attribute__((always_inline)) void adam_range_##sfx(                            \
-      T *RESTRICT p, const T *RESTRICT g, T *RESTRICT m, T *RESTRICT v, T *RESTRICT vmax,         \
-      int64_t b, int64_t e, const lt_adam_args_##sfx *a, bool has_wd, bool amsgrad) {             \
-    lt_adam_args_##sfx s = *a;                                                                    \
+      ST *RESTRICT p, const ST *RESTRICT g, T *RESTRICT ea, T *RESTRICT v, T *RESTRICT vmax,      \
+      int64_t b, int64_t e, const lt_adam_args_##m *a, bool has_wd, bool amsgrad) {               \
+    lt_adam_args_##m s = *a;                                                                      \
     if (amsgrad) {                                                                                \
-      _Pragma("omp simd") for (int64_t i = b; i < e; i++)                                         \
-        lt_adam_elem_##sfx(p + i, g[i], m + i, v + i, vmax + i, &s, has_wd, true);                \
+      _Pragma("omp simd") for (int64_t i = b; i < e; i++) {                                       \
+        T pv = LD(p[i]);                                                                          \
+        lt_adam_elem_##m(&pv, LD(g[i]), ea + i, v + i, vmax + i, &s, has_wd, true);               \
+        p[i] = STO(pv);                                                                           \
+      }                                                                                           \
     } else {                                                                                      \
-      _Pragma("omp simd") for (int64_t i = b; i < e; i++)                                         \
-        lt_adam_elem_##sfx(p + i, g[i], m + i, v + i, NULL, &s, has_wd, false);                   \
+      _Pragma("omp simd") for (int64_t i = b; i < e; i++) {                                       \
+        T pv = LD(p[i]);                                                                          \
+        lt_adam_elem_##m(&pv, LD(g[i]), ea + i, v + i, NULL, &s, has_wd, false);                  \
+        p[i] = STO(pv);                                                                           \
+      }                                                                                           \
     }                                                                                             \
   }                                                                                               \
-  static void adam_run_##sfx(T *p, const T *g, T *m, T *v, T *vmax, int64_t b, int64_t e,        \
-                             const lt_adam_args_##sfx *a, bool has_wd, bool amsgrad) {            \
+  static void adam_run_##sfx(ST *p, const ST *g, T *ea, T *v, T *vmax, int64_t b, int64_t e,     \
+                             const lt_adam_args_##m *a, bool has_wd, bool amsgrad) {              \
     if (has_wd) {                                                                                 \
-      if (amsgrad) adam_range_##sfx(p, g, m, v, vmax, b, e, a, true, true);                       \
-      else adam_range_##sfx(p, g, m, v, vmax, b, e, a, true, false);                              \
+      if (amsgrad) adam_range_##sfx(p, g, ea, v, vmax, b, e, a, true, true);                       \
+      else adam_range_##sfx(p, g, ea, v, vmax, b, e, a, true, false);                              \
     } else {                                                                                      \
-      if (amsgrad) adam_range_##sfx(p, g, m, v, vmax, b, e, a, false, true);                      \
-      else adam_range_##sfx(p, g, m, v, vmax, b, e, a, false, false);                             \
+      if (amsgrad) adam_range_##sfx(p, g, ea, v, vmax, b, e, a, false, true);                      \
+      else adam_range_##sfx(p, g, ea, v, vmax, b, e, a, false, false);                             \
     }                                                                                             \
   }                                                                                               \
-  void lt_cpu_adam_##sfx(T *p, const T *g, T *m, T *v, T *vmax, int64_t n,                        \
-                         const lt_adam_args_##sfx *a, bool has_wd, bool amsgrad) {                \
+  void lt_cpu_adam_##sfx(ST *p, const ST *g, T *ea, T *v, T *vmax, int64_t n,                     \
+                         const lt_adam_args_##m *a, bool has_wd, bool amsgrad) {                  \
     int chunks = chunks_for(n);                                                                   \
     if (chunks == 1) {                                                                            \
-      adam_run_##sfx(p, g, m, v, vmax, 0, n, a, has_wd, amsgrad);                                 \
+      adam_run_##sfx(p, g, ea, v, vmax, 0, n, a, has_wd, amsgrad);                                 \
       return;                                                                                     \
     }                                                                                             \
     _Pragma("omp parallel for num_threads(chunks) schedule(static)")                              \
     for (int c = 0; c < chunks; c++) {                                                            \
       RANGE(c, chunks, n, b, e);                                                                  \
-      adam_run_##sfx(p, g, m, v, vmax, b, e, a, has_wd, amsgrad);                                 \
+      adam_run_##sfx(p, g, ea, v, vmax, b, e, a, has_wd, amsgrad);                                 \
     }                                                                                             \
   }
 
-SGD_LOOPS(float, f)
-SGD_LOOPS(double, d)
-ADAM_LOOPS(float, f)
-ADAM_LOOPS(double, d)
+SGD_LOOPS(float, float, f, f, ID, ID)
+SGD_LOOPS(double, double, d, d, ID, ID)
+SGD_LOOPS(lt_half, float, h, f, LD_F16, ST_F16)
+SGD_LOOPS(lt_bfloat16, float, b, f, LD_BF16, ST_BF16)
+ADAM_LOOPS(float, float, f, f, ID, ID)
+ADAM_LOOPS(double, double, d, d, ID, ID)
+ADAM_LOOPS(lt_half, float, h, f, LD_F16, ST_F16)
+ADAM_LOOPS(lt_bfloat16, float, b, f, LD_BF16, ST_BF16)

@@ -5,9 +5,9 @@
 --   p = p - lr / (1 - beta1^t) * m / (sqrt(v or vmax) / sqrt(1 - beta2^t) + eps)
 -- AdamW (adamw.lua) is this class with decoupled weight decay: p = p * (1 - lr * weight_decay) first.
 -- State per parameter: step (a number), exp_avg, exp_avg_sq, max_exp_avg_sq (amsgrad).
--- Contiguous float32/float64 CPU parameters take the fused C step (torch._optim.adam_step); others,
--- or every one with fused = false, the tensor ops (float16/bfloat16 state stays in the
--- parameter's dtype, as PyTorch keeps it).
+-- Contiguous floating-point CPU parameters take the fused C step (torch._optim.adam_step); others,
+-- or every one with fused = false, the tensor ops. The state of a float16/bfloat16 parameter is
+-- float32 and its update is computed in float32.
 local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
 
@@ -40,7 +40,8 @@ function Adam:init(params, opts)
   Optimizer.init(self, params, o)
 end
 
-local adam_step = torch._optim.adam_step
+-- looked up at each call (a spec counts the calls)
+local C = torch._optim
 
 -- the tensor-op path: PyTorch's single-tensor Adam/AdamW
 local function lua_step(p, g, state, step, lr, beta1, beta2, eps, wd, amsgrad, maximize, decoupled)
@@ -91,9 +92,9 @@ function Adam:step(closure)
         local state = self:_state(p)
         if state.step == nil then
           state.step = 0
-          state.exp_avg = torch.zeros_like(p)
-          state.exp_avg_sq = torch.zeros_like(p)
-          if amsgrad then state.max_exp_avg_sq = torch.zeros_like(p) end
+          state.exp_avg = Optimizer._zeros_state(p)
+          state.exp_avg_sq = Optimizer._zeros_state(p)
+          if amsgrad then state.max_exp_avg_sq = Optimizer._zeros_state(p) end
         end
         if amsgrad and state.max_exp_avg_sq == nil then
           fail(self.__name .. ': amsgrad was turned on after the first step (no max_exp_avg_sq in the state)')
@@ -102,9 +103,11 @@ function Adam:step(closure)
         state.step = step
         local vmax = amsgrad and state.max_exp_avg_sq or nil
         if Optimizer._fusable(group, p, g, state.exp_avg, state.exp_avg_sq, vmax) then
-          adam_step(p, g, state.exp_avg, state.exp_avg_sq, vmax, step, lr, beta1, beta2, eps, wd, decoupled, maximize)
+          C.adam_step(p, g, state.exp_avg, state.exp_avg_sq, vmax, step, lr, beta1, beta2, eps, wd, decoupled, maximize)
         else
-          lua_step(p, g, state, step, lr, beta1, beta2, eps, wd, amsgrad, maximize, decoupled)
+          Optimizer._lua_update(p, g, function(x, grad)
+            lua_step(x, grad, state, step, lr, beta1, beta2, eps, wd, amsgrad, maximize, decoupled)
+          end)
         end
       end
     end

@@ -7,6 +7,7 @@
 -- tables are copies holding the live state tensors (as PyTorch's do); load_state_dict copies the
 -- tensors it is given, so the loaded optimizer never shares state with the dict's source. The step
 -- count `step` is a Lua number (a float32 scalar tensor in PyTorch; load_state_dict accepts one).
+-- The state of a float16/bfloat16 parameter is float32 (see _state_dtype).
 local torch = require 'torch'
 
 -- A minimal class mechanism (torch.class will replace it): Base:extend('Name') makes a subclass,
@@ -165,27 +166,59 @@ function Optimizer:_state(p)
   return s
 end
 
--- Whether the fused C step can update p (and its state tensors, given as extra arguments): dense
--- contiguous float32/float64 CPU tensors with gradients of the same dtype. group.fused == false
--- forces the tensor-op path; fused == true makes an unsupported parameter an error.
-local f32, f64 = torch.float32, torch.float64
+-- float16/bfloat16 parameters keep their state in float32 and are updated in float32 (the
+-- parameter is rounded once per step): PyTorch keeps that state in the parameter's dtype and rounds
+-- every operation, which loses small updates and makes eps = 1e-8 vanish (0/0 in Adam).
+local f32, f64, f16, bf16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
+local function state_dtype(dt)
+  if dt == f16 or dt == bf16 then return f32 end
+  return dt
+end
+Optimizer._state_dtype = state_dtype
+
+-- a zero state tensor for p
+function Optimizer._zeros_state(p)
+  local dt = p.dtype
+  if dt == f16 or dt == bf16 then return torch.zeros_like(p, { dtype = f32 }) end
+  return torch.zeros_like(p)
+end
+
+-- Whether the fused C step can update p (its state tensors given as extra arguments): contiguous
+-- float32/float64/float16/bfloat16 CPU tensors, gradients of p's dtype, state of its state dtype.
+-- group.fused == false forces the tensor-op path; fused == true makes an unsupported parameter an
+-- error.
 function Optimizer._fusable(group, p, g, ...)
   if group.fused == false then return false end
   local ok = true
   local dt = p.dtype
-  if (dt ~= f32 and dt ~= f64) or g.dtype ~= dt or p.device.type ~= 'cpu' or not p:is_contiguous() then
+  if (dt ~= f32 and dt ~= f64 and dt ~= f16 and dt ~= bf16) or g.dtype ~= dt or p.device.type ~= 'cpu'
+      or not p:is_contiguous() then
     ok = false
   else
+    local sdt = state_dtype(dt)
     for i = 1, select('#', ...) do
       local t = select(i, ...)
-      if t ~= nil and (t.dtype ~= dt or not t:is_contiguous()) then ok = false end
+      if t ~= nil and (t.dtype ~= sdt or not t:is_contiguous()) then ok = false end
     end
   end
   if not ok and group.fused == true then
-    fail('optimizer: fused = true requires contiguous float32 or float64 CPU parameters, got a ' ..
+    fail('optimizer: fused = true requires contiguous floating-point CPU parameters, got a ' ..
       tostring(dt) .. ' parameter on ' .. tostring(p.device) .. (p:is_contiguous() and '' or ' (not contiguous)'))
   end
   return ok
+end
+
+-- The tensor-op path on p's values: fn(x, grad) updates x in place, with x and grad p and its
+-- gradient, or float32 copies of them for a float16/bfloat16 p (copied back after).
+function Optimizer._lua_update(p, g, fn)
+  local dt = p.dtype
+  if dt == f16 or dt == bf16 then
+    local x = p:to(f32)
+    fn(x, g:to(f32))
+    p:copy_(x)
+  else
+    fn(p, g)
+  end
 end
 
 function Optimizer:state_dict()
@@ -219,13 +252,14 @@ function Optimizer:state_dict()
   return { state = state, param_groups = groups }
 end
 
--- A state value of a loaded dict for parameter p: tensors copied to p's device (and dtype when p is
--- floating; `step` keeps its dtype), PyTorch's casting rules; a tensor step becomes a number.
+-- A state value of a loaded dict for parameter p: tensors copied to p's device (and to its state
+-- dtype when p is floating; `step` keeps its dtype), PyTorch's casting rules; a tensor step becomes
+-- a number.
 local function cast_state(p, key, v)
   if torch.is_tensor(v) then
     if key == 'step' then return v:item() end
     local t = v:to(p.device)
-    if p:is_floating_point() then t = t:to(p.dtype) end
+    if p:is_floating_point() then t = t:to(state_dtype(p.dtype)) end
     if rawequal(t, v) then t = v:clone() end
     return t:detach()
   elseif type(v) == 'table' then

@@ -4,8 +4,9 @@
 --   momentum: buf = d at the first step (a copy), then buf = momentum * buf + (1 - dampening) * d;
 --             d = d + momentum * buf (nesterov) or buf
 --   p = p - lr * d
--- Contiguous float32/float64 CPU parameters take the fused C step (torch._optim.sgd_step); others
--- (non-contiguous, float16/bfloat16, other devices), or every one with fused = false, the tensor ops.
+-- Contiguous floating-point CPU parameters take the fused C step (torch._optim.sgd_step); others
+-- (non-contiguous, other devices), or every one with fused = false, the tensor ops. The momentum
+-- buffer of a float16/bfloat16 parameter is float32, and its update is computed in float32.
 local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
 
@@ -28,7 +29,8 @@ function SGD:init(params, opts)
   Optimizer.init(self, params, o)
 end
 
-local sgd_step = torch._optim.sgd_step
+-- looked up at each call (a spec counts the calls)
+local C = torch._optim
 
 -- the tensor-op path: PyTorch's single-tensor SGD
 local function lua_step(p, g, state, lr, momentum, dampening, wd, nesterov, maximize)
@@ -62,13 +64,15 @@ function SGD:step(closure)
         if Optimizer._fusable(group, p, g, buf) then
           local first = false
           if momentum ~= 0 and buf == nil then
-            buf = torch.empty_like(p)
+            buf = torch.empty_like(p, { dtype = Optimizer._state_dtype(p.dtype) })
             state.momentum_buffer = buf
             first = true
           end
-          sgd_step(p, g, momentum ~= 0 and buf or nil, first, lr, momentum, dampening, wd, nesterov, maximize)
+          C.sgd_step(p, g, momentum ~= 0 and buf or nil, first, lr, momentum, dampening, wd, nesterov, maximize)
         else
-          lua_step(p, g, state, lr, momentum, dampening, wd, nesterov, maximize)
+          Optimizer._lua_update(p, g, function(x, grad)
+            lua_step(x, grad, state, lr, momentum, dampening, wd, nesterov, maximize)
+          end)
         end
       end
     end
