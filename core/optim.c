@@ -118,22 +118,23 @@ int lt_adam_step(lt_tensor_t *p, lt_tensor_t *grad, lt_tensor_t *exp_avg, lt_ten
   int64_t n = p->numel;
   void *vmax = amsgrad ? lt_data(max_exp_avg_sq) : NULL;
   if (p->dtype == LT_FLOAT64) {
-    lt_adam_args_d a = {o->maximize ? -1.0 : 1.0, o->weight_decay, decay, w, -(1 - w), fabs(w) < 0.5,
-                        o->beta2, 1 - o->beta2, bc2_sqrt, o->eps, -step_size};
-    lt_cpu_adam_d(lt_data(p), lt_data(g), lt_data(exp_avg), lt_data(exp_avg_sq), vmax, n, &a, has_wd, amsgrad);
+    lt_adam_args_d a = {o->maximize ? -1.0 : 1.0, o->weight_decay, decay, w, -(1 - w), o->beta2, 1 - o->beta2, bc2_sqrt, o->eps, -step_size};
+    lt_cpu_adam_d(lt_data(p), lt_data(g), lt_data(exp_avg), lt_data(exp_avg_sq), vmax, n, &a, has_wd,
+                  amsgrad, fabs(w) < 0.5);
   } else {
     /* lerp's weight and its complement are float arithmetic in PyTorch's float kernel */
     float wf = (float)w;
+    bool lo = fabsf(wf) < 0.5f;
     lt_adam_args_f a = {o->maximize ? -1.0f : 1.0f, (float)o->weight_decay, (float)decay, wf,
-                        -(1.0f - wf), fabsf(wf) < 0.5f, (float)o->beta2, (float)(1 - o->beta2), (float)bc2_sqrt,
+                        -(1.0f - wf), (float)o->beta2, (float)(1 - o->beta2), (float)bc2_sqrt,
                         (float)o->eps, (float)-step_size};
     void *pp = lt_data(p), *gp = lt_data(g), *mp = lt_data(exp_avg), *vp = lt_data(exp_avg_sq);
     if (p->dtype == LT_FLOAT32)
-      lt_cpu_adam_f(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad);
+      lt_cpu_adam_f(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad, lo);
     else if (p->dtype == LT_FLOAT16)
-      lt_cpu_adam_h(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad);
+      lt_cpu_adam_h(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad, lo);
     else
-      lt_cpu_adam_b(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad);
+      lt_cpu_adam_b(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad, lo);
   }
   lt_release(g);
   lt_bump_version(p);

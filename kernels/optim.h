@@ -33,7 +33,6 @@
     T decay;          /* AdamW: p *= 1 - lr * wd first (1 for Adam: exact) */                     \
     T lerp_w;         /* 1 - beta1, the weight of exp_avg.lerp_(grad, 1 - beta1) */               \
     T lerp_w1;        /* lerp_w - 1 (PyTorch's lerp uses it when the weight is >= 0.5) */         \
-    bool lerp_lo;     /* |lerp_w| < 0.5 */                                                        \
     T beta2;                                                                                      \
     T one_minus_beta2;                                                                            \
     T bc2_sqrt;       /* sqrt(1 - beta2^step) */                                                  \
@@ -49,8 +48,8 @@ typedef LT_ADAM_ARGS(double) lt_adam_args_d;
 /* PyTorch's torch.maximum: NaN when either operand is NaN */
 #define LT_NAN_MAX(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))
 
-/* The flags (has_wd, momentum, first, nesterov, amsgrad) are constants at every call site of the
-   CPU loops, so each combination compiles to its own branch-free loop. */
+/* The flags (has_wd, momentum, first, nesterov, amsgrad, lerp_lo = |1 - beta1| < 0.5) are constants
+   at every call site of the CPU loops, so each combination compiles to its own branch-free loop. */
 #define LT_OPTIM_MATH(T, sfx)                                                                     \
   /* SGD: d = sign*g (+ wd*p); buf = d at the first step, else buf*momentum + (1-dampening)*d;  \
      d = d + momentum*buf (nesterov) or buf; p = p + (-lr)*d */                                   \
@@ -70,13 +69,13 @@ typedef LT_ADAM_ARGS(double) lt_adam_args_d;
      v = v*beta2 + (1-beta2)*grad*grad; vmax = max(vmax, v) (amsgrad);                            \
      p = p + (-step_size)*m / (sqrt(v or vmax)/bc2_sqrt + eps) */                                  \
   LT_HD void lt_adam_elem_##sfx(T *p, T g, T *m, T *v, T *vmax, const lt_adam_args_##sfx *a,      \
-                                bool has_wd, bool amsgrad) {                                      \
+                                bool has_wd, bool amsgrad, bool lerp_lo) {                        \
     T pv = *p;                                                                                    \
     T grad = a->sign * g;                                                                         \
     if (has_wd) grad = grad + a->weight_decay * pv;                                               \
     pv = pv * a->decay;                                                                           \
     T mv = *m, diff = grad - mv;                                                                  \
-    mv = a->lerp_lo ? mv + a->lerp_w * diff : grad + a->lerp_w1 * diff;                           \
+    mv = lerp_lo ? mv + a->lerp_w * diff : grad + a->lerp_w1 * diff;                              \
     *m = mv;                                                                                      \
     T vv = *v * a->beta2;                                                                         \
     vv = vv + a->one_minus_beta2 * grad * grad;                                                   \

@@ -87,43 +87,53 @@ static int chunks_for(int64_t n) {
 #define ADAM_LOOPS(ST, T, sfx, m, LD, STO)                                                                       \
   static inline __attribute__((always_inline)) void adam_range_##sfx(                            \
       ST *RESTRICT p, const ST *RESTRICT g, T *RESTRICT ea, T *RESTRICT v, T *RESTRICT vmax,      \
-      int64_t b, int64_t e, const lt_adam_args_##m *a, bool has_wd, bool amsgrad) {               \
+      int64_t b, int64_t e, const lt_adam_args_##m *a, bool has_wd, bool amsgrad, bool lo) {      \
     lt_adam_args_##m s = *a;                                                                      \
     if (amsgrad) {                                                                                \
       _Pragma("omp simd") for (int64_t i = b; i < e; i++) {                                       \
         T pv = LD(p[i]);                                                                          \
-        lt_adam_elem_##m(&pv, LD(g[i]), ea + i, v + i, vmax + i, &s, has_wd, true);               \
+        lt_adam_elem_##m(&pv, LD(g[i]), ea + i, v + i, vmax + i, &s, has_wd, true, lo);           \
         p[i] = STO(pv);                                                                           \
       }                                                                                           \
     } else {                                                                                      \
       _Pragma("omp simd") for (int64_t i = b; i < e; i++) {                                       \
         T pv = LD(p[i]);                                                                          \
-        lt_adam_elem_##m(&pv, LD(g[i]), ea + i, v + i, NULL, &s, has_wd, false);                  \
+        lt_adam_elem_##m(&pv, LD(g[i]), ea + i, v + i, NULL, &s, has_wd, false, lo);             \
         p[i] = STO(pv);                                                                           \
       }                                                                                           \
     }                                                                                             \
   }                                                                                               \
   static void adam_run_##sfx(ST *p, const ST *g, T *ea, T *v, T *vmax, int64_t b, int64_t e,     \
-                             const lt_adam_args_##m *a, bool has_wd, bool amsgrad) {              \
-    if (has_wd) {                                                                                 \
-      if (amsgrad) adam_range_##sfx(p, g, ea, v, vmax, b, e, a, true, true);                       \
-      else adam_range_##sfx(p, g, ea, v, vmax, b, e, a, true, false);                              \
+                             const lt_adam_args_##m *a, bool has_wd, bool amsgrad, bool lo) {     \
+    if (lo) {                                                                                     \
+      if (has_wd) {                                                                               \
+        if (amsgrad) adam_range_##sfx(p, g, ea, v, vmax, b, e, a, true, true, true);              \
+        else adam_range_##sfx(p, g, ea, v, vmax, b, e, a, true, false, true);                     \
+      } else {                                                                                    \
+        if (amsgrad) adam_range_##sfx(p, g, ea, v, vmax, b, e, a, false, true, true);             \
+        else adam_range_##sfx(p, g, ea, v, vmax, b, e, a, false, false, true);                    \
+      }                                                                                           \
     } else {                                                                                      \
-      if (amsgrad) adam_range_##sfx(p, g, ea, v, vmax, b, e, a, false, true);                      \
-      else adam_range_##sfx(p, g, ea, v, vmax, b, e, a, false, false);                             \
+      if (has_wd) {                                                                               \
+        if (amsgrad) adam_range_##sfx(p, g, ea, v, vmax, b, e, a, true, true, false);             \
+        else adam_range_##sfx(p, g, ea, v, vmax, b, e, a, true, false, false);                    \
+      } else {                                                                                    \
+        if (amsgrad) adam_range_##sfx(p, g, ea, v, vmax, b, e, a, false, true, false);            \
+        else adam_range_##sfx(p, g, ea, v, vmax, b, e, a, false, false, false);                   \
+      }                                                                                           \
     }                                                                                             \
   }                                                                                               \
   void lt_cpu_adam_##sfx(ST *p, const ST *g, T *ea, T *v, T *vmax, int64_t n,                     \
-                         const lt_adam_args_##m *a, bool has_wd, bool amsgrad) {                  \
+                         const lt_adam_args_##m *a, bool has_wd, bool amsgrad, bool lerp_lo) {    \
     int chunks = chunks_for(n);                                                                   \
     if (chunks == 1) {                                                                            \
-      adam_run_##sfx(p, g, ea, v, vmax, 0, n, a, has_wd, amsgrad);                                 \
+      adam_run_##sfx(p, g, ea, v, vmax, 0, n, a, has_wd, amsgrad, lerp_lo);                                 \
       return;                                                                                     \
     }                                                                                             \
     _Pragma("omp parallel for num_threads(chunks) schedule(static)")                              \
     for (int c = 0; c < chunks; c++) {                                                            \
       RANGE(c, chunks, n, b, e);                                                                  \
-      adam_run_##sfx(p, g, ea, v, vmax, b, e, a, has_wd, amsgrad);                                 \
+      adam_run_##sfx(p, g, ea, v, vmax, b, e, a, has_wd, amsgrad, lerp_lo);                                 \
     }                                                                                             \
   }
 

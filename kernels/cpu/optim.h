@@ -16,18 +16,19 @@ void lt_cpu_sgd_f(float *p, const float *g, float *buf, int64_t n, const lt_sgd_
                   bool has_wd, bool has_mom, bool first, bool nesterov);
 void lt_cpu_sgd_d(double *p, const double *g, double *buf, int64_t n, const lt_sgd_args_d *a,
                   bool has_wd, bool has_mom, bool first, bool nesterov);
-/* p, m, v (and vmax when amsgrad, else NULL) updated in place from g. */
+/* p, m, v (and vmax when amsgrad, else NULL) updated in place from g; lerp_lo: |1 - beta1| < 0.5
+   (which of lerp's two forms PyTorch uses). */
 void lt_cpu_sgd_h(lt_half *p, const lt_half *g, float *buf, int64_t n, const lt_sgd_args_f *a,
                   bool has_wd, bool has_mom, bool first, bool nesterov);
 void lt_cpu_sgd_b(lt_bfloat16 *p, const lt_bfloat16 *g, float *buf, int64_t n, const lt_sgd_args_f *a,
                   bool has_wd, bool has_mom, bool first, bool nesterov);
 void lt_cpu_adam_f(float *p, const float *g, float *m, float *v, float *vmax, int64_t n,
-                   const lt_adam_args_f *a, bool has_wd, bool amsgrad);
+                   const lt_adam_args_f *a, bool has_wd, bool amsgrad, bool lerp_lo);
 void lt_cpu_adam_d(double *p, const double *g, double *m, double *v, double *vmax, int64_t n,
-                   const lt_adam_args_d *a, bool has_wd, bool amsgrad);
+                   const lt_adam_args_d *a, bool has_wd, bool amsgrad, bool lerp_lo);
 void lt_cpu_adam_h(lt_half *p, const lt_half *g, float *m, float *v, float *vmax, int64_t n,
-                   const lt_adam_args_f *a, bool has_wd, bool amsgrad);
+                   const lt_adam_args_f *a, bool has_wd, bool amsgrad, bool lerp_lo);
 void lt_cpu_adam_b(lt_bfloat16 *p, const lt_bfloat16 *g, float *m, float *v, float *vmax, int64_t n,
-                   const lt_adam_args_f *a, bool has_wd, bool amsgrad);
+                   const lt_adam_args_f *a, bool has_wd, bool amsgrad, bool lerp_lo);
 
 #endif
