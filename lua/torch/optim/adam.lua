@@ -53,8 +53,9 @@ local function lua_step(p, g, state, step, lr, beta1, beta2, eps, wd, amsgrad, m
     grad = grad:add(p, { alpha = wd })
   end
   local m, v = state.exp_avg, state.exp_avg_sq
-  -- m:lerp_(grad, 1 - beta1), with lerp's two forms
+  -- m:lerp_(grad, 1 - beta1), with lerp's two forms; a float32 lerp takes 1 - weight in float32
   local w = 1 - beta1
+  if m.dtype == torch.float32 then w = string.unpack('f', string.pack('f', w)) end
   local diff = grad - m
   if math.abs(w) < 0.5 then
     m:add_(diff, { alpha = w })
