@@ -65,15 +65,14 @@ typedef LT_ADAM_ARGS(double) lt_adam_args_d;
     }                                                                                             \
     *p = pv + a->neg_lr * d;                                                                      \
   }                                                                                               \
-  /* Adam/AdamW: grad = sign*g (+ wd*p); p *= decay; m = lerp(m, grad, 1-beta1);                   \
-     v = v*beta2 + (1-beta2)*grad*grad; vmax = max(vmax, v) (amsgrad);                            \
-     p = p + (-step_size)*m / (sqrt(v or vmax)/bc2_sqrt + eps) */                                  \
-  LT_HD void lt_adam_elem_##sfx(T *p, T g, T *m, T *v, T *vmax, const lt_adam_args_##sfx *a,      \
+  /* Adam/AdamW in two halves around the square root (so that CPU loops can take the roots of a   \
+     block at once: a libm sqrt call keeps a loop from vectorising).                               \
+     First: grad = sign*g (+ wd*p); m = lerp(m, grad, 1-beta1); v = v*beta2 + (1-beta2)*grad*grad; \
+     vmax = max(vmax, v) (amsgrad); returns v (or vmax), whose root the second half takes. */     \
+  LT_HD T lt_adam_moments_##sfx(T pv, T g, T *m, T *v, T *vmax, const lt_adam_args_##sfx *a,      \
                                 bool has_wd, bool amsgrad, bool lerp_lo) {                        \
-    T pv = *p;                                                                                    \
     T grad = a->sign * g;                                                                         \
     if (has_wd) grad = grad + a->weight_decay * pv;                                               \
-    pv = pv * a->decay;                                                                           \
     T mv = *m, diff = grad - mv;                                                                  \
     mv = lerp_lo ? mv + a->lerp_w * diff : grad + a->lerp_w1 * diff;                              \
     *m = mv;                                                                                      \
@@ -85,8 +84,20 @@ typedef LT_ADAM_ARGS(double) lt_adam_args_d;
       vv = LT_NAN_MAX(mx, vv);                                                                    \
       *vmax = vv;                                                                                 \
     }                                                                                             \
-    T denom = sqrt(vv) / a->bc2_sqrt + a->eps;                                                    \
-    *p = pv + a->neg_step_size * mv / denom;                                                      \
+    return vv;                                                                                    \
+  }                                                                                               \
+  /* Second: the new parameter from the old one, the new m and root = sqrt(v or vmax):            \
+     p = p*decay + (-step_size)*m / (root/bc2_sqrt + eps) (decay: AdamW's 1 - lr*wd, Adam's 1) */  \
+  LT_HD T lt_adam_apply_##sfx(T pv, T mv, T root, const lt_adam_args_##sfx *a) {                  \
+    pv = pv * a->decay;                                                                           \
+    T denom = root / a->bc2_sqrt + a->eps;                                                        \
+    return pv + a->neg_step_size * mv / denom;                                                    \
+  }                                                                                               \
+  /* the whole step of one element */                                                            \
+  LT_HD void lt_adam_elem_##sfx(T *p, T g, T *m, T *v, T *vmax, const lt_adam_args_##sfx *a,      \
+                                bool has_wd, bool amsgrad, bool lerp_lo) {                        \
+    T vv = lt_adam_moments_##sfx(*p, g, m, v, vmax, a, has_wd, amsgrad, lerp_lo);                 \
+    *p = lt_adam_apply_##sfx(*p, *m, sqrt(vv), a);                                                \
   }
 
 LT_OPTIM_MATH(float, f)

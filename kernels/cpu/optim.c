@@ -6,13 +6,17 @@
 #include "kernels/cpu/optim.h"
 #include "core/iter.h"
 
+#include <math.h>
+#include <omp.h>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #define ID(x) (x)
 #define LD_F16(x) lt_half_to_float(x)
 #define ST_F16(x) lt_float_to_half(x)
 #define LD_BF16(x) lt_bf16_to_float(x)
 #define ST_BF16(x) lt_float_to_bf16(x)
-
-#include <omp.h>
 
 #define RESTRICT __restrict__
 
@@ -84,23 +88,52 @@ static int chunks_for(int64_t n) {
     }                                                                                             \
   }
 
-#define ADAM_LOOPS(ST, T, sfx, m, LD, STO)                                                                       \
+/* x = sqrt(x) over a block, with the vector square root where the target has one (the same
+   correctly rounded results as sqrt) */
+#define SQRT_BLOCK(T, sfx, VT, VLEN, LOADU, SQRT, STOREU)                                         \
+  static inline void sqrt_block_##sfx(T *x, int n) {                                              \
+    int i = 0;                                                                                    \
+    for (; i + VLEN <= n; i += VLEN) STOREU(x + i, SQRT(LOADU(x + i)));                           \
+    for (; i < n; i++) x[i] = sqrt(x[i]);                                                         \
+  }
+#if defined(__AVX512F__)
+SQRT_BLOCK(float, f, __m512, 16, _mm512_loadu_ps, _mm512_sqrt_ps, _mm512_storeu_ps)
+SQRT_BLOCK(double, d, __m512d, 8, _mm512_loadu_pd, _mm512_sqrt_pd, _mm512_storeu_pd)
+#elif defined(__AVX__)
+SQRT_BLOCK(float, f, __m256, 8, _mm256_loadu_ps, _mm256_sqrt_ps, _mm256_storeu_ps)
+SQRT_BLOCK(double, d, __m256d, 4, _mm256_loadu_pd, _mm256_sqrt_pd, _mm256_storeu_pd)
+#elif defined(__SSE2__)
+SQRT_BLOCK(float, f, __m128, 4, _mm_loadu_ps, _mm_sqrt_ps, _mm_storeu_ps)
+SQRT_BLOCK(double, d, __m128d, 2, _mm_loadu_pd, _mm_sqrt_pd, _mm_storeu_pd)
+#else
+static inline void sqrt_block_f(float *x, int n) { for (int i = 0; i < n; i++) x[i] = sqrt(x[i]); }
+static inline void sqrt_block_d(double *x, int n) { for (int i = 0; i < n; i++) x[i] = sqrt(x[i]); }
+#endif
+
+/* Adam: blocks of ADAM_BLOCK elements in three passes: the moments (vectorised), the roots (vector
+   square roots), the parameters (vectorised) */
+#define ADAM_BLOCK 256
+#define ADAM_LOOPS(ST, T, sfx, m, LD, STO)                                                       \
   static inline __attribute__((always_inline)) void adam_range_##sfx(                            \
       ST *RESTRICT p, const ST *RESTRICT g, T *RESTRICT ea, T *RESTRICT v, T *RESTRICT vmax,      \
       int64_t b, int64_t e, const lt_adam_args_##m *a, bool has_wd, bool amsgrad, bool lo) {      \
     lt_adam_args_##m s = *a;                                                                      \
-    if (amsgrad) {                                                                                \
-      _Pragma("omp simd") for (int64_t i = b; i < e; i++) {                                       \
-        T pv = LD(p[i]);                                                                          \
-        lt_adam_elem_##m(&pv, LD(g[i]), ea + i, v + i, vmax + i, &s, has_wd, true, lo);           \
-        p[i] = STO(pv);                                                                           \
+    T root[ADAM_BLOCK];                                                                           \
+    for (int64_t k = b; k < e; k += ADAM_BLOCK) {                                                 \
+      int nb = (int)(e - k < ADAM_BLOCK ? e - k : ADAM_BLOCK);                                    \
+      ST *pk = p + k;                                                                             \
+      const ST *gk = g + k;                                                                       \
+      T *mk = ea + k, *vk = v + k, *xk = amsgrad ? vmax + k : NULL;                               \
+      if (amsgrad) {                                                                              \
+        _Pragma("omp simd") for (int i = 0; i < nb; i++)                                          \
+          root[i] = lt_adam_moments_##m(LD(pk[i]), LD(gk[i]), mk + i, vk + i, xk + i, &s, has_wd, true, lo); \
+      } else {                                                                                    \
+        _Pragma("omp simd") for (int i = 0; i < nb; i++)                                          \
+          root[i] = lt_adam_moments_##m(LD(pk[i]), LD(gk[i]), mk + i, vk + i, NULL, &s, has_wd, false, lo); \
       }                                                                                           \
-    } else {                                                                                      \
-      _Pragma("omp simd") for (int64_t i = b; i < e; i++) {                                       \
-        T pv = LD(p[i]);                                                                          \
-        lt_adam_elem_##m(&pv, LD(g[i]), ea + i, v + i, NULL, &s, has_wd, false, lo);             \
-        p[i] = STO(pv);                                                                           \
-      }                                                                                           \
+      sqrt_block_##m(root, nb);                                                                   \
+      _Pragma("omp simd") for (int i = 0; i < nb; i++)                                            \
+        pk[i] = STO(lt_adam_apply_##m(LD(pk[i]), mk[i], root[i], &s));                            \
     }                                                                                             \
   }                                                                                               \
   static void adam_run_##sfx(ST *p, const ST *g, T *ea, T *v, T *vmax, int64_t b, int64_t e,     \
