@@ -118,7 +118,8 @@ int lt_adam_step(lt_tensor_t *p, lt_tensor_t *grad, lt_tensor_t *exp_avg, lt_ten
   int64_t n = p->numel;
   void *vmax = amsgrad ? lt_data(max_exp_avg_sq) : NULL;
   if (p->dtype == LT_FLOAT64) {
-    lt_adam_args_d a = {o->maximize ? -1.0 : 1.0, o->weight_decay, decay, w, -(1 - w), o->beta2, 1 - o->beta2, bc2_sqrt, o->eps, -step_size};
+    lt_adam_args_d a = {o->maximize ? -1.0 : 1.0, o->weight_decay, decay, w, -(1 - w),
+                        o->beta2, 1 - o->beta2, bc2_sqrt, o->eps, -step_size};
     lt_cpu_adam_d(lt_data(p), lt_data(g), lt_data(exp_avg), lt_data(exp_avg_sq), vmax, n, &a, has_wd,
                   amsgrad, fabs(w) < 0.5);
   } else {

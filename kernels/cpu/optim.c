@@ -1,13 +1,13 @@
-/* CPU loops of the fused optimizer steps: one pass over each array, one loop per combination of
-   flags (the flags are constants inside each, so the loop has no branches and vectorises), split
-   over threads only when there is enough work (a parallel region costs more than a small update).
+/* CPU loops of the fused optimizer steps: one pass over memory (Adam works in cache-sized blocks),
+   one loop per combination of flags (the flags are constants inside each, so the loop has no
+   branches and vectorises), split over threads only when there is enough work (a parallel region
+   costs more than a small update).
    float16/bfloat16 parameters and gradients are loaded as float and the parameter stored back
    rounded once; their state arrays are float32. */
 #include "kernels/cpu/optim.h"
 #include "core/iter.h"
 
 #include <math.h>
-#include <omp.h>
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
@@ -31,7 +31,7 @@ static int chunks_for(int64_t n) {
   return (int)(c < nt ? c : nt);
 }
 
-#define SGD_LOOPS(ST, T, sfx, m, LD, STO)                                                                        \
+#define SGD_LOOPS(ST, T, sfx, m, LD, STO)                                                        \
   static inline __attribute__((always_inline)) void sgd_range_##sfx(                             \
       ST *RESTRICT p, const ST *RESTRICT g, T *RESTRICT buf, int64_t b, int64_t e,                \
       const lt_sgd_args_##m *a, bool has_wd, bool has_mom, bool first, bool nesterov) {           \
@@ -90,21 +90,21 @@ static int chunks_for(int64_t n) {
 
 /* x = sqrt(x) over a block, with the vector square root where the target has one (the same
    correctly rounded results as sqrt) */
-#define SQRT_BLOCK(T, sfx, VT, VLEN, LOADU, SQRT, STOREU)                                         \
+#define SQRT_BLOCK(T, sfx, VLEN, LOADU, SQRT, STOREU)                                             \
   static inline void sqrt_block_##sfx(T *x, int n) {                                              \
     int i = 0;                                                                                    \
     for (; i + VLEN <= n; i += VLEN) STOREU(x + i, SQRT(LOADU(x + i)));                           \
     for (; i < n; i++) x[i] = sqrt(x[i]);                                                         \
   }
 #if defined(__AVX512F__)
-SQRT_BLOCK(float, f, __m512, 16, _mm512_loadu_ps, _mm512_sqrt_ps, _mm512_storeu_ps)
-SQRT_BLOCK(double, d, __m512d, 8, _mm512_loadu_pd, _mm512_sqrt_pd, _mm512_storeu_pd)
+SQRT_BLOCK(float, f, 16, _mm512_loadu_ps, _mm512_sqrt_ps, _mm512_storeu_ps)
+SQRT_BLOCK(double, d, 8, _mm512_loadu_pd, _mm512_sqrt_pd, _mm512_storeu_pd)
 #elif defined(__AVX__)
-SQRT_BLOCK(float, f, __m256, 8, _mm256_loadu_ps, _mm256_sqrt_ps, _mm256_storeu_ps)
-SQRT_BLOCK(double, d, __m256d, 4, _mm256_loadu_pd, _mm256_sqrt_pd, _mm256_storeu_pd)
+SQRT_BLOCK(float, f, 8, _mm256_loadu_ps, _mm256_sqrt_ps, _mm256_storeu_ps)
+SQRT_BLOCK(double, d, 4, _mm256_loadu_pd, _mm256_sqrt_pd, _mm256_storeu_pd)
 #elif defined(__SSE2__)
-SQRT_BLOCK(float, f, __m128, 4, _mm_loadu_ps, _mm_sqrt_ps, _mm_storeu_ps)
-SQRT_BLOCK(double, d, __m128d, 2, _mm_loadu_pd, _mm_sqrt_pd, _mm_storeu_pd)
+SQRT_BLOCK(float, f, 4, _mm_loadu_ps, _mm_sqrt_ps, _mm_storeu_ps)
+SQRT_BLOCK(double, d, 2, _mm_loadu_pd, _mm_sqrt_pd, _mm_storeu_pd)
 #else
 static inline void sqrt_block_f(float *x, int n) { for (int i = 0; i < n; i++) x[i] = sqrt(x[i]); }
 static inline void sqrt_block_d(double *x, int n) { for (int i = 0; i < n; i++) x[i] = sqrt(x[i]); }
@@ -126,10 +126,12 @@ static inline void sqrt_block_d(double *x, int n) { for (int i = 0; i < n; i++) 
       T *mk = ea + k, *vk = v + k, *xk = amsgrad ? vmax + k : NULL;                               \
       if (amsgrad) {                                                                              \
         _Pragma("omp simd") for (int i = 0; i < nb; i++)                                          \
-          root[i] = lt_adam_moments_##m(LD(pk[i]), LD(gk[i]), mk + i, vk + i, xk + i, &s, has_wd, true, lo); \
+          root[i] = lt_adam_moments_##m(LD(pk[i]), LD(gk[i]), mk + i, vk + i, xk + i, &s, has_wd,  \
+                                        true, lo);                                                \
       } else {                                                                                    \
         _Pragma("omp simd") for (int i = 0; i < nb; i++)                                          \
-          root[i] = lt_adam_moments_##m(LD(pk[i]), LD(gk[i]), mk + i, vk + i, NULL, &s, has_wd, false, lo); \
+          root[i] = lt_adam_moments_##m(LD(pk[i]), LD(gk[i]), mk + i, vk + i, NULL, &s, has_wd,    \
+                                        false, lo);                                               \
       }                                                                                           \
       sqrt_block_##m(root, nb);                                                                   \
       _Pragma("omp simd") for (int i = 0; i < nb; i++)                                            \
@@ -160,13 +162,13 @@ static inline void sqrt_block_d(double *x, int n) { for (int i = 0; i < n; i++) 
                          const lt_adam_args_##m *a, bool has_wd, bool amsgrad, bool lerp_lo) {    \
     int chunks = chunks_for(n);                                                                   \
     if (chunks == 1) {                                                                            \
-      adam_run_##sfx(p, g, ea, v, vmax, 0, n, a, has_wd, amsgrad, lerp_lo);                                 \
+      adam_run_##sfx(p, g, ea, v, vmax, 0, n, a, has_wd, amsgrad, lerp_lo);                      \
       return;                                                                                     \
     }                                                                                             \
     _Pragma("omp parallel for num_threads(chunks) schedule(static)")                              \
     for (int c = 0; c < chunks; c++) {                                                            \
       RANGE(c, chunks, n, b, e);                                                                  \
-      adam_run_##sfx(p, g, ea, v, vmax, b, e, a, has_wd, amsgrad, lerp_lo);                                 \
+      adam_run_##sfx(p, g, ea, v, vmax, b, e, a, has_wd, amsgrad, lerp_lo);                      \
     }                                                                                             \
   }
 

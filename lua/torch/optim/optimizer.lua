@@ -76,15 +76,19 @@ function Optimizer:init(params, defaults)
 end
 
 -- Checks and options of an optimizer's constructor: opts (a table, or a number: the learning rate)
--- against the defaults; unknown keys are errors (PyTorch raises on an unexpected keyword).
+-- against the defaults; unknown keys are errors (PyTorch raises on an unexpected keyword). `fused`
+-- (nil: where possible, true: required, false: never) is kept in the groups; PyTorch's `foreach`
+-- is accepted and ignored (a hint for how to batch kernels; each parameter takes one fused pass).
 function Optimizer._options(cname, opts, defaults)
   if type(opts) == 'number' then opts = { lr = opts } end
   if opts ~= nil and type(opts) ~= 'table' then fail(cname .. ': expected an options table, got ' .. type(opts)) end
   local o = {}
   for k, v in pairs(defaults) do o[k] = v end
   for k, v in pairs(opts or {}) do
-    if defaults[k] == nil and k ~= 'fused' then fail(cname .. ": unknown option '" .. tostring(k) .. "'") end
-    o[k] = v
+    if defaults[k] == nil and k ~= 'fused' and k ~= 'foreach' then
+      fail(cname .. ": unknown option '" .. tostring(k) .. "'")
+    end
+    if k ~= 'foreach' then o[k] = v end
   end
   return o
 end

@@ -59,8 +59,9 @@ function SGD:step(closure)
     for _, p in ipairs(group.params) do
       local g = p.grad
       if g ~= nil then
-        local state = self:_state(p)
-        local buf = state.momentum_buffer
+        -- as PyTorch, a parameter gets state (its momentum buffer) only with momentum
+        local state = momentum ~= 0 and self:_state(p) or nil
+        local buf = state and state.momentum_buffer
         if Optimizer._fusable(group, p, g, buf) then
           local first = false
           if momentum ~= 0 and buf == nil then
