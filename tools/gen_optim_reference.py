@@ -82,7 +82,7 @@ def cases(cls, table):
 
 
 def sched(make, epochs, lr=0.1, groups=1):
-    p = torch.zeros(1, requires_grad=True)
+    """get_last_lr() after 0..epochs steps, groups with lr, 2 lr, ..."""
     opt = torch.optim.SGD([dict(params=[torch.zeros(1, requires_grad=True)], lr=lr * (i + 1))
                            for i in range(groups)], lr=lr)
     s = make(opt)
@@ -91,7 +91,6 @@ def sched(make, epochs, lr=0.1, groups=1):
         opt.step()
         s.step()
         lrs.append(s.get_last_lr())
-    del p
     return lrs
 
 
