@@ -33,6 +33,10 @@ run "$LT" bench/mm.lua
 OPENBLAS_NUM_THREADS=2 OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_mm.py --tag _skylakex
 OPENBLAS_NUM_THREADS=2 run $PY bench/torch_mm.py --tag _default
 
+run "$LT" bench/train.lua
+run $PY bench/torch_train.py --threads 2 --tag _t2
+run $PY bench/torch_train.py --threads 1 --tag _t1
+
 # the table: lutorch's figure, PyTorch's (at its best setting where there are several), ratio
 val() { grep -E "^RESULT name=$1 " "$out" | head -n 1 | sed -E 's/.* value=([^ ]+) .*/\1/'; }
 best() { # smallest (time) or largest (rate) of the named results
@@ -57,3 +61,5 @@ for n in 256 1024 2048; do
   row "mm n=$n (torch SkylakeX)" GFLOP/s 0 "$(val lutorch_mm_n$n)" "$(val torch_mm_skylakex_n$n)"
   row "mm n=$n (torch default)" GFLOP/s 0 "$(val lutorch_mm_n$n)" "$(val torch_mm_default_n$n)"
 done
+row "MLP 784-512-256-10 step, batch 64" ms 1 "$(val lutorch_mlp_step)" "$(best min torch_mlp_step_t1 torch_mlp_step_t2)"
+row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" ms 1 "$(val lutorch_conv_fwd_bwd)" "$(best min torch_conv_fwd_bwd_t1 torch_conv_fwd_bwd_t2)"
