@@ -7,6 +7,7 @@
 
 typedef struct {
   bool addmm;
+  bool b_transposed; /* b is a 2-D transposed view of a contiguous matrix (a Linear's w:t()) */
   double beta, alpha;
 } linalg_ctx_t;
 
@@ -52,7 +53,12 @@ static int linalg_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
   }
   if (rc == LT_OK && lt_node_needs(n, ib)) {
     lt_tensor_t *a = lt_node_saved(n, 0);
-    gi[ib] = a ? squeezed(matmul_c(transposed(as_matrix(a, 0)), lt_retained(g)), b1, -1) : NULL;
+    if (a && c->b_transposed && a->ndim == 2 && g->ndim == 2)
+      /* (g^T @ a)^T: the transpose's own backward turns it back into a contiguous gradient for the
+         weight, instead of a strided copy of a^T @ g */
+      gi[ib] = transposed(matmul_c(transposed(lt_retained(g)), lt_retained(a)));
+    else
+      gi[ib] = a ? squeezed(matmul_c(transposed(as_matrix(a, 0)), lt_retained(g)), b1, -1) : NULL;
     if (gi[ib] && c->alpha != 1) gi[ib] = lt_opc(LT_BINARY_mul, gi[ib], lt_F(c->alpha));
     if (!gi[ib]) rc = LT_ERR;
   }
@@ -75,6 +81,8 @@ lt_tensor_t *lt_ag_linalg(const char *name, lt_tensor_t *c, lt_tensor_t *a, lt_t
   x->addmm = addmm;
   x->beta = beta;
   x->alpha = alpha;
+  x->b_transposed = b->ndim == 2 && b->strides[0] == 1 && b->strides[1] == b->sizes[0] && b->sizes[0] > 1 &&
+                    b->sizes[1] > 1;
   int ia = addmm ? 1 : 0;
   if ((lt_node_needs(n, ia + 1) && lt_node_save(n, 0, a) != LT_OK) ||
       (lt_node_needs(n, ia) && lt_node_save(n, 1, b) != LT_OK)) {
