@@ -41,7 +41,8 @@ lt_tensor_t *lt_lua_checktensor(lua_State *L, int idx) {
   return box->t;
 }
 
-static _Thread_local size_t gc_debt;
+#define GC_FULL_MIN ((size_t)32 << 20)
+static _Thread_local size_t gc_debt, gc_since_full, gc_full_threshold = GC_FULL_MIN;
 
 void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
   if (!t) { lt_lua_error(L); return; }
@@ -50,9 +51,21 @@ void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
   box->t = t;
   lua_rawgeti(L, LUA_REGISTRYINDEX, TENSOR_MT_REGKEY);
   lua_setmetatable(L, -2);
-  /* tell the collector about tensor memory, so that loops of temporaries stay flat */
-  gc_debt += lt_alloc_take_pressure();
-  if (gc_debt > ((size_t)1 << 20)) {
+  /* Tell the collector about tensor memory, so that loops of temporaries stay flat. The collector
+     sees a tensor as a few bytes; steps (minor collections in generational mode) free the young
+     ones, but a tensor that lived through one (an activation held by the graph during a step)
+     turns old and waits for a major collection, which Lua schedules by its own, small, heap. So a
+     full collection also runs whenever the tensor memory allocated since the last one exceeds
+     what was live after it (and at least GC_FULL_MIN): garbage stays below the live size. */
+  size_t p = lt_alloc_take_pressure();
+  gc_debt += p;
+  gc_since_full += p;
+  if (gc_since_full > gc_full_threshold) {
+    lua_gc(L, LUA_GCCOLLECT);
+    gc_debt = gc_since_full = 0;
+    size_t live = lt_alloc_live_bytes();
+    gc_full_threshold = live > GC_FULL_MIN ? live : GC_FULL_MIN;
+  } else if (gc_debt > ((size_t)1 << 20)) {
     size_t kb = gc_debt >> 10;
     gc_debt = 0;
     lua_gc(L, LUA_GCSTEP, kb > 1000000 ? 1000000 : (int)kb);

@@ -220,6 +220,18 @@ int lt_memory_empty_cache(lt_device_t d) {
   return LT_OK;
 }
 
+size_t lt_alloc_live_bytes(void) {
+  int64_t sum = 0;
+  for (int t = 0; t < LT_NDEVTYPES; t++)
+    for (int i = 0; i < LT_DEVICE_MAX; i++) {
+      device_pool_t *p = &pools[t][i];
+      spin_lock(&p->lock);
+      sum += p->stats.allocated;
+      spin_unlock(&p->lock);
+    }
+  return sum > 0 ? (size_t)sum : 0;
+}
+
 size_t lt_alloc_take_pressure(void) {
   size_t p = pressure;
   pressure = 0;

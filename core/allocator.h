@@ -36,5 +36,7 @@ int lt_memory_empty_cache(lt_device_t d);
 /* Bytes newly obtained from lt_alloc since the last call (per thread): the Lua binding feeds this
    to the garbage collector so that loops making temporaries stay flat in memory. */
 size_t lt_alloc_take_pressure(void);
+/* Bytes in blocks handed out, over every device. */
+size_t lt_alloc_live_bytes(void);
 
 #endif

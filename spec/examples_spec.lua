@@ -1,0 +1,75 @@
+-- The Fashion-MNIST examples: they train (a few batches here), write their checkpoint, CSV log and
+-- SVG plot, and a run resumed from the checkpoint gives the numbers of an uninterrupted run.
+local BIN = os.getenv('LUTORCH_BIN') or 'build/lutorch'
+
+local function run(args)
+  local p = assert(io.popen(BIN .. ' ' .. args .. ' 2>&1; echo "rc=$?"', 'r'))
+  local out = p:read('a')
+  p:close()
+  local rc = tonumber(out:match('rc=(%d+)%s*$'))
+  assert(rc == 0, 'command failed: ' .. args .. '\n' .. out)
+  return out
+end
+
+local function read(path)
+  local f = assert(io.open(path, 'rb'))
+  local s = f:read('a')
+  f:close()
+  return s
+end
+
+-- the CSV's numbers without the timing column
+local function numbers(csv)
+  local rows = {}
+  for line in csv:gmatch('[^\n]+') do
+    if not line:match('^epoch') then rows[#rows + 1] = line:gsub(',[%d.]+$', '') end
+  end
+  return rows
+end
+
+local tmp = os.tmpname()
+os.remove(tmp)
+
+describe('examples/fashion_mnist_*.lua', function()
+  teardown(function() os.execute('rm -rf "' .. tmp .. '"') end)
+
+  it('the MLP resumes from its checkpoint to the numbers of an uninterrupted run', function()
+    local common = ' --limit 60 --quiet --seed 3 '
+    run('examples/fashion_mnist_mlp.lua --epochs 3 --out ' .. tmp .. '/a' .. common)
+    run('examples/fashion_mnist_mlp.lua --epochs 2 --out ' .. tmp .. '/b' .. common)
+    local out = run('examples/fashion_mnist_mlp.lua --epochs 3 --resume --out ' .. tmp .. '/b' .. common)
+    assert.matches('resumed from .* after epoch 2', out)
+    local a, b = numbers(read(tmp .. '/a/log.csv')), numbers(read(tmp .. '/b/log.csv'))
+    assert.are.equal(3, #a)
+    assert.are.same(a, b)
+    -- it learns: 180 batches of 64 reach well above chance on 60000 test images' first 60000
+    local acc = tonumber(a[3]:match(',([%d.]+)$'))
+    assert.is_true(acc > 0.7, 'test accuracy ' .. acc)
+    local svg = read(tmp .. '/a/curves.svg')
+    assert.matches('^<svg ', svg)
+    assert.matches('</svg>\n$', svg)
+    assert.are.equal(2, select(2, svg:gsub('<polyline', '')) - 1)
+  end)
+
+  it('the CNN trains a few batches and saves its checkpoint', function()
+    local out = run('examples/fashion_mnist_cnn.lua --epochs 1 --limit 20 --quiet --out ' .. tmp .. '/c')
+    assert.matches('Conv2d%(1, 32, kernel_size=%(3, 3%)', out)
+    assert.matches('epoch 1  train loss', out)
+    local torch = require 'torch'
+    local state = torch.load(tmp .. '/c/checkpoint.safetensors')
+    assert.are.equal(1, state.epoch)
+    assert.are.same({ 32, 1, 3, 3 }, { table.unpack(state.model['1.weight'].shape) })
+  end)
+
+  it('names a missing checkpoint and unknown options', function()
+    assert.has_error(function() run('examples/fashion_mnist_mlp.lua --resume --out ' .. tmp .. '/none') end)
+    local p = assert(io.popen(BIN .. ' examples/fashion_mnist_mlp.lua --bogus 1 2>&1'))
+    local out = p:read('a')
+    p:close()
+    assert.matches('unknown argument %-%-bogus', out)
+    p = assert(io.popen(BIN .. ' examples/fashion_mnist_mlp.lua --resume --out ' .. tmp .. '/none 2>&1'))
+    out = p:read('a')
+    p:close()
+    assert.matches('%-%-resume: no checkpoint at', out)
+  end)
+end)
