@@ -37,6 +37,19 @@ run "$LT" bench/train.lua
 run $PY bench/torch_train.py --threads 2 --tag _t2
 run $PY bench/torch_train.py --threads 1 --tag _t1
 
+# Fashion-MNIST: PyTorch's reference scripts (../shared/bench, copied to bench/reference) at their
+# settings, under the same OpenBLAS kernels as lutorch (SkylakeX) and Debian's default; peak memory
+# of the MLP runs from /usr/bin/time
+rss() { local name=$1; shift; /usr/bin/time -f "RESULT name=${name}_peak_rss value=%M unit=KiB" "$@"; }
+run rss lutorch_mlp "$LT" bench/fashion_mnist.lua mlp --epochs 5
+REF=bench/reference
+OPENBLAS_CORETYPE=SkylakeX run rss torch_mlp $PY $REF/torch_mlp.py --epochs 5 --threads 1 --tag _skx_t1
+OPENBLAS_CORETYPE=SkylakeX OMP_PROC_BIND=true run $PY $REF/torch_mlp.py --epochs 5 --threads 2 --tag _skx_t2
+run $PY $REF/torch_mlp.py --epochs 5 --threads 1 --tag _default_t1
+run "$LT" bench/fashion_mnist.lua cnn --epochs 2
+OPENBLAS_CORETYPE=SkylakeX OMP_PROC_BIND=true run $PY $REF/torch_cnn.py --epochs 2 --threads 2 --tag _skx_t2
+OPENBLAS_CORETYPE=SkylakeX run $PY $REF/torch_cnn.py --epochs 0 --threads 1 --tag _skx_t1
+
 # the table: lutorch's figure, PyTorch's (at its best setting where there are several), ratio
 val() { grep -E "^RESULT name=$1 " "$out" | head -n 1 | sed -E 's/.* value=([^ ]+) .*/\1/'; }
 best() { # smallest (time) or largest (rate) of the named results
@@ -63,3 +76,8 @@ for n in 256 1024 2048; do
 done
 row "MLP 784-512-256-10 step, batch 64" ms 1 "$(val lutorch_mlp_step)" "$(best min torch_mlp_step_t1 torch_mlp_step_t2)"
 row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" ms 1 "$(val lutorch_conv_fwd_bwd)" "$(best min torch_conv_fwd_bwd_t1 torch_conv_fwd_bwd_t2)"
+row "Fashion-MNIST MLP epoch" s 1 "$(val lutorch_mlp_epoch)" "$(best min torch_mlp_epoch_skx_t1 torch_mlp_epoch_skx_t2 torch_mlp_epoch_default_t1)"
+row "Fashion-MNIST MLP peak memory" KiB 1 "$(val lutorch_mlp_peak_rss)" "$(val torch_mlp_peak_rss)"
+row "Fashion-MNIST MLP test accuracy" fraction 0 "$(val lutorch_mlp_test_acc)" "$(val torch_mlp_test_acc_skx_t1)"
+row "Fashion-MNIST CNN epoch (extrapolated)" s 1 "$(val lutorch_cnn_epoch_extrap)" "$(best min torch_cnn_epoch_extrap_skx_t2 torch_cnn_epoch_extrap_skx_t1)"
+row "Fashion-MNIST CNN test accuracy" fraction 0 "$(val lutorch_cnn_test_acc)" "$(val torch_cnn_test_acc_skx_t2)"

@@ -484,6 +484,8 @@ end
 
 local max_configs = {
   pool_cfg { name = '2x2' },
+  pool_cfg { name = '2x2 on odd sizes (the last row and column dropped)', shape = { 2, 3, 7, 9 } },
+  pool_cfg { name = '2x2 over many planes (split over threads)', shape = { 8, 16, 14, 14 } },
   pool_cfg { name = '3x3 stride 2 padding 1', k = { 3, 3 }, s = { 2, 2 }, p = { 1, 1 } },
   pool_cfg { name = 'non-square, stride 1', k = { 3, 2 }, s = { 1, 2 }, p = { 1, 0 } },
   pool_cfg { name = 'ceil_mode', k = { 2, 2 }, s = { 2, 2 }, ceil = true },
@@ -587,6 +589,8 @@ end)
 
 local avg_configs = {
   pool_cfg { name = '2x2' },
+  pool_cfg { name = '2x2 on odd sizes (the last row and column dropped)', shape = { 2, 3, 7, 9 } },
+  pool_cfg { name = '2x2 over many planes (split over threads)', shape = { 8, 16, 14, 14 } },
   pool_cfg { name = '3x3 stride 2 padding 1, count_include_pad', k = { 3, 3 }, s = { 2, 2 }, p = { 1, 1 } },
   pool_cfg { name = '3x3 stride 2 padding 1, count_include_pad false', k = { 3, 3 }, s = { 2, 2 }, p = { 1, 1 }, cip = false },
   pool_cfg { name = 'ceil_mode clips to input + padding', shape = { 1, 2, 6, 5 }, k = { 3, 3 }, s = { 2, 2 }, p = { 1, 1 }, ceil = true },

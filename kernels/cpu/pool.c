@@ -4,6 +4,7 @@
 #include "kernels/cpu/pool.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <omp.h>
 #include <string.h>
 
@@ -59,8 +60,44 @@ static inline int64_t ada_start(int64_t i, int64_t n, int64_t out) { return i * 
 static inline int64_t ada_end(int64_t i, int64_t n, int64_t out) { return ((i + 1) * n + out - 1) / out; }
 
 #define POOL(sfx, T)                                                                                    \
+  /* 2x2 windows, stride 2, no padding or dilation, every window inside the plane: the usual     \
+     pooling of CNNs, branch-free so that the compiler can vectorise it; the same choices as the     \
+     general loop (the first maximum in row-major order; a NaN wins, the last one) */                 \
+  static void max_plane_2x2_##sfx(const lt_pool_geom_t *g, const T *xp, T *yp, int64_t *ip) {           \
+    const int64_t W = g->W, OW = g->OW;                                                                 \
+    for (int64_t oh = 0; oh < g->OH; oh++) {                                                            \
+      const T *r0 = xp + 2 * oh * W, *r1 = r0 + W;                                                      \
+      T *yo = yp + oh * OW;                                                                             \
+      int64_t *io = ip + oh * OW;                                                                       \
+      const int64_t base = 2 * oh * W + 1;                                                              \
+      for (int64_t ow = 0; ow < OW; ow++) {                                                             \
+        T best = r0[2 * ow];                                                                            \
+        int64_t at = base + 2 * ow;                                                                     \
+        T v = r0[2 * ow + 1];                                                                           \
+        bool take = v > best || v != v;                                                                 \
+        best = take ? v : best;                                                                         \
+        at = take ? base + 2 * ow + 1 : at;                                                             \
+        v = r1[2 * ow];                                                                                 \
+        take = v > best || v != v;                                                                      \
+        best = take ? v : best;                                                                         \
+        at = take ? base + W + 2 * ow : at;                                                             \
+        v = r1[2 * ow + 1];                                                                             \
+        take = v > best || v != v;                                                                      \
+        best = take ? v : best;                                                                         \
+        at = take ? base + W + 2 * ow + 1 : at;                                                         \
+        yo[ow] = best;                                                                                  \
+        io[ow] = at;                                                                                    \
+      }                                                                                                 \
+    }                                                                                                   \
+  }                                                                                                     \
+                                                                                                        \
   static void max_plane_##sfx(const lt_pool_geom_t *g, const T *xp, T *yp, int64_t *ip) {               \
     const int64_t W = g->W;                                                                             \
+    if (g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 && g->pw == 0 && g->dh == 1 && \
+        g->dw == 1 && 2 * g->OH <= g->H && 2 * g->OW <= W) {                                            \
+      max_plane_2x2_##sfx(g, xp, yp, ip);                                                               \
+      return;                                                                                           \
+    }                                                                                                   \
     for (int64_t oh = 0; oh < g->OH; oh++) {                                                            \
       int64_t hs = oh * g->sh - g->ph, klo, khi;                                                        \
       taps(hs, g->dh, g->kh, g->H, &klo, &khi);                                                         \
