@@ -352,7 +352,7 @@ describe('Dataset:extend', function()
     assert.are.equal(4, #s)
     assert.are.equal(4, s:len())
     assert.are.equal(9, s:get(3))
-    assert.are.equal('Squares', tostring(Squares))
+    assert.are.equal("class 'Squares'", tostring(Squares))
     -- a subclass inherits __len and init, and overrides get
     local Cubes = Squares:extend('Cubes')
     function Cubes:get(i) return i * i * i end

@@ -36,15 +36,16 @@ function Ctx:save_for_backward(...)
 end
 function Ctx:mark_non_differentiable(...) self.non_differentiable = table.pack(...) end
 
-local Function = { __name = 'Function' }
-Function.__index = Function
+-- a class of torch.class (lua/torch/class.lua), as nn.Module and torch.data.Dataset are; its
+-- classes are used through Cls.apply rather than instantiated
+local Function = require('torch.class')('Function')
 autograd.Function = Function
 
 function Function:extend(name)
-  assert(type(name) == 'string', 'Function:extend: expected a class name')
-  local cls = setmetatable({ __name = name }, self)
-  cls.__index = cls
-  cls.extend = Function.extend
+  if type(name) ~= 'string' or name == '' then
+    error('Function:extend: expected a class name (a non-empty string), got ' .. type(name), 2)
+  end
+  local cls = require('torch.class').Object.extend(self, name)
   cls.apply = function(...)
     local n = select('#', ...)
     local args = table.pack(...)

@@ -5,7 +5,24 @@
 -- copies its parent's at extend time.
 local class = {}
 
+-- Lua reads metamethods raw from an instance's metatable: a class gets those of its parents when
+-- it is made and, for ones a parent defined later, again when its first instance is made.
+local METAMETHODS = { '__len', '__tostring', '__eq', '__lt', '__le', '__concat', '__call', '__close', '__gc',
+  '__add', '__sub', '__mul', '__div', '__mod', '__pow', '__unm', '__idiv', '__newindex', '__pairs' }
+
+local function inherit_metamethods(cls)
+  if rawget(cls, '__ready') then return end
+  for _, k in ipairs(METAMETHODS) do
+    if rawget(cls, k) == nil then
+      local v = cls[k]
+      if v ~= nil then rawset(cls, k, v) end
+    end
+  end
+  rawset(cls, '__ready', true)
+end
+
 local function instantiate(cls, ...)
+  inherit_metamethods(cls)
   local alloc = cls.__alloc
   local obj = alloc and alloc(cls) or setmetatable({}, cls)
   local init = cls.init
@@ -22,7 +39,9 @@ local function new_class(name, parent)
   local cls = {}
   if parent then
     for k, v in pairs(parent) do
-      if type(k) == 'string' and k:sub(1, 2) == '__' and k ~= '__index' and k ~= '__name' then cls[k] = v end
+      if type(k) == 'string' and k:sub(1, 2) == '__' and k ~= '__index' and k ~= '__name' and k ~= '__ready' then
+        cls[k] = v
+      end
     end
     -- an __index that is a function (custom lookup) is inherited; the plain form points at the class
     local pidx = rawget(parent, '__index')

@@ -8,67 +8,17 @@ local torch = require 'torch'
 
 local M = {}
 
--- ---- classes ----
--- A stand-in for the project's class mechanism (Cls:extend(name), Cls(...) runs init, classes made
--- this way extend again); torch.class can replace it without changing the classes below.
--- Lua reads metamethods raw from the metatable, so a class inherits its parents' metamethods by
--- copying them in when its first instance is made.
-local METAMETHODS = { '__len', '__tostring', '__eq', '__lt', '__le', '__concat', '__call', '__close',
-  '__add', '__sub', '__mul', '__div', '__unm' }
-
-local function construct(cls, ...)
-  if not rawget(cls, '__ready') then
-    for _, k in ipairs(METAMETHODS) do
-      if rawget(cls, k) == nil then
-        local v = cls[k]
-        if v ~= nil then rawset(cls, k, v) end
-      end
-    end
-    rawset(cls, '__ready', true)
-  end
-  local obj = setmetatable({}, cls)
-  local init = cls.init
-  if init then init(obj, ...) end
-  return obj
-end
-
-local function new_class(name, parent)
-  local cls = { __name = name }
-  cls.__index = cls
-  return setmetatable(cls, {
-    __index = parent,
-    __call = construct,
-    __tostring = function() return name end,
-  })
-end
-
-local function extend(parent, name)
-  if type(name) ~= 'string' then
-    error(string.format('%s:extend: expected a class name (a string), got %s', rawget(parent, '__name') or '?',
-      type(name)), 2)
-  end
-  return new_class(name, parent)
-end
+-- ---- classes: torch.class (lua/torch/class.lua), the mechanism of nn.Module and the optimizers ----
+local class = require 'torch.class'
 
 -- M.class(name, parent): a new class; Cls:extend(name) derives from it.
 function M.class(name, parent)
-  local cls = new_class(name, parent)
-  cls.extend = extend
-  return cls
+  if parent then return parent:extend(name) end
+  return class(name)
 end
 
 -- Whether obj is an instance of cls or of a class derived from it.
-function M.is_instance(obj, cls)
-  if type(obj) ~= 'table' then return false end
-  local c = getmetatable(obj)
-  while c do
-    if c == cls then return true end
-    local mt = getmetatable(c)
-    c = mt and mt.__index
-    if type(c) ~= 'table' then return false end
-  end
-  return false
-end
+M.is_instance = class.isinstance
 
 -- ---- Dataset ----
 local Dataset = M.class('Dataset')
@@ -77,7 +27,7 @@ M.Dataset = Dataset
 local function dataset_len(self)
   local len = self.len
   if len == Dataset.len then
-    error(tostring(getmetatable(self)) .. ': a Dataset needs __len or len() to report its size', 2)
+    error((rawget(getmetatable(self), "__name") or "?") .. ': a Dataset needs __len or len() to report its size', 2)
   end
   return len(self)
 end
@@ -85,18 +35,18 @@ Dataset.__len = dataset_len
 
 function Dataset:len()
   if getmetatable(self).__len == dataset_len then
-    error(tostring(getmetatable(self)) .. ': a Dataset needs __len or len() to report its size', 2)
+    error((rawget(getmetatable(self), "__name") or "?") .. ': a Dataset needs __len or len() to report its size', 2)
   end
   return #self
 end
 
 function Dataset:get(i)
-  error(tostring(getmetatable(self)) .. ':get(' .. tostring(i) .. '): the Dataset does not define get(i)', 2)
+  error((rawget(getmetatable(self), "__name") or "?") .. ':get(' .. tostring(i) .. '): the Dataset does not define get(i)', 2)
 end
 
 function Dataset:__tostring()
   local ok, n = pcall(function() return #self end)
-  return string.format('%s (%s samples)', tostring(getmetatable(self)), ok and tostring(n) or '?')
+  return string.format('%s (%s samples)', (rawget(getmetatable(self), "__name") or "?"), ok and tostring(n) or '?')
 end
 
 -- The tensors whose rows are the samples (get(i) == t1[i], t2[i], ...), when that holds exactly;

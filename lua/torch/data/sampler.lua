@@ -11,10 +11,10 @@ M.Sampler = Sampler
 
 function Sampler:__len()
   local len = self.len
-  if not len then error(tostring(getmetatable(self)) .. ': a Sampler needs __len or len()', 2) end
+  if not len then error((rawget(getmetatable(self), "__name") or "?") .. ': a Sampler needs __len or len()', 2) end
   return len(self)
 end
-function Sampler:iter() error(tostring(getmetatable(self)) .. ': a Sampler needs iter()', 2) end
+function Sampler:iter() error((rawget(getmetatable(self), "__name") or "?") .. ': a Sampler needs iter()', 2) end
 
 -- an iterator over the values of an array table or a 1-D tensor
 local function iter_values(list)

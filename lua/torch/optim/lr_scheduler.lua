@@ -10,7 +10,6 @@ local fail = Optimizer._fail
 local M = {}
 
 local LRScheduler = Optimizer._new_class('LRScheduler')
-LRScheduler.extend = Optimizer.extend
 M.LRScheduler = LRScheduler
 
 local function check_optimizer(cname, opt)

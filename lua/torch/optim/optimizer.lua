@@ -10,32 +10,16 @@
 -- The state of a float16/bfloat16 parameter is float32 (see _state_dtype).
 local torch = require 'torch'
 
--- A minimal class mechanism (torch.class will replace it): Base:extend('Name') makes a subclass,
--- calling the class makes an instance, and `init` is the constructor.
+-- classes: torch.class (lua/torch/class.lua), as nn.Module's: Base:extend('Name') makes a
+-- subclass, calling the class makes an instance, and `init` is the constructor
+local class = require 'torch.class'
 local function new_class(name, base)
-  local cls = {}
-  cls.__index = cls
-  cls.__name = name
-  cls.super = base
-  if base then -- metamethods are looked up raw in the instance's metatable: copy them
-    for k, v in pairs(base) do
-      if type(k) == 'string' and k:sub(1, 2) == '__' and k ~= '__index' and k ~= '__name' then cls[k] = v end
-    end
-  end
-  return setmetatable(cls, {
-    __index = base,
-    __call = function(c, ...)
-      local obj = setmetatable({}, c)
-      obj:init(...)
-      return obj
-    end,
-    __tostring = function(c) return 'class ' .. c.__name end,
-  })
+  if base then return base:extend(name) end
+  return class(name)
 end
 
 local Optimizer = new_class('Optimizer')
 Optimizer._new_class = new_class -- for lr_scheduler.lua
-function Optimizer.extend(base, name) return new_class(name, base) end
 
 -- Raise an error at the caller's line outside torch.optim (the user's call).
 local function fail(msg)

@@ -1,0 +1,44 @@
+-- One class mechanism (torch.class) behind nn.Module, torch.data.Dataset, torch.optim's classes and
+-- torch.autograd.Function.
+local torch = require 'torch'
+
+describe('torch.class', function()
+  it('is the mechanism of modules, datasets, optimizers and autograd functions', function()
+    local Net = torch.nn.Module:extend('Net')
+    function Net:init() self.fc = torch.nn.Linear(2, 2) end
+    local net = Net()
+    assert.is_true(torch.isinstance(net, torch.nn.Module))
+    assert.is_true(torch.isinstance(net, torch.class.Object))
+    local D = torch.data.Dataset:extend('D')
+    function D:__len() return 3 end
+    local d = D()
+    assert.is_true(torch.isinstance(d, torch.data.Dataset))
+    assert.is_false(torch.isinstance(d, torch.nn.Module))
+    local opt = torch.optim.SGD(net:parameters(), { lr = 0.1 })
+    assert.is_true(torch.isinstance(opt, torch.optim.Optimizer))
+    local Cube = torch.autograd.Function:extend('Cube')
+    assert.is_true(torch.class.issubclass(Cube, torch.autograd.Function))
+    assert.is_true(torch.class.issubclass(Cube, torch.class.Object))
+    assert.is_true(torch.isinstance(torch.ones(1), torch.Tensor))
+  end)
+
+  it('inherits methods and metamethods through two levels, also ones defined after extend', function()
+    local A = torch.class('A')
+    function A:init(v) self.v = v end
+    local B = A:extend('B')
+    local C = B:extend('C')
+    function A:__len() return self.v end -- defined after B and C were made
+    function B:twice() return 2 * self.v end
+    local c = C(5)
+    assert.are.equal(5, #c)
+    assert.are.equal(10, c:twice())
+    assert.are.equal(B, C.super)
+    assert.are.equal("class 'C'", tostring(C))
+  end)
+
+  it('names a missing class name', function()
+    assert.has_error(function() torch.class.Object:extend() end)
+    assert.has_error(function() torch.autograd.Function:extend(3) end,
+      'Function:extend: expected a class name (a non-empty string), got number')
+  end)
+end)
