@@ -37,7 +37,7 @@ C_TESTS := $(patsubst spec/c/%.c,$(BUILD)/test/%,$(wildcard spec/c/*.c))
 
 DEPS := lua5.4 liblua5.4-dev lua-busted libopenblas-dev libreadline-dev zlib1g-dev dataset-fashion-mnist
 
-.PHONY: all deps build test demo bench clean install uninstall c-tests
+.PHONY: all deps build test demo bench clean install uninstall c-tests fuzz
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -95,6 +95,27 @@ bench: all
 	@dpkg-query -W -f='$${Status}' python3-torch 2>/dev/null | grep -q 'install ok installed' || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch >/dev/null)
 	bash bench/run.sh
+
+# libFuzzer targets (spec/fuzz/*_fuzz.c) for the file parsers, each run for FUZZ_SECONDS from the
+# seeds in spec/data; clang (with libFuzzer) is installed when missing. Findings go to build/fuzz.
+FUZZ_SECONDS ?= 300
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -std=c11 \
+               -D_GNU_SOURCE -I. -Icore -Ikernels
+fuzz: all
+	@command -v clang >/dev/null && [ -n "$$(find /usr/lib/llvm-* -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null)" ] || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang >/dev/null)
+	@mkdir -p build/fuzz
+	@set -e; for t in safetensors idx; do \
+	  objs=$$(find build/obj/core build/obj/kernels -name '[a-z]*.o' ! -name $$t.o); \
+	  clang $(FUZZ_CFLAGS) spec/fuzz/$${t}_fuzz.c core/$$t.c $$objs -lz -lgomp -ldl -lm -lpthread \
+	    -o build/fuzz/$$t; \
+	  mkdir -p build/fuzz/$$t-corpus build/fuzz/$$t-findings; \
+	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
+	  ASAN_OPTIONS=allocator_may_return_null=1 build/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	    -artifact_prefix=build/fuzz/$$t-findings/ -print_final_stats=1 build/fuzz/$$t-corpus spec/data/fuzz/$$t \
+	    2>&1 | grep -E '^(stat::number_of_executed_units|Done|==[0-9]+==ERROR|SUMMARY)' ; \
+	  [ -z "$$(ls -A build/fuzz/$$t-findings)" ] || { echo "fuzz: $$t: crash inputs in build/fuzz/$$t-findings"; exit 1; }; \
+	done
 
 clean:
 	rm -rf build
