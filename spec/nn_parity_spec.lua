@@ -69,46 +69,162 @@ local run = {
   end,
 }
 
-local function close(got, want, what)
+-- elementwise |got - want| <= rel * max(|want|, floor); floor is 1 in float64 and, in float32, a
+-- twentieth of the tensor's largest magnitude, or of 1 (so values that cancel to near 0, or tails like
+-- gelu's, are not held to more digits than float32 has)
+local function close(got, want, what, rel)
+  rel = rel or 1e-9
   assert.are.same(want.shape, { table.unpack(got.shape) }, what .. ': shape')
   local g = got:double():reshape(-1):tolist()
   local w = want.data
+  local floor = 1
+  if rel > 1e-9 then
+    local m = 0
+    for i = 1, #w do m = math.max(m, math.abs(w[i])) end
+    floor = 5e-2 * math.max(m, 1)
+  end
   for i = 1, #w do
-    local tol = 1e-9 * math.max(1, math.abs(w[i]))
+    local tol = rel * math.max(floor, math.abs(w[i]))
     if not (math.abs(g[i] - w[i]) <= tol) then
       error(string.format('%s: element %d is %.17g, PyTorch gives %.17g', what, i, g[i], w[i]), 2)
     end
   end
 end
 
+local function run_case(c, dtype, rel)
+  local fn = run[c.name]
+  assert.is_function(fn, 'no lutorch form for case ' .. c.name)
+  local a = {}
+  for k, r in pairs(c.inputs) do
+    a[k] = tensor_of(r)
+    if dtype ~= torch.float64 and a[k]:is_floating_point() then a[k] = a[k]:to(dtype) end
+    if c.grads and c.grads[k] then a[k]:requires_grad_() end
+  end
+  local tag = c.name .. (dtype == torch.float64 and '' or ' (' .. tostring(dtype) .. ')')
+  local y, y2 = fn(a, c)
+  assert.are.equal(dtype, y.dtype)
+  close(y, c.out, tag .. ' output', rel)
+  if c.out2 then
+    local want = c.out2
+    if want.dtype == 'int64' then -- PyTorch's 0-based indices; lutorch's are 1-based
+      local shifted = {}
+      for i, v in ipairs(want.data) do shifted[i] = v + 1 end
+      want = { shape = want.shape, data = shifted }
+    end
+    close(y2, want, tag .. ' second output', want.dtype == 'int64' and 1e-9 or rel)
+  end
+  if c.grads then
+    (y * tensor_of(c.gy):to(dtype)):sum():backward()
+    for k, r in pairs(c.grads) do
+      assert.is_not_nil(a[k].grad, tag .. ': no gradient for ' .. k)
+      close(a[k].grad, r, tag .. ' gradient of ' .. k, rel)
+    end
+  end
+end
+
 describe('nn.functional parity with PyTorch', function()
   for _, c in ipairs(cases) do
-    it(c.name, function()
-      local fn = run[c.name]
-      assert.is_function(fn, 'no lutorch form for case ' .. c.name)
+    it(c.name, function() run_case(c, torch.float64, 1e-9) end)
+    it(c.name .. ' in float32', function() run_case(c, torch.float32, 1e-5) end)
+  end
+end)
+
+-- the same cases through the layers, their parameters set to the case's values
+local by_name = {}
+for _, c in ipairs(cases) do by_name[c.name] = c end
+
+local function set(p, r) torch.no_grad(function() p:copy_(tensor_of(r)) end) end
+
+describe('nn layers parity with PyTorch', function()
+  local nn = torch.nn
+  local function check(name, make, call)
+    it(name, function()
+      local c = by_name[name]
+      local m = make(c)
+      m:double()
       local a = {}
-      for k, r in pairs(c.inputs) do
-        a[k] = tensor_of(r)
-        if c.grads and c.grads[k] then a[k]:requires_grad_() end
-      end
-      local y, y2 = fn(a, c)
-      close(y, c.out, c.name .. ' output')
-      if c.out2 then
-        local want = c.out2
-        if want.dtype == 'int64' then -- PyTorch's 0-based indices; lutorch's are 1-based
-          local shifted = {}
-          for i, v in ipairs(want.data) do shifted[i] = v + 1 end
-          want = { shape = want.shape, data = shifted }
-        end
-        close(y2, want, c.name .. ' second output')
-      end
-      if c.grads then
+      for k, r in pairs(c.inputs) do a[k] = tensor_of(r) end
+      if a.x then a.x:requires_grad_() end
+      local y = call(m, a, c)
+      close(y, c.out, name .. ' output')
+      if c.grads and c.grads.x then
         (y * tensor_of(c.gy)):sum():backward()
-        for k, r in pairs(c.grads) do
-          assert.is_not_nil(a[k].grad, c.name .. ': no gradient for ' .. k)
-          close(a[k].grad, r, c.name .. ' gradient of ' .. k)
-        end
+        close(a.x.grad, c.grads.x, name .. ' gradient of x')
       end
+      if c.grads and c.grads.w and m.weight then close(m.weight.grad, c.grads.w, name .. ' gradient of the weight') end
     end)
   end
+  check('conv2d_basic', function(c)
+    local m = nn.Conv2d(3, 4, 3, { padding = 1 }):double()
+    set(m.weight, c.inputs.w); set(m.bias, c.inputs.b)
+    return m
+  end, function(m, a) return m(a.x) end)
+  check('linear_3d', function(c)
+    local m = nn.Linear(4, 5):double()
+    set(m.weight, c.inputs.w); set(m.bias, c.inputs.b)
+    return m
+  end, function(m, a) return m(a.x) end)
+  check('max_pool2d_ceil', function() return nn.MaxPool2d(3, { stride = 2, padding = 1, ceil_mode = true }) end,
+    function(m, a) return m(a.x) end)
+  check('batch_norm_train_3d', function(c)
+    local m = nn.BatchNorm1d(3, { eps = 1e-4, momentum = 0.2 }):double()
+    set(m.weight, c.inputs.w); set(m.bias, c.inputs.b)
+    set(m.running_mean, c.inputs.rm); set(m.running_var, c.inputs.rv)
+    return m
+  end, function(m, a, c)
+    local y = m(a.x)
+    -- the running statistics were updated as PyTorch's
+    local stats = torch.cat({ m.running_mean, m.running_var })
+    close(stats, c.out2, 'batch_norm_train_3d running statistics')
+    return y
+  end)
+  check('batch_norm_eval_2d', function(c)
+    local m = nn.BatchNorm1d(3, { eps = 1e-3 }):double()
+    set(m.weight, c.inputs.w); set(m.bias, c.inputs.b)
+    set(m.running_mean, c.inputs.rm); set(m.running_var, c.inputs.rv)
+    m:eval()
+    return m
+  end, function(m, a) return m(a.x) end)
+  check('layer_norm_2dims', function(c)
+    local m = nn.LayerNorm({ 4, 5 }):double()
+    set(m.weight, c.inputs.w); set(m.bias, c.inputs.b)
+    return m
+  end, function(m, a) return m(a.x) end)
+  check('embedding_padding', function(c)
+    local m = nn.Embedding(5, 4, { padding_idx = c.padding_idx }):double()
+    set(m.weight, c.inputs.w)
+    return m
+  end, function(m, a, c)
+    local y = m(a.idx)
+    ;(y * tensor_of(c.gy)):sum():backward()
+    close(m.weight.grad, c.grads.w, 'embedding_padding gradient of the weight')
+    return y
+  end)
+  check('cross_entropy_weight_ignore_smooth', function(c)
+    return nn.CrossEntropyLoss({ weight = tensor_of(c.inputs.weight), ignore_index = c.ignore_index,
+      label_smoothing = 0.1 })
+  end, function(m, a) return m(a.x, a.target) end)
+end)
+
+describe('training parity with PyTorch', function()
+  it('a two-layer MLP trained 200 steps with SGD reaches the loss of the PyTorch run', function()
+    local t = cases.training
+    local nn = torch.nn
+    local model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    set(model[1].weight, t.W1); set(model[1].bias, t.b1)
+    set(model[3].weight, t.W2); set(model[3].bias, t.b2)
+    local X, Y = tensor_of(t.X):float(), tensor_of(t.Y)
+    local opt = torch.optim.SGD(model:parameters(), { lr = 0.1, momentum = 0.9 })
+    for step = 1, 200 do
+      local loss = torch.F.cross_entropy(model(X), Y)
+      opt:zero_grad()
+      loss:backward()
+      opt:step()
+      local want = t.losses[step]
+      assert(math.abs(loss:item() - want) <= 1e-4 * math.abs(want),
+        string.format('step %d: loss %.8g, PyTorch %.8g', step, loss:item(), want))
+    end
+    assert.is_true(t.losses[200] < 0.7 * t.losses[1], 'the reference run learns')
+    close(model[3].weight, t.final_W2, 'the last layer after 200 steps', 1e-4)
+  end)
 end)

@@ -57,6 +57,10 @@ function F.linear(x, w, b)
     error(string.format('linear: input of shape %s cannot be multiplied by a weight of shape %s (expected the '
       .. 'last dimension to be %d)', tostring(x.shape), tostring(w.shape), w:size(2)), 2)
   end
+  if x.dtype ~= w.dtype or (b and b.dtype ~= w.dtype) then
+    error(string.format('linear: input (%s), weight (%s) and bias (%s) must have the same dtype', tostring(x.dtype),
+      tostring(w.dtype), b and tostring(b.dtype) or 'none'), 2)
+  end
   if x:dim() == 2 and b then return torch.addmm(b, x, w:t()) end
   local y = x:matmul(w:t())
   if b then y = y + b end

@@ -27,7 +27,9 @@ local function fail(msg)
   while true do
     local info = debug.getinfo(level, 'S')
     if info == nil then return error(msg, 0) end
-    if info.what ~= 'C' and not info.source:find('torch[./]optim') then break end
+    if info.what ~= 'C' and not info.source:find('torch[./]optim') and not info.source:find('torch[./]class') then
+      break
+    end
     level = level + 1
   end
   error(msg, level)
@@ -53,9 +55,13 @@ function Optimizer:init(params, defaults)
   if type(params) ~= 'table' then
     fail(cname .. ': params argument given to the optimizer should be an iterable of Tensors or dicts, but got ' .. type(params))
   end
+  if getmetatable(params) ~= nil then -- a module (or another object), not an array
+    fail(cname .. ': params argument given to the optimizer should be an iterable of Tensors or dicts, but got '
+      .. (rawget(getmetatable(params), '__name') or 'an object') .. ' (pass model:parameters())')
+  end
   if #params == 0 then fail(cname .. ': optimizer got an empty parameter list') end
   local groups = params
-  if torch.is_tensor(params[1]) then groups = { { params = params } } end
+  if type(params[1]) ~= 'table' or getmetatable(params[1]) ~= nil then groups = { { params = params } } end
   for _, g in ipairs(groups) do self:add_param_group(g) end
 end
 
