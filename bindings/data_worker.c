@@ -205,8 +205,8 @@ static int encode_table(enc_t *e, int idx, wval_t *out, int depth) {
     lua_pop(L, 1);
     return r;
   }
-  if (lua_type(L, -3) != LUA_TSTRING) {
-    int r = enc_fail(e, "%s", lua_isstring(L, -1) ? lua_tostring(L, -1) : "is an object of an unknown class");
+  if (lua_type(L, -3) != LUA_TSTRING) { /* nil, why */
+    int r = enc_fail(e, "%s", lua_isstring(L, -2) ? lua_tostring(L, -2) : "is an object of an unknown class");
     lua_pop(L, 3);
     return r;
   }
@@ -825,7 +825,12 @@ static int l_pool_recv(lua_State *L) {
     pthread_cond_signal(&w->cv_work); /* room in the output queue */
   }
   pthread_mutex_unlock(&w->mu);
-  if (timed_out) return luaL_error(L, "DataLoader timed out after %g seconds (worker %d)", p->timeout, w->id);
+  if (timed_out) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "DataLoader timed out after %g seconds (worker %d)", p->timeout, w->id);
+    lua_pushstring(L, buf);
+    return lua_error(L);
+  }
   if (!m) {
     return luaL_error(L, "%s", w->fatal ? w->fatal : "DataLoader worker ended unexpectedly");
   }
