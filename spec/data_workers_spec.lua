@@ -169,6 +169,15 @@ describe('DataLoader workers', function()
     end
   end)
 
+  it('sends objects nested in a dataset (a dataset holding a dataset), dtypes and devices', function()
+    local x, y = xy(7)
+    local ds = SQ.Wrap(data.TensorDataset(x, y), torch.float64)
+    local ref = epoch(data.DataLoader(ds, { batch_size = 3 }))
+    assert.are.equal('float64', ref[1][1].dtype)
+    assert.are.same({ 'cpu', 'cpu', 'cpu' }, ref[1][3])
+    assert.are.same(ref, epoch(data.DataLoader(ds, { batch_size = 3, num_workers = 2 })))
+  end)
+
   it('shuffles as with num_workers = 0 for the same seed (seed option or torch.manual_seed)', function()
     local ds = SQ.SquareDataset(20)
     local function order(o)
@@ -358,6 +367,15 @@ describe('DataLoader workers', function()
       epoch(data.DataLoader(ds, { num_workers = 1, dataset_factory = 'spec.support.nothing_here.make' }))
     end, 'DataLoader worker 1: ', "cannot require module 'spec.support.nothing_here'")
     H.raises(function() data.DataLoader(ds, { dataset_args = { 1 } }) end, 'dataset_args goes with dataset_factory')
+    H.raises(function() data.DataLoader(ds, { dataset_factory = 'a.b', dataset_module = 'a' }) end, 'mutually exclusive')
+    H.raises(function() data.DataLoader(ds, { num_workers = 1, prefetch_factor = 0 }) end,
+      'prefetch_factor option should be a positive integer')
+    local cyc = SQ.SquareDataset(3)
+    cyc.self = cyc
+    H.raises(function() epoch(data.DataLoader(cyc, { num_workers = 1 })) end, 'nested deeper than 64 levels')
+    local ud = SQ.SquareDataset(3)
+    ud.file = io.stdout
+    H.raises(function() epoch(data.DataLoader(ud, { num_workers = 1 })) end, 'dataset.file is a FILE*')
   end)
 
   it('times out a worker slower than timeout, and stops it without waiting for it', function()

@@ -87,4 +87,14 @@ function Slow:get(i)
   return i
 end
 
+-- a Dataset wrapping another (an object in a field) and a dtype: sample i is inner's, converted
+local Wrap = data.Dataset:extend('Wrap')
+M.Wrap = Wrap
+function Wrap:init(inner, dtype) self.inner, self.dtype, self.meta = inner, dtype, { device = torch.device('cpu') } end
+function Wrap:__len() return #self.inner end
+function Wrap:get(i)
+  local x, y = self.inner:get(i)
+  return x:to(self.dtype), y, tostring(self.meta.device)
+end
+
 return M
