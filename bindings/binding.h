@@ -73,6 +73,7 @@ void lt_open_nn_conv(lua_State *L, int nn);  /* bindings/nn_conv.c: conv2d and p
 void lt_open_nn_norm(lua_State *L, int nn);  /* bindings/nn_norm.c: softmax, norms, nll_loss */
 void lt_open_optim(lua_State *L, int torch); /* bindings/optim.c */
 void lt_open_data(lua_State *L, int torch);  /* bindings/data.c: torch._read_idx, torch._data_generator */
+void lt_open_data_worker(lua_State *L, int torch); /* bindings/data_worker.c: DataLoader worker threads */
 void lt_open_serialize(lua_State *L, int torch); /* bindings/serialize.c: torch._safetensors_* */
 
 /* Register a function in torch (as torch.name) and/or in the tensor methods. */

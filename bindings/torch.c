@@ -133,6 +133,7 @@ int luaopen_torch(lua_State *L) {
   lt_open_nn(L, torch);
   lt_open_optim(L, torch);
   lt_open_data(L, torch);
+  lt_open_data_worker(L, torch);
   lt_open_serialize(L, torch);
   static const luaL_Reg fns[] = {
       {"is_tensor", f_is_tensor}, {"set_num_threads", f_set_num_threads},

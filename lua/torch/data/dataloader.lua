@@ -5,12 +5,33 @@
 -- A sample is what ds:get(i) returns: one value, or several (packed into an array for collate_fn).
 -- A batch whose collated value is an array table is yielded as its elements, so a dataset
 -- returning x, y (or {x, y}) gives `for x, y in loader:iter()`; any other batch is one value.
--- num_workers > 0 is accepted, but batches are still loaded in the calling thread for now.
+-- num_workers = N > 0 loads batches in N background threads, each with a Lua state of its own
+-- (bindings/data_worker.c, lua/torch/data/worker.lua, which says how a worker gets the dataset).
+-- The sampler runs here; worker k (1-based) makes batches k, k + N, ..., at most prefetch_factor
+-- (2) ahead, and they arrive in sampler order. Tensors cross by reference, never copied.
+--   DataLoader(ds, {num_workers = 2})                      ds's class comes from a module
+--   DataLoader(ds, {num_workers = 2, dataset_factory = 'mydata.make', dataset_args = {...}})
+--   DataLoader(ds, {num_workers = 2, dataset_module = 'mydata', dataset_args = {...}})
+--   collate_fn = 'mymodule.collate', worker_init_fn = 'mymodule.init' (names, which a worker requires)
+-- Worker k's seed is base_seed + k - 1 (PyTorch's base_seed + worker_id, whose ids start at 0);
+-- base_seed is drawn each epoch from the loader's seed (a generator of its own), or else from
+-- torch's global generator after the sampler has drawn its order. A worker seeds math.random and,
+-- when the core gives threads generators of their own, torch's generator with it.
+-- torch.data.get_worker_info() is, in a worker, {id, num_workers, seed, dataset}; nil elsewhere.
+-- An epoch's workers are joined when it ends, when the loop breaks (iter's 4th value closes it),
+-- when an error is raised, when the iterator is collected and at exit.
 local torch = require 'torch'
 local D = require 'torch.data.dataset'
 local S = require 'torch.data.sampler'
+local W = require 'torch.data.worker'
 
 local M = {}
+
+-- ---- worker info ----
+local worker_info = nil
+-- torch.data.get_worker_info(): in a worker, {id (1-based), num_workers, seed, dataset}; else nil
+function M.get_worker_info() return worker_info end
+function M._set_worker_info(info) worker_info = info end
 
 -- ---- default_collate ----
 local function shape_str(t)
@@ -130,7 +151,8 @@ M.DataLoader = DataLoader
 
 local KNOWN = { batch_size = true, shuffle = true, sampler = true, batch_sampler = true, num_workers = true,
   collate_fn = true, pin_memory = true, drop_last = true, timeout = true, worker_init_fn = true,
-  prefetch_factor = true, persistent_workers = true, seed = true }
+  prefetch_factor = true, persistent_workers = true, seed = true, dataset_factory = true, dataset_module = true,
+  dataset_args = true }
 
 function DataLoader:init(dataset, opts)
   opts = S.check_opts('DataLoader', opts, KNOWN)
@@ -167,16 +189,48 @@ function DataLoader:init(dataset, opts)
   if opts.prefetch_factor ~= nil and nw == 0 then
     error('DataLoader: prefetch_factor option could only be specified in multiprocessing; let num_workers > 0 to enable multiprocessing, otherwise leave prefetch_factor unset', 3)
   end
-  if opts.worker_init_fn ~= nil and type(opts.worker_init_fn) ~= 'function' then
-    error('DataLoader: worker_init_fn should be a function', 3)
+  local pf = opts.prefetch_factor
+  if pf ~= nil and (math.type(pf) ~= 'integer' or pf < 1) then
+    error('DataLoader: prefetch_factor option should be a positive integer, got ' .. tostring(pf), 3)
   end
-  self.worker_init_fn, self.persistent_workers, self.prefetch_factor = opts.worker_init_fn, persistent,
-    opts.prefetch_factor
+  local wif = opts.worker_init_fn
+  if wif ~= nil and type(wif) ~= 'function' and type(wif) ~= 'string' then
+    error('DataLoader: worker_init_fn should be a function (or, for workers, a function name as \'mymodule.init\')', 3)
+  end
+  if type(wif) == 'function' and nw > 0 then
+    error("DataLoader: worker_init_fn is a Lua function, which cannot move to a worker's Lua state; with num_workers > 0 give its module-qualified name, as worker_init_fn = 'mymodule.init_worker'", 3)
+  end
+  if type(wif) == 'string' then W.resolve(wif, 'worker_init_fn') end
+  self.worker_init_fn, self.persistent_workers, self.prefetch_factor = wif, persistent, pf or 2
 
-  if opts.collate_fn ~= nil and type(opts.collate_fn) ~= 'function' then
-    error('DataLoader: collate_fn should be a function, got ' .. type(opts.collate_fn), 3)
+  local cf = opts.collate_fn
+  if cf ~= nil and type(cf) ~= 'function' and type(cf) ~= 'string' then
+    error('DataLoader: collate_fn should be a function (or a module-qualified function name, as \'mymodule.collate\'), got ' .. type(cf), 3)
   end
-  self.collate_fn = opts.collate_fn or default_collate
+  if type(cf) == 'function' and cf ~= default_collate and nw > 0 then
+    error("DataLoader: collate_fn is a Lua function, which cannot move to a worker's Lua state; with num_workers > 0 give its module-qualified name, as collate_fn = 'mymodule.collate' (a worker requires the module), or use num_workers = 0", 3)
+  end
+  if type(cf) == 'string' then
+    self._collate_name = cf
+    cf = W.resolve(cf, 'collate_fn')
+  end
+  self.collate_fn = cf or default_collate
+
+  local fac, mod = opts.dataset_factory, opts.dataset_module
+  if fac ~= nil and type(fac) ~= 'string' then
+    error("DataLoader: dataset_factory should be a module-qualified function name, as 'mymodule.make_dataset'", 3)
+  end
+  if mod ~= nil and type(mod) ~= 'string' then
+    error("DataLoader: dataset_module should be a module name, as 'mymodule'", 3)
+  end
+  if fac and mod then error('DataLoader: dataset_factory and dataset_module are mutually exclusive', 3) end
+  if opts.dataset_args ~= nil and type(opts.dataset_args) ~= 'table' then
+    error('DataLoader: dataset_args should be a table of constructor arguments', 3)
+  end
+  if opts.dataset_args ~= nil and not (fac or mod) then
+    error('DataLoader: dataset_args goes with dataset_factory or dataset_module', 3)
+  end
+  self.dataset_factory, self.dataset_module, self.dataset_args = fac, mod, opts.dataset_args
   if opts.seed ~= nil and math.type(opts.seed) ~= 'integer' then
     error('DataLoader: seed should be an integer, got ' .. tostring(opts.seed), 3)
   end
@@ -278,10 +332,151 @@ local function rows_batch(rows, index, pin_memory)
   return deliver(pin_memory, table.unpack(out, 1, nr))
 end
 
--- loader:iter(): an iterator over this epoch's batches (each call starts a new epoch)
+-- run(indices) -> the batch packed as table.pack(collate_fn(samples)): what a worker makes
+function M._batch_fn(ds, collate_fn)
+  local rows = collate_fn == default_collate and type(ds._row_tensors) == 'function' and ds:_row_tensors() or nil
+  return function(indices)
+    if rows then
+      local index = torch.tensor(indices, { dtype = torch.int64 })
+      local out = { n = #rows }
+      for k = 1, #rows do out[k] = rows[k]:index_select(1, index) end
+      return out
+    end
+    local samples = {}
+    for k = 1, #indices do samples[k] = sample(ds, indices[k]) end
+    return table.pack(collate_fn(samples))
+  end
+end
+
+local DATASET_HINT = "A worker rebuilds the dataset in its own Lua state, without functions: give a dataset whose class a module returns (defined in a file that `require` finds, and required) and whose fields are tensors (shared, not copied), numbers, strings, booleans and tables of them; or name a factory, DataLoader(ds, {num_workers = N, dataset_factory = 'mymodule.make_dataset', dataset_args = {...}}), which each worker calls with dataset_args (torch.data.get_worker_info() tells it which worker it is); or a class, dataset_module = 'mymodule', called with dataset_args; or use num_workers = 0"
+
+-- what every worker gets to rebuild the dataset and the collate function
+function DataLoader:_worker_init()
+  local init = { collate = self._collate_name, worker_init = self.worker_init_fn }
+  local args = self.dataset_args
+  if args then
+    args = table.move(args, 1, args.n or #args, 1, { n = args.n or #args })
+  end
+  if self.dataset_factory then
+    init.factory, init.args = self.dataset_factory, args
+  elseif self.dataset_module then
+    local mt = getmetatable(self.dataset)
+    init.module, init.args = self.dataset_module, args
+    init.class = type(mt) == 'table' and type(rawget(mt, '__name')) == 'string' and rawget(mt, '__name') or nil
+  else
+    init.dataset = self.dataset
+  end
+  return init
+end
+
+function DataLoader:_base_seed()
+  local hi = 1 << 62
+  if self.seed ~= nil then
+    -- a stream of its own, apart from the shuffling generator seeded with the same seed
+    self._seed_gen = self._seed_gen or torch._data_generator(self.seed ~ 0x2545F4914F6CDD1D)
+    return self._seed_gen:randint(0, hi, 1):totable()[1]
+  end
+  return torch.randint(0, hi, { 1 }, { dtype = torch.int64 }):totable()[1]
+end
+
+function DataLoader:_new_pool(base_seed)
+  local nw = self.num_workers
+  local ok, pool = pcall(torch._worker_pool_new, self:_worker_init(), {
+    num_workers = nw, prefetch_factor = self.prefetch_factor, timeout = self.timeout, base_seed = base_seed,
+    path = package.path, cpath = package.cpath, class_path = W.class_path, rebuild = W.rebuild,
+  })
+  if ok then return pool end
+  pool = tostring(pool)
+  if pool:find('^DataLoader') then error(pool, 0) end
+  error(string.format('DataLoader: cannot send the dataset to its %d worker thread%s: %s. %s', nw, nw > 1 and 's' or '',
+    pool, DATASET_HINT), 0)
+end
+
+-- the batches of one epoch from the workers, in sampler order
+function DataLoader:_iter_workers(pin_memory, n)
+  local nxt = self.batch_sampler:iter() -- first, so that the order matches num_workers = 0
+  local nw, pf = self.num_workers, self.prefetch_factor
+  local pool
+  if self.persistent_workers and self._pool and self._pool:alive() and not self._pool_busy then
+    pool = self._pool
+  else
+    pool = self:_new_pool(self:_base_seed())
+    if self.persistent_workers and not self._pool_busy then self._pool = pool end
+  end
+  local persistent = pool == self._pool
+  if persistent then self._pool_busy = true end
+  local sent, got, exhausted, closed = 0, 0, false, false
+  local loader = self
+
+  -- ends the epoch: a persistent pool that delivered everything it was sent is kept
+  local function finish(clean)
+    if closed then return end
+    closed = true
+    if persistent then
+      loader._pool_busy = false
+      if clean and got == sent then return end
+      loader._pool = nil
+    end
+    pool:shutdown()
+  end
+
+  local function send_next()
+    if exhausted then return end
+    local indices = nxt()
+    if indices == nil then
+      exhausted = true
+      return
+    end
+    check_indices(indices, n)
+    sent = sent + 1
+    pool:send((sent - 1) % nw + 1, sent, indices)
+  end
+
+  local ok, err = pcall(function()
+    for _ = 1, nw * pf do
+      send_next()
+      if exhausted then break end
+    end
+  end)
+  if not ok then
+    finish(false)
+    error(err, 0)
+  end
+
+  local closer = setmetatable({}, { __close = function() finish(false) end, __gc = function() finish(false) end })
+  local function step()
+    if closed then return nil end
+    if got >= sent then
+      finish(true)
+      return nil
+    end
+    got = got + 1
+    local ok2, seq, res = pcall(pool.recv, pool, (got - 1) % nw + 1)
+    if ok2 and seq ~= got then
+      ok2, seq = false, string.format('DataLoader: internal error: expected batch %d, worker sent batch %s', got,
+        tostring(seq))
+    end
+    if ok2 then ok2, seq = pcall(send_next) end
+    if not ok2 then
+      finish(false)
+      error(seq, 0)
+    end
+    return deliver(pin_memory, table.unpack(res, 1, res.n))
+  end
+  return function()
+    -- the closer lives as long as the iterator: collected together, the workers are joined
+    local _ = closer
+    return step()
+  end, nil, nil, closer
+end
+
+-- loader:iter(): an iterator over this epoch's batches (each call starts a new epoch). With
+-- workers it returns a 4th value that closes the epoch (for ... in loader:iter() does this when
+-- the loop ends, breaks or raises).
 function DataLoader:iter()
   local ds, collate_fn = self.dataset, self.collate_fn
   local pin_memory = self.pin_memory and torch.cuda.is_available()
+  if self.num_workers > 0 then return self:_iter_workers(pin_memory, S.dataset_size('DataLoader', ds)) end
   local n = S.dataset_size('DataLoader', ds)
   -- the fast path: rows of tensors, default collate: one index_select per tensor and batch
   local rows = collate_fn == default_collate and type(ds._row_tensors) == 'function' and ds:_row_tensors() or nil
