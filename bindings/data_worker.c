@@ -33,12 +33,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Optional core hooks (weak: the binding works without them).
-   lt_set_thread_generator(g): g becomes the calling thread's default generator, so that
-   torch.manual_seed in a worker seeds that worker only and its random transforms are reproducible.
-   lt_thread_exit(): frees the calling thread's cached tensor headers before the thread ends. */
-lt_generator_t *lt_set_thread_generator(lt_generator_t *g) __attribute__((weak));
-void lt_thread_exit(void) __attribute__((weak));
 
 #define POOL_MT "torch.data.WorkerPool"
 #define MAX_DEPTH 64
@@ -461,7 +455,7 @@ static int worker_boot(lua_State *L) {
   lua_setfield(L, -2, "num_workers");
   lua_pushinteger(L, (lua_Integer)((uint64_t)p->base_seed + (uint64_t)(w->id - 1)));
   lua_setfield(L, -2, "seed");
-  lua_pushboolean(L, lt_set_thread_generator != NULL);
+  lua_pushboolean(L, 1);
   lua_setfield(L, -2, "own_generator");
   lua_call(L, 2, 1); /* 3: W.start(init, info) -> run(indices) */
   lua_pushvalue(L, 2);
@@ -538,7 +532,7 @@ static void *worker_main(void *arg) {
   char *fatal = NULL;
   uint64_t seed = (uint64_t)p->base_seed + (uint64_t)(w->id - 1);
   lt_generator_t *gen = NULL, *prev_gen = NULL;
-  if (lt_set_thread_generator) {
+  {
     gen = lt_generator_new(seed);
     if (gen) prev_gen = lt_set_thread_generator(gen);
   }
@@ -579,7 +573,7 @@ static void *worker_main(void *arg) {
     lt_set_thread_generator(prev_gen);
     lt_generator_free(gen);
   }
-  if (lt_thread_exit) lt_thread_exit();
+  lt_thread_exit();
   return NULL;
 }
 
@@ -865,7 +859,7 @@ static int l_pool_alive(lua_State *L) {
 }
 
 static int l_thread_rng(lua_State *L) {
-  lua_pushboolean(L, lt_set_thread_generator != NULL);
+  lua_pushboolean(L, 1);
   return 1;
 }
 

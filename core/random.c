@@ -136,9 +136,18 @@ static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
 static void default_init(void) { mt_seed(&default_gen, LT_DEFAULT_SEED); }
 
+static _Thread_local lt_generator_t *thread_gen;
+
 lt_generator_t *lt_default_generator(void) {
+  if (thread_gen) return thread_gen;
   pthread_once(&default_once, default_init);
   return &default_gen;
+}
+
+lt_generator_t *lt_set_thread_generator(lt_generator_t *g) {
+  lt_generator_t *prev = thread_gen;
+  thread_gen = g;
+  return prev;
 }
 
 lt_generator_t *lt_generator_new(uint64_t seed) {

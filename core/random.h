@@ -33,6 +33,10 @@ void lt_generator_free(lt_generator_t *g);
 /* The process-wide CPU generator, shared by all threads, seeded with LT_DEFAULT_SEED until
    reseeded. (PyTorch seeds its default generator nondeterministically instead.) */
 lt_generator_t *lt_default_generator(void);
+/* Makes g the calling thread's default generator (NULL: the process-wide one again) and returns
+   the previous one: a DataLoader worker thread gets a generator of its own, so that
+   torch.manual_seed there seeds that worker only. The caller keeps ownership of g. */
+lt_generator_t *lt_set_thread_generator(lt_generator_t *g);
 
 /* torch.manual_seed / Generator.manual_seed: resets the engine and the cached normal value. */
 void lt_generator_seed(lt_generator_t *g, uint64_t seed);

@@ -17,6 +17,11 @@ static void fl_put(freelist_t *fl, void *p) {
   else free(p);
 }
 
+void lt_thread_exit(void) {
+  while (tensor_fl.n) free(tensor_fl.items[--tensor_fl.n]);
+  while (storage_fl.n) free(storage_fl.items[--storage_fl.n]);
+}
+
 static lt_storage_t *storage_new(size_t nbytes, lt_device_t dev) {
   lt_storage_t *s = fl_get(&storage_fl, sizeof *s);
   if (!s) { lt_error("out of memory (tensor storage header)"); return NULL; }

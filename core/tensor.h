@@ -59,6 +59,9 @@ int lt_set_(lt_tensor_t *t, lt_tensor_t *src);
 
 static inline void lt_retain(lt_tensor_t *t) { atomic_fetch_add_explicit(&t->refcount, 1, memory_order_relaxed); }
 void lt_release(lt_tensor_t *t); /* NULL is allowed */
+/* Frees the calling thread's cached tensor and storage headers: call it before a thread that made
+   or freed tensors ends (DataLoader workers do), else they leak. */
+void lt_thread_exit(void);
 
 /* --- geometry --- */
 static inline size_t lt_elsize(const lt_tensor_t *t) { return lt_dtype_size(t->dtype); }

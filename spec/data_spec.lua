@@ -688,7 +688,7 @@ describe('DataLoader', function()
     H.assert_values(seen[1][1], { 5, 5, 5 }, 0)
   end)
 
-  it('accepts num_workers and pin_memory (loading in this thread for now)', function()
+  it('accepts num_workers and pin_memory', function()
     local x, y = xy(9)
     local ds = data.TensorDataset(x, y)
     local l = data.DataLoader(ds, { batch_size = 4, num_workers = 2, pin_memory = true, shuffle = true, seed = 2 })

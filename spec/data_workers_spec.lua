@@ -227,10 +227,7 @@ describe('DataLoader workers', function()
   end)
 
   it('random transforms with torch.rand in workers are reproducible for a seed', function()
-    if not torch._worker_pool_thread_rng() then
-      pending('needs per-thread generators in the core (lt_set_thread_generator)')
-      return
-    end
+    assert.is_true(torch._worker_pool_thread_rng())
     local ds = SQ.SquareDataset(10, { noise = 'torch' })
     local main_state = torch.get_rng_state()
     local function run() return epoch(data.DataLoader(ds, { batch_size = 2, num_workers = 2, seed = 9 })) end

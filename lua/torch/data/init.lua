@@ -17,6 +17,7 @@ local data = {
   BatchSampler = S.BatchSampler,
   DataLoader = L.DataLoader,
   default_collate = L.default_collate,
+  get_worker_info = L.get_worker_info,
 }
 
 return setmetatable(data, {
