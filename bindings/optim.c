@@ -10,7 +10,11 @@
    adam_step(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps,
              weight_decay, decoupled, maximize)
      max_exp_avg_sq: nil unless amsgrad; step: the step count including this step (1 first);
-     decoupled = true for AdamW (p *= 1 - lr * weight_decay) and false for Adam (grad += wd * p). */
+     decoupled = true for AdamW (p *= 1 - lr * weight_decay) and false for Adam (grad += wd * p).
+   can_fuse(p, grad, state...): whether the fused steps take p: a contiguous CPU parameter of a
+     floating dtype, a gradient of its dtype, and contiguous state tensors (nil entries skipped) of
+     its state dtype (float32 for float16/bfloat16). One call instead of a handful of property reads
+     per parameter and step. */
 #include "bindings/binding.h"
 #include "core/optim.h"
 
@@ -28,6 +32,21 @@ static int l_sgd_step(lua_State *L) {
   return 0;
 }
 
+static int l_can_fuse(lua_State *L) {
+  lt_tensor_t *p = lt_lua_checktensor(L, 1), *g = lt_lua_checktensor(L, 2);
+  lt_dtype dt = p->dtype;
+  bool ok = (dt == LT_FLOAT32 || dt == LT_FLOAT64 || dt == LT_FLOAT16 || dt == LT_BFLOAT16) &&
+            g->dtype == dt && p->device.type == LT_CPU && lt_is_contiguous(p);
+  lt_dtype sdt = (dt == LT_FLOAT16 || dt == LT_BFLOAT16) ? LT_FLOAT32 : dt;
+  for (int i = 3, n = lua_gettop(L); ok && i <= n; i++) {
+    if (lua_isnil(L, i)) continue;
+    lt_tensor_t *s = lt_lua_checktensor(L, i);
+    ok = s->dtype == sdt && lt_is_contiguous(s);
+  }
+  lua_pushboolean(L, ok);
+  return 1;
+}
+
 static int l_adam_step(lua_State *L) {
   lt_tensor_t *p = lt_lua_checktensor(L, 1), *g = lt_lua_checktensor(L, 2);
   lt_tensor_t *m = lt_lua_checktensor(L, 3), *v = lt_lua_checktensor(L, 4), *vmax = opt_tensor(L, 5);
@@ -41,7 +60,8 @@ static int l_adam_step(lua_State *L) {
 }
 
 void lt_open_optim(lua_State *L, int torch) {
-  static const luaL_Reg fns[] = {{"sgd_step", l_sgd_step}, {"adam_step", l_adam_step}, {NULL, NULL}};
+  static const luaL_Reg fns[] = {{"sgd_step", l_sgd_step}, {"adam_step", l_adam_step},
+                                 {"can_fuse", l_can_fuse}, {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_setfield(L, torch, "_optim");
 }

@@ -292,6 +292,10 @@ static lt_tensor_t *user_rows(lua_State *L, lt_tensor_t *key, int64_t size) {
   return r;
 }
 
+enum { P_NONE, P_SHAPE, P_DTYPE, P_DEVICE, P_NDIM, P_REQUIRES_GRAD, P_IS_LEAF, P_GRAD_FN, P_DATA, P_GRAD };
+static const char *const prop_names[] = {"", "shape", "dtype", "device", "ndim", "requires_grad",
+                                         "is_leaf", "grad_fn", "data", "grad"};
+
 static int t_index(lua_State *L) {
   int kt = lua_type(L, 2);
   if (kt == LUA_TSTRING) {
@@ -300,13 +304,18 @@ static int t_index(lua_State *L) {
     lua_pop(L, 1);
     lt_tensor_t *t = lt_lua_checktensor(L, 1);
     const char *k = lua_tostring(L, 2);
-    if (strcmp(k, "shape") == 0) { push_sizes(L, t->ndim, t->sizes); return 1; }
-    if (strcmp(k, "dtype") == 0) { lt_lua_pushdtype(L, t->dtype); return 1; }
-    if (strcmp(k, "device") == 0) { lt_lua_pushdevice(L, t->device); return 1; }
-    if (strcmp(k, "ndim") == 0) { lua_pushinteger(L, t->ndim); return 1; }
-    if (strcmp(k, "requires_grad") == 0) { lua_pushboolean(L, t->requires_grad); return 1; }
-    if (strcmp(k, "is_leaf") == 0) { lua_pushboolean(L, lt_is_leaf(t)); return 1; }
-    if (strcmp(k, "grad_fn") == 0) {
+    /* the property's number from a table (interned strings: one hash lookup, no strcmp chain) */
+    lua_pushvalue(L, 2);
+    int prop = lua_rawget(L, lua_upvalueindex(2)) == LUA_TNUMBER ? (int)lua_tointeger(L, -1) : 0;
+    lua_pop(L, 1);
+    switch (prop) {
+    case P_SHAPE: push_sizes(L, t->ndim, t->sizes); return 1;
+    case P_DTYPE: lt_lua_pushdtype(L, t->dtype); return 1;
+    case P_DEVICE: lt_lua_pushdevice(L, t->device); return 1;
+    case P_NDIM: lua_pushinteger(L, t->ndim); return 1;
+    case P_REQUIRES_GRAD: lua_pushboolean(L, t->requires_grad); return 1;
+    case P_IS_LEAF: lua_pushboolean(L, lt_is_leaf(t)); return 1;
+    case P_GRAD_FN: {
       lt_node_t *n = lt_grad_fn(t);
       if (!n) { lua_pushnil(L); return 1; }
       lua_createtable(L, 0, 1);
@@ -314,12 +323,13 @@ static int t_index(lua_State *L) {
       lua_setfield(L, -2, "name");
       return 1;
     }
-    if (strcmp(k, "data") == 0) { lt_lua_pushtensor(L, lt_detach(t)); return 1; }
-    if (strcmp(k, "grad") == 0) {
+    case P_DATA: lt_lua_pushtensor(L, lt_detach(t)); return 1;
+    case P_GRAD:
       if (!t->grad) { lua_pushnil(L); return 1; }
       lt_retain(t->grad);
       lt_lua_pushtensor(L, t->grad);
       return 1;
+    default: break;
     }
     /* properties provided by the Lua side (torch.Tensor.__properties[k](x)) */
     lua_getfield(L, lua_upvalueindex(1), "__properties");
@@ -429,7 +439,12 @@ void lt_open_tensor(lua_State *L, int torch, int mtab) {
   lua_pushvalue(L, mt);
   lua_rawseti(L, LUA_REGISTRYINDEX, TENSOR_MT_REGKEY);
   lua_pushvalue(L, mtab);
-  lua_pushcclosure(L, t_index, 1);
+  lua_createtable(L, 0, (int)(sizeof prop_names / sizeof *prop_names));
+  for (int i = 1; i < (int)(sizeof prop_names / sizeof *prop_names); i++) {
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, prop_names[i]);
+  }
+  lua_pushcclosure(L, t_index, 2);
   lua_setfield(L, mt, "__index");
   lua_pushcfunction(L, t_newindex);
   lua_setfield(L, mt, "__newindex");

@@ -49,23 +49,8 @@ function F.log_softmax(x, dim)
 end
 
 -- ---- linear and convolution ----
-function F.linear(x, w, b)
-  check_tensor(x, 'linear')
-  check_tensor(w, 'linear', 'weight')
-  if w:dim() ~= 2 then error('linear: weight must be 2-D, got ' .. w:dim() .. '-D', 2) end
-  if x:dim() < 1 or x:size(-1) ~= w:size(2) then
-    error(string.format('linear: input of shape %s cannot be multiplied by a weight of shape %s (expected the '
-      .. 'last dimension to be %d)', tostring(x.shape), tostring(w.shape), w:size(2)), 2)
-  end
-  if x.dtype ~= w.dtype or (b and b.dtype ~= w.dtype) then
-    error(string.format('linear: input (%s), weight (%s) and bias (%s) must have the same dtype', tostring(x.dtype),
-      tostring(w.dtype), b and tostring(b.dtype) or 'none'), 2)
-  end
-  if x:dim() == 2 and b then return torch.addmm(b, x, w:t()) end
-  local y = x:matmul(w:t())
-  if b then y = y + b end
-  return y
-end
+-- x w^T + b, its checks and product in one C call (torch._nn.linear)
+F.linear = C.linear
 
 function F.conv2d(x, w, b, o)
   o = opts_of(o)

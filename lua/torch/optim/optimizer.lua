@@ -182,22 +182,12 @@ end
 -- group.fused == false forces the tensor-op path; fused == true makes an unsupported parameter an
 -- error.
 function Optimizer._fusable(group, p, g, ...)
-  if group.fused == false then return false end
-  local ok = true
-  local dt = p.dtype
-  if (dt ~= f32 and dt ~= f64 and dt ~= f16 and dt ~= bf16) or g.dtype ~= dt or p.device.type ~= 'cpu'
-      or not p:is_contiguous() then
-    ok = false
-  else
-    local sdt = state_dtype(dt)
-    for i = 1, select('#', ...) do
-      local t = select(i, ...)
-      if t ~= nil and (t.dtype ~= sdt or not t:is_contiguous()) then ok = false end
-    end
-  end
-  if not ok and group.fused == true then
+  local fused = group.fused
+  if fused == false then return false end
+  local ok = torch._optim.can_fuse(p, g, ...)
+  if not ok and fused == true then
     fail('optimizer: fused = true requires contiguous floating-point CPU parameters, got a ' ..
-      tostring(dt) .. ' parameter on ' .. tostring(p.device) .. (p:is_contiguous() and '' or ' (not contiguous)'))
+      tostring(p.dtype) .. ' parameter on ' .. tostring(p.device) .. (p:is_contiguous() and '' or ' (not contiguous)'))
   end
   return ok
 end
