@@ -5,7 +5,9 @@
 --
 -- Options (after the script name): --epochs N, --batch N, --lr X, --seed N, --workers N,
 -- --out DIR (default build/<name>), --resume, --quiet (no progress bar), --limit N (at most N
--- training batches per epoch and N * 1000 test images: for quick checks).
+-- training batches per epoch and N * 1000 test images: for quick checks), --augment (a random
+-- horizontal flip per sample, in Lua, by the DataLoader's workers when --workers N > 0).
+-- Each epoch also reports how long the loop waited for the loader, as a share of the epoch.
 local torch = require 'torch'
 local nn, F, optim, data = torch.nn, torch.F, torch.optim, torch.data
 
@@ -18,10 +20,11 @@ local function parse(argv, defaults)
   while argv[i] do
     local a = argv[i]
     local key = a:match('^%-%-([%w_]+)$')
-    local known = key and (defaults[key] ~= nil or key == 'resume' or key == 'quiet' or key == 'limit')
+    local known = key and (defaults[key] ~= nil or key == 'resume' or key == 'quiet' or key == 'limit' or
+      key == 'augment')
     if not known then error('unknown argument ' .. a .. ' (options: --epochs N --batch N --lr X --seed N '
-      .. '--workers N --out DIR --resume --quiet --limit N)', 0) end
-    if key == 'resume' or key == 'quiet' then
+      .. '--workers N --out DIR --resume --quiet --limit N --augment)', 0) end
+    if key == 'resume' or key == 'quiet' or key == 'augment' then
       o[key] = true
       i = i + 1
     else
@@ -142,6 +145,7 @@ function M.run(spec)
   end
   print(model)
   local train = data.TensorDataset(Xtr, Ytr)
+  if o.augment then train = require('fashion_mnist_data').FlippedFashionMNIST(true) end
   for epoch = start, o.epochs do
     -- a fresh shuffle per epoch from (seed, epoch): a resumed run sees the same batches
     local loader = data.DataLoader(train, { batch_size = o.batch, shuffle = true, seed = o.seed * 1000 + epoch,
@@ -150,8 +154,9 @@ function M.run(spec)
       disable = o.quiet })
     local t0 = torch.utils.clock()
     local sum, seen = 0, 0
-    local batches = 0
+    local batches, wait, last = 0, 0, torch.utils.clock()
     for x, y in bar do
+      wait = wait + (torch.utils.clock() - last)
       batches = batches + 1
       if o.limit and batches > o.limit then break end
       local loss = F.cross_entropy(model(as_input(x, spec.shape)), y)
@@ -161,13 +166,14 @@ function M.run(spec)
       local l = loss:item()
       sum, seen = sum + l * x:size(1), seen + x:size(1)
       bar:set({ loss = sum / seen })
+      last = torch.utils.clock()
     end
     local seconds = torch.utils.clock() - t0
     local test_loss, test_acc = evaluate(model, Xte, Yte, spec.shape)
     log[#log + 1] = { epoch = epoch, train_loss = sum / seen, test_loss = test_loss, test_acc = test_acc,
       seconds = seconds }
-    print(string.format('epoch %d  train loss %.4f  test loss %.4f  test accuracy %.4f  (%.2f s)', epoch,
-      sum / seen, test_loss, test_acc, seconds))
+    print(string.format('epoch %d  train loss %.4f  test loss %.4f  test accuracy %.4f  (%.2f s, %.1f%% waiting '
+      .. 'for data)', epoch, sum / seen, test_loss, test_acc, seconds, 100 * wait / seconds))
     torch.save(ckpt, { model = model:state_dict(), optim = opt:state_dict(), epoch = epoch, log = log })
     write_csv(o.out .. '/log.csv', log)
     plot(o.out .. '/curves.svg', log, spec.name)

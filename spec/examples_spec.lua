@@ -61,6 +61,14 @@ describe('examples/fashion_mnist_*.lua', function()
     assert.are.same({ 32, 1, 3, 3 }, { table.unpack(state.model['1.weight'].shape) })
   end)
 
+  it('the CNN trains from DataLoader workers running a per-sample Lua transform', function()
+    local out = run('examples/fashion_mnist_cnn.lua --epochs 1 --limit 10 --quiet --augment --workers 2 --out '
+      .. tmp .. '/w')
+    local wait = tonumber(out:match('%(([%d.]+) s, ([%d.]+)%% waiting for data%)') and out:match('s, ([%d.]+)%% waiting'))
+    assert.is_number(wait, out)
+    assert.is_true(wait >= 0 and wait <= 100)
+  end)
+
   it('names a missing checkpoint and unknown options', function()
     assert.has_error(function() run('examples/fashion_mnist_mlp.lua --resume --out ' .. tmp .. '/none') end)
     local p = assert(io.popen(BIN .. ' examples/fashion_mnist_mlp.lua --bogus 1 2>&1'))
