@@ -26,6 +26,7 @@ typedef struct {
   int64_t OHW;
   bool direct;       /* the input planes are the column matrix */
   bool dw;           /* one input channel per group: direct loops, no GEMM (K would be kh*kw) */
+  bool dw_s1;        /* dw with stride 1: the padded-plane loops (kernels/cpu/im2col.h) */
   bool batched;
 } plan_t;
 
@@ -107,6 +108,7 @@ static int check_conv(const char *op, const lt_tensor_t *x, const lt_tensor_t *w
   p->OHW = OH * OW;
   p->direct = kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1 && ph == 0 && pw == 0;
   p->dw = p->Cig == 1;
+  p->dw_s1 = p->dw && stride[0] == 1 && stride[1] == 1;
   if (p->Kg > LT_BLAS_MAX_DIM || p->OHW > LT_BLAS_MAX_DIM || p->Cog > LT_BLAS_MAX_DIM ||
       p->Kg * groups > LT_BLAS_MAX_DIM)
     return lt_error("%s: the matrix product of this convolution has a dimension over %lld", op,
@@ -272,9 +274,32 @@ CONV_LOOPS(f64, double, lt_blas_dgemm)
     lt_dwconv_plane_##sfx(&p->g, x + (n * p->g.C + co / p->Cog) * p->g.H * p->g.W, w + co * kk,               \
                           b ? b[co] : (T)0, y + q * p->OHW);                                                  \
   }                                                                                                           \
-  static void dw_fwd_##sfx(const plan_t *p, const T *x, const T *w, const T *b, T *y) {                       \
+  /* stride 1: unit q = (n, ci), one padded input plane against the group's Cog filters */            \
+  static void dw_s1_fwd_unit_##sfx(const plan_t *p, int64_t q, const T *x, const T *w, const T *b, T *y,     \
+                                   T *work) {                                                                 \
+    const int64_t n = q / p->g.C, ci = q % p->g.C, kk = p->g.kh * p->g.kw, co = ci * p->Cog;                  \
+    lt_dwconv_s1_fwd_##sfx(&p->g, x + q * p->g.H * p->g.W, w + co * kk, p->Cog, b ? b + co : NULL,            \
+                           y + (n * p->Cout + co) * p->OHW, work);                                            \
+  }                                                                                                           \
+  static void dw_fwd_##sfx(const plan_t *p, const T *x, const T *w, const T *b, T *y, T *scratch) {           \
+    const double work = (double)p->N * p->Cout * p->OHW * p->g.kh * p->g.kw;                                  \
+    if (scratch) {                                                                                            \
+      const int64_t units = p->N * p->g.C, per = lt_dwconv_s1_work(&p->g);                                    \
+      const int nt = plane_threads(units, work);                                                              \
+      if (nt <= 1) {                                                                                          \
+        for (int64_t q = 0; q < units; q++) dw_s1_fwd_unit_##sfx(p, q, x, w, b, y, scratch);                  \
+        return;                                                                                               \
+      }                                                                                                       \
+      _Pragma("omp parallel num_threads(nt)")                                                                 \
+      {                                                                                                       \
+        T *wk = scratch + (int64_t)omp_get_thread_num() * per;                                                \
+        _Pragma("omp for schedule(static)")                                                                   \
+        for (int64_t q = 0; q < units; q++) dw_s1_fwd_unit_##sfx(p, q, x, w, b, y, wk);                       \
+      }                                                                                                       \
+      return;                                                                                                 \
+    }                                                                                                         \
     const int64_t planes = p->N * p->Cout;                                                                    \
-    const int nt = plane_threads(planes, (double)planes * p->OHW * p->g.kh * p->g.kw);                        \
+    const int nt = plane_threads(planes, work);                                                               \
     PAR_FOR(q, planes, dw_fwd_plane_##sfx(p, q, x, w, b, y));                                                 \
   }                                                                                                           \
   /* input plane q = (n, ci) gathers from output planes (n, ci*Cog .. ci*Cog + Cog - 1) */                    \
@@ -293,7 +318,48 @@ CONV_LOOPS(f64, double, lt_blas_dgemm)
     for (int64_t n = 0; n < p->N; n++)                                                                        \
       lt_dwconv_plane_gw_##sfx(&p->g, g + (n * p->Cout + co) * p->OHW, x + (n * p->g.C + ci) * HW, gwk);      \
   }                                                                                                           \
-  static void dw_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw) {               \
+  /* stride 1, unit q = (n, ci): gx's plane q, and this unit's share of the group's filters' gw */           \
+  static void dw_s1_bwd_unit_##sfx(const plan_t *p, int64_t q, const T *x, const T *w, const T *g, T *gx,    \
+                                   T *gw, T *work) {                                                          \
+    const int64_t n = q / p->g.C, ci = q % p->g.C, kk = p->g.kh * p->g.kw, co = ci * p->Cog;                  \
+    const int64_t HW = p->g.H * p->g.W;                                                                       \
+    const T *gq = g + (n * p->Cout + co) * p->OHW;                                                            \
+    if (gx) lt_dwconv_s1_gx_##sfx(&p->g, gq, w + co * kk, p->Cog, gx + q * HW, work);                         \
+    if (gw) lt_dwconv_s1_gw_##sfx(&p->g, gq, x + q * HW, p->Cog, gw + co * kk, work);                         \
+  }                                                                                                           \
+  /* stride 1: parallel over units; each thread sums gw into its own accumulator (thread 0 into gw),          \
+     after `per` elements of work space in its share of scratch */                                            \
+  static void dw_s1_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw, T *scratch,  \
+                              int nt) {                                                                       \
+    const int64_t units = p->N * p->g.C, per = lt_dwconv_s1_work(&p->g), wsz = p->Cout * p->g.kh * p->g.kw;   \
+    if (gw) memset(gw, 0, sizeof(T) * (size_t)wsz);                                                           \
+    if (nt <= 1) {                                                                                            \
+      for (int64_t q = 0; q < units; q++) dw_s1_bwd_unit_##sfx(p, q, x, w, g, gx, gw, scratch);               \
+      return;                                                                                                 \
+    }                                                                                                         \
+    _Pragma("omp parallel num_threads(nt)")                                                                   \
+    {                                                                                                         \
+      const int t = omp_get_thread_num();                                                                     \
+      T *base = scratch + (int64_t)t * (per + wsz), *acc = NULL;                                              \
+      if (gw) {                                                                                               \
+        acc = t == 0 ? gw : base + per;                                                                       \
+        if (t) memset(acc, 0, sizeof(T) * (size_t)wsz);                                                       \
+      }                                                                                                       \
+      _Pragma("omp for schedule(static)")                                                                     \
+      for (int64_t q = 0; q < units; q++) dw_s1_bwd_unit_##sfx(p, q, x, w, g, gx, acc, base);                 \
+    }                                                                                                         \
+    if (gw)                                                                                                   \
+      for (int t = 1; t < nt; t++) {                                                                          \
+        const T *a = scratch + (int64_t)t * (per + wsz) + per;                                                \
+        for (int64_t i = 0; i < wsz; i++) gw[i] += a[i];                                                      \
+      }                                                                                                       \
+  }                                                                                                           \
+  static void dw_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw, T *scratch,     \
+                           int nt) {                                                                          \
+    if (scratch) {                                                                                            \
+      dw_s1_bwd_##sfx(p, x, w, g, gx, gw, scratch, nt);                                                       \
+      return;                                                                                                 \
+    }                                                                                                         \
     const double work = (double)p->N * p->Cout * p->OHW * p->g.kh * p->g.kw;                                  \
     if (gx) {                                                                                                 \
       const int64_t planes = p->N * p->g.C;                                                                   \
@@ -352,14 +418,16 @@ lt_tensor_t *lt_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int
   double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW;
   int nt = batch_threads(p.N, per_sample);
   bool cols = !p.direct && !p.dw;
-  lt_tensor_t *sc = cols ? scratch_of(nt * p.Kg * p.groups * p.OHW, ct, x->device) : NULL;
+  if (p.dw_s1) nt = plane_threads(p.N * p.g.C, (double)p.N * per_sample);
+  lt_tensor_t *sc = cols ? scratch_of(nt * p.Kg * p.groups * p.OHW, ct, x->device)
+                  : p.dw_s1 ? scratch_of(nt * lt_dwconv_s1_work(&p.g), ct, x->device) : NULL;
   int failed = 0;
-  bool ok = xc && wc && (bc || !b) && y && (sc || !cols);
+  bool ok = xc && wc && (bc || !b) && y && (sc || !(cols || p.dw_s1));
   if (ok && p.N > 0) {
     const void *bd = bc ? lt_data(bc) : NULL;
     void *sd = sc ? lt_data(sc) : NULL;
-    if (p.dw && ct == LT_FLOAT64) dw_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y));
-    else if (p.dw) dw_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y));
+    if (p.dw && ct == LT_FLOAT64) dw_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd);
+    else if (p.dw) dw_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd);
     else if (ct == LT_FLOAT64) conv_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd, nt, &failed);
     else conv_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd, nt, &failed);
   }
@@ -401,15 +469,20 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
     int nt = batch_threads(p.N, per_sample);
     int64_t colsz = p.direct ? 0 : p.Kg * p.groups * p.OHW;
     int64_t per_thread = 2 * colsz + (need[1] ? p.Cout * p.Kg : 0);
-    lt_tensor_t *sc = p.dw ? NULL : scratch_of(nt * per_thread, ct, x->device);
+    if (p.dw_s1) {
+      nt = plane_threads(p.N * p.g.C, (double)p.N * per_sample);
+      per_thread = lt_dwconv_s1_work(&p.g) + p.Cout * p.g.kh * p.g.kw;
+    }
+    lt_tensor_t *sc = p.dw && !p.dw_s1 ? NULL : scratch_of(nt * per_thread, ct, x->device);
     int failed = 0;
-    bool ok = (xc || !need[1]) && (wc || !need[0]) && (rgx || !need[0]) && (rgw || !need[1]) && (sc || p.dw);
+    bool ok = (xc || !need[1]) && (wc || !need[0]) && (rgx || !need[0]) && (rgw || !need[1]) &&
+              (sc || (p.dw && !p.dw_s1));
     if (ok && p.N == 0 && rgw) memset(lt_data(rgw), 0, (size_t)rgw->numel * lt_elsize(rgw));
     if (ok && p.N > 0) {
       const void *xd = xc ? lt_data(xc) : NULL, *wd = wc ? lt_data(wc) : NULL;
       void *gxd = rgx ? lt_data(rgx) : NULL, *gwd = rgw ? lt_data(rgw) : NULL, *sd = sc ? lt_data(sc) : NULL;
-      if (p.dw && ct == LT_FLOAT64) dw_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd);
-      else if (p.dw) dw_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd);
+      if (p.dw && ct == LT_FLOAT64) dw_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd, sd, nt);
+      else if (p.dw) dw_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd, sd, nt);
       else if (ct == LT_FLOAT64) conv_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd, sd, per_thread, nt, &failed);
       else conv_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd, sd, per_thread, nt, &failed);
     }

@@ -189,3 +189,119 @@ static inline void dw_cols(const lt_conv_geom_t *g, const dw_cols_t *c, int64_t 
 
 DWCONV(f32, float)
 DWCONV(f64, double)
+
+/* Stride 1: the plane is copied once into a zero-padded buffer of Hp x Wp (Hp = H + 2ph,
+   Wp = W + 2pw), and the output is computed Wp wide (the last Wp - OW columns of each row are
+   junk, never read back): every tap is then a constant offset off = ki*dh*Wp + kj*dw into the
+   buffer, and each tap is one long vectorised loop over the plane instead of a short one per row.
+   The flat range is [0, ni) with ni = (OH-1)*Wp + OW, so that i + off stays inside Hp*Wp. */
+static inline int64_t s1_wp(const lt_conv_geom_t *g) { return g->W + 2 * g->pw; }
+static inline int64_t s1_ni(const lt_conv_geom_t *g) { return (g->OH - 1) * s1_wp(g) + g->OW; }
+
+int64_t lt_dwconv_s1_work(const lt_conv_geom_t *g) {
+  return (g->H + 2 * g->ph) * s1_wp(g) + g->OH * s1_wp(g);
+}
+
+#define DWCONV_S1(sfx, T)                                                                           \
+  static void s1_pad_##sfx(const lt_conv_geom_t *g, const T *x, T *xp) {                            \
+    const int64_t W = g->W, Wp = s1_wp(g), pw = g->pw;                                              \
+    memset(xp, 0, sizeof(T) * (size_t)(g->ph * Wp));                                                \
+    T *r = xp + g->ph * Wp;                                                                         \
+    for (int64_t h = 0; h < g->H; h++, r += Wp) {                                                   \
+      for (int64_t j = 0; j < pw; j++) r[j] = 0, r[pw + W + j] = 0;                                 \
+      memcpy(r + pw, x + h * W, sizeof(T) * (size_t)W);                                             \
+    }                                                                                               \
+    memset(r, 0, sizeof(T) * (size_t)(g->ph * Wp));                                                 \
+  }                                                                                                 \
+  /* gy (OH x OW) laid out Wp wide with zeros in the junk columns */                                \
+  static void s1_widen_##sfx(const lt_conv_geom_t *g, const T *gy, T *gp) {                         \
+    const int64_t OW = g->OW, Wp = s1_wp(g);                                                        \
+    for (int64_t oh = 0; oh < g->OH; oh++) {                                                        \
+      memcpy(gp + oh * Wp, gy + oh * OW, sizeof(T) * (size_t)OW);                                   \
+      if (oh + 1 < g->OH)                                                                           \
+        for (int64_t j = OW; j < Wp; j++) gp[oh * Wp + j] = 0;                                      \
+    }                                                                                               \
+  }                                                                                                 \
+                                                                                                    \
+  void lt_dwconv_s1_fwd_##sfx(const lt_conv_geom_t *g, const T *x, const T *wk, int64_t nf,         \
+                              const T *bias, T *y, T *work) {                                       \
+    const int64_t Wp = s1_wp(g), ni = s1_ni(g), kk = g->kh * g->kw, OW = g->OW, OHW = g->OH * OW;   \
+    T *xp = work, *yp = work + (g->H + 2 * g->ph) * Wp;                                             \
+    s1_pad_##sfx(g, x, xp);                                                                         \
+    for (int64_t f = 0; f < nf; f++) {                                                              \
+      const T *w = wk + f * kk;                                                                     \
+      const T b = bias ? bias[f] : (T)0;                                                            \
+      for (int64_t i = 0; i < ni; i++) yp[i] = b;                                                   \
+      int64_t t = 0;                                                                                \
+      /* three taps a pass: a third of the loads and stores of yp */                                \
+      for (; t + 3 <= kk; t += 3) {                                                                 \
+        const T *s0 = xp + (t / g->kw) * g->dh * Wp + (t % g->kw) * g->dw;                          \
+        const T *s1 = xp + ((t + 1) / g->kw) * g->dh * Wp + ((t + 1) % g->kw) * g->dw;              \
+        const T *s2 = xp + ((t + 2) / g->kw) * g->dh * Wp + ((t + 2) % g->kw) * g->dw;              \
+        const T w0 = w[t], w1 = w[t + 1], w2 = w[t + 2];                                            \
+        _Pragma("omp simd")                                                                         \
+        for (int64_t i = 0; i < ni; i++) yp[i] += w0 * s0[i] + w1 * s1[i] + w2 * s2[i];             \
+      }                                                                                             \
+      for (; t < kk; t++) {                                                                         \
+        const T *s0 = xp + (t / g->kw) * g->dh * Wp + (t % g->kw) * g->dw;                          \
+        const T w0 = w[t];                                                                          \
+        _Pragma("omp simd")                                                                         \
+        for (int64_t i = 0; i < ni; i++) yp[i] += w0 * s0[i];                                       \
+      }                                                                                             \
+      T *yf = y + f * OHW;                                                                          \
+      for (int64_t oh = 0; oh < g->OH; oh++) memcpy(yf + oh * OW, yp + oh * Wp, sizeof(T) * (size_t)OW); \
+    }                                                                                               \
+  }                                                                                                 \
+                                                                                                    \
+  void lt_dwconv_s1_gw_##sfx(const lt_conv_geom_t *g, const T *gy, const T *x, int64_t nf, T *gw,   \
+                             T *work) {                                                             \
+    const int64_t Wp = s1_wp(g), ni = s1_ni(g), kk = g->kh * g->kw, OHW = g->OH * g->OW;            \
+    T *xp = work, *gp = work + (g->H + 2 * g->ph) * Wp;                                             \
+    s1_pad_##sfx(g, x, xp);                                                                         \
+    for (int64_t f = 0; f < nf; f++) {                                                              \
+      s1_widen_##sfx(g, gy + f * OHW, gp);                                                          \
+      T *gwf = gw + f * kk;                                                                         \
+      int64_t t = 0;                                                                                \
+      for (; t + 3 <= kk; t += 3) {                                                                 \
+        const T *s0 = xp + (t / g->kw) * g->dh * Wp + (t % g->kw) * g->dw;                          \
+        const T *s1 = xp + ((t + 1) / g->kw) * g->dh * Wp + ((t + 1) % g->kw) * g->dw;              \
+        const T *s2 = xp + ((t + 2) / g->kw) * g->dh * Wp + ((t + 2) % g->kw) * g->dw;              \
+        T a0 = 0, a1 = 0, a2 = 0;                                                                   \
+        _Pragma("omp simd reduction(+:a0,a1,a2)")                                                   \
+        for (int64_t i = 0; i < ni; i++) {                                                          \
+          const T v = gp[i];                                                                        \
+          a0 += v * s0[i], a1 += v * s1[i], a2 += v * s2[i];                                        \
+        }                                                                                           \
+        gwf[t] += a0, gwf[t + 1] += a1, gwf[t + 2] += a2;                                           \
+      }                                                                                             \
+      for (; t < kk; t++) {                                                                         \
+        const T *s0 = xp + (t / g->kw) * g->dh * Wp + (t % g->kw) * g->dw;                          \
+        T a0 = 0;                                                                                   \
+        _Pragma("omp simd reduction(+:a0)")                                                         \
+        for (int64_t i = 0; i < ni; i++) a0 += gp[i] * s0[i];                                       \
+        gwf[t] += a0;                                                                               \
+      }                                                                                             \
+    }                                                                                               \
+  }                                                                                                 \
+                                                                                                    \
+  void lt_dwconv_s1_gx_##sfx(const lt_conv_geom_t *g, const T *gy, const T *wk, int64_t nf, T *gx,  \
+                             T *work) {                                                             \
+    const int64_t Wp = s1_wp(g), Hp = g->H + 2 * g->ph, ni = s1_ni(g), kk = g->kh * g->kw;          \
+    const int64_t OHW = g->OH * g->OW;                                                              \
+    T *gxp = work, *gp = work + Hp * Wp;                                                            \
+    memset(gxp, 0, sizeof(T) * (size_t)(Hp * Wp));                                                  \
+    for (int64_t f = 0; f < nf; f++) {                                                              \
+      s1_widen_##sfx(g, gy + f * OHW, gp);                                                          \
+      for (int64_t t = 0; t < kk; t++) {                                                            \
+        T *d = gxp + (t / g->kw) * g->dh * Wp + (t % g->kw) * g->dw;                                \
+        const T w0 = wk[f * kk + t];                                                                \
+        _Pragma("omp simd")                                                                         \
+        for (int64_t i = 0; i < ni; i++) d[i] += w0 * gp[i];                                        \
+      }                                                                                             \
+    }                                                                                               \
+    for (int64_t h = 0; h < g->H; h++)                                                              \
+      memcpy(gx + h * g->W, gxp + (h + g->ph) * Wp + g->pw, sizeof(T) * (size_t)g->W);              \
+  }
+
+DWCONV_S1(f32, float)
+DWCONV_S1(f64, double)

@@ -35,4 +35,24 @@ void lt_dwconv_plane_gx_f64(const lt_conv_geom_t *g, const double *gy, const dou
 void lt_dwconv_plane_gw_f32(const lt_conv_geom_t *g, const float *gy, const float *x, float *gwk);
 void lt_dwconv_plane_gw_f64(const lt_conv_geom_t *g, const double *gy, const double *x, double *gwk);
 
+/* The same for stride 1 (any padding and dilation), faster: one input plane x against nf filters
+   wk (nf x kh*kw), on a zero-padded copy of the plane where each tap is one long loop (see
+   im2col.c). work: lt_dwconv_s1_work(g) elements, the caller's.
+   fwd: y (nf planes) = bias[f] (bias may be NULL) + x correlated with filter f;
+   gw:  gw[f*kh*kw + tap] += sum of gy (nf planes) * the inputs the tap saw;
+   gx:  gx (one plane) = the sum over the nf filters of gy plane f spread back (overwrites gx). */
+int64_t lt_dwconv_s1_work(const lt_conv_geom_t *g);
+void lt_dwconv_s1_fwd_f32(const lt_conv_geom_t *g, const float *x, const float *wk, int64_t nf, const float *bias,
+                          float *y, float *work);
+void lt_dwconv_s1_fwd_f64(const lt_conv_geom_t *g, const double *x, const double *wk, int64_t nf,
+                          const double *bias, double *y, double *work);
+void lt_dwconv_s1_gw_f32(const lt_conv_geom_t *g, const float *gy, const float *x, int64_t nf, float *gw,
+                         float *work);
+void lt_dwconv_s1_gw_f64(const lt_conv_geom_t *g, const double *gy, const double *x, int64_t nf, double *gw,
+                         double *work);
+void lt_dwconv_s1_gx_f32(const lt_conv_geom_t *g, const float *gy, const float *wk, int64_t nf, float *gx,
+                         float *work);
+void lt_dwconv_s1_gx_f64(const lt_conv_geom_t *g, const double *gy, const double *wk, int64_t nf, double *gx,
+                         double *work);
+
 #endif
