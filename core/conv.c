@@ -13,6 +13,7 @@
 
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Below this many multiply-adds in all, one thread is faster than waking the others. */
@@ -400,6 +401,59 @@ static lt_tensor_t *scratch_of(int64_t n, lt_dtype dt, lt_device_t dev) {
   return lt_empty(1, sz, dt, dev);
 }
 
+/* Winograd F(2x2, 3x3) (kernels/cpu/im2col.h) for float32 3x3 convolutions with stride 1 and
+   dilation 1 in one group, with enough channels on both sides that the 16 products (K = C_in)
+   run well; LUTORCH_CONV_WINOGRAD=0 turns it off (to compare with im2col). Its float32 error is
+   that of the direct method's order of magnitude: the transforms only add and halve. */
+static bool wino_enabled(void) {
+  const char *e = getenv("LUTORCH_CONV_WINOGRAD");
+  return !(e && e[0] == '0');
+}
+static bool wino_fits(const plan_t *p, lt_dtype ct) {
+  return ct == LT_FLOAT32 && p->g.kh == 3 && p->g.kw == 3 && p->g.sh == 1 && p->g.sw == 1 && p->g.dh == 1 &&
+         p->g.dw == 1 && p->groups == 1 && p->g.C >= 8 && p->Cout >= 8 && wino_enabled();
+}
+
+/* y (N, O, g->OH, g->OW) = the convolution of x (N, g->C, g->H, g->W) by the O filters at
+   w + o*so + i*si (rotated when flip), + bias. Blocks of tile rows, sized so that a block's V and M
+   (16 (C + O) nb floats) stay in L2, are split over the threads. */
+static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t O, const float *w, int64_t so,
+                    int64_t si, bool flip, const float *x, const float *bias, float *y, lt_device_t dev) {
+  const int64_t C = g->C, rows = lt_wino23_tile_rows(g, N), S = lt_wino23_block_cols(g, 1);
+  int64_t target = 12288 / (C + O);
+  target = target < 64 ? 64 : target > 512 ? 512 : target;
+  int64_t R = target / S;
+  if (R < 1) R = 1;
+  if (R > rows) R = rows;
+  const int64_t blocks = (rows + R - 1) / R, nbmax = lt_wino23_block_cols(g, R);
+  const int64_t per = 16 * (C + O) * nbmax + lt_wino23_work(g, R);
+  int nt = loop_threads();
+  if (blocks < 2 || 16.0 * (double)C * (double)O * (double)rows * (double)S < CONV_PAR_MIN) nt = 1;
+  if (nt > blocks) nt = (int)blocks;
+  lt_tensor_t *sc = scratch_of(16 * O * C + nt * per, LT_FLOAT32, dev);
+  if (!sc) return LT_ERR;
+  float *U = lt_data(sc);
+  lt_wino23_weights_f32(w, O, C, so, si, flip, U);
+  int failed = 0;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    float *V = U + 16 * O * C + (int64_t)omp_get_thread_num() * per, *M = V + 16 * C * nbmax, *wk = M + 16 * O * nbmax;
+#pragma omp for schedule(static)
+    for (int64_t bk = 0; bk < blocks; bk++) {
+      const int64_t r0 = bk * R, r1 = r0 + R < rows ? r0 + R : rows, nb = lt_wino23_block_cols(g, r1 - r0);
+      lt_wino23_input_f32(g, x, r0, r1, V, wk);
+      for (int xi = 0; xi < 16; xi++)
+        if (lt_blas_sgemm(false, false, O, nb, C, 1, U + xi * O * C, C, V + xi * C * nb, nb, 0, M + xi * O * nb,
+                          nb) != LT_OK)
+          __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+      lt_wino23_output_f32(g, O, M, bias, r0, r1, y, wk);
+    }
+  }
+  lt_release(sc);
+  if (failed) return lt_error("%s: the matrix product failed", op);
+  return LT_OK;
+}
+
 lt_tensor_t *lt_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int64_t stride[2],
                        const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
   lt_tensor_t *ins[3] = {x, w, b};
@@ -417,7 +471,8 @@ lt_tensor_t *lt_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int
   lt_tensor_t *y = p.batched ? lt_empty(4, ysz, ct, x->device) : lt_empty(3, ysz + 1, ct, x->device);
   double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW;
   int nt = batch_threads(p.N, per_sample);
-  bool cols = !p.direct && !p.dw;
+  const bool wino = wino_fits(&p, ct);
+  bool cols = !p.direct && !p.dw && !wino;
   if (p.dw_s1) nt = plane_threads(p.N * p.g.C, (double)p.N * per_sample);
   lt_tensor_t *sc = cols ? scratch_of(nt * p.Kg * p.groups * p.OHW, ct, x->device)
                   : p.dw_s1 ? scratch_of(nt * lt_dwconv_s1_work(&p.g), ct, x->device) : NULL;
@@ -426,7 +481,11 @@ lt_tensor_t *lt_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int
   if (ok && p.N > 0) {
     const void *bd = bc ? lt_data(bc) : NULL;
     void *sd = sc ? lt_data(sc) : NULL;
-    if (p.dw && ct == LT_FLOAT64) dw_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd);
+    if (wino) {
+      if (wino_f32("conv2d", &p.g, p.N, p.Cout, lt_data(wc), p.Kg, p.g.kh * p.g.kw, false, lt_data(xc), bd,
+                   lt_data(y), x->device) != LT_OK)
+        ok = false;
+    } else if (p.dw && ct == LT_FLOAT64) dw_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd);
     else if (p.dw) dw_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd);
     else if (ct == LT_FLOAT64) conv_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd, nt, &failed);
     else conv_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd, nt, &failed);
@@ -465,7 +524,10 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
     lt_tensor_t *xc = need[1] ? operand(x, ct) : NULL, *wc = need[0] ? operand(w, ct) : NULL;
     rgx = need[0] ? lt_empty(x->ndim, x->sizes, ct, x->device) : NULL;
     rgw = need[1] ? lt_empty(4, w->sizes, ct, w->device) : NULL;
-    double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW * (need[0] + need[1]);
+    /* the gradient of the input is the convolution of g by the rotated filters, with padding
+       k - 1 - p: Winograd's when the forward would be, and the padding is at most 2 */
+    const bool wino_gx = need[0] && wino_fits(&p, ct) && p.g.ph <= 2 && p.g.pw <= 2;
+    double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW * ((need[0] && !wino_gx) + need[1]);
     int nt = batch_threads(p.N, per_sample);
     int64_t colsz = p.direct ? 0 : p.Kg * p.groups * p.OHW;
     int64_t per_thread = 2 * colsz + (need[1] ? p.Cout * p.Kg : 0);
@@ -481,7 +543,15 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
     if (ok && p.N > 0) {
       const void *xd = xc ? lt_data(xc) : NULL, *wd = wc ? lt_data(wc) : NULL;
       void *gxd = rgx ? lt_data(rgx) : NULL, *gwd = rgw ? lt_data(rgw) : NULL, *sd = sc ? lt_data(sc) : NULL;
-      if (p.dw && ct == LT_FLOAT64) dw_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd, sd, nt);
+      if (wino_gx) {
+        lt_conv_geom_t gg = {p.Cout, p.g.OH, p.g.OW, 3, 3, 1, 1, 2 - p.g.ph, 2 - p.g.pw, 1, 1, p.g.H, p.g.W};
+        if (wino_f32("conv2d_backward", &gg, p.N, p.g.C, wd, p.g.kh * p.g.kw, p.Kg, true, lt_data(gc), NULL, gxd,
+                     x->device) != LT_OK)
+          ok = false;
+        gxd = NULL;
+      }
+      if (!ok || (!gxd && !gwd)) {
+      } else if (p.dw && ct == LT_FLOAT64) dw_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd, sd, nt);
       else if (p.dw) dw_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd, sd, nt);
       else if (ct == LT_FLOAT64) conv_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd, sd, per_thread, nt, &failed);
       else conv_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd, sd, per_thread, nt, &failed);

@@ -305,3 +305,141 @@ int64_t lt_dwconv_s1_work(const lt_conv_geom_t *g) {
 
 DWCONV_S1(f32, float)
 DWCONV_S1(f64, double)
+
+/* ---- Winograd F(2x2, 3x3) transforms (Lavin & Gray 2016) ----
+   A block of tile rows is laid out S = TW + 1 tiles a row, the last tile of each row junk: every
+   transform is then one long loop over the block instead of a short one per tile row (TW is 7
+   for a 14x14 output), at the price of 1/S more GEMM columns. */
+static inline int64_t wino_th(const lt_conv_geom_t *g) { return (g->OH + 1) / 2; }
+static inline int64_t wino_s(const lt_conv_geom_t *g) { return (g->OW + 1) / 2 + 1; }
+
+int64_t lt_wino23_block_cols(const lt_conv_geom_t *g, int64_t rows) { return rows * wino_s(g); }
+int64_t lt_wino23_tile_rows(const lt_conv_geom_t *g, int64_t N) { return N * wino_th(g); }
+int64_t lt_wino23_work(const lt_conv_geom_t *g, int64_t rows) {
+  const int64_t nb = rows * wino_s(g);
+  const int64_t in = 8 * (nb + 1), out = 4 * nb;
+  return in > out ? in : out;
+}
+
+void lt_wino23_weights_f32(const float *w, int64_t nout, int64_t nin, int64_t so, int64_t si, bool flip, float *U) {
+  const int64_t OI = nout * nin;
+  for (int64_t o = 0; o < nout; o++)
+    for (int64_t i = 0; i < nin; i++) {
+      const float *k = w + o * so + i * si;
+      float gk[3][3], h[4][3];
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) gk[a][b] = flip ? k[(2 - a) * 3 + (2 - b)] : k[a * 3 + b];
+      for (int b = 0; b < 3; b++) {
+        h[0][b] = gk[0][b];
+        h[1][b] = 0.5f * (gk[0][b] + gk[1][b] + gk[2][b]);
+        h[2][b] = 0.5f * (gk[0][b] - gk[1][b] + gk[2][b]);
+        h[3][b] = gk[2][b];
+      }
+      float *u = U + o * nin + i;
+      for (int a = 0; a < 4; a++) {
+        u[(a * 4 + 0) * OI] = h[a][0];
+        u[(a * 4 + 1) * OI] = 0.5f * (h[a][0] + h[a][1] + h[a][2]);
+        u[(a * 4 + 2) * OI] = 0.5f * (h[a][0] - h[a][1] + h[a][2]);
+        u[(a * 4 + 3) * OI] = h[a][2];
+      }
+    }
+}
+
+void lt_wino23_input_f32(const lt_conv_geom_t *g, const float *x, int64_t r0, int64_t r1, float *V, float *work) {
+  const int64_t C = g->C, H = g->H, W = g->W, TH = wino_th(g), S = wino_s(g), nb = (r1 - r0) * S, L = nb + 1;
+  int64_t mlo = (g->pw + 1) / 2, mhi = W - 2 + g->pw >= 0 ? (W - 2 + g->pw) / 2 + 1 : 0;
+  if (mhi > S) mhi = S;
+  if (mlo > mhi) mlo = mhi;
+  for (int64_t c = 0; c < C; c++) {
+    /* the 4 input rows of each tile row, zero-padded and split into even and odd columns */
+    for (int64_t rr = 0; rr < r1 - r0; rr++) {
+      const int64_t r = r0 + rr, n = r / TH, th = r % TH;
+      const float *xc = x + (n * C + c) * H * W;
+      for (int i = 0; i < 4; i++) {
+        float *e = work + i * L + rr * S, *o = work + (4 + i) * L + rr * S;
+        const int64_t ih = 2 * th - g->ph + i;
+        if (ih < 0 || ih >= H) {
+          for (int64_t m = 0; m < S; m++) e[m] = 0, o[m] = 0;
+          continue;
+        }
+        /* padded column j = 2m (+1) is input column j - pw; [mlo, mhi) reads no padding */
+        const float *xr = xc + ih * W - g->pw;
+        for (int64_t m = 0; m < mlo; m++) {
+          const int64_t j = 2 * m - g->pw;
+          e[m] = j >= 0 && j < W ? xr[2 * m] : 0;
+          o[m] = j + 1 >= 0 && j + 1 < W ? xr[2 * m + 1] : 0;
+        }
+        for (int64_t m = mlo; m < mhi; m++) e[m] = xr[2 * m], o[m] = xr[2 * m + 1];
+        for (int64_t m = mhi; m < S; m++) {
+          const int64_t j = 2 * m - g->pw;
+          e[m] = j >= 0 && j < W ? xr[2 * m] : 0;
+          o[m] = j + 1 >= 0 && j + 1 < W ? xr[2 * m + 1] : 0;
+        }
+      }
+    }
+    for (int i = 0; i < 8; i++) work[i * L + nb] = 0;
+    const float *restrict e0 = work, *restrict e1 = work + L, *restrict e2 = work + 2 * L, *restrict e3 = work + 3 * L;
+    const float *restrict o0 = work + 4 * L, *restrict o1 = work + 5 * L, *restrict o2 = work + 6 * L,
+                *restrict o3 = work + 7 * L;
+    /* V = B^T d B: rows (k) first, then columns (l); sixteen named pointers, not an array of
+       them, so that the compiler sees they do not alias and vectorises over q */
+    const int64_t vs = C * nb;
+    float *restrict v00 = V + c * nb, *restrict v01 = v00 + vs, *restrict v02 = v00 + 2 * vs, *restrict v03 = v00 + 3 * vs;
+    float *restrict v10 = v00 + 4 * vs, *restrict v11 = v00 + 5 * vs, *restrict v12 = v00 + 6 * vs,
+          *restrict v13 = v00 + 7 * vs;
+    float *restrict v20 = v00 + 8 * vs, *restrict v21 = v00 + 9 * vs, *restrict v22 = v00 + 10 * vs,
+          *restrict v23 = v00 + 11 * vs;
+    float *restrict v30 = v00 + 12 * vs, *restrict v31 = v00 + 13 * vs, *restrict v32 = v00 + 14 * vs,
+          *restrict v33 = v00 + 15 * vs;
+#pragma omp simd
+    for (int64_t q = 0; q < nb; q++) {
+      /* R<k><j>: row combination k at tile column j (columns 0..3 = e[q], o[q], e[q+1], o[q+1]) */
+      const float R00 = e0[q] - e2[q], R01 = o0[q] - o2[q], R02 = e0[q + 1] - e2[q + 1], R03 = o0[q + 1] - o2[q + 1];
+      const float R10 = e1[q] + e2[q], R11 = o1[q] + o2[q], R12 = e1[q + 1] + e2[q + 1], R13 = o1[q + 1] + o2[q + 1];
+      const float R20 = e2[q] - e1[q], R21 = o2[q] - o1[q], R22 = e2[q + 1] - e1[q + 1], R23 = o2[q + 1] - o1[q + 1];
+      const float R30 = e1[q] - e3[q], R31 = o1[q] - o3[q], R32 = e1[q + 1] - e3[q + 1], R33 = o1[q + 1] - o3[q + 1];
+      v00[q] = R00 - R02, v01[q] = R01 + R02, v02[q] = R02 - R01, v03[q] = R01 - R03;
+      v10[q] = R10 - R12, v11[q] = R11 + R12, v12[q] = R12 - R11, v13[q] = R11 - R13;
+      v20[q] = R20 - R22, v21[q] = R21 + R22, v22[q] = R22 - R21, v23[q] = R21 - R23;
+      v30[q] = R30 - R32, v31[q] = R31 + R32, v32[q] = R32 - R31, v33[q] = R31 - R33;
+    }
+  }
+}
+
+void lt_wino23_output_f32(const lt_conv_geom_t *g, int64_t O, const float *M, const float *bias, int64_t r0,
+                          int64_t r1, float *y, float *work) {
+  const int64_t OH = g->OH, OW = g->OW, TH = wino_th(g), S = wino_s(g), nb = (r1 - r0) * S;
+  float *restrict t0 = work, *restrict t1 = work + 2 * nb;
+  for (int64_t o = 0; o < O; o++) {
+    const float b = bias ? bias[o] : 0.0f;
+    const int64_t ms = O * nb;
+    const float *restrict m00 = M + o * nb, *restrict m01 = m00 + ms, *restrict m02 = m00 + 2 * ms,
+                *restrict m03 = m00 + 3 * ms;
+    const float *restrict m10 = m00 + 4 * ms, *restrict m11 = m00 + 5 * ms, *restrict m12 = m00 + 6 * ms,
+                *restrict m13 = m00 + 7 * ms;
+    const float *restrict m20 = m00 + 8 * ms, *restrict m21 = m00 + 9 * ms, *restrict m22 = m00 + 10 * ms,
+                *restrict m23 = m00 + 11 * ms;
+    const float *restrict m30 = m00 + 12 * ms, *restrict m31 = m00 + 13 * ms, *restrict m32 = m00 + 14 * ms,
+                *restrict m33 = m00 + 15 * ms;
+    /* Y = A^T M A */
+#pragma omp simd
+    for (int64_t q = 0; q < nb; q++) {
+      const float s00 = m00[q] + m10[q] + m20[q], s01 = m01[q] + m11[q] + m21[q];
+      const float s02 = m02[q] + m12[q] + m22[q], s03 = m03[q] + m13[q] + m23[q];
+      const float s10 = m10[q] - m20[q] - m30[q], s11 = m11[q] - m21[q] - m31[q];
+      const float s12 = m12[q] - m22[q] - m32[q], s13 = m13[q] - m23[q] - m33[q];
+      t0[2 * q] = b + s00 + s01 + s02;
+      t0[2 * q + 1] = b + s01 - s02 - s03;
+      t1[2 * q] = b + s10 + s11 + s12;
+      t1[2 * q + 1] = b + s11 - s12 - s13;
+    }
+    for (int64_t rr = 0; rr < r1 - r0; rr++) {
+      const int64_t r = r0 + rr, n = r / TH, oh = 2 * (r % TH);
+      float *yo = y + (n * O + o) * OH * OW + oh * OW;
+      const float *a = t0 + 2 * rr * S, *c = t1 + 2 * rr * S;
+      for (int64_t j = 0; j < OW; j++) yo[j] = a[j];
+      if (oh + 1 < OH)
+        for (int64_t j = 0; j < OW; j++) yo[OW + j] = c[j];
+    }
+  }
+}
