@@ -414,22 +414,33 @@ static bool wino_fits(const plan_t *p, lt_dtype ct) {
          p->g.dw == 1 && p->groups == 1 && p->g.C >= 8 && p->Cout >= 8 && wino_enabled();
 }
 
+/* R tile rows a block, sized so that a block's V and M (16 (C + O) nb floats) stay in L2 */
+static void wino_blocks(const lt_conv_geom_t *g, int64_t O, int64_t rows, int64_t S, int64_t *R, int64_t *blocks,
+                        int64_t *nbmax) {
+  int64_t target = 12288 / (g->C + O);
+  target = target < 64 ? 64 : target > 512 ? 512 : target;
+  int64_t r = target / S;
+  if (r < 1) r = 1;
+  if (r > rows) r = rows;
+  *R = r;
+  *blocks = (rows + r - 1) / r;
+  *nbmax = lt_wino23_block_cols(g, r);
+}
+static int wino_threads(int64_t C, int64_t O, int64_t rows, int64_t S, int64_t blocks) {
+  int nt = loop_threads();
+  if (blocks < 2 || 16.0 * (double)C * (double)O * (double)rows * (double)S < CONV_PAR_MIN) nt = 1;
+  return nt > blocks ? (int)blocks : nt;
+}
+
 /* y (N, O, g->OH, g->OW) = the convolution of x (N, g->C, g->H, g->W) by the O filters at
-   w + o*so + i*si (rotated when flip), + bias. Blocks of tile rows, sized so that a block's V and M
-   (16 (C + O) nb floats) stay in L2, are split over the threads. */
+   w + o*so + i*si (rotated when flip), + bias; blocks of tile rows are split over the threads. */
 static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t O, const float *w, int64_t so,
                     int64_t si, bool flip, const float *x, const float *bias, float *y, lt_device_t dev) {
   const int64_t C = g->C, rows = lt_wino23_tile_rows(g, N), S = lt_wino23_block_cols(g, 1);
-  int64_t target = 12288 / (C + O);
-  target = target < 64 ? 64 : target > 512 ? 512 : target;
-  int64_t R = target / S;
-  if (R < 1) R = 1;
-  if (R > rows) R = rows;
-  const int64_t blocks = (rows + R - 1) / R, nbmax = lt_wino23_block_cols(g, R);
+  int64_t R, blocks, nbmax;
+  wino_blocks(g, O, rows, S, &R, &blocks, &nbmax);
   const int64_t per = 16 * (C + O) * nbmax + lt_wino23_work(g, R);
-  int nt = loop_threads();
-  if (blocks < 2 || 16.0 * (double)C * (double)O * (double)rows * (double)S < CONV_PAR_MIN) nt = 1;
-  if (nt > blocks) nt = (int)blocks;
+  int nt = wino_threads(C, O, rows, S, blocks);
   lt_tensor_t *sc = scratch_of(16 * O * C + nt * per, LT_FLOAT32, dev);
   if (!sc) return LT_ERR;
   float *U = lt_data(sc);
@@ -451,6 +462,46 @@ static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t 
   }
   lt_release(sc);
   if (failed) return lt_error("%s: the matrix product failed", op);
+  return LT_OK;
+}
+
+/* gw (O, g->C, 3, 3) = the weight gradient of that convolution for the output gradient gy, by the
+   adjoint of Winograd's forward: each thread sums D[xi] @ V[xi]^T over its blocks into its own
+   16 x O x C accumulator; the sum of those is transformed back once. */
+static int wino_gw_f32(const lt_conv_geom_t *g, int64_t N, int64_t O, const float *x, const float *gy, float *gw,
+                       lt_device_t dev) {
+  const int64_t C = g->C, rows = lt_wino23_tile_rows(g, N), S = lt_wino23_block_cols(g, 1), usz = 16 * O * C;
+  int64_t R, blocks, nbmax;
+  wino_blocks(g, O, rows, S, &R, &blocks, &nbmax);
+  const int64_t per = 16 * (C + O) * nbmax + lt_wino23_work(g, R) + usz;
+  int nt = wino_threads(C, O, rows, S, blocks);
+  lt_tensor_t *sc = scratch_of(nt * per, LT_FLOAT32, dev);
+  if (!sc) return LT_ERR;
+  float *base = lt_data(sc);
+  int failed = 0;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    float *dU = base + (int64_t)omp_get_thread_num() * per, *V = dU + usz, *D = V + 16 * C * nbmax,
+          *wk = D + 16 * O * nbmax;
+    memset(dU, 0, sizeof(float) * (size_t)usz);
+#pragma omp for schedule(static)
+    for (int64_t bk = 0; bk < blocks; bk++) {
+      const int64_t r0 = bk * R, r1 = r0 + R < rows ? r0 + R : rows, nb = lt_wino23_block_cols(g, r1 - r0);
+      lt_wino23_input_f32(g, x, r0, r1, V, wk);
+      lt_wino23_gradout_f32(g, O, gy, r0, r1, D, wk);
+      for (int xi = 0; xi < 16; xi++)
+        if (lt_blas_sgemm(false, true, O, C, nb, 1, D + xi * O * nb, nb, V + xi * C * nb, nb, 1, dU + xi * O * C,
+                          C) != LT_OK)
+          __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+    }
+  }
+  for (int t = 1; t < nt; t++) {
+    const float *a = base + (int64_t)t * per;
+    for (int64_t i = 0; i < usz; i++) base[i] += a[i];
+  }
+  lt_wino23_wgrad_f32(base, O, C, gw);
+  lt_release(sc);
+  if (failed) return lt_error("conv2d_backward: the matrix product failed");
   return LT_OK;
 }
 
@@ -527,7 +578,9 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
     /* the gradient of the input is the convolution of g by the rotated filters, with padding
        k - 1 - p: Winograd's when the forward would be, and the padding is at most 2 */
     const bool wino_gx = need[0] && wino_fits(&p, ct) && p.g.ph <= 2 && p.g.pw <= 2;
-    double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW * ((need[0] && !wino_gx) + need[1]);
+    const bool wino_gw = need[1] && wino_fits(&p, ct);
+    double per_sample =
+        (double)p.Cout * (double)p.Kg * (double)p.OHW * ((need[0] && !wino_gx) + (need[1] && !wino_gw));
     int nt = batch_threads(p.N, per_sample);
     int64_t colsz = p.direct ? 0 : p.Kg * p.groups * p.OHW;
     int64_t per_thread = 2 * colsz + (need[1] ? p.Cout * p.Kg : 0);
@@ -535,10 +588,10 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
       nt = plane_threads(p.N * p.g.C, (double)p.N * per_sample);
       per_thread = lt_dwconv_s1_work(&p.g) + p.Cout * p.g.kh * p.g.kw;
     }
-    lt_tensor_t *sc = p.dw && !p.dw_s1 ? NULL : scratch_of(nt * per_thread, ct, x->device);
+    const bool no_scratch = (p.dw && !p.dw_s1) || ((!need[0] || wino_gx) && (!need[1] || wino_gw));
+    lt_tensor_t *sc = no_scratch ? NULL : scratch_of(nt * per_thread, ct, x->device);
     int failed = 0;
-    bool ok = (xc || !need[1]) && (wc || !need[0]) && (rgx || !need[0]) && (rgw || !need[1]) &&
-              (sc || (p.dw && !p.dw_s1));
+    bool ok = (xc || !need[1]) && (wc || !need[0]) && (rgx || !need[0]) && (rgw || !need[1]) && (sc || no_scratch);
     if (ok && p.N == 0 && rgw) memset(lt_data(rgw), 0, (size_t)rgw->numel * lt_elsize(rgw));
     if (ok && p.N > 0) {
       const void *xd = xc ? lt_data(xc) : NULL, *wd = wc ? lt_data(wc) : NULL;
@@ -549,6 +602,10 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
                      x->device) != LT_OK)
           ok = false;
         gxd = NULL;
+      }
+      if (ok && wino_gw) {
+        if (wino_gw_f32(&p.g, p.N, p.Cout, xd, lt_data(gc), gwd, x->device) != LT_OK) ok = false;
+        gwd = NULL;
       }
       if (!ok || (!gxd && !gwd)) {
       } else if (p.dw && ct == LT_FLOAT64) dw_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd, sd, nt);

@@ -443,3 +443,68 @@ void lt_wino23_output_f32(const lt_conv_geom_t *g, int64_t O, const float *M, co
     }
   }
 }
+
+void lt_wino23_gradout_f32(const lt_conv_geom_t *g, int64_t O, const float *gy, int64_t r0, int64_t r1, float *D,
+                           float *work) {
+  const int64_t OH = g->OH, OW = g->OW, TH = wino_th(g), S = wino_s(g), nb = (r1 - r0) * S;
+  float *restrict a0 = work, *restrict b0 = work + nb, *restrict a1 = work + 2 * nb, *restrict b1 = work + 3 * nb;
+  const int64_t ds = O * nb;
+  for (int64_t o = 0; o < O; o++) {
+    /* the tile's two rows, split into even (a) and odd (b) columns; zero past the output (the junk
+       tile of each row included), so that those columns add nothing to the products */
+    for (int64_t rr = 0; rr < r1 - r0; rr++) {
+      const int64_t r = r0 + rr, n = r / TH, oh = 2 * (r % TH);
+      for (int i = 0; i < 2; i++) {
+        float *ea = (i ? a1 : a0) + rr * S, *eb = (i ? b1 : b0) + rr * S;
+        if (oh + i >= OH) {
+          for (int64_t m = 0; m < S; m++) ea[m] = 0, eb[m] = 0;
+          continue;
+        }
+        const float *gr = gy + (n * O + o) * OH * OW + (oh + i) * OW;
+        const int64_t full = OW / 2;
+        for (int64_t m = 0; m < full; m++) ea[m] = gr[2 * m], eb[m] = gr[2 * m + 1];
+        for (int64_t m = full; m < S; m++) ea[m] = 2 * m < OW ? gr[2 * m] : 0, eb[m] = 0;
+      }
+    }
+    float *restrict d00 = D + o * nb, *restrict d01 = d00 + ds, *restrict d02 = d00 + 2 * ds, *restrict d03 = d00 + 3 * ds;
+    float *restrict d10 = d00 + 4 * ds, *restrict d11 = d00 + 5 * ds, *restrict d12 = d00 + 6 * ds,
+          *restrict d13 = d00 + 7 * ds;
+    float *restrict d20 = d00 + 8 * ds, *restrict d21 = d00 + 9 * ds, *restrict d22 = d00 + 10 * ds,
+          *restrict d23 = d00 + 11 * ds;
+    float *restrict d30 = d00 + 12 * ds, *restrict d31 = d00 + 13 * ds, *restrict d32 = d00 + 14 * ds,
+          *restrict d33 = d00 + 15 * ds;
+    /* D = A dY A^T, the adjoint of the output transform */
+#pragma omp simd
+    for (int64_t q = 0; q < nb; q++) {
+      const float p0 = a0[q], q0 = b0[q], p1 = a0[q] + a1[q], q1 = b0[q] + b1[q];
+      const float p2 = a0[q] - a1[q], q2 = b0[q] - b1[q], p3 = -a1[q], q3 = -b1[q];
+      d00[q] = p0, d01[q] = p0 + q0, d02[q] = p0 - q0, d03[q] = -q0;
+      d10[q] = p1, d11[q] = p1 + q1, d12[q] = p1 - q1, d13[q] = -q1;
+      d20[q] = p2, d21[q] = p2 + q2, d22[q] = p2 - q2, d23[q] = -q2;
+      d30[q] = p3, d31[q] = p3 + q3, d32[q] = p3 - q3, d33[q] = -q3;
+    }
+  }
+}
+
+void lt_wino23_wgrad_f32(const float *dU, int64_t nout, int64_t nin, float *gw) {
+  const int64_t OI = nout * nin;
+  for (int64_t o = 0; o < nout; o++)
+    for (int64_t i = 0; i < nin; i++) {
+      const float *u = dU + o * nin + i;
+      float h[4][3];
+      /* gw = G^T dU G: each row of dU times G, then G^T times the columns */
+      for (int a = 0; a < 4; a++) {
+        const float u0 = u[(a * 4 + 0) * OI], u1 = u[(a * 4 + 1) * OI], u2 = u[(a * 4 + 2) * OI],
+                    u3 = u[(a * 4 + 3) * OI];
+        h[a][0] = u0 + 0.5f * (u1 + u2);
+        h[a][1] = 0.5f * (u1 - u2);
+        h[a][2] = 0.5f * (u1 + u2) + u3;
+      }
+      float *k = gw + (o * nin + i) * 9;
+      for (int b = 0; b < 3; b++) {
+        k[0 * 3 + b] = h[0][b] + 0.5f * (h[1][b] + h[2][b]);
+        k[1 * 3 + b] = 0.5f * (h[1][b] - h[2][b]);
+        k[2 * 3 + b] = 0.5f * (h[1][b] + h[2][b]) + h[3][b];
+      }
+    }
+}

@@ -65,6 +65,10 @@ void lt_dwconv_s1_gx_f64(const lt_conv_geom_t *g, const double *gy, const double
             rotated by 180 degrees when flip (the gradient of the input is such a convolution);
    input:   V[xi][c][col] (16 x C x nb) of the block's input patches;
    output:  y's block of tiles (+ bias[o] unless bias is NULL) from M[xi][o][col] (16 x O x nb).
+   gradout: D[xi][o][col] (16 x O x nb) of the gradient gy (N, O, OH, OW) of the block's output
+            tiles (A dY A^T; zero in the junk columns): the gradient of the weights is then
+            G^T (sum over blocks of D[xi] @ V[xi]^T) G, which wgrad computes from the sums dU
+            (16 x nout x nin) into gw (nout, nin, 3, 3) (overwritten).
    work: lt_wino23_work(g, r1 - r0) elements. */
 int64_t lt_wino23_tile_rows(const lt_conv_geom_t *g, int64_t N);
 int64_t lt_wino23_block_cols(const lt_conv_geom_t *g, int64_t rows);
@@ -73,5 +77,8 @@ void lt_wino23_weights_f32(const float *w, int64_t nout, int64_t nin, int64_t so
 void lt_wino23_input_f32(const lt_conv_geom_t *g, const float *x, int64_t r0, int64_t r1, float *V, float *work);
 void lt_wino23_output_f32(const lt_conv_geom_t *g, int64_t O, const float *M, const float *bias, int64_t r0,
                           int64_t r1, float *y, float *work);
+void lt_wino23_gradout_f32(const lt_conv_geom_t *g, int64_t O, const float *gy, int64_t r0, int64_t r1, float *D,
+                           float *work);
+void lt_wino23_wgrad_f32(const float *dU, int64_t nout, int64_t nin, float *gw);
 
 #endif
