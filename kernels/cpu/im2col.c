@@ -345,65 +345,88 @@ void lt_wino23_weights_f32(const float *w, int64_t nout, int64_t nin, int64_t so
     }
 }
 
-void lt_wino23_input_f32(const lt_conv_geom_t *g, const float *x, int64_t r0, int64_t r1, float *V, float *work) {
-  const int64_t C = g->C, H = g->H, W = g->W, TH = wino_th(g), S = wino_s(g), nb = (r1 - r0) * S, L = nb + 1;
-  int64_t mlo = (g->pw + 1) / 2, mhi = W - 2 + g->pw >= 0 ? (W - 2 + g->pw) / 2 + 1 : 0;
-  if (mhi > S) mhi = S;
-  if (mlo > mhi) mlo = mhi;
-  for (int64_t c = 0; c < C; c++) {
-    /* the 4 input rows of each tile row, zero-padded and split into even and odd columns */
-    for (int64_t rr = 0; rr < r1 - r0; rr++) {
-      const int64_t r = r0 + rr, n = r / TH, th = r % TH;
-      const float *xc = x + (n * C + c) * H * W;
-      for (int i = 0; i < 4; i++) {
-        float *e = work + i * L + rr * S, *o = work + (4 + i) * L + rr * S;
-        const int64_t ih = 2 * th - g->ph + i;
-        if (ih < 0 || ih >= H) {
-          for (int64_t m = 0; m < S; m++) e[m] = 0, o[m] = 0;
-          continue;
-        }
-        /* padded column j = 2m (+1) is input column j - pw; [mlo, mhi) reads no padding */
-        const float *xr = xc + ih * W - g->pw;
-        for (int64_t m = 0; m < mlo; m++) {
-          const int64_t j = 2 * m - g->pw;
-          e[m] = j >= 0 && j < W ? xr[2 * m] : 0;
-          o[m] = j + 1 >= 0 && j + 1 < W ? xr[2 * m + 1] : 0;
-        }
-        for (int64_t m = mlo; m < mhi; m++) e[m] = xr[2 * m], o[m] = xr[2 * m + 1];
-        for (int64_t m = mhi; m < S; m++) {
-          const int64_t j = 2 * m - g->pw;
-          e[m] = j >= 0 && j < W ? xr[2 * m] : 0;
-          o[m] = j + 1 >= 0 && j + 1 < W ? xr[2 * m + 1] : 0;
-        }
-      }
-    }
-    for (int i = 0; i < 8; i++) work[i * L + nb] = 0;
-    const float *restrict e0 = work, *restrict e1 = work + L, *restrict e2 = work + 2 * L, *restrict e3 = work + 3 * L;
-    const float *restrict o0 = work + 4 * L, *restrict o1 = work + 5 * L, *restrict o2 = work + 6 * L,
-                *restrict o3 = work + 7 * L;
-    /* V = B^T d B: rows (k) first, then columns (l); sixteen named pointers, not an array of
-       them, so that the compiler sees they do not alias and vectorises over q */
-    const int64_t vs = C * nb;
-    float *restrict v00 = V + c * nb, *restrict v01 = v00 + vs, *restrict v02 = v00 + 2 * vs, *restrict v03 = v00 + 3 * vs;
-    float *restrict v10 = v00 + 4 * vs, *restrict v11 = v00 + 5 * vs, *restrict v12 = v00 + 6 * vs,
-          *restrict v13 = v00 + 7 * vs;
-    float *restrict v20 = v00 + 8 * vs, *restrict v21 = v00 + 9 * vs, *restrict v22 = v00 + 10 * vs,
-          *restrict v23 = v00 + 11 * vs;
-    float *restrict v30 = v00 + 12 * vs, *restrict v31 = v00 + 13 * vs, *restrict v32 = v00 + 14 * vs,
-          *restrict v33 = v00 + 15 * vs;
-#pragma omp simd
-    for (int64_t q = 0; q < nb; q++) {
-      /* R<k><j>: row combination k at tile column j (columns 0..3 = e[q], o[q], e[q+1], o[q+1]) */
-      const float R00 = e0[q] - e2[q], R01 = o0[q] - o2[q], R02 = e0[q + 1] - e2[q + 1], R03 = o0[q + 1] - o2[q + 1];
-      const float R10 = e1[q] + e2[q], R11 = o1[q] + o2[q], R12 = e1[q + 1] + e2[q + 1], R13 = o1[q + 1] + o2[q + 1];
-      const float R20 = e2[q] - e1[q], R21 = o2[q] - o1[q], R22 = e2[q + 1] - e1[q + 1], R23 = o2[q + 1] - o1[q + 1];
-      const float R30 = e1[q] - e3[q], R31 = o1[q] - o3[q], R32 = e1[q + 1] - e3[q + 1], R33 = o1[q + 1] - o3[q + 1];
-      v00[q] = R00 - R02, v01[q] = R01 + R02, v02[q] = R02 - R01, v03[q] = R01 - R03;
-      v10[q] = R10 - R12, v11[q] = R11 + R12, v12[q] = R12 - R11, v13[q] = R11 - R13;
-      v20[q] = R20 - R22, v21[q] = R21 + R22, v22[q] = R22 - R21, v23[q] = R21 - R23;
-      v30[q] = R30 - R32, v31[q] = R31 + R32, v32[q] = R32 - R31, v33[q] = R31 - R33;
-    }
+/* n floats from s to d (not overlapping), for rows: up to 16 by moves of constant size, which the
+   compiler inlines (the second overlapping the first); a library call per short row costs more */
+static inline void short_copy(float *restrict d, const float *restrict s, int64_t n) {
+  if (n > 16) {
+    memcpy(d, s, sizeof(float) * (size_t)n);
+  } else if (n >= 8) {
+    memcpy(d, s, 8 * sizeof(float));
+    memcpy(d + n - 8, s + n - 8, 8 * sizeof(float));
+  } else if (n >= 4) {
+    memcpy(d, s, 4 * sizeof(float));
+    memcpy(d + n - 4, s + n - 4, 4 * sizeof(float));
+  } else if (n >= 2) {
+    memcpy(d, s, 2 * sizeof(float));
+    memcpy(d + n - 2, s + n - 2, 2 * sizeof(float));
+  } else if (n == 1) {
+    d[0] = s[0];
   }
+}
+static inline void short_zero(float *d, int64_t n) {
+  static const float zeros[16];
+  if (n > 16) memset(d, 0, sizeof(float) * (size_t)n);
+  else short_copy(d, zeros, n);
+}
+
+/* The padded rows a run of tile rows [tha, thb) of one plane needs (padded rows 2 tha .. 2 thb + 1),
+   even rows to pe and odd rows to po, each row 2S wide (zero-padded); tile (th, tw)'s patch row i
+   column j is then (i even ? pe : po)[2q + (i / 2) 2S + j], q = (th - tha) S + tw: linear in q,
+   so the transforms are one loop over the run. Two extra zeros feed the last junk tile. */
+static void wino_rows(const float *plane, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t S, int64_t tha,
+                      int64_t thb, float *pe, float *po) {
+  const int64_t rows = thb - tha + 1, w2 = 2 * S;
+  int64_t n = W;
+  if (pw + n > w2) n = w2 - pw;
+  for (int64_t k = 0; k < 2 * rows; k++) {
+    const int64_t ih = 2 * tha + k - ph;
+    float *dst = (k & 1 ? po : pe) + (k >> 1) * w2;
+    short_zero(dst, w2);
+    if (ih >= 0 && ih < H) short_copy(dst + pw, plane + ih * W, n);
+  }
+  pe[rows * w2] = pe[rows * w2 + 1] = po[rows * w2] = po[rows * w2 + 1] = 0;
+}
+
+void lt_wino23_input_f32(const lt_conv_geom_t *g, const float *x, int64_t r0, int64_t r1, float *V, float *work) {
+  const int64_t C = g->C, H = g->H, W = g->W, TH = wino_th(g), S = wino_s(g), nb = (r1 - r0) * S;
+  float *pe = work, *po = work + (r1 - r0 + 1) * 2 * S + 2;
+  const int64_t vs = C * nb;
+  for (int64_t c = 0; c < C; c++)
+    /* runs of tile rows within one sample */
+    for (int64_t ra = r0; ra < r1;) {
+      const int64_t n = ra / TH, tha = ra % TH, thb = (r1 - n * TH < TH ? r1 - n * TH : TH), qa = (ra - r0) * S;
+      wino_rows(x + (n * C + c) * H * W, H, W, g->ph, g->pw, S, tha, thb, pe, po);
+      const float *restrict d0 = pe, *restrict d1 = po, *restrict d2 = pe + 2 * S, *restrict d3 = po + 2 * S;
+      /* V = B^T d B: rows (k) first, then columns (l); sixteen named pointers, not an array of
+         them, so that the compiler sees they do not alias and vectorises over q */
+      float *restrict v00 = V + c * nb + qa, *restrict v01 = v00 + vs, *restrict v02 = v00 + 2 * vs,
+            *restrict v03 = v00 + 3 * vs;
+      float *restrict v10 = v00 + 4 * vs, *restrict v11 = v00 + 5 * vs, *restrict v12 = v00 + 6 * vs,
+            *restrict v13 = v00 + 7 * vs;
+      float *restrict v20 = v00 + 8 * vs, *restrict v21 = v00 + 9 * vs, *restrict v22 = v00 + 10 * vs,
+            *restrict v23 = v00 + 11 * vs;
+      float *restrict v30 = v00 + 12 * vs, *restrict v31 = v00 + 13 * vs, *restrict v32 = v00 + 14 * vs,
+            *restrict v33 = v00 + 15 * vs;
+      const int64_t nq = (thb - tha) * S;
+#pragma omp simd
+      for (int64_t q = 0; q < nq; q++) {
+        const int64_t j = 2 * q;
+        /* R<k><j>: row combination k at patch column j */
+        const float R00 = d0[j] - d2[j], R01 = d0[j + 1] - d2[j + 1], R02 = d0[j + 2] - d2[j + 2],
+                    R03 = d0[j + 3] - d2[j + 3];
+        const float R10 = d1[j] + d2[j], R11 = d1[j + 1] + d2[j + 1], R12 = d1[j + 2] + d2[j + 2],
+                    R13 = d1[j + 3] + d2[j + 3];
+        const float R20 = d2[j] - d1[j], R21 = d2[j + 1] - d1[j + 1], R22 = d2[j + 2] - d1[j + 2],
+                    R23 = d2[j + 3] - d1[j + 3];
+        const float R30 = d1[j] - d3[j], R31 = d1[j + 1] - d3[j + 1], R32 = d1[j + 2] - d3[j + 2],
+                    R33 = d1[j + 3] - d3[j + 3];
+        v00[q] = R00 - R02, v01[q] = R01 + R02, v02[q] = R02 - R01, v03[q] = R01 - R03;
+        v10[q] = R10 - R12, v11[q] = R11 + R12, v12[q] = R12 - R11, v13[q] = R11 - R13;
+        v20[q] = R20 - R22, v21[q] = R21 + R22, v22[q] = R22 - R21, v23[q] = R21 - R23;
+        v30[q] = R30 - R32, v31[q] = R31 + R32, v32[q] = R32 - R31, v33[q] = R31 - R33;
+      }
+      ra = n * TH + thb;
+    }
 }
 
 void lt_wino23_output_f32(const lt_conv_geom_t *g, int64_t O, const float *M, const float *bias, int64_t r0,
@@ -447,43 +470,36 @@ void lt_wino23_output_f32(const lt_conv_geom_t *g, int64_t O, const float *M, co
 void lt_wino23_gradout_f32(const lt_conv_geom_t *g, int64_t O, const float *gy, int64_t r0, int64_t r1, float *D,
                            float *work) {
   const int64_t OH = g->OH, OW = g->OW, TH = wino_th(g), S = wino_s(g), nb = (r1 - r0) * S;
-  float *restrict a0 = work, *restrict b0 = work + nb, *restrict a1 = work + 2 * nb, *restrict b1 = work + 3 * nb;
+  float *pe = work, *po = work + (r1 - r0 + 1) * 2 * S + 2;
   const int64_t ds = O * nb;
-  for (int64_t o = 0; o < O; o++) {
-    /* the tile's two rows, split into even (a) and odd (b) columns; zero past the output (the junk
-       tile of each row included), so that those columns add nothing to the products */
-    for (int64_t rr = 0; rr < r1 - r0; rr++) {
-      const int64_t r = r0 + rr, n = r / TH, oh = 2 * (r % TH);
-      for (int i = 0; i < 2; i++) {
-        float *ea = (i ? a1 : a0) + rr * S, *eb = (i ? b1 : b0) + rr * S;
-        if (oh + i >= OH) {
-          for (int64_t m = 0; m < S; m++) ea[m] = 0, eb[m] = 0;
-          continue;
-        }
-        const float *gr = gy + (n * O + o) * OH * OW + (oh + i) * OW;
-        const int64_t full = OW / 2;
-        for (int64_t m = 0; m < full; m++) ea[m] = gr[2 * m], eb[m] = gr[2 * m + 1];
-        for (int64_t m = full; m < S; m++) ea[m] = 2 * m < OW ? gr[2 * m] : 0, eb[m] = 0;
-      }
-    }
-    float *restrict d00 = D + o * nb, *restrict d01 = d00 + ds, *restrict d02 = d00 + 2 * ds, *restrict d03 = d00 + 3 * ds;
-    float *restrict d10 = d00 + 4 * ds, *restrict d11 = d00 + 5 * ds, *restrict d12 = d00 + 6 * ds,
-          *restrict d13 = d00 + 7 * ds;
-    float *restrict d20 = d00 + 8 * ds, *restrict d21 = d00 + 9 * ds, *restrict d22 = d00 + 10 * ds,
-          *restrict d23 = d00 + 11 * ds;
-    float *restrict d30 = d00 + 12 * ds, *restrict d31 = d00 + 13 * ds, *restrict d32 = d00 + 14 * ds,
-          *restrict d33 = d00 + 15 * ds;
-    /* D = A dY A^T, the adjoint of the output transform */
+  for (int64_t o = 0; o < O; o++)
+    for (int64_t ra = r0; ra < r1;) {
+      const int64_t n = ra / TH, tha = ra % TH, thb = (r1 - n * TH < TH ? r1 - n * TH : TH), qa = (ra - r0) * S;
+      /* the tiles' rows, zero past the output (the junk tile of each row included), so that those
+         columns add nothing to the products */
+      wino_rows(gy + (n * O + o) * OH * OW, OH, OW, 0, 0, S, tha, thb, pe, po);
+      const float *restrict e = pe, *restrict f = po;
+      float *restrict d00 = D + o * nb + qa, *restrict d01 = d00 + ds, *restrict d02 = d00 + 2 * ds,
+            *restrict d03 = d00 + 3 * ds;
+      float *restrict d10 = d00 + 4 * ds, *restrict d11 = d00 + 5 * ds, *restrict d12 = d00 + 6 * ds,
+            *restrict d13 = d00 + 7 * ds;
+      float *restrict d20 = d00 + 8 * ds, *restrict d21 = d00 + 9 * ds, *restrict d22 = d00 + 10 * ds,
+            *restrict d23 = d00 + 11 * ds;
+      float *restrict d30 = d00 + 12 * ds, *restrict d31 = d00 + 13 * ds, *restrict d32 = d00 + 14 * ds,
+            *restrict d33 = d00 + 15 * ds;
+      const int64_t nq = (thb - tha) * S;
+      /* D = A dY A^T, the adjoint of the output transform; dY = [[a0, b0], [a1, b1]] */
 #pragma omp simd
-    for (int64_t q = 0; q < nb; q++) {
-      const float p0 = a0[q], q0 = b0[q], p1 = a0[q] + a1[q], q1 = b0[q] + b1[q];
-      const float p2 = a0[q] - a1[q], q2 = b0[q] - b1[q], p3 = -a1[q], q3 = -b1[q];
-      d00[q] = p0, d01[q] = p0 + q0, d02[q] = p0 - q0, d03[q] = -q0;
-      d10[q] = p1, d11[q] = p1 + q1, d12[q] = p1 - q1, d13[q] = -q1;
-      d20[q] = p2, d21[q] = p2 + q2, d22[q] = p2 - q2, d23[q] = -q2;
-      d30[q] = p3, d31[q] = p3 + q3, d32[q] = p3 - q3, d33[q] = -q3;
+      for (int64_t q = 0; q < nq; q++) {
+        const float a0 = e[2 * q], b0 = e[2 * q + 1], a1 = f[2 * q], b1 = f[2 * q + 1];
+        const float p0 = a0, q0 = b0, p1 = a0 + a1, q1 = b0 + b1, p2 = a0 - a1, q2 = b0 - b1, p3 = -a1, q3 = -b1;
+        d00[q] = p0, d01[q] = p0 + q0, d02[q] = p0 - q0, d03[q] = -q0;
+        d10[q] = p1, d11[q] = p1 + q1, d12[q] = p1 - q1, d13[q] = -q1;
+        d20[q] = p2, d21[q] = p2 + q2, d22[q] = p2 - q2, d23[q] = -q2;
+        d30[q] = p3, d31[q] = p3 + q3, d32[q] = p3 - q3, d33[q] = -q3;
+      }
+      ra = n * TH + thb;
     }
-  }
 }
 
 void lt_wino23_wgrad_f32(const float *dU, int64_t nout, int64_t nin, float *gw) {
