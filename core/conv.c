@@ -13,6 +13,7 @@
 
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Below this many multiply-adds in all, one thread is faster than waking the others. */
@@ -26,6 +27,7 @@ typedef struct {
   int64_t OHW;
   bool direct;       /* the input planes are the column matrix */
   bool dw;           /* one input channel per group: direct loops, no GEMM (K would be kh*kw) */
+  bool dw_s1;        /* dw with stride 1: the padded-plane loops (kernels/cpu/im2col.h) */
   bool batched;
 } plan_t;
 
@@ -107,6 +109,7 @@ static int check_conv(const char *op, const lt_tensor_t *x, const lt_tensor_t *w
   p->OHW = OH * OW;
   p->direct = kh == 1 && kw == 1 && stride[0] == 1 && stride[1] == 1 && ph == 0 && pw == 0;
   p->dw = p->Cig == 1;
+  p->dw_s1 = p->dw && stride[0] == 1 && stride[1] == 1;
   if (p->Kg > LT_BLAS_MAX_DIM || p->OHW > LT_BLAS_MAX_DIM || p->Cog > LT_BLAS_MAX_DIM ||
       p->Kg * groups > LT_BLAS_MAX_DIM)
     return lt_error("%s: the matrix product of this convolution has a dimension over %lld", op,
@@ -272,9 +275,32 @@ CONV_LOOPS(f64, double, lt_blas_dgemm)
     lt_dwconv_plane_##sfx(&p->g, x + (n * p->g.C + co / p->Cog) * p->g.H * p->g.W, w + co * kk,               \
                           b ? b[co] : (T)0, y + q * p->OHW);                                                  \
   }                                                                                                           \
-  static void dw_fwd_##sfx(const plan_t *p, const T *x, const T *w, const T *b, T *y) {                       \
+  /* stride 1: unit q = (n, ci), one padded input plane against the group's Cog filters */            \
+  static void dw_s1_fwd_unit_##sfx(const plan_t *p, int64_t q, const T *x, const T *w, const T *b, T *y,     \
+                                   T *work) {                                                                 \
+    const int64_t n = q / p->g.C, ci = q % p->g.C, kk = p->g.kh * p->g.kw, co = ci * p->Cog;                  \
+    lt_dwconv_s1_fwd_##sfx(&p->g, x + q * p->g.H * p->g.W, w + co * kk, p->Cog, b ? b + co : NULL,            \
+                           y + (n * p->Cout + co) * p->OHW, work);                                            \
+  }                                                                                                           \
+  static void dw_fwd_##sfx(const plan_t *p, const T *x, const T *w, const T *b, T *y, T *scratch) {           \
+    const double work = (double)p->N * p->Cout * p->OHW * p->g.kh * p->g.kw;                                  \
+    if (scratch) {                                                                                            \
+      const int64_t units = p->N * p->g.C, per = lt_dwconv_s1_work(&p->g);                                    \
+      const int nt = plane_threads(units, work);                                                              \
+      if (nt <= 1) {                                                                                          \
+        for (int64_t q = 0; q < units; q++) dw_s1_fwd_unit_##sfx(p, q, x, w, b, y, scratch);                  \
+        return;                                                                                               \
+      }                                                                                                       \
+      _Pragma("omp parallel num_threads(nt)")                                                                 \
+      {                                                                                                       \
+        T *wk = scratch + (int64_t)omp_get_thread_num() * per;                                                \
+        _Pragma("omp for schedule(static)")                                                                   \
+        for (int64_t q = 0; q < units; q++) dw_s1_fwd_unit_##sfx(p, q, x, w, b, y, wk);                       \
+      }                                                                                                       \
+      return;                                                                                                 \
+    }                                                                                                         \
     const int64_t planes = p->N * p->Cout;                                                                    \
-    const int nt = plane_threads(planes, (double)planes * p->OHW * p->g.kh * p->g.kw);                        \
+    const int nt = plane_threads(planes, work);                                                               \
     PAR_FOR(q, planes, dw_fwd_plane_##sfx(p, q, x, w, b, y));                                                 \
   }                                                                                                           \
   /* input plane q = (n, ci) gathers from output planes (n, ci*Cog .. ci*Cog + Cog - 1) */                    \
@@ -293,7 +319,48 @@ CONV_LOOPS(f64, double, lt_blas_dgemm)
     for (int64_t n = 0; n < p->N; n++)                                                                        \
       lt_dwconv_plane_gw_##sfx(&p->g, g + (n * p->Cout + co) * p->OHW, x + (n * p->g.C + ci) * HW, gwk);      \
   }                                                                                                           \
-  static void dw_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw) {               \
+  /* stride 1, unit q = (n, ci): gx's plane q, and this unit's share of the group's filters' gw */           \
+  static void dw_s1_bwd_unit_##sfx(const plan_t *p, int64_t q, const T *x, const T *w, const T *g, T *gx,    \
+                                   T *gw, T *work) {                                                          \
+    const int64_t n = q / p->g.C, ci = q % p->g.C, kk = p->g.kh * p->g.kw, co = ci * p->Cog;                  \
+    const int64_t HW = p->g.H * p->g.W;                                                                       \
+    const T *gq = g + (n * p->Cout + co) * p->OHW;                                                            \
+    if (gx) lt_dwconv_s1_gx_##sfx(&p->g, gq, w + co * kk, p->Cog, gx + q * HW, work);                         \
+    if (gw) lt_dwconv_s1_gw_##sfx(&p->g, gq, x + q * HW, p->Cog, gw + co * kk, work);                         \
+  }                                                                                                           \
+  /* stride 1: parallel over units; each thread sums gw into its own accumulator (thread 0 into gw),          \
+     after `per` elements of work space in its share of scratch */                                            \
+  static void dw_s1_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw, T *scratch,  \
+                              int nt) {                                                                       \
+    const int64_t units = p->N * p->g.C, per = lt_dwconv_s1_work(&p->g), wsz = p->Cout * p->g.kh * p->g.kw;   \
+    if (gw) memset(gw, 0, sizeof(T) * (size_t)wsz);                                                           \
+    if (nt <= 1) {                                                                                            \
+      for (int64_t q = 0; q < units; q++) dw_s1_bwd_unit_##sfx(p, q, x, w, g, gx, gw, scratch);               \
+      return;                                                                                                 \
+    }                                                                                                         \
+    _Pragma("omp parallel num_threads(nt)")                                                                   \
+    {                                                                                                         \
+      const int t = omp_get_thread_num();                                                                     \
+      T *base = scratch + (int64_t)t * (per + wsz), *acc = NULL;                                              \
+      if (gw) {                                                                                               \
+        acc = t == 0 ? gw : base + per;                                                                       \
+        if (t) memset(acc, 0, sizeof(T) * (size_t)wsz);                                                       \
+      }                                                                                                       \
+      _Pragma("omp for schedule(static)")                                                                     \
+      for (int64_t q = 0; q < units; q++) dw_s1_bwd_unit_##sfx(p, q, x, w, g, gx, acc, base);                 \
+    }                                                                                                         \
+    if (gw)                                                                                                   \
+      for (int t = 1; t < nt; t++) {                                                                          \
+        const T *a = scratch + (int64_t)t * (per + wsz) + per;                                                \
+        for (int64_t i = 0; i < wsz; i++) gw[i] += a[i];                                                      \
+      }                                                                                                       \
+  }                                                                                                           \
+  static void dw_bwd_##sfx(const plan_t *p, const T *x, const T *w, const T *g, T *gx, T *gw, T *scratch,     \
+                           int nt) {                                                                          \
+    if (scratch) {                                                                                            \
+      dw_s1_bwd_##sfx(p, x, w, g, gx, gw, scratch, nt);                                                       \
+      return;                                                                                                 \
+    }                                                                                                         \
     const double work = (double)p->N * p->Cout * p->OHW * p->g.kh * p->g.kw;                                  \
     if (gx) {                                                                                                 \
       const int64_t planes = p->N * p->g.C;                                                                   \
@@ -334,6 +401,110 @@ static lt_tensor_t *scratch_of(int64_t n, lt_dtype dt, lt_device_t dev) {
   return lt_empty(1, sz, dt, dev);
 }
 
+/* Winograd F(2x2, 3x3) (kernels/cpu/im2col.h) for float32 3x3 convolutions with stride 1 and
+   dilation 1 in one group, with enough channels on both sides that the 16 products (K = C_in)
+   run well; LUTORCH_CONV_WINOGRAD=0 turns it off (to compare with im2col). Its float32 error is
+   that of the direct method's order of magnitude: the transforms only add and halve. */
+static bool wino_enabled(void) {
+  const char *e = getenv("LUTORCH_CONV_WINOGRAD");
+  return !(e && e[0] == '0');
+}
+static bool wino_fits(const plan_t *p, lt_dtype ct) {
+  return ct == LT_FLOAT32 && p->g.kh == 3 && p->g.kw == 3 && p->g.sh == 1 && p->g.sw == 1 && p->g.dh == 1 &&
+         p->g.dw == 1 && p->groups == 1 && p->g.C >= 8 && p->Cout >= 8 && wino_enabled();
+}
+
+/* R tile rows a block, sized so that a block's V and M (16 (C + O) nb floats) stay in L2 */
+static void wino_blocks(const lt_conv_geom_t *g, int64_t O, int64_t rows, int64_t S, int64_t *R, int64_t *blocks,
+                        int64_t *nbmax) {
+  int64_t target = 12288 / (g->C + O);
+  target = target < 64 ? 64 : target > 512 ? 512 : target;
+  int64_t r = target / S;
+  if (r < 1) r = 1;
+  if (r > rows) r = rows;
+  *R = r;
+  *blocks = (rows + r - 1) / r;
+  *nbmax = lt_wino23_block_cols(g, r);
+}
+static int wino_threads(int64_t C, int64_t O, int64_t rows, int64_t S, int64_t blocks) {
+  int nt = loop_threads();
+  if (blocks < 2 || 16.0 * (double)C * (double)O * (double)rows * (double)S < CONV_PAR_MIN) nt = 1;
+  return nt > blocks ? (int)blocks : nt;
+}
+
+/* y (N, O, g->OH, g->OW) = the convolution of x (N, g->C, g->H, g->W) by the O filters at
+   w + o*so + i*si (rotated when flip), + bias; blocks of tile rows are split over the threads. */
+static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t O, const float *w, int64_t so,
+                    int64_t si, bool flip, const float *x, const float *bias, float *y, lt_device_t dev) {
+  const int64_t C = g->C, rows = lt_wino23_tile_rows(g, N), S = lt_wino23_block_cols(g, 1);
+  int64_t R, blocks, nbmax;
+  wino_blocks(g, O, rows, S, &R, &blocks, &nbmax);
+  const int64_t per = 16 * (C + O) * nbmax + lt_wino23_work(g, R);
+  int nt = wino_threads(C, O, rows, S, blocks);
+  lt_tensor_t *sc = scratch_of(16 * O * C + nt * per, LT_FLOAT32, dev);
+  if (!sc) return LT_ERR;
+  float *U = lt_data(sc);
+  lt_wino23_weights_f32(w, O, C, so, si, flip, U);
+  int failed = 0;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    float *V = U + 16 * O * C + (int64_t)omp_get_thread_num() * per, *M = V + 16 * C * nbmax, *wk = M + 16 * O * nbmax;
+#pragma omp for schedule(static)
+    for (int64_t bk = 0; bk < blocks; bk++) {
+      const int64_t r0 = bk * R, r1 = r0 + R < rows ? r0 + R : rows, nb = lt_wino23_block_cols(g, r1 - r0);
+      lt_wino23_input_f32(g, x, r0, r1, V, wk);
+      for (int xi = 0; xi < 16; xi++)
+        if (lt_blas_sgemm(false, false, O, nb, C, 1, U + xi * O * C, C, V + xi * C * nb, nb, 0, M + xi * O * nb,
+                          nb) != LT_OK)
+          __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+      lt_wino23_output_f32(g, O, M, bias, r0, r1, y, wk);
+    }
+  }
+  lt_release(sc);
+  if (failed) return lt_error("%s: the matrix product failed", op);
+  return LT_OK;
+}
+
+/* gw (O, g->C, 3, 3) = the weight gradient of that convolution for the output gradient gy, by the
+   adjoint of Winograd's forward: each thread sums D[xi] @ V[xi]^T over its blocks into its own
+   16 x O x C accumulator; the sum of those is transformed back once. */
+static int wino_gw_f32(const lt_conv_geom_t *g, int64_t N, int64_t O, const float *x, const float *gy, float *gw,
+                       lt_device_t dev) {
+  const int64_t C = g->C, rows = lt_wino23_tile_rows(g, N), S = lt_wino23_block_cols(g, 1), usz = 16 * O * C;
+  int64_t R, blocks, nbmax;
+  wino_blocks(g, O, rows, S, &R, &blocks, &nbmax);
+  const int64_t per = 16 * (C + O) * nbmax + lt_wino23_work(g, R) + usz;
+  int nt = wino_threads(C, O, rows, S, blocks);
+  lt_tensor_t *sc = scratch_of(nt * per, LT_FLOAT32, dev);
+  if (!sc) return LT_ERR;
+  float *base = lt_data(sc);
+  int failed = 0;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    float *dU = base + (int64_t)omp_get_thread_num() * per, *V = dU + usz, *D = V + 16 * C * nbmax,
+          *wk = D + 16 * O * nbmax;
+    memset(dU, 0, sizeof(float) * (size_t)usz);
+#pragma omp for schedule(static)
+    for (int64_t bk = 0; bk < blocks; bk++) {
+      const int64_t r0 = bk * R, r1 = r0 + R < rows ? r0 + R : rows, nb = lt_wino23_block_cols(g, r1 - r0);
+      lt_wino23_input_f32(g, x, r0, r1, V, wk);
+      lt_wino23_gradout_f32(g, O, gy, r0, r1, D, wk);
+      for (int xi = 0; xi < 16; xi++)
+        if (lt_blas_sgemm(false, true, O, C, nb, 1, D + xi * O * nb, nb, V + xi * C * nb, nb, 1, dU + xi * O * C,
+                          C) != LT_OK)
+          __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+    }
+  }
+  for (int t = 1; t < nt; t++) {
+    const float *a = base + (int64_t)t * per;
+    for (int64_t i = 0; i < usz; i++) base[i] += a[i];
+  }
+  lt_wino23_wgrad_f32(base, O, C, gw);
+  lt_release(sc);
+  if (failed) return lt_error("conv2d_backward: the matrix product failed");
+  return LT_OK;
+}
+
 lt_tensor_t *lt_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int64_t stride[2],
                        const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
   lt_tensor_t *ins[3] = {x, w, b};
@@ -351,15 +522,22 @@ lt_tensor_t *lt_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int
   lt_tensor_t *y = p.batched ? lt_empty(4, ysz, ct, x->device) : lt_empty(3, ysz + 1, ct, x->device);
   double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW;
   int nt = batch_threads(p.N, per_sample);
-  bool cols = !p.direct && !p.dw;
-  lt_tensor_t *sc = cols ? scratch_of(nt * p.Kg * p.groups * p.OHW, ct, x->device) : NULL;
+  const bool wino = wino_fits(&p, ct);
+  bool cols = !p.direct && !p.dw && !wino;
+  if (p.dw_s1) nt = plane_threads(p.N * p.g.C, (double)p.N * per_sample);
+  lt_tensor_t *sc = cols ? scratch_of(nt * p.Kg * p.groups * p.OHW, ct, x->device)
+                  : p.dw_s1 ? scratch_of(nt * lt_dwconv_s1_work(&p.g), ct, x->device) : NULL;
   int failed = 0;
-  bool ok = xc && wc && (bc || !b) && y && (sc || !cols);
+  bool ok = xc && wc && (bc || !b) && y && (sc || !(cols || p.dw_s1));
   if (ok && p.N > 0) {
     const void *bd = bc ? lt_data(bc) : NULL;
     void *sd = sc ? lt_data(sc) : NULL;
-    if (p.dw && ct == LT_FLOAT64) dw_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y));
-    else if (p.dw) dw_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y));
+    if (wino) {
+      if (wino_f32("conv2d", &p.g, p.N, p.Cout, lt_data(wc), p.Kg, p.g.kh * p.g.kw, false, lt_data(xc), bd,
+                   lt_data(y), x->device) != LT_OK)
+        ok = false;
+    } else if (p.dw && ct == LT_FLOAT64) dw_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd);
+    else if (p.dw) dw_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd);
     else if (ct == LT_FLOAT64) conv_fwd_f64(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd, nt, &failed);
     else conv_fwd_f32(&p, lt_data(xc), lt_data(wc), bd, lt_data(y), sd, nt, &failed);
   }
@@ -397,19 +575,41 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
     lt_tensor_t *xc = need[1] ? operand(x, ct) : NULL, *wc = need[0] ? operand(w, ct) : NULL;
     rgx = need[0] ? lt_empty(x->ndim, x->sizes, ct, x->device) : NULL;
     rgw = need[1] ? lt_empty(4, w->sizes, ct, w->device) : NULL;
-    double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW * (need[0] + need[1]);
+    /* the gradient of the input is the convolution of g by the rotated filters, with padding
+       k - 1 - p: Winograd's when the forward would be, and the padding is at most 2 */
+    const bool wino_gx = need[0] && wino_fits(&p, ct) && p.g.ph <= 2 && p.g.pw <= 2;
+    const bool wino_gw = need[1] && wino_fits(&p, ct);
+    double per_sample =
+        (double)p.Cout * (double)p.Kg * (double)p.OHW * ((need[0] && !wino_gx) + (need[1] && !wino_gw));
     int nt = batch_threads(p.N, per_sample);
     int64_t colsz = p.direct ? 0 : p.Kg * p.groups * p.OHW;
     int64_t per_thread = 2 * colsz + (need[1] ? p.Cout * p.Kg : 0);
-    lt_tensor_t *sc = p.dw ? NULL : scratch_of(nt * per_thread, ct, x->device);
+    if (p.dw_s1) {
+      nt = plane_threads(p.N * p.g.C, (double)p.N * per_sample);
+      per_thread = lt_dwconv_s1_work(&p.g) + p.Cout * p.g.kh * p.g.kw;
+    }
+    const bool no_scratch = (p.dw && !p.dw_s1) || ((!need[0] || wino_gx) && (!need[1] || wino_gw));
+    lt_tensor_t *sc = no_scratch ? NULL : scratch_of(nt * per_thread, ct, x->device);
     int failed = 0;
-    bool ok = (xc || !need[1]) && (wc || !need[0]) && (rgx || !need[0]) && (rgw || !need[1]) && (sc || p.dw);
+    bool ok = (xc || !need[1]) && (wc || !need[0]) && (rgx || !need[0]) && (rgw || !need[1]) && (sc || no_scratch);
     if (ok && p.N == 0 && rgw) memset(lt_data(rgw), 0, (size_t)rgw->numel * lt_elsize(rgw));
     if (ok && p.N > 0) {
       const void *xd = xc ? lt_data(xc) : NULL, *wd = wc ? lt_data(wc) : NULL;
       void *gxd = rgx ? lt_data(rgx) : NULL, *gwd = rgw ? lt_data(rgw) : NULL, *sd = sc ? lt_data(sc) : NULL;
-      if (p.dw && ct == LT_FLOAT64) dw_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd);
-      else if (p.dw) dw_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd);
+      if (wino_gx) {
+        lt_conv_geom_t gg = {p.Cout, p.g.OH, p.g.OW, 3, 3, 1, 1, 2 - p.g.ph, 2 - p.g.pw, 1, 1, p.g.H, p.g.W};
+        if (wino_f32("conv2d_backward", &gg, p.N, p.g.C, wd, p.g.kh * p.g.kw, p.Kg, true, lt_data(gc), NULL, gxd,
+                     x->device) != LT_OK)
+          ok = false;
+        gxd = NULL;
+      }
+      if (ok && wino_gw) {
+        if (wino_gw_f32(&p.g, p.N, p.Cout, xd, lt_data(gc), gwd, x->device) != LT_OK) ok = false;
+        gwd = NULL;
+      }
+      if (!ok || (!gxd && !gwd)) {
+      } else if (p.dw && ct == LT_FLOAT64) dw_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd, sd, nt);
+      else if (p.dw) dw_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd, sd, nt);
       else if (ct == LT_FLOAT64) conv_bwd_f64(&p, xd, wd, lt_data(gc), gxd, gwd, sd, per_thread, nt, &failed);
       else conv_bwd_f32(&p, xd, wd, lt_data(gc), gxd, gwd, sd, per_thread, nt, &failed);
     }

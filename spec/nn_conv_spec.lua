@@ -466,6 +466,128 @@ describe('conv2d gradients', function()
   end)
 end)
 
+-- The fast paths, against the float64 Lua loops: Winograd F(2x2, 3x3) (float32, 3x3, stride 1,
+-- dilation 1, one group, at least 8 channels in and out: the forward, the input's gradient when the
+-- padding is at most 2, and the weight's gradient) and the padded-plane loops of stride-1
+-- convolutions with one input channel per group (float32 and float64).
+describe('conv2d fast paths', function()
+  -- values and the gradients asked for (need = {x, w, b}) of conv(x, w, b) in dtype, with the
+  -- output gradient gy, against the loops; prep(x) may make x non-contiguous
+  local function check(c, dtype, tol, need, prep)
+    need = need or { true, true, true }
+    torch.manual_seed(41)
+    local x, w, b = make_conv_inputs(c, f64)
+    local want = ref_conv(x:totable(), w:totable(), b and b:totable(), c)
+    local _, _, OH, OW = shape4(want)
+    local gy = randn({ c.N, c.Cout, OH, OW })
+    local rgx, rgw, rgb = ref_conv_backward(x:totable(), w:totable(), gy:totable(), c)
+    local xd, wd, bd = x:to(dtype), w:to(dtype), b and b:to(dtype)
+    if prep then xd = prep(xd) end
+    if need[1] then xd:requires_grad_() end
+    if need[2] then wd:requires_grad_() end
+    if bd and need[3] then bd:requires_grad_() end
+    local y = conv_of(xd, wd, bd, c)
+    assert.are.equal(dtype, y.dtype)
+    H.assert_values(y:double(), want, tol, c.name .. ' y')
+    y:backward(gy:to(dtype))
+    if need[1] then H.assert_values(xd.grad:double(), rgx, tol, c.name .. ' gx') else assert.is_nil(xd.grad) end
+    if need[2] then H.assert_values(wd.grad:double(), rgw, tol, c.name .. ' gw') else assert.is_nil(wd.grad) end
+    if bd and need[3] then H.assert_values(bd.grad:double(), rgb, tol, c.name .. ' gb') end
+  end
+
+  local wino = {
+    conv_cfg { name = 'Winograd, padding 1, odd output (partial tiles)', N = 3, Cin = 8, Cout = 9, H = 7, W = 9,
+      padding = { 1, 1 } },
+    conv_cfg { name = 'Winograd, no padding, no bias', N = 2, Cin = 9, Cout = 8, H = 7, W = 9, bias = false },
+    conv_cfg { name = 'Winograd, padding 2 and 0', N = 2, Cin = 8, Cout = 8, H = 5, W = 6, padding = { 2, 0 } },
+    conv_cfg { name = 'Winograd, padding 3 (input gradient by im2col)', N = 2, Cin = 8, Cout = 8, H = 4, W = 3,
+      padding = { 3, 1 } },
+    conv_cfg { name = 'Winograd, 1x1 input padded', N = 2, Cin = 8, Cout = 8, H = 1, W = 1, padding = { 1, 1 } },
+    conv_cfg { name = 'Winograd, 2x2 output from 4x4', N = 1, Cin = 8, Cout = 8, H = 4, W = 4 },
+    -- 16 samples of 6 tile rows: several blocks, one boundary inside a sample
+    conv_cfg { name = 'Winograd, blocks across samples (split over threads)', N = 16, Cin = 8, Cout = 8, H = 12,
+      W = 12, padding = { 1, 1 } },
+    conv_cfg { name = 'Winograd, 16 -> 24 channels, many blocks', N = 12, Cin = 16, Cout = 24, H = 10, W = 14,
+      padding = { 1, 1 } },
+  }
+  for _, c in ipairs(wino) do
+    it('match the Lua loops in float32: ' .. c.name, function() check(c, torch.float32, 1e-4) end)
+  end
+
+  it('Winograd: only the gradients asked for, non-contiguous and unbatched inputs', function()
+    local c = wino[1]
+    check(c, torch.float32, 1e-4, { false, true, true })
+    check(c, torch.float32, 1e-4, { true, false, false })
+    check(c, torch.float32, 1e-4, nil, noncontig)
+    check(c, torch.float32, 1e-4, nil, function(x) return x:permute(1, 3, 4, 2):contiguous():permute(1, 4, 2, 3) end)
+    torch.manual_seed(42)
+    local cu = conv_cfg { N = 1, Cin = 8, Cout = 8, H = 5, W = 5, padding = { 1, 1 } }
+    local x, w, b = make_conv_inputs(cu, f64)
+    local y = F.conv2d(x[1]:float(), w:float(), b:float(), { padding = 1 })
+    assert.are.same({ 8, 5, 5 }, y.shape)
+    H.assert_values(y:double(), ref_conv(x:totable(), w:totable(), b:totable(), cu)[1], 1e-4)
+  end)
+
+  it('Winograd: float16 and bfloat16 computed in float32', function()
+    torch.manual_seed(43)
+    local c = wino[1]
+    for _, dt in ipairs { torch.float16, torch.bfloat16 } do
+      local x, w, b = make_conv_inputs(c, f64)
+      x, w, b = x:to(dt):requires_grad_(), w:to(dt):requires_grad_(), b:to(dt)
+      local want = conv_of(x:detach():double(), w:detach():double(), b:double(), c)
+      local y = conv_of(x, w, b, c)
+      assert.are.equal(dt, y.dtype)
+      local tol = dt == torch.float16 and 2e-3 or 1e-2
+      H.assert_values(y:double(), want:totable(), tol, tostring(dt))
+      local g = randn(y.shape):to(dt)
+      y:backward(g)
+      local xr, wr = x:detach():double():requires_grad_(), w:detach():double():requires_grad_()
+      conv_of(xr, wr, b:double(), c):backward(g:double())
+      H.assert_values(x.grad:double(), xr.grad:totable(), 3 * tol, tostring(dt) .. ' gx')
+      H.assert_values(w.grad:double(), wr.grad:totable(), 3 * tol, tostring(dt) .. ' gw')
+    end
+  end)
+
+  it('Winograd: float32 error stays near the direct method\'s on a large sum', function()
+    -- 64 channels of 3x3: 576 products a value; relative to the values' scale
+    torch.manual_seed(44)
+    local x, w = randn({ 2, 64, 8, 8 }), randn({ 32, 64, 3, 3 })
+    local want = F.conv2d(x, w, nil, { padding = 1 })
+    local y = F.conv2d(x:float(), w:float(), nil, { padding = 1 }):double()
+    local scale = want:abs():max():item()
+    assert((y - want):abs():max():item() <= 2e-6 * scale)
+    local xr, wr = x:clone():requires_grad_(), w:clone():requires_grad_()
+    local xf, wf = x:float():requires_grad_(), w:float():requires_grad_()
+    local g = randn(want.shape)
+    F.conv2d(xr, wr, nil, { padding = 1 }):backward(g)
+    F.conv2d(xf, wf, nil, { padding = 1 }):backward(g:float())
+    assert((xf.grad:double() - xr.grad):abs():max():item() <= 2e-6 * xr.grad:abs():max():item())
+    assert((wf.grad:double() - wr.grad):abs():max():item() <= 2e-6 * wr.grad:abs():max():item())
+  end)
+
+  local planes = {
+    conv_cfg { name = 'one input channel, 32 filters, padding 1', N = 3, Cin = 1, Cout = 32, H = 9, W = 8,
+      padding = { 1, 1 } },
+    conv_cfg { name = 'one input channel, dilated, uneven padding', N = 2, Cin = 1, Cout = 3, H = 9, W = 10,
+      dilation = { 2, 3 }, padding = { 0, 3 }, kh = 3, kw = 2 },
+    conv_cfg { name = 'depthwise multiplier 2, 5x4 kernel, padding 2', N = 2, Cin = 3, Cout = 6, groups = 3, H = 7,
+      W = 6, kh = 5, kw = 4, padding = { 2, 1 } },
+    conv_cfg { name = 'one input channel, kernel wider than 32', N = 1, Cin = 1, Cout = 2, H = 3, W = 40, kh = 2,
+      kw = 34, padding = { 1, 2 } },
+    conv_cfg { name = 'depthwise, batch 8 (split over threads), no bias', N = 8, Cin = 8, Cout = 8, groups = 8, H = 12,
+      W = 11, padding = { 1, 1 }, bias = false },
+    conv_cfg { name = 'one input channel, 1x1 kernel', N = 2, Cin = 1, Cout = 4, H = 3, W = 4, kh = 1, kw = 1 },
+  }
+  for _, c in ipairs(planes) do
+    it('match the Lua loops in float64 and float32: ' .. c.name, function()
+      check(c, f64, 1e-12)
+      check(c, torch.float32, 1e-5)
+      check(c, torch.float32, 1e-5, { false, true, true })
+      check(c, f64, 1e-12, { true, false, false }, noncontig)
+    end)
+  end
+end)
+
 -- ---- pooling ----
 
 local function maxpool_of(x, o)
