@@ -1,6 +1,7 @@
 # lutorch: `make` builds build/lutorch (the interpreter) and build/torch.so (the Lua module);
 # `make test` runs every test, `make demo` the demo, `make bench` the benchmarks beside PyTorch.
-# Options: SANITIZE=1 (AddressSanitizer + UBSan, in build/san), NATIVE=0 (no -march=native).
+# Options: SANITIZE=1 (AddressSanitizer + UBSan, in build/san), NATIVE=0 (no -march=native),
+# CUDA=1 (the CUDA backend, in build/cuda: kernels/cuda/*.cu by nvcc, the CUDA runtime and cuBLAS).
 
 SHELL := /bin/bash
 CC ?= gcc
@@ -9,12 +10,12 @@ PREFIX ?= /usr/local
 LUA_INC ?= /usr/include/lua5.4
 
 ifeq ($(SANITIZE),1)
-  BUILD ?= build/san
+  BUILD ?= build/san$(if $(filter 1,$(CUDA)),-cuda)
   OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   LDSAN := -fsanitize=address,undefined
   WERROR :=   # the normal build enforces warnings; -O1 only adds false positives
 else
-  BUILD ?= build
+  BUILD ?= build$(if $(filter 1,$(CUDA)),/cuda)
   OPT := -O2 -g -fvect-cost-model=dynamic  # -O2's cheap model leaves kernel loops scalar
   LDSAN :=
   WERROR := -Werror
@@ -32,6 +33,22 @@ CORE_SRC := $(wildcard core/*.c) $(wildcard kernels/cpu/*.c)
 BIND_SRC := $(filter-out bindings/main.c bindings/repl.c,$(wildcard bindings/*.c))
 LUA_SRC := $(sort $(shell find lua -name '*.lua'))
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(BIND_SRC)) $(BUILD)/obj/lua_modules.o
+
+# The CUDA backend: without CUDA=1 nothing of CUDA is included or linked (core/cuda_*.c compile
+# to stubs). Machine code for sm_80 and sm_90 plus compute_90 PTX for newer GPUs.
+comma := ,
+ifeq ($(CUDA),1)
+  CUDA_HOME ?= /usr/local/cuda
+  NVCC ?= $(CUDA_HOME)/bin/nvcc
+  CFLAGS += -DLT_WITH_CUDA -I$(CUDA_HOME)/include
+  NVCCFLAGS := -std=c++17 -O3 -DLT_WITH_CUDA -I. -Icore -Ikernels -Xcompiler -fPIC,-Wall,-Wextra$(if $(WERROR),$(comma)-Werror) \
+               -Werror all-warnings -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+               -gencode arch=compute_90,code=compute_90 -MMD -MP
+  CU_SRC := $(wildcard kernels/cuda/*.cu)
+  LIB_OBJ += $(patsubst %.cu,$(BUILD)/obj/%.o,$(CU_SRC))
+  LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
+  CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
+endif
 BIN_OBJ := $(BUILD)/obj/bindings/main.o $(BUILD)/obj/bindings/repl.o
 C_TESTS := $(patsubst spec/c/%.c,$(BUILD)/test/%,$(wildcard spec/c/*.c))
 
@@ -59,6 +76,11 @@ $(BUILD)/obj/%.o: %.c
 	@echo "CC $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	@echo "NVCC $<"
+	@$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
 $(BUILD)/lua_modules.c: tools/embed.lua $(LUA_SRC)
 	@mkdir -p $(dir $@)
 	@lua5.4 tools/embed.lua $@ $(LUA_SRC)
@@ -74,7 +96,7 @@ $(BUILD)/lutorch: $(BIN_OBJ) $(LIB_OBJ)
 # The module for stock lua5.4: LUA_CPATH="build/?.so;;" lua5.4 -e "require 'torch'"
 $(BUILD)/torch.so: $(LIB_OBJ)
 	@echo "LD $@"
-	@$(CC) $(LDFLAGS) -shared $^ -lz -ldl -lm -lpthread -o $@
+	@$(CC) $(LDFLAGS) -shared $^ -lz -ldl -lm -lpthread $(CUDA_LIBS) -o $@
 
 $(BUILD)/test/%: spec/c/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -120,4 +142,4 @@ fuzz: all
 clean:
 	rm -rf build
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -94,6 +94,14 @@ static int t_gc(lua_State *L) {
 }
 
 /* ---- reading values ---- */
+/* The values in host memory, contiguous: a device's tensor is copied to the host first (which
+   waits for the work queued on it), since the CPU cannot read device memory. */
+static lt_tensor_t *host_contiguous(lt_tensor_t *t) {
+  if (t->device.type == LT_CPU) return lt_contiguous(t);
+  return lt_convert(t, t->dtype, lt_device(LT_CPU, 0));
+}
+
+/* t in host memory (see host_contiguous) */
 static void push_element(lua_State *L, const lt_tensor_t *t, int64_t i) {
   if (lt_dtype_is_floating(t->dtype)) lua_pushnumber(L, lt_get_double(t, i));
   else if (t->dtype == LT_BOOL) lua_pushboolean(L, (int)lt_get_int(t, i));
@@ -104,6 +112,13 @@ static int t_item(lua_State *L) {
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
   if (t->numel != 1)
     return luaL_error(L, "item: a tensor with %d elements cannot be converted to a number", (int)t->numel);
+  if (t->device.type != LT_CPU) {
+    lt_tensor_t *h = host_contiguous(t);
+    if (!h) return lt_lua_error(L);
+    push_element(L, h, 0);
+    lt_release(h);
+    return 1;
+  }
   push_element(L, t, 0);
   return 1;
 }
@@ -111,7 +126,7 @@ static int t_item(lua_State *L) {
 /* all values, row-major, as one flat array (used by printing) */
 static int t_flat(lua_State *L) {
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
-  lt_tensor_t *c = lt_contiguous(t);
+  lt_tensor_t *c = host_contiguous(t);
   if (!c) return lt_lua_error(L);
   lua_createtable(L, (int)(c->numel < 1 << 30 ? c->numel : 0), 0);
   for (int64_t i = 0; i < c->numel; i++) {
@@ -133,7 +148,7 @@ static void push_nested(lua_State *L, const lt_tensor_t *c, int dim, int64_t *po
 
 static int t_totable(lua_State *L) {
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
-  lt_tensor_t *c = lt_contiguous(t);
+  lt_tensor_t *c = host_contiguous(t);
   if (!c) return lt_lua_error(L);
   int64_t pos = 0;
   luaL_checkstack(L, c->ndim + 4, "totable: too many dimensions");
@@ -360,8 +375,11 @@ static int t_index(lua_State *L) {
   bool all_numbers;
   lt_tensor_t *v = index_view(L, t, 2, &all_numbers);
   if (v->ndim == 0) { /* a single element: a number */
-    push_element(L, v, 0);
+    lt_tensor_t *h = host_contiguous(v);
     lt_release(v);
+    if (!h) return lt_lua_error(L);
+    push_element(L, h, 0);
+    lt_release(h);
     return 1;
   }
   lt_lua_pushtensor(L, v);

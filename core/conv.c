@@ -40,6 +40,7 @@ static int check_conv(const char *op, const lt_tensor_t *x, const lt_tensor_t *w
                       const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2],
                       int64_t groups, plan_t *p) {
   const lt_tensor_t *ts[3] = {x, w, b};
+  LT_TRY(lt_check_host(op, x));
   LT_TRY(lt_check_same_device(op, 3, ts));
   if (!lt_dtype_is_floating(x->dtype))
     return lt_error("%s: expected a floating point input, got %s", op, lt_dtype_name(x->dtype));
@@ -562,6 +563,7 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
                     lt_shape_str(x->ndim, ysz + yo, s1, sizeof s1), lt_shape_str(g->ndim, g->sizes, s2, sizeof s2));
   }
   const lt_tensor_t *ts[2] = {g, x};
+  LT_TRY(lt_check_host("conv2d_backward", g));
   LT_TRY(lt_check_same_device("conv2d_backward", 2, ts));
   if (!lt_dtype_is_floating(g->dtype))
     return lt_error("conv2d_backward: expected a floating point gradient, got %s", lt_dtype_name(g->dtype));

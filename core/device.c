@@ -151,9 +151,13 @@ int lt_device_resolve(lt_device_t d, lt_device_t *out) {
     return lt_error("device type '%s' is not available in this build; available types: %s",
                     lt_devtype_name((lt_devtype)d.type), lt_devtypes_available());
   int n = be->device_count();
-  if (n == 0)
-    return lt_error("no %s device is available (%s)", be->name,
-                    d.type == LT_CUDA ? "torch.cuda.is_available() is false" : "none found");
+  if (n == 0) {
+    const char *why = be->unavailable ? be->unavailable() : NULL;
+    if (d.type == LT_CUDA)
+      return lt_error("%s: CUDA is not available: %s", lt_device_format(d, buf, sizeof buf),
+                      why ? why : "no CUDA device found");
+    return lt_error("no %s device is available (%s)", be->name, why ? why : "none found");
+  }
   int index = d.index < 0 ? current[d.type] : d.index;
   if (index >= n)
     return lt_error("device %s does not exist: %d %s device%s available", lt_device_format(d, buf, sizeof buf),

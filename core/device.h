@@ -35,6 +35,7 @@ typedef struct lt_backend_i {
   size_t cache_limit;                       /* cached free bytes kept per device; 0 = no limit */
   int (*synchronize)(int index);            /* wait for all work queued on the device */
   bool host_accessible;                     /* its memory can be read by the CPU directly */
+  const char *(*unavailable)(void);         /* why device_count() is 0 ("no CUDA driver (...)") */
 } lt_backend_i;
 
 /* A backend compiled in (CUDA) registers itself before first use. */

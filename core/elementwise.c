@@ -3,6 +3,7 @@
 #include "core/iter.h"
 #include "core/grad.h"
 #include "core/elementwise.h"
+#include "core/cuda.h"
 #include "kernels/cpu/elementwise.h"
 
 #include <stdio.h>
@@ -88,9 +89,11 @@ static int ensure_dtype(const lt_tensor_t **t, lt_dtype dt, lt_tensor_t **tmp) {
 }
 
 /* Run loop over the outputs and inputs; inputs NULL are scalars given by scalar_ptr[k]. When the
-   real output's dtype differs from the compute dtype, compute into a temporary and cast. */
+   real output's dtype differs from the compute dtype, compute into a temporary and cast. Outputs
+   on a device whose memory the CPU cannot read go to that device's kernel for the op (dk). */
 static int run_elementwise(lt_tensor_t *out, lt_dtype compute_out, int nin, const lt_tensor_t **ins,
-                           void *const *scalar_ptr, lt_loop_fn loop, const void *ctx) {
+                           void *const *scalar_ptr, lt_loop_fn loop, const void *ctx, const char *name,
+                           const lt_ew_desc_t *dk) {
   lt_tensor_t *target = out;
   lt_tensor_t *tmp = NULL;
   if (out->dtype != compute_out) {
@@ -98,19 +101,23 @@ static int run_elementwise(lt_tensor_t *out, lt_dtype compute_out, int nin, cons
     if (!tmp) return LT_ERR;
     target = tmp;
   }
-  lt_tensor_t *ops[LT_ITER_MAX_OPS];
-  ops[0] = target;
-  for (int k = 0; k < nin; k++) ops[k + 1] = (lt_tensor_t *)ins[k];
-  lt_iter_t it;
-  lt_iter_init(&it, nin + 1, ops);
-  for (int k = 0; k < nin; k++) /* numbers: one value, converted to the compute dtype */
-    if (!ins[k]) it.data[k + 1] = scalar_ptr[k];
-  lt_iter_run(&it, loop, ctx, LT_GRAIN);
   int rc = LT_OK;
-  if (tmp) {
-    rc = lt_copy_(out, tmp);
-    lt_release(tmp);
+  if (target->device.type != LT_CPU) {
+    rc = lt_cuda_elementwise(name, dk, target, nin, ins, scalar_ptr);
+  } else {
+    lt_tensor_t *ops[LT_ITER_MAX_OPS];
+    ops[0] = target;
+    for (int k = 0; k < nin; k++) ops[k + 1] = (lt_tensor_t *)ins[k];
+    lt_iter_t it;
+    lt_iter_init(&it, nin + 1, ops);
+    for (int k = 0; k < nin; k++) /* numbers: one value, converted to the compute dtype */
+      if (!ins[k]) it.data[k + 1] = scalar_ptr[k];
+    lt_iter_run(&it, loop, ctx, LT_GRAIN);
   }
+  if (rc == LT_OK && tmp) {
+    rc = lt_copy_(out, tmp);
+  }
+  lt_release(tmp);
   return rc;
 }
 
@@ -134,7 +141,8 @@ lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
   const lt_tensor_t *in = x;
   lt_tensor_t *tmp = NULL;
   if (ensure_dtype(&in, dt, &tmp) != LT_OK) { lt_release(o); return NULL; }
-  int rc = run_elementwise(o, dt, 1, &in, NULL, lt_cpu_unary_loop(op, dt), NULL);
+  lt_ew_desc_t dk = {LT_EW_UNARY, (int)op, dt, 0, 0};
+  int rc = run_elementwise(o, dt, 1, &in, NULL, lt_cpu_unary_loop(op, dt), NULL, name, &dk);
   lt_release(tmp);
   if (rc != LT_OK) { lt_release(o); return NULL; }
   if (out) lt_bump_version(out);
@@ -151,7 +159,8 @@ lt_tensor_t *lt_unary_backward(lt_unary_op op, lt_tensor_t *g, lt_tensor_t *x, l
   lt_tensor_t *tmp[2] = {NULL, NULL};
   int rc = ensure_dtype(&ins[1], g->dtype, &tmp[0]);
   if (rc == LT_OK) rc = ensure_dtype(&ins[2], g->dtype, &tmp[1]);
-  if (rc == LT_OK) rc = run_elementwise(o, g->dtype, 3, ins, NULL, loop, NULL);
+  lt_ew_desc_t dk = {LT_EW_UNARY_GRAD, (int)op, g->dtype, 0, 0};
+  if (rc == LT_OK) rc = run_elementwise(o, g->dtype, 3, ins, NULL, loop, NULL, unary_names[op], &dk);
   lt_release(tmp[0]);
   lt_release(tmp[1]);
   if (rc != LT_OK) { lt_release(o); return NULL; }
@@ -232,7 +241,8 @@ static int check_int_divisor(const char *name, const lt_operand_t *b) {
 static bool binary_fast_path(lt_binary_op op, const lt_tensor_t *x, const lt_tensor_t *y, double alpha,
                              const lt_tensor_t *out) {
   lt_dtype dt = x->dtype;
-  if (y->dtype != dt || x->ndim != y->ndim || !lt_device_eq(x->device, y->device) || (out && out != x))
+  if (y->dtype != dt || x->ndim != y->ndim || !lt_device_eq(x->device, y->device) || (out && out != x) ||
+      x->device.type != LT_CPU)
     return false;
   if (!lt_dtype_is_floating(dt) &&
       (dt == LT_BOOL || !lt_binary_has_int(op) || op == LT_BINARY_fmod || op == LT_BINARY_remainder ||
@@ -287,7 +297,8 @@ lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double a
   lt_tensor_t *o = prepare_out(name, out, s.nd, s.shape, dt, s.dev);
   if (!o) { setup_free(&s); return NULL; }
   lt_binary_ctx_t ctx = {alpha, (int64_t)alpha};
-  int rc = run_elementwise(o, dt, 2, s.in, s.sptr, lt_cpu_binary_loop(op, dt), &ctx);
+  lt_ew_desc_t dk = {LT_EW_BINARY, (int)op, dt, alpha, (int64_t)alpha};
+  int rc = run_elementwise(o, dt, 2, s.in, s.sptr, lt_cpu_binary_loop(op, dt), &ctx, name, &dk);
   setup_free(&s);
   if (rc != LT_OK) { lt_release(o); return NULL; }
   if (out) lt_bump_version(out);
@@ -309,7 +320,8 @@ lt_tensor_t *lt_compare(lt_compare_op op, lt_operand_t a, lt_operand_t b, lt_ten
   if (setup_binary(name, &a, &b, dt, out, &s) != LT_OK) return NULL;
   lt_tensor_t *o = prepare_out(name, out, s.nd, s.shape, LT_BOOL, s.dev);
   if (!o) { setup_free(&s); return NULL; }
-  int rc = run_elementwise(o, LT_BOOL, 2, s.in, s.sptr, lt_cpu_compare_loop(op, dt), NULL);
+  lt_ew_desc_t dk = {LT_EW_COMPARE, (int)op, dt, 0, 0};
+  int rc = run_elementwise(o, LT_BOOL, 2, s.in, s.sptr, lt_cpu_compare_loop(op, dt), NULL, name, &dk);
   setup_free(&s);
   if (rc != LT_OK) { lt_release(o); return NULL; }
   if (out) lt_bump_version(out);
@@ -345,7 +357,8 @@ lt_tensor_t *lt_where(lt_tensor_t *cond, lt_operand_t a, lt_operand_t b) {
   if (!o) { setup_free(&s); return NULL; }
   const lt_tensor_t *ins[3] = {cond, s.in[0], s.in[1]};
   void *sp[3] = {NULL, s.sptr[0], s.sptr[1]};
-  int rc = run_elementwise(o, dt, 3, ins, sp, lt_cpu_where_loop(lt_dtype_size(dt)), NULL);
+  lt_ew_desc_t dk = {LT_EW_WHERE, 0, dt, 0, 0};
+  int rc = run_elementwise(o, dt, 3, ins, sp, lt_cpu_where_loop(lt_dtype_size(dt)), NULL, "where", &dk);
   setup_free(&s);
   if (rc != LT_OK) { lt_release(o); return NULL; }
   return o;
@@ -392,8 +405,7 @@ int lt_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
   /* host-accessible memory on both sides: one loop does the conversion */
   const lt_backend_i *bd = lt_backend((lt_devtype)dst->device.type);
   const lt_backend_i *bs = lt_backend((lt_devtype)src->device.type);
-  if (!bd->host_accessible || !bs->host_accessible)
-    return lt_error("copy_: copies between %s and %s are not supported by this build", bs->name, bd->name);
+  if (!bd->host_accessible || !bs->host_accessible) return lt_cuda_copy_(dst, src);
   if (dst->numel == 0) return LT_OK;
   lt_tensor_t *ops[2] = {dst, (lt_tensor_t *)src};
   lt_iter_t it;
@@ -410,9 +422,17 @@ int lt_fill_(lt_tensor_t *dst, lt_operand_t v) {
       return lt_error("fill_: only supports 0-dimension value tensor but got tensor with %d dimensions", v.t->ndim);
     return lt_copy_(dst, v.t);
   }
-  unsigned char buf[8];
+  unsigned char buf[8] = {0};
   scalar_to_bytes(&v, dst->dtype, buf);
   if (dst->numel == 0) return LT_OK;
+  if (dst->device.type != LT_CPU) {
+    lt_ew_desc_t dk = {LT_EW_FILL, 0, dst->dtype, 0, 0};
+    void *sp[1] = {buf};
+    const lt_tensor_t *none[1] = {NULL};
+    LT_TRY(lt_cuda_elementwise("fill_", &dk, dst, 1, none, sp));
+    lt_bump_version(dst);
+    return LT_OK;
+  }
   lt_tensor_t *ops[1] = {dst};
   lt_iter_t it;
   lt_iter_init(&it, 1, ops);
@@ -467,6 +487,13 @@ int lt_item(const lt_tensor_t *x, lt_operand_t *out) {
   if (x->numel != 1)
     return lt_error("item: a tensor with %lld elements cannot be converted to a number",
                     (long long)x->numel);
+  if (x->device.type != LT_CPU) { /* the value comes to the host first (waits for the device) */
+    lt_tensor_t *h = lt_convert(x, x->dtype, lt_device(LT_CPU, 0));
+    if (!h) return LT_ERR;
+    int rc = lt_item(h, out);
+    lt_release(h);
+    return rc;
+  }
   if (lt_dtype_is_floating(x->dtype)) *out = lt_float_operand(lt_get_double(x, 0));
   else if (x->dtype == LT_BOOL) {
     *out = lt_int_operand(lt_get_int(x, 0));
@@ -485,6 +512,11 @@ int lt_equal(const lt_tensor_t *a, const lt_tensor_t *b, bool *out) {
   lt_tensor_t *e = lt_compare(LT_COMPARE_eq, lt_tensor_operand((lt_tensor_t *)a),
                               lt_tensor_operand((lt_tensor_t *)b), NULL);
   if (!e) return LT_ERR;
+  if (e->device.type != LT_CPU) {
+    lt_tensor_t *h = lt_convert(e, LT_BOOL, lt_device(LT_CPU, 0));
+    lt_release(e);
+    if (!(e = h)) return LT_ERR;
+  }
   bool all = true;
   const bool *p = lt_data(e);
   for (int64_t i = 0; i < e->numel && all; i++) all = p[i];

@@ -73,6 +73,7 @@ typedef struct {
 
 /* Fill x with a draw, through a contiguous temporary when x is not contiguous. */
 static int fill_random(lt_tensor_t *x, lt_generator_t *g, draw_t d) {
+  LT_TRY(lt_check_host("random", x)); /* no CUDA generator yet */
   if (!g) g = lt_default_generator();
   lt_tensor_t *target = x;
   if (!lt_is_contiguous(x)) {
@@ -111,6 +112,7 @@ lt_tensor_t *lt_randperm(int64_t n, lt_dtype dt, lt_device_t dev, lt_generator_t
   if (!g) g = lt_default_generator();
   lt_tensor_t *t = lt_empty(1, &n, dt, dev);
   if (!t) return NULL;
+  if (lt_check_host("randperm", t) != LT_OK) { lt_release(t); return NULL; }
   if (lt_random_perm(g, dt, lt_data(t), n) != LT_OK) { lt_release(t); return NULL; }
   return t;
 }

@@ -24,6 +24,7 @@ static lt_tensor_t *gemm(const char *op, int nd, const int64_t *out_sizes, int64
                          int64_t n, int64_t k, const lt_tensor_t *a, int64_t sab, int64_t sar,
                          int64_t sac, const lt_tensor_t *b, int64_t sbb, int64_t sbr, int64_t sbc,
                          const lt_tensor_t *c, double beta, double alpha) {
+  if (lt_check_host(op, a) != LT_OK) return NULL; /* no cuBLAS path yet */
   lt_tensor_t *out = lt_empty(nd, out_sizes, a->dtype, a->device);
   if (!out) return NULL;
   if (c && beta != 0) {

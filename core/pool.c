@@ -30,6 +30,7 @@ static int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t s, int64_
 /* x: a floating, non-empty 3-D or 4-D tensor; fills the plane counts and H, W */
 static int check_input(const char *op, const lt_tensor_t *x, pool_plan_t *p) {
   char s[256];
+  LT_TRY(lt_check_host(op, x));
   if (x->ndim != 3 && x->ndim != 4)
     return lt_error("%s: expected a 3-D (unbatched) or 4-D (batched) input, but got input of size %s", op,
                     lt_shape_str(x->ndim, x->sizes, s, sizeof s));
@@ -112,6 +113,7 @@ static lt_tensor_t *finish(lt_tensor_t *r, lt_dtype dt) {
 /* g must have the output's shape */
 static int check_grad(const char *op, const lt_tensor_t *g, const lt_tensor_t *x, int nd, const int64_t *sizes) {
   const lt_tensor_t *ts[2] = {g, x};
+  LT_TRY(lt_check_host(op, g));
   LT_TRY(lt_check_same_device(op, 2, ts));
   if (!lt_dtype_is_floating(g->dtype))
     return lt_error("%s: expected a floating point gradient, got %s", op, lt_dtype_name(g->dtype));
@@ -168,7 +170,7 @@ lt_tensor_t *lt_max_pool2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t 
     return NULL;
   }
   const lt_tensor_t *ts[2] = {indices, x};
-  if (lt_check_same_device(op, 2, ts) != LT_OK) return NULL;
+  if (lt_check_host(op, g) != LT_OK || lt_check_same_device(op, 2, ts) != LT_OK) return NULL;
   if (check_grad(op, g, x, indices->ndim, indices->sizes) != LT_OK) return NULL;
   p.g.OH = indices->sizes[x->ndim - 2];
   p.g.OW = indices->sizes[x->ndim - 1];

@@ -254,3 +254,10 @@ int lt_check_dtype_floating(const char *op, const lt_tensor_t *t) {
     return lt_error("%s: expected a floating point tensor, got %s", op, lt_dtype_name(t->dtype));
   return LT_OK;
 }
+
+int lt_check_host(const char *op, const lt_tensor_t *t) {
+  if (!t || t->device.type == LT_CPU) return LT_OK;
+  const lt_backend_i *b = lt_backend((lt_devtype)t->device.type);
+  if (b && b->host_accessible) return LT_OK;
+  return lt_error("%s: not implemented for %s tensors yet", op, t->device.type == LT_CUDA ? "CUDA" : lt_devtype_name((lt_devtype)t->device.type));
+}

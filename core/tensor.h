@@ -83,5 +83,8 @@ static inline void lt_bump_version(lt_tensor_t *t) { atomic_fetch_add_explicit(&
    found at least two devices, cpu:1 and cpu:0". 0-dim CPU tensors may join another device. */
 int lt_check_same_device(const char *op, int n, const lt_tensor_t *const *ts);
 int lt_check_dtype_floating(const char *op, const lt_tensor_t *t);
+/* The guard where CPU kernels are launched: t (NULL is allowed) in memory the CPU can read; else
+   "op: not implemented for CUDA tensors yet" (the CPU must never dereference a device pointer). */
+int lt_check_host(const char *op, const lt_tensor_t *t);
 
 #endif

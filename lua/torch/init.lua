@@ -71,25 +71,6 @@ torch.isnan, torch.isinf, torch.isfinite = Tensor.isnan, Tensor.isinf, Tensor.is
 -- x:new(...) is Torch7's way to make an empty tensor of the same type
 function Tensor.new(x, ...) return x:new_empty(...) end
 
--- torch.cuda in a build without CUDA: queries answer, everything else explains
-if not torch.cuda then
-  local cuda = {}
-  local function unavailable(name)
-    return function()
-      error('torch.cuda.' .. name .. ': CUDA is not available (this build has no CUDA support, or no GPU is present)', 2)
-    end
-  end
-  function cuda.is_available() return false end
-  function cuda.device_count() return 0 end
-  for _, name in ipairs { 'current_device', 'set_device', 'get_device_name', 'get_device_properties',
-    'mem_get_info', 'synchronize', 'Stream', 'Event', 'current_stream', 'stream', 'device' } do
-    cuda[name] = unavailable(name)
-  end
-  function cuda.manual_seed() end -- as PyTorch: silently ignored without CUDA
-  function cuda.manual_seed_all() end
-  torch.cuda = cuda
-end
-
 -- torch.memory.summary: a table in the manner of PyTorch's memory_summary
 -- PyTorch's _format_size: the next unit once the value reaches 768 * 1024 of the current one
 local function fmt_size(b)
@@ -134,7 +115,7 @@ torch.isinstance = torch.class.isinstance
 require 'torch.serialization'
 
 -- torch.nn, torch.F (torch.nn.functional), torch.optim and torch.data load on first use
-local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim', data = 'torch.data' }
+local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim', data = 'torch.data', cuda = 'torch.cuda' }
 setmetatable(torch, {
   __index = function(t, k)
     local m = lazy[k]

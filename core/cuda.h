@@ -1,0 +1,64 @@
+/* The CUDA backend's core API, with no CUDA types: the same declarations in every build. A build
+   without CUDA=1 compiles core/cuda_*.c to stubs that report zero devices and refuse every request,
+   so the bindings and the rest of the core call these without knowing whether CUDA is compiled in. */
+#ifndef LT_CUDA_H
+#define LT_CUDA_H
+
+#include "core/tensor.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Whether this build has the CUDA backend (make CUDA=1). */
+bool lt_cuda_compiled(void);
+/* Devices visible to this process (CUDA_VISIBLE_DEVICES applied by the runtime); 0 without a
+   driver or GPU. */
+int lt_cuda_device_count(void);
+/* Why no device is usable, e.g. "no CUDA driver (cudaErrorInsufficientDriver)"; NULL when there are
+   devices. */
+const char *lt_cuda_unavailable_reason(void);
+
+typedef struct {
+  char name[256];
+  int64_t total_memory;
+  int major, minor;
+  int multi_processor_count;
+} lt_cuda_props_t;
+
+/* index -1 is the current CUDA device; errors name the op. */
+int lt_cuda_get_properties(int index, lt_cuda_props_t *out);
+int lt_cuda_mem_get_info(int index, int64_t *free_bytes, int64_t *total_bytes);
+int lt_cuda_synchronize(int index);
+/* The seed of the CUDA generator of a device (-1: the current one; all: every device). */
+int lt_cuda_manual_seed(int index, uint64_t seed, bool all);
+int lt_cuda_initial_seed(int index, uint64_t *out);
+
+/* dst = src where either lives on a CUDA device: dtype conversion, broadcasting and strides
+   included (called by lt_copy_). Waits for the copy when the destination is host memory. */
+int lt_cuda_copy_(lt_tensor_t *dst, const lt_tensor_t *src);
+
+/* The elementwise ops on CUDA tensors (core/cuda_elementwise.c): out and the inputs are on one
+   CUDA device; an input NULL is the scalar of `size` bytes at scalar[k]. kind and op name the op
+   of kernels/elementwise.h. Errors name the op ("exp: not implemented for CUDA tensors of dtype
+   float64 yet"). */
+typedef enum { LT_EW_UNARY, LT_EW_BINARY, LT_EW_COMPARE, LT_EW_UNARY_GRAD, LT_EW_WHERE, LT_EW_FILL } lt_ew_kind;
+typedef struct {
+  lt_ew_kind kind;
+  int op;
+  lt_dtype dtype;     /* the inputs' (compute) dtype */
+  double alpha;       /* binary ops */
+  int64_t ialpha;
+} lt_ew_desc_t;
+int lt_cuda_elementwise(const char *name, const lt_ew_desc_t *d, lt_tensor_t *out, int nin,
+                        const lt_tensor_t *const *ins, void *const *scalar);
+
+/* Pinned host memory, from a small cache; NULL with an error when CUDA is unavailable. */
+void *lt_cuda_host_alloc(size_t n);
+void lt_cuda_host_free(void *p);
+bool lt_cuda_is_pinned(const void *p);
+/* x:pin_memory(): a copy of a CPU tensor in pinned memory; x:is_pinned(). */
+lt_tensor_t *lt_pin_memory(const lt_tensor_t *t);
+bool lt_is_pinned(const lt_tensor_t *t);
+
+#endif

@@ -1,0 +1,124 @@
+/* Elementwise ops on CUDA tensors: the core's checks, type promotion and output allocation have
+   run (core/elementwise.c); this brings the operands to the kernels' form (contiguous, of the
+   output's shape, or a scalar passed by value) and launches the kernel of kernels/cuda/. Without
+   CUDA=1 it is a stub that refuses. */
+#include "core/cuda.h"
+#include "core/elementwise.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef LT_WITH_CUDA
+#include "core/cuda_check.h"
+#include "kernels/cuda/elementwise.h"
+
+_Static_assert(LT_FLOAT32 == 0 && LT_FLOAT16 == 2 && LT_BFLOAT16 == 3,
+               "the dtype numbers kernels/cuda/elementwise.cu uses");
+
+/* LUTORCH_CUDA_SYNC=1: wait for each kernel, so that a fault is reported by the op that made it */
+static int sync_after_launch(void) {
+  static int v = -1;
+  if (v < 0) {
+    const char *s = getenv("LUTORCH_CUDA_SYNC");
+    v = s && *s && strcmp(s, "0") != 0;
+  }
+  return v;
+}
+
+static bool same_shape(const lt_tensor_t *a, const lt_tensor_t *b) {
+  return a->ndim == b->ndim && memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) == 0;
+}
+
+/* Operand k as a device pointer over out's elements (*ptr), or a scalar (*ptr NULL, *bits): a
+   broadcast or strided input is first copied to a contiguous tensor of out's shape (*tmp). */
+static int prepare_input(const lt_tensor_t *out, const lt_tensor_t *in, void *scalar, const void **ptr,
+                         uint64_t *bits, lt_tensor_t **tmp) {
+  *ptr = NULL;
+  *bits = 0;
+  *tmp = NULL;
+  if (!in) {
+    memcpy(bits, scalar, 8);
+    return LT_OK;
+  }
+  if (in->device.type != LT_CUDA) { /* a 0-dim CPU tensor joins as a number */
+    memcpy(bits, lt_data(in), lt_elsize(in));
+    return LT_OK;
+  }
+  if (same_shape(in, out) && lt_is_contiguous(in)) {
+    *ptr = lt_data(in);
+    return LT_OK;
+  }
+  *tmp = lt_empty(out->ndim, out->sizes, in->dtype, out->device);
+  if (!*tmp) return LT_ERR;
+  LT_TRY(lt_copy_(*tmp, in));
+  *ptr = lt_data(*tmp);
+  return LT_OK;
+}
+
+/* The launch on a contiguous output. */
+static int launch(const char *name, const lt_ew_desc_t *d, lt_tensor_t *out, int nin,
+                  const lt_tensor_t *const *ins, void *const *scalar) {
+  int dev = out->device.index;
+  const void *p[3] = {NULL, NULL, NULL};
+  uint64_t bits[3] = {0, 0, 0};
+  lt_tensor_t *tmp[3] = {NULL, NULL, NULL};
+  int rc = LT_OK;
+  for (int k = 0; k < nin && rc == LT_OK; k++)
+    rc = prepare_input(out, ins[k], scalar ? scalar[k] : NULL, &p[k], &bits[k], &tmp[k]);
+  if (rc == LT_OK) rc = lt_cuda_use(dev);
+  int e = 0;
+  int64_t n = out->numel;
+  void *o = lt_data(out);
+  if (rc == LT_OK) {
+    switch (d->kind) {
+      case LT_EW_UNARY: e = lt_cuda_k_unary(d->op, d->dtype, o, p[0], n); break;
+      case LT_EW_BINARY: e = lt_cuda_k_binary(d->op, d->dtype, o, p[0], p[1], bits[0], bits[1], d->alpha, n); break;
+      case LT_EW_COMPARE: e = lt_cuda_k_compare(d->op, d->dtype, o, p[0], p[1], bits[0], bits[1], n); break;
+      case LT_EW_UNARY_GRAD: e = lt_cuda_k_unary_grad(d->op, d->dtype, o, p[0], p[1], p[2], n); break;
+      case LT_EW_WHERE:
+        e = lt_cuda_k_where((int)lt_dtype_size(d->dtype), o, p[0], p[1], p[2], bits[1], bits[2], n);
+        break;
+      case LT_EW_FILL: e = lt_cuda_k_fill((int)lt_dtype_size(d->dtype), o, bits[0], n); break;
+    }
+    if (e == -1) rc = lt_error("%s: not implemented for CUDA tensors of dtype %s yet", name, lt_dtype_name(d->dtype));
+    else rc = lt_cuda_report((cudaError_t)e, "the kernel launch", __FILE__, __LINE__, dev);
+    if (rc != LT_OK) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", lt_last_error());
+      rc = lt_error("%s: %s", name, msg);
+    }
+  }
+  if (rc == LT_OK && sync_after_launch()) {
+    cudaError_t s = cudaDeviceSynchronize();
+    rc = lt_cuda_report(s, "cudaDeviceSynchronize() after the kernel (LUTORCH_CUDA_SYNC=1)", __FILE__, __LINE__, dev);
+  }
+  for (int k = 0; k < 3; k++) lt_release(tmp[k]);
+  return rc;
+}
+
+int lt_cuda_elementwise(const char *name, const lt_ew_desc_t *d, lt_tensor_t *out, int nin,
+                        const lt_tensor_t *const *ins, void *const *scalar) {
+  bool by_size = d->kind == LT_EW_WHERE || d->kind == LT_EW_FILL;
+  if (!by_size && !lt_cuda_k_supported(d->dtype))
+    return lt_error("%s: not implemented for CUDA tensors of dtype %s yet", name, lt_dtype_name(d->dtype));
+  if (out->numel == 0) return LT_OK;
+  if (lt_is_contiguous(out)) return launch(name, d, out, nin, ins, scalar);
+  /* a strided output (an in-place op on a view): computed contiguous, then copied into place */
+  lt_tensor_t *tmp = lt_empty(out->ndim, out->sizes, out->dtype, out->device);
+  if (!tmp) return LT_ERR;
+  int rc = launch(name, d, tmp, nin, ins, scalar);
+  if (rc == LT_OK) rc = lt_copy_(out, tmp);
+  lt_release(tmp);
+  return rc;
+}
+
+#else /* ---- a build without CUDA ---- */
+
+int lt_cuda_elementwise(const char *name, const lt_ew_desc_t *d, lt_tensor_t *out, int nin,
+                        const lt_tensor_t *const *ins, void *const *scalar) {
+  (void)d; (void)out; (void)nin; (void)ins; (void)scalar;
+  return lt_error("%s: CUDA is not available: %s", name, lt_cuda_unavailable_reason());
+}
+
+#endif

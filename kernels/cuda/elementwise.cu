@@ -1,0 +1,212 @@
+/* The CUDA elementwise kernels: grid-stride loops over contiguous operands whose per-element math
+   is the X-macro op table of kernels/elementwise.h, the same bodies the CPU loops expand, so what
+   CI tests on the CPU is what runs here. float16/bfloat16 load to float32 and store back with the
+   shared round-to-nearest-even conversions of kernels/half.h. */
+#include "kernels/cuda/elementwise.h"
+#include "kernels/elementwise.h"
+
+#include <cuda_runtime.h>
+
+/* lt_dtype numbering (core/dtype.h; checked by core/cuda_elementwise.c) */
+enum { DT_F32 = 0, DT_F16 = 2, DT_BF16 = 3 };
+
+/* ---- loads and stores of the storage types, computing in float ---- */
+__device__ __forceinline__ float ld(float v) { return v; }
+__device__ __forceinline__ float ld(lt_half v) { return lt_half_to_float(v); }
+__device__ __forceinline__ float ld(lt_bfloat16 v) { return lt_bf16_to_float(v); }
+template <typename ST> __device__ __forceinline__ ST st(float v);
+template <> __device__ __forceinline__ float st<float>(float v) { return v; }
+template <> __device__ __forceinline__ lt_half st<lt_half>(float v) { return lt_float_to_half(v); }
+template <> __device__ __forceinline__ lt_bfloat16 st<lt_bfloat16>(float v) { return lt_float_to_bf16(v); }
+
+/* a scalar operand's storage bytes as its storage type */
+template <typename ST> __host__ __device__ ST from_bits(uint64_t bits) {
+  ST v;
+  memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+/* ---- per-element functors from the op tables ---- */
+#define LT_X(name, kind, fbody, ibody) \
+  struct un_##name { __device__ static float f(float v) { typedef float T; return (T)(fbody); } };
+LT_UNARY_OPS(LT_X)
+#undef LT_X
+
+#define LT_X(name, kind, fbody, ibody)                                  \
+  struct bin_##name {                                                   \
+    __device__ static float f(float a, float b, float alpha) {          \
+      typedef float T; (void)alpha; return (T)(fbody);                  \
+    }                                                                   \
+  };
+LT_BINARY_OPS(LT_X)
+#undef LT_X
+
+#define LT_X(name, body) \
+  struct cmp_##name { __device__ static bool f(float a, float b) { return body; } };
+LT_COMPARE_OPS(LT_X)
+#undef LT_X
+
+#define LT_X(name, ux, uy, body)                                                     \
+  struct ungrad_##name {                                                             \
+    __device__ static float f(float g, float x, float y) {                           \
+      typedef float T; (void)g; (void)x; (void)y; return (T)(body);                  \
+    }                                                                                \
+  };
+LT_UNARY_GRADS(LT_X)
+#undef LT_X
+
+/* every op of each table has a functor: the tables' counts against the enums */
+#define LT_X(...) +1
+static_assert(0 LT_UNARY_OPS(LT_X) == LT_NUNARY, "unary op table");
+static_assert(0 LT_UNARY_GRADS(LT_X) == LT_NUNARY, "unary grad table");
+static_assert(0 LT_BINARY_OPS(LT_X) == LT_NBINARY, "binary op table");
+static_assert(0 LT_COMPARE_OPS(LT_X) == LT_NCOMPARE, "compare op table");
+#undef LT_X
+
+/* ---- grid-stride kernels ---- */
+#define GRID_STRIDE(i, n) \
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+template <typename ST, typename F> __global__ void unary_k(ST *o, const ST *x, int64_t n) {
+  GRID_STRIDE(i, n) o[i] = st<ST>(F::f(ld(x[i])));
+}
+
+template <typename ST, typename F>
+__global__ void binary_k(ST *o, const ST *a, const ST *b, ST sa, ST sb, float alpha, int64_t n) {
+  GRID_STRIDE(i, n) o[i] = st<ST>(F::f(ld(a ? a[i] : sa), ld(b ? b[i] : sb), alpha));
+}
+
+template <typename ST, typename F>
+__global__ void compare_k(bool *o, const ST *a, const ST *b, ST sa, ST sb, int64_t n) {
+  GRID_STRIDE(i, n) o[i] = F::f(ld(a ? a[i] : sa), ld(b ? b[i] : sb));
+}
+
+template <typename ST, typename F>
+__global__ void unary_grad_k(ST *o, const ST *g, const ST *x, const ST *y, int64_t n) {
+  GRID_STRIDE(i, n) o[i] = st<ST>(F::f(ld(g[i]), ld(x[i]), ld(y[i])));
+}
+
+template <typename U>
+__global__ void where_k(U *o, const bool *c, const U *a, const U *b, U sa, U sb, int64_t n) {
+  GRID_STRIDE(i, n) o[i] = c[i] ? (a ? a[i] : sa) : (b ? b[i] : sb);
+}
+
+template <typename U> __global__ void fill_k(U *o, U v, int64_t n) { GRID_STRIDE(i, n) o[i] = v; }
+
+/* enough blocks to fill the GPU several times over; the grid-stride loop covers the rest */
+static dim3 grid_for(int64_t n) {
+  int64_t blocks = (n + 255) / 256;
+  return dim3((unsigned)(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535));
+}
+#define LAUNCH(kernel, n, ...)                                   \
+  do {                                                           \
+    if ((n) > 0) kernel<<<grid_for(n), 256>>>(__VA_ARGS__, (n)); \
+    return (int)cudaGetLastError();                              \
+  } while (0)
+
+/* ---- dispatch on dtype, then op ---- */
+template <typename ST> static int unary_t(int op, void *out, const void *x, int64_t n) {
+  switch (op) {
+#define LT_X(name, kind, fbody, ibody) \
+  case LT_UNARY_##name: LAUNCH((unary_k<ST, un_##name>), n, (ST *)out, (const ST *)x);
+    LT_UNARY_OPS(LT_X)
+#undef LT_X
+    default: return -1;
+  }
+}
+
+template <typename ST>
+static int binary_t(int op, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb, double alpha,
+                    int64_t n) {
+  switch (op) {
+#define LT_X(name, kind, fbody, ibody)                                                                  \
+  case LT_BINARY_##name:                                                                                \
+    LAUNCH((binary_k<ST, bin_##name>), n, (ST *)out, (const ST *)a, (const ST *)b, from_bits<ST>(sa), \
+           from_bits<ST>(sb), (float)alpha);
+    LT_BINARY_OPS(LT_X)
+#undef LT_X
+    default: return -1;
+  }
+}
+
+template <typename ST>
+static int compare_t(int op, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb, int64_t n) {
+  switch (op) {
+#define LT_X(name, body)                                                                                 \
+  case LT_COMPARE_##name:                                                                                \
+    LAUNCH((compare_k<ST, cmp_##name>), n, (bool *)out, (const ST *)a, (const ST *)b, from_bits<ST>(sa), \
+           from_bits<ST>(sb));
+    LT_COMPARE_OPS(LT_X)
+#undef LT_X
+    default: return -1;
+  }
+}
+
+template <typename ST>
+static int unary_grad_t(int op, void *out, const void *g, const void *x, const void *y, int64_t n) {
+  switch (op) {
+#define LT_X(name, ux, uy, body)                                                                      \
+  case LT_UNARY_##name:                                                                               \
+    LAUNCH((unary_grad_k<ST, ungrad_##name>), n, (ST *)out, (const ST *)g, (const ST *)x, (const ST *)y);
+    LT_UNARY_GRADS(LT_X)
+#undef LT_X
+    default: return -1;
+  }
+}
+
+#define BY_DTYPE(dtype, call)                    \
+  switch (dtype) {                               \
+    case DT_F32: { typedef float ST; call; }     \
+    case DT_F16: { typedef lt_half ST; call; }   \
+    case DT_BF16: { typedef lt_bfloat16 ST; call; } \
+    default: return -1;                          \
+  }
+
+extern "C" {
+
+int lt_cuda_k_supported(int dtype) { return dtype == DT_F32 || dtype == DT_F16 || dtype == DT_BF16; }
+
+int lt_cuda_k_unary(int op, int dtype, void *out, const void *x, int64_t n) {
+  BY_DTYPE(dtype, return unary_t<ST>(op, out, x, n))
+}
+
+int lt_cuda_k_binary(int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
+                     double alpha, int64_t n) {
+  BY_DTYPE(dtype, return binary_t<ST>(op, out, a, b, sa, sb, alpha, n))
+}
+
+int lt_cuda_k_compare(int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
+                      int64_t n) {
+  BY_DTYPE(dtype, return compare_t<ST>(op, out, a, b, sa, sb, n))
+}
+
+int lt_cuda_k_unary_grad(int op, int dtype, void *out, const void *g, const void *x, const void *y, int64_t n) {
+  BY_DTYPE(dtype, return unary_grad_t<ST>(op, out, g, x, y, n))
+}
+
+int lt_cuda_k_where(int size, void *out, const void *cond, const void *a, const void *b, uint64_t sa,
+                    uint64_t sb, int64_t n) {
+  const bool *c = (const bool *)cond;
+  switch (size) {
+    case 1: LAUNCH(where_k<uint8_t>, n, (uint8_t *)out, c, (const uint8_t *)a, (const uint8_t *)b,
+                   from_bits<uint8_t>(sa), from_bits<uint8_t>(sb));
+    case 2: LAUNCH(where_k<uint16_t>, n, (uint16_t *)out, c, (const uint16_t *)a, (const uint16_t *)b,
+                   from_bits<uint16_t>(sa), from_bits<uint16_t>(sb));
+    case 4: LAUNCH(where_k<uint32_t>, n, (uint32_t *)out, c, (const uint32_t *)a, (const uint32_t *)b,
+                   from_bits<uint32_t>(sa), from_bits<uint32_t>(sb));
+    case 8: LAUNCH(where_k<uint64_t>, n, (uint64_t *)out, c, (const uint64_t *)a, (const uint64_t *)b, sa, sb);
+    default: return -1;
+  }
+}
+
+int lt_cuda_k_fill(int size, void *out, uint64_t value, int64_t n) {
+  switch (size) {
+    case 1: LAUNCH(fill_k<uint8_t>, n, (uint8_t *)out, from_bits<uint8_t>(value));
+    case 2: LAUNCH(fill_k<uint16_t>, n, (uint16_t *)out, from_bits<uint16_t>(value));
+    case 4: LAUNCH(fill_k<uint32_t>, n, (uint32_t *)out, from_bits<uint32_t>(value));
+    case 8: LAUNCH(fill_k<uint64_t>, n, (uint64_t *)out, value);
+    default: return -1;
+  }
+}
+
+} /* extern "C" */

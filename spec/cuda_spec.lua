@@ -1,0 +1,221 @@
+-- torch.cuda and CUDA tensors. Without a GPU (this machine and CI) the GPU cases are pending with
+-- the reason and the no-GPU behaviour is tested; with one, every CUDA result is compared with the
+-- CPU backend's on the same inputs.
+local torch = require 'torch'
+local H = require 'spec.helpers'
+
+local available = torch.cuda.is_available()
+local reason = torch._cuda.unavailable_reason() or ''
+
+-- a GPU case: runs when a device is present, else is reported pending with the reason
+local function gpu_it(name, fn)
+  if available then it(name, fn) else pending('no CUDA device: ' .. reason .. ' -- ' .. name) end
+end
+
+-- exact equality of two CPU tensors (shape, dtype, values; NaN equal to NaN)
+local function same(a, b, tol, msg)
+  assert.are.equal(tostring(a:size()), tostring(b:size()), msg)
+  assert.are.equal(a.dtype, b.dtype, msg)
+  H.assert_values(a, b:totable(), tol or 0, msg)
+end
+
+describe('torch.cuda without a GPU', function()
+  if available then return end
+
+  it('reports no devices', function()
+    assert.is_false(torch.cuda.is_available())
+    assert.are.equal(0, torch.cuda.device_count())
+    assert.are.equal(0, torch.cuda.memory_allocated())
+    assert.are.equal(0, torch.cuda.max_memory_reserved())
+    assert.are.same({}, torch.cuda.memory_stats())
+    torch.cuda.empty_cache() -- nothing to free: no error, as PyTorch
+  end)
+
+  it('refuses every CUDA request with the reason', function()
+    local x = torch.ones(2)
+    if torch.cuda.is_built() then -- the device string parses; the device is missing, and why
+      H.raises(function() return x:to('cuda:0') end, 'cuda:0', 'CUDA is not available', 'cudaError')
+      H.raises(function() return x:to('cuda') end, 'CUDA is not available', 'cudaError')
+      H.raises(function() return x:to(torch.device('cuda', 0)) end, 'CUDA is not available')
+      H.raises(function() return torch.zeros(2, { device = 'cuda:0' }) end, 'CUDA is not available')
+    else -- the type itself is missing
+      H.raises(function() return x:to('cuda:0') end, "'cuda'", 'not available in this build')
+      H.raises(function() return torch.zeros(2, { device = 'cuda:0' }) end, "'cuda'", 'not available')
+    end
+    H.raises(function() return x:cuda() end, 'CUDA is not available')
+    H.raises(function() return torch.cuda.device(0) end, 'torch.cuda.device', 'CUDA is not available')
+    H.raises(function() return torch.cuda.current_device() end, 'CUDA is not available')
+    H.raises(function() torch.cuda.set_device(0) end, 'set_device', 'CUDA is not available')
+    H.raises(function() return torch.cuda.get_device_name() end, 'get_device_name', 'CUDA is not available')
+    H.raises(function() return torch.cuda.get_device_properties(0) end, 'get_device_properties', 'not available')
+    H.raises(function() return torch.cuda.mem_get_info() end, 'mem_get_info', 'CUDA is not available')
+    H.raises(function() torch.cuda.synchronize() end, 'synchronize', 'CUDA is not available')
+    H.raises(function() torch.cuda.reset_peak_memory_stats() end, 'reset_peak_memory_stats', 'not available')
+    H.raises(function() return torch.cuda.Stream() end, 'Stream', 'CUDA is not available')
+    H.raises(function() return x:pin_memory() end, 'pin_memory', 'CUDA is not available')
+    assert.is_false(x:is_pinned())
+  end)
+
+  it('accepts cuda device objects in a CUDA build, as PyTorch', function()
+    if not torch.cuda.is_built() then
+      H.raises(function() return torch.device('cuda:0') end, 'not available in this build')
+      return
+    end
+    local d = torch.device('cuda:1')
+    assert.are.equal('cuda:1', tostring(d))
+    assert.are.equal('cuda', d.type)
+    assert.are.equal(1, d.index)
+  end)
+
+  it('keeps seeds and no-op device contexts', function()
+    torch.cuda.manual_seed(123)
+    assert.are.equal(123, torch.cuda.initial_seed())
+    torch.cuda.manual_seed_all(7)
+    assert.are.equal(7, torch.cuda.initial_seed())
+    do local _ <close> = torch.cuda.device(nil) end
+    assert.are.equal(42, torch.cuda.device(-1, function() return 42 end))
+  end)
+
+  it('leaves CPU work unaffected', function()
+    local x = torch.tensor({ 1.5, -2, 3 })
+    H.assert_values((x * 2 + 1):exp(), { math.exp(4), math.exp(-3), math.exp(7) }, 1e-6)
+  end)
+end)
+
+describe('torch.cuda with a GPU', function()
+  local dtypes_all = H.all_dtypes
+  local kernel_dtypes = { torch.float32, torch.float16, torch.bfloat16 }
+
+  gpu_it('copies every dtype to the device and back, contiguous or not', function()
+    for _, dt in ipairs(dtypes_all) do
+      local x = H.grid(3, 4, dt)
+      local g = x:to('cuda:0')
+      assert.are.equal('cuda:0', tostring(g.device))
+      assert.are.equal(dt, g.dtype)
+      same(g:cpu(), x, 0, tostring(dt))
+      same(x:t():to('cuda'):cpu(), x:t(), 0, tostring(dt) .. ' transposed')
+      same(g:t():cpu(), x:t(), 0, tostring(dt) .. ' device view')
+      same(g:to('cuda:0', { copy = true }):cpu(), x, 0, tostring(dt) .. ' device to device')
+      same(g:to(torch.float64):cpu(), x:to(torch.float64), 0, tostring(dt) .. ' converted on device')
+    end
+  end)
+
+  gpu_it('writes into strided device views', function()
+    local c = torch.zeros(3, 4, { device = 'cuda' })
+    c:narrow(2, 2, 2):copy_(torch.tensor({ { 1, 2 }, { 3, 4 }, { 5, 6 } }))
+    H.assert_values(c:cpu(), { { 0, 1, 2, 0 }, { 0, 3, 4, 0 }, { 0, 5, 6, 0 } })
+    local f = torch.full({ 2, 3 }, 2.5, { device = 'cuda', dtype = torch.float16 })
+    H.assert_values(f:cpu(), { { 2.5, 2.5, 2.5 }, { 2.5, 2.5, 2.5 } })
+    assert.are.equal(2.5, f[{ 2, 3 }])
+    assert.are.equal(6, torch.ones(6, { device = 'cuda' }):cpu():sum():item())
+  end)
+
+  local unary = { 'abs', 'neg', 'exp', 'expm1', 'log', 'log1p', 'sqrt', 'rsqrt', 'sin', 'cos', 'tanh',
+    'sigmoid', 'relu', 'floor', 'ceil', 'round', 'trunc', 'sign', 'reciprocal', 'erf', 'atan' }
+  gpu_it('runs the unary ops as the CPU does', function()
+    for _, dt in ipairs(kernel_dtypes) do
+      local x = (torch.rand(7, 9) * 4 + 0.05):to(dt)
+      local mixed = (torch.rand(7, 9) * 6 - 3):to(dt)
+      for _, op in ipairs(unary) do
+        local input = (op:match('log') or op:match('sqrt')) and x or mixed
+        local want = input[op](input)
+        local got = input:to('cuda')[op](input:to('cuda'))
+        assert.are.equal('cuda:0', tostring(got.device))
+        same(got:cpu(), want, 4 * H.tol(dt) + 1e-6, op .. ' ' .. tostring(dt))
+        same(input:t():to('cuda')[op](input:t():to('cuda')):cpu(), input:t()[op](input:t()), 4 * H.tol(dt) + 1e-6,
+          op .. ' transposed ' .. tostring(dt))
+      end
+    end
+  end)
+
+  gpu_it('runs the binary ops and comparisons as the CPU does, with broadcasting and numbers', function()
+    for _, dt in ipairs(kernel_dtypes) do
+      local a = (torch.rand(5, 6) * 4 - 2):to(dt)
+      local b = (torch.rand(5, 6) * 4 + 0.5):to(dt)
+      local row = (torch.rand(6) + 0.5):to(dt)
+      local ga, gb, grow = a:to('cuda'), b:to('cuda'), row:to('cuda')
+      local tol = 4 * H.tol(dt) + 1e-6
+      for _, op in ipairs { 'add', 'sub', 'mul', 'div', 'maximum', 'minimum', 'pow', 'atan2', 'fmod', 'remainder' } do
+        local ta = op == 'pow' and b or a
+        local ga2 = op == 'pow' and gb or ga
+        same(ga2[op](ga2, gb):cpu(), ta[op](ta, b), tol, op .. ' ' .. tostring(dt))
+        same(ga2[op](ga2, grow):cpu(), ta[op](ta, row), tol, op .. ' broadcast ' .. tostring(dt))
+        same(ga2[op](ga2, 1.5):cpu(), ta[op](ta, 1.5), tol, op .. ' number ' .. tostring(dt))
+      end
+      same(ga:add(gb, { alpha = 2 }):cpu(), a:add(b, { alpha = 2 }), tol, 'add alpha')
+      for _, op in ipairs { 'eq', 'ne', 'lt', 'le', 'gt', 'ge' } do
+        same(ga[op](ga, gb):cpu(), a[op](a, b), 0, op)
+        same(ga[op](ga, 0):cpu(), a[op](a, 0), 0, op .. ' number')
+      end
+      same(torch.where(ga:gt(0), ga, gb):cpu(), torch.where(a:gt(0), a, b), 0, 'where')
+      local c = ga:clone()
+      c:narrow(2, 1, 3):add_(1)
+      local w = a:clone()
+      w:narrow(2, 1, 3):add_(1)
+      same(c:cpu(), w, tol, 'in-place on a view')
+    end
+  end)
+
+  gpu_it('refuses the ops it has no kernels for, without touching device memory', function()
+    local g = torch.ones(3, 3, { device = 'cuda' })
+    H.raises(function() return g:sum() end, 'sum', 'cuda')
+    H.raises(function() return g:mm(g) end, 'mm', 'not implemented for CUDA tensors yet')
+    H.raises(function() return g:to(torch.float64):exp() end, 'exp', 'float64')
+    H.raises(function() return g + torch.ones(3, 3) end, 'same device')
+  end)
+
+  gpu_it('reads values back from the device', function()
+    local g = torch.tensor({ { 1.5, 2 }, { 3, 4 } }):to('cuda')
+    assert.are.equal(1.5, g[1][1]:item())
+    assert.are.same({ { 1.5, 2 }, { 3, 4 } }, g:totable())
+    assert.truthy(tostring(g):find("device='cuda:0'", 1, true))
+  end)
+
+  gpu_it('counts device memory in the caching allocator', function()
+    collectgarbage()
+    torch.cuda.empty_cache()
+    local base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    local x = torch.empty(1000, { device = 'cuda' }) -- 4000 bytes: a 4096-byte block
+    assert.are.equal(base + 4096, torch.cuda.memory_allocated())
+    assert.are.equal(base + 4096, torch.cuda.max_memory_allocated(0))
+    assert.is_true(torch.cuda.memory_reserved() >= base + 4096)
+    assert.are.equal(torch.cuda.memory_allocated(), torch.cuda.memory_stats()['allocated_bytes.all.current'])
+    x = nil
+    collectgarbage()
+    assert.are.equal(base, torch.cuda.memory_allocated('cuda:0'))
+    assert.are.equal(base + 4096, torch.cuda.max_memory_allocated())
+    local reserved = torch.cuda.memory_reserved()
+    torch.cuda.empty_cache()
+    assert.is_true(torch.cuda.memory_reserved() <= reserved - 4096)
+    assert.truthy(torch.cuda.memory_summary():find('cuda:0', 1, true))
+  end)
+
+  gpu_it('reports the device: properties, free memory, the current device', function()
+    local p = torch.cuda.get_device_properties(0)
+    assert.are.equal('string', type(p.name))
+    assert.is_true(#p.name > 0)
+    assert.are.equal(p.name, torch.cuda.get_device_name())
+    assert.is_true(p.major >= 3 and p.minor >= 0 and p.multi_processor_count > 0)
+    local free, total = torch.cuda.mem_get_info()
+    assert.is_true(free > 0 and free <= total)
+    assert.is_true(math.abs(total - p.total_memory) <= p.total_memory // 10)
+    torch.cuda.synchronize()
+    assert.are.equal(0, torch.cuda.current_device())
+    do
+      local _ <close> = torch.cuda.device(0)
+      assert.are.equal(0, torch.cuda.current_device())
+    end
+    assert.are.equal('ok', torch.cuda.device(0, function() return 'ok' end))
+    H.raises(function() return torch.cuda.device(torch.cuda.device_count()) end, 'does not exist')
+  end)
+
+  gpu_it('pins host memory', function()
+    local x = H.grid(4, 5)
+    local p = x:pin_memory()
+    assert.is_true(p:is_pinned())
+    assert.is_false(x:is_pinned())
+    same(p, x)
+    same(p:to('cuda'):cpu(), x)
+  end)
+end)
