@@ -30,7 +30,7 @@ end
 local tmp = os.tmpname()
 os.remove(tmp)
 
-describe('examples/fashion_mnist_*.lua', function()
+describe('examples', function()
   teardown(function() os.execute('rm -rf "' .. tmp .. '"') end)
 
   it('the MLP resumes from its checkpoint to the numbers of an uninterrupted run', function()
@@ -67,6 +67,19 @@ describe('examples/fashion_mnist_*.lua', function()
     local wait = tonumber(out:match('%(([%d.]+) s, ([%d.]+)%% waiting for data%)') and out:match('s, ([%d.]+)%% waiting'))
     assert.is_number(wait, out)
     assert.is_true(wait >= 0 and wait <= 100)
+  end)
+
+  it('the devices tour runs on two CPU devices', function()
+    local out = run('examples/devices_tour.lua')
+    assert.matches('cpu:1', out)
+    assert.matches('OOMs', out)
+  end)
+
+  it('the seed training loop learns y = 3 x1 - 2 x2 + 1', function()
+    local out = run('examples/seed_training.lua')
+    local first = tonumber(out:match('epoch  1  loss ([%d.]+)'))
+    local last = tonumber(out:match('epoch 10  loss ([%d.]+)'))
+    assert.is_true(last < first / 10, out)
   end)
 
   it('names a missing checkpoint and unknown options', function()
