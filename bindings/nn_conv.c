@@ -16,6 +16,12 @@ static int64_t check_int(lua_State *L, int idx, const char *op, const char *what
   return (int64_t)v;
 }
 
+/* a (height, width) pair from arguments idx and idx + 1 */
+static void check_pair(lua_State *L, int idx, const char *op, const char *what, int64_t out[2]) {
+  out[0] = check_int(L, idx, op, what);
+  out[1] = check_int(L, idx + 1, op, what);
+}
+
 /* a boolean argument; nil is false */
 static bool check_bool(lua_State *L, int idx, const char *op, const char *what) {
   if (lua_isnoneornil(L, idx)) return false;
@@ -32,9 +38,12 @@ static int l_conv2d(lua_State *L) {
     b = lt_lua_totensor(L, 3);
     if (!b) return luaL_error(L, "%s: expected bias to be a tensor or nil, got %s", op, luaL_typename(L, 3));
   }
-  int64_t stride[2] = {check_int(L, 4, op, "stride"), check_int(L, 5, op, "stride")};
-  int64_t padding[2] = {check_int(L, 6, op, "padding"), check_int(L, 7, op, "padding")};
-  int64_t dilation[2] = {check_int(L, 8, op, "dilation"), check_int(L, 9, op, "dilation")};
+  int64_t stride[2];
+  check_pair(L, 4, op, "stride", stride);
+  int64_t padding[2];
+  check_pair(L, 6, op, "padding", padding);
+  int64_t dilation[2];
+  check_pair(L, 8, op, "dilation", dilation);
   int64_t groups = check_int(L, 10, op, "groups");
   lt_lua_pushtensor(L, lt_conv2d(x, w, b, stride, padding, dilation, groups));
   return 1;
@@ -45,10 +54,14 @@ static int l_max_pool2d(lua_State *L) {
   const char *op = "max_pool2d";
   lt_lua_checknargs(L, 10, op);
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t k[2] = {check_int(L, 2, op, "kernel_size"), check_int(L, 3, op, "kernel_size")};
-  int64_t s[2] = {check_int(L, 4, op, "stride"), check_int(L, 5, op, "stride")};
-  int64_t p[2] = {check_int(L, 6, op, "padding"), check_int(L, 7, op, "padding")};
-  int64_t d[2] = {check_int(L, 8, op, "dilation"), check_int(L, 9, op, "dilation")};
+  int64_t k[2];
+  check_pair(L, 2, op, "kernel_size", k);
+  int64_t s[2];
+  check_pair(L, 4, op, "stride", s);
+  int64_t p[2];
+  check_pair(L, 6, op, "padding", p);
+  int64_t d[2];
+  check_pair(L, 8, op, "dilation", d);
   bool ceil_mode = check_bool(L, 10, op, "ceil_mode");
   lt_tensor_t *y, *idx;
   lt_lua_check(L, lt_max_pool2d(x, k, s, p, d, ceil_mode, &y, &idx));
@@ -62,9 +75,12 @@ static int l_avg_pool2d(lua_State *L) {
   const char *op = "avg_pool2d";
   lt_lua_checknargs(L, 10, op);
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t k[2] = {check_int(L, 2, op, "kernel_size"), check_int(L, 3, op, "kernel_size")};
-  int64_t s[2] = {check_int(L, 4, op, "stride"), check_int(L, 5, op, "stride")};
-  int64_t p[2] = {check_int(L, 6, op, "padding"), check_int(L, 7, op, "padding")};
+  int64_t k[2];
+  check_pair(L, 2, op, "kernel_size", k);
+  int64_t s[2];
+  check_pair(L, 4, op, "stride", s);
+  int64_t p[2];
+  check_pair(L, 6, op, "padding", p);
   bool ceil_mode = check_bool(L, 8, op, "ceil_mode");
   bool cip = lua_isnoneornil(L, 9) ? true : check_bool(L, 9, op, "count_include_pad");
   int64_t divisor = lua_isnoneornil(L, 10) ? 0 : check_int(L, 10, op, "divisor_override");
@@ -77,7 +93,8 @@ static int l_adaptive_avg_pool2d(lua_State *L) {
   const char *op = "adaptive_avg_pool2d";
   lt_lua_checknargs(L, 3, op);
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
-  int64_t size[2] = {check_int(L, 2, op, "output_size"), check_int(L, 3, op, "output_size")};
+  int64_t size[2];
+  check_pair(L, 2, op, "output_size", size);
   lt_lua_pushtensor(L, lt_adaptive_avg_pool2d(x, size));
   return 1;
 }
