@@ -13,6 +13,7 @@
 #include "core/cuda_check.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 static int ndevices;
 static char unavailable_reason[256];
@@ -76,6 +77,43 @@ int lt_cuda_use(int index) {
   if (runtime_device == index) return LT_OK;
   LT_CUDA_CHECK(index, cudaSetDevice(index));
   runtime_device = index;
+  return LT_OK;
+}
+
+/* Streams come with torch.cuda.Stream; until one is made current, work goes on the legacy default
+   stream, which orders everything on the device. */
+cudaStream_t lt_cuda_current_stream(int index) {
+  (void)index;
+  return NULL;
+}
+
+/* LUTORCH_CUDA_SYNC=1: wait for each kernel, so that a fault is reported by the op that made it */
+static int sync_after_launch(void) {
+  static atomic_int v = -1;
+  int r = atomic_load(&v);
+  if (r < 0) {
+    const char *s = getenv("LUTORCH_CUDA_SYNC");
+    r = s && *s && strcmp(s, "0") != 0;
+    atomic_store(&v, r);
+  }
+  return r;
+}
+
+int lt_cuda_after_launch(int index, int rc, const char *op, int dtype) {
+  if (rc == -1) return lt_error("%s: not implemented for CUDA tensors of dtype %s yet", op, lt_dtype_name((lt_dtype)dtype));
+  if (rc != 0) {
+    (void)cudaGetLastError();
+    return lt_error("%s: CUDA error on cuda:%d: %s (%s) in the kernel launch", op, index,
+                    cudaGetErrorString((cudaError_t)rc), cudaGetErrorName((cudaError_t)rc));
+  }
+  if (sync_after_launch()) {
+    cudaError_t s = cudaStreamSynchronize(lt_cuda_current_stream(index));
+    if (s != cudaSuccess) {
+      (void)cudaGetLastError();
+      return lt_error("%s: CUDA error on cuda:%d after the kernel (LUTORCH_CUDA_SYNC=1): %s (%s)", op, index,
+                      cudaGetErrorString(s), cudaGetErrorName(s));
+    }
+  }
   return LT_OK;
 }
 

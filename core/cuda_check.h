@@ -29,4 +29,13 @@ int lt_cublas_report(cublasStatus_t rc, const char *stmt, const char *file, int 
 /* Make device `index` the CUDA runtime's current device for this thread (cached). */
 int lt_cuda_use(int index);
 
+/* The stream this thread queues kernels and copies on for device `index` (its current stream,
+   set by torch.cuda.stream(s); NULL is the legacy default stream). Every launch uses it. */
+cudaStream_t lt_cuda_current_stream(int index);
+
+/* After a kernel launcher returned rc (a cudaError_t as int, or -1 for "no kernel for this
+   dtype"): LT_OK, or LT_ERR with an error naming op and dtype. With LUTORCH_CUDA_SYNC=1 it also
+   waits for the stream, so that a fault is reported by the op that caused it. */
+int lt_cuda_after_launch(int index, int rc, const char *op, int dtype);
+
 #endif

@@ -16,16 +16,6 @@
 _Static_assert(LT_FLOAT32 == 0 && LT_FLOAT16 == 2 && LT_BFLOAT16 == 3,
                "the dtype numbers kernels/cuda/elementwise.cu uses");
 
-/* LUTORCH_CUDA_SYNC=1: wait for each kernel, so that a fault is reported by the op that made it */
-static int sync_after_launch(void) {
-  static int v = -1;
-  if (v < 0) {
-    const char *s = getenv("LUTORCH_CUDA_SYNC");
-    v = s && *s && strcmp(s, "0") != 0;
-  }
-  return v;
-}
-
 static bool same_shape(const lt_tensor_t *a, const lt_tensor_t *b) {
   return a->ndim == b->ndim && memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) == 0;
 }
@@ -81,17 +71,7 @@ static int launch(const char *name, const lt_ew_desc_t *d, lt_tensor_t *out, int
         break;
       case LT_EW_FILL: e = lt_cuda_k_fill((int)lt_dtype_size(d->dtype), o, bits[0], n); break;
     }
-    if (e == -1) rc = lt_error("%s: not implemented for CUDA tensors of dtype %s yet", name, lt_dtype_name(d->dtype));
-    else rc = lt_cuda_report((cudaError_t)e, "the kernel launch", __FILE__, __LINE__, dev);
-    if (rc != LT_OK) {
-      char msg[512];
-      snprintf(msg, sizeof msg, "%s", lt_last_error());
-      rc = lt_error("%s: %s", name, msg);
-    }
-  }
-  if (rc == LT_OK && sync_after_launch()) {
-    cudaError_t s = cudaDeviceSynchronize();
-    rc = lt_cuda_report(s, "cudaDeviceSynchronize() after the kernel (LUTORCH_CUDA_SYNC=1)", __FILE__, __LINE__, dev);
+    rc = lt_cuda_after_launch(dev, e, name, d->dtype);
   }
   for (int k = 0; k < 3; k++) lt_release(tmp[k]);
   return rc;
