@@ -158,6 +158,12 @@ static int lua_fn_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
   lua_fn_ctx_t *c = n->ctx;
   lua_State *L = engine_L;
   if (!L) return lt_error("%s: a Lua function's backward can only run from Lua", n->name);
+  /* a node recorded in another Lua state (a DataParallel replica's thread, idle during backward):
+     its function lives in that state's registry */
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  bool same = lua_tothread(L, -1) == c->L;
+  lua_pop(L, 1);
+  if (!same) L = c->L;
   int top = lua_gettop(L);
   if (!lua_checkstack(L, n->n_out + 4)) return lt_error("%s: Lua stack overflow", n->name);
   lua_rawgeti(L, LUA_REGISTRYINDEX, c->fn);
@@ -228,6 +234,7 @@ static int f_record_function(lua_State *L) {
     node = lt_node_new(nm, lua_fn_bw, n_in, in, n_out, sizeof(lua_fn_ctx_t));
     if (!node) { free(in); return lt_lua_error(L); }
     lua_fn_ctx_t *c = node->ctx;
+    node->serial = true;
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
     c->L = lua_tothread(L, -1); /* for unref only; backward runs on the caller's thread */
     lua_pop(L, 1);

@@ -3,7 +3,10 @@
 #include "core/elementwise.h"
 #include "core/factory.h"
 #include "core/reduce.h"
+#include "core/iter.h"
 #include "core/shape.h"
+
+#include <omp.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,11 +382,9 @@ static lt_tensor_t *fit(lt_node_t *n, int i, lt_tensor_t *g) {
   return r;
 }
 
-static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
-  if (n->released && n->needs_saved) return lt_node_saved(n, 0) ? LT_OK : LT_ERR;
-  lt_tensor_t *gin_local[8], **gin = gin_local;
-  if (n->n_in > 8 && !(gin = calloc((size_t)n->n_in, sizeof *gin))) return lt_error("backward: out of memory");
-  memset(gin, 0, sizeof *gin * (size_t)(n->n_in < 8 ? 8 : n->n_in));
+/* The first half of running a node: its backward, from the gradients summed in its buffers (zeros
+   for outputs no gradient reached); gin[i] receives the gradient of input i. */
+static int node_backward(lt_node_t *n, capture_t *cap, lt_tensor_t **gin) {
   int rc = LT_OK;
   for (int k = 0; k < n->n_out && rc == LT_OK; k++) {
     if (!n->buf[k] && n->out[k].ndim >= 0) {
@@ -408,6 +409,24 @@ static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
   }
   if (rc == LT_OK) rc = n->backward(n, n->buf, gin);
   for (int k = 0; k < n->n_out; k++) { lt_release(n->buf[k]); n->buf[k] = NULL; }
+  return rc;
+}
+
+static lt_tensor_t **gin_alloc(lt_node_t *n, lt_tensor_t **local) {
+  lt_tensor_t **gin = local;
+  if (n->n_in > 8 && !(gin = calloc((size_t)n->n_in, sizeof *gin))) {
+    lt_error("backward: out of memory");
+    return NULL;
+  }
+  memset(gin, 0, sizeof *gin * (size_t)(n->n_in < 8 ? 8 : n->n_in));
+  return gin;
+}
+
+static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
+  if (n->released && n->needs_saved) return lt_node_saved(n, 0) ? LT_OK : LT_ERR;
+  lt_tensor_t *gin_local[8], **gin = gin_alloc(n, gin_local);
+  if (!gin) return LT_ERR;
+  int rc = node_backward(n, cap, gin);
   for (int i = 0; i < n->n_in; i++) {
     lt_edge_t *e = &n->in[i];
     lt_tensor_t *g = gin[i];
@@ -423,6 +442,207 @@ static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
     if (e->node && --e->node->deps == 0 && rc == LT_OK) rc = vec_push(ready, e->node);
   }
   if (gin != gin_local) free(gin);
+  return rc;
+}
+
+/* ---- backward across devices ----
+   When the graph's nodes live on several devices (DataParallel's replicas), each device's nodes run
+   on a thread of their own: the caller's for the roots' device, a pooled engine thread for each
+   other, as PyTorch's engine has a thread per device. A node runs on the thread of the device of its
+   output; backward functions and the fitting of gradients run unlocked, the hand-over of gradients
+   to the next node and the count of pending consumers under one lock. The kernel threads of the
+   machine are shared out between the devices. Graphs on one device, with a Lua backward, or for
+   autograd.grad run on the caller's thread alone. */
+#include <pthread.h>
+
+#define PAR_SLOTS 16
+#define lt_set_thread_num_threads(n) omp_set_num_threads((n) > 0 ? (n) : omp_get_max_threads()) /* MERGE: core/iter.h */
+
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int nslots;
+  lt_device_t dev[PAR_SLOTS];
+  nodevec_t q[PAR_SLOTS];
+  int left;          /* nodes not yet run */
+  int active;        /* pooled threads still inside par_loop */
+  bool stop;
+  int rc;
+  char err[1024];
+  bool retain_graph;
+  int threads;       /* kernel threads per device */
+} par_t;
+
+static int slot_of(par_t *pe, lt_device_t d) {
+  for (int s = 0; s < pe->nslots; s++)
+    if (lt_device_eq(pe->dev[s], d)) return s;
+  if (pe->nslots == PAR_SLOTS) return -1;
+  pe->dev[pe->nslots] = d;
+  return pe->nslots++;
+}
+
+static lt_device_t node_device(const lt_node_t *n) {
+  for (int k = 0; k < n->n_out; k++)
+    if (n->out[k].ndim >= 0) return n->out[k].device;
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i].node || n->in[i].leaf) return n->in[i].meta.device;
+  return lt_device(LT_CPU, 0);
+}
+
+static void par_fail(par_t *pe, int rc) {
+  if (rc == LT_OK || pe->rc != LT_OK) return;
+  pe->rc = rc;
+  snprintf(pe->err, sizeof pe->err, "%s", lt_last_error());
+}
+
+static void par_run(par_t *pe, lt_node_t *n) {
+  int rc = LT_OK;
+  lt_tensor_t *gin_local[8], **gin = NULL;
+  if (n->released && n->needs_saved) rc = lt_node_saved(n, 0) ? LT_OK : LT_ERR;
+  else if (!(gin = gin_alloc(n, gin_local))) rc = LT_ERR;
+  if (rc == LT_OK) rc = node_backward(n, NULL, gin);
+  for (int i = 0; i < n->n_in; i++) {
+    lt_edge_t *e = &n->in[i];
+    lt_tensor_t *g = gin ? gin[i] : NULL;
+    if (gin) gin[i] = NULL;
+    if (rc == LT_OK && g && (e->node || e->leaf)) {
+      if (!(g = fit(n, i, g))) rc = LT_ERR;
+    } else {
+      lt_release(g);
+      g = NULL;
+    }
+    pthread_mutex_lock(&pe->mu);
+    if (g) rc = e->node ? acc_into(&e->node->buf[e->nr], g) : acc_grad_field(e->leaf, g);
+    if (e->node && --e->node->deps == 0 && rc == LT_OK) {
+      rc = vec_push(&pe->q[e->node->slot], e->node);
+      pthread_cond_broadcast(&pe->cv);
+    }
+    if (rc != LT_OK) par_fail(pe, rc);
+    pthread_mutex_unlock(&pe->mu);
+  }
+  if (gin && gin != gin_local) free(gin);
+  if (!pe->retain_graph) release_saved(n);
+  pthread_mutex_lock(&pe->mu);
+  par_fail(pe, rc);
+  if (--pe->left == 0 || pe->rc != LT_OK) pe->stop = true;
+  pthread_cond_broadcast(&pe->cv);
+  pthread_mutex_unlock(&pe->mu);
+}
+
+/* serve the queue of one device until the graph is done or failed */
+static void par_loop(par_t *pe, int slot) {
+  bool prev = lt_set_grad_enabled(false);
+  int omp_prev = omp_get_max_threads();
+  lt_set_thread_num_threads(pe->threads);
+  pthread_mutex_lock(&pe->mu);
+  while (!pe->stop) {
+    nodevec_t *q = &pe->q[slot];
+    if (!q->n) {
+      pthread_cond_wait(&pe->cv, &pe->mu);
+      continue;
+    }
+    lt_node_t *n = q->v[--q->n];
+    pthread_mutex_unlock(&pe->mu);
+    par_run(pe, n);
+    pthread_mutex_lock(&pe->mu);
+  }
+  pthread_mutex_unlock(&pe->mu);
+  lt_set_thread_num_threads(0);
+  omp_set_num_threads(omp_prev);
+  lt_set_grad_enabled(prev);
+}
+
+/* the pooled engine threads, one per extra device of a backward; one backward at a time uses them */
+typedef struct {
+  pthread_t th;
+  bool started;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  par_t *job;
+  int slot;
+} eworker_t;
+
+static eworker_t eworkers[PAR_SLOTS];
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void *eworker_main(void *arg) {
+  eworker_t *w = arg;
+  for (;;) {
+    pthread_mutex_lock(&w->mu);
+    while (!w->job) pthread_cond_wait(&w->cv, &w->mu);
+    par_t *pe = w->job;
+    int slot = w->slot;
+    pthread_mutex_unlock(&w->mu);
+    par_loop(pe, slot);
+    pthread_mutex_lock(&w->mu);
+    w->job = NULL;
+    pthread_mutex_unlock(&w->mu);
+    pthread_mutex_lock(&pe->mu);
+    pe->active--;
+    pthread_cond_broadcast(&pe->cv);
+    pthread_mutex_unlock(&pe->mu);
+  }
+  return NULL;
+}
+
+/* Runs the ready roots and everything after them across devices. Returns 1 when the graph does not
+   qualify (the caller runs it serially, nothing having been touched), else LT_OK or LT_ERR. */
+static int engine_parallel(nodevec_t *all, nodevec_t *ready, bool retain_graph) {
+  par_t pe;
+  memset(&pe, 0, sizeof pe);
+  for (int i = 0; i < all->n; i++) {
+    lt_node_t *d = all->v[i];
+    if (d->serial) return 1;
+    if ((d->slot = slot_of(&pe, node_device(d))) < 0) return 1;
+  }
+  if (pe.nslots < 2) return 1;
+  if (pthread_mutex_trylock(&pool_mu) != 0) return 1; /* another thread's backward holds the pool */
+  int rc = LT_OK;
+  for (int s = 1; s < pe.nslots && rc == LT_OK; s++) {
+    eworker_t *w = &eworkers[s - 1];
+    if (w->started) continue;
+    if (pthread_mutex_init(&w->mu, NULL) != 0 || pthread_cond_init(&w->cv, NULL) != 0) rc = LT_ERR;
+    else if (pthread_create(&w->th, NULL, eworker_main, w) != 0) rc = LT_ERR;
+    else {
+      pthread_detach(w->th);
+      w->started = true;
+    }
+  }
+  if (rc != LT_OK || pthread_mutex_init(&pe.mu, NULL) != 0) {
+    pthread_mutex_unlock(&pool_mu);
+    return 1;
+  }
+  if (pthread_cond_init(&pe.cv, NULL) != 0) {
+    pthread_mutex_destroy(&pe.mu);
+    pthread_mutex_unlock(&pool_mu);
+    return 1;
+  }
+  pe.left = all->n;
+  pe.retain_graph = retain_graph;
+  int total = lt_num_threads();
+  pe.threads = total / pe.nslots > 1 ? total / pe.nslots : 1;
+  for (int i = 0; i < ready->n && rc == LT_OK; i++) rc = vec_push(&pe.q[ready->v[i]->slot], ready->v[i]);
+  ready->n = 0;
+  if (rc == LT_OK) {
+    pe.active = pe.nslots - 1;
+    for (int s = 1; s < pe.nslots; s++) {
+      eworker_t *w = &eworkers[s - 1];
+      pthread_mutex_lock(&w->mu);
+      w->job = &pe;
+      w->slot = s;
+      pthread_cond_signal(&w->cv);
+      pthread_mutex_unlock(&w->mu);
+    }
+    par_loop(&pe, 0);
+    pthread_mutex_lock(&pe.mu);
+    while (pe.active > 0) pthread_cond_wait(&pe.cv, &pe.mu);
+    pthread_mutex_unlock(&pe.mu);
+    if (pe.rc != LT_OK) rc = lt_error("%s", pe.err);
+  }
+  for (int s = 0; s < PAR_SLOTS; s++) free(pe.q[s].v);
+  pthread_cond_destroy(&pe.cv);
+  pthread_mutex_destroy(&pe.mu);
+  pthread_mutex_unlock(&pool_mu);
   return rc;
 }
 
@@ -490,7 +710,11 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
       rc = vec_push(&ready, g);
     }
   }
-  /* 3. run nodes whose every consumer has run */
+  /* 3. run nodes whose every consumer has run: across devices when the graph spans several */
+  if (rc == LT_OK && !cap && ready.n) {
+    int pr = engine_parallel(&all, &ready, retain_graph);
+    if (pr != 1) rc = pr;
+  }
   while (rc == LT_OK && ready.n) {
     lt_node_t *d = ready.v[--ready.n];
     rc = run_node(d, cap, &ready);

@@ -49,6 +49,7 @@ struct lt_node {
   void (*free_ctx)(lt_node_t *n); /* releases what ctx holds; NULL when plain data */
   bool released;           /* saved state freed after a backward without retain_graph */
   bool needs_saved;        /* its backward reads saved state */
+  bool serial;             /* its backward must run on the thread that called backward (Lua) */
   int n_in, n_out;
   lt_edge_t *in;
   lt_meta_t *out;
@@ -58,6 +59,7 @@ struct lt_node {
   /* engine scratch */
   unsigned gen;
   int deps;
+  int slot;                /* the device queue it runs from, when backward runs across devices */
   lt_tensor_t **buf;       /* per output: the gradient summed so far */
 };
 

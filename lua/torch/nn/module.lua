@@ -16,6 +16,9 @@ local ORDER = setmetatable({}, { __name = 'nn.Module order' })     -- kind -> ar
 local NONPERSIST = setmetatable({}, { __name = 'nn.Module non-persistent buffers' })
 
 local Module = class.Object:extend('Module')
+-- reachable from package.loaded, so that a copy of an instance in another Lua state (a
+-- DataParallel replica's thread) is keyed by that state's own keys
+Module._VALS, Module._KIND, Module._ORDER, Module._NONPERSIST = VALS, KIND, ORDER, NONPERSIST
 
 function Module.__alloc(cls)
   return setmetatable({
