@@ -1,5 +1,6 @@
 /* torch.device objects, x:to(), torch.cpu and torch.memory. */
 #include "bindings/binding.h"
+#include "core/stream.h"
 
 #include <string.h>
 
@@ -82,7 +83,7 @@ static int t_to(lua_State *L) {
   lt_device_t dev = t->device;
   lt_dtype dt = t->dtype;
   int idx = 2;
-  bool copy = false;
+  bool copy = false, non_blocking = false;
   lt_tensor_t *other = lt_lua_totensor(L, idx);
   if (other) {
     dev = other->device;
@@ -103,6 +104,9 @@ static int t_to(lua_State *L) {
     lua_getfield(L, idx, "copy");
     copy = lua_toboolean(L, -1);
     lua_pop(L, 1);
+    lua_getfield(L, idx, "non_blocking");
+    non_blocking = lua_toboolean(L, -1);
+    lua_pop(L, 1);
     if (lua_getfield(L, idx, "dtype") != LUA_TNIL) dt = lt_lua_checkdtype(L, -1);
     lua_pop(L, 1);
     if (lua_getfield(L, idx, "device") != LUA_TNIL) {
@@ -117,7 +121,9 @@ static int t_to(lua_State *L) {
     lua_pushvalue(L, 1);
     return 1;
   }
+  bool prev = lt_copy_set_non_blocking(non_blocking); /* seen by the CUDA copy (core/cuda_copy.c) */
   lt_tensor_t *r = lt_convert(t, dt, dev);
+  lt_copy_set_non_blocking(prev);
   lt_lua_pushtensor(L, r);
   return 1;
 }

@@ -4,6 +4,7 @@
 #define LT_ALLOCATOR_H
 
 #include "core/device.h"
+#include "core/stream.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,13 @@ typedef struct {
 
 int lt_memory_stats(lt_device_t d, lt_memory_stats_t *out);
 int lt_memory_reset_peak(lt_device_t d);
+/* t's block was used on stream s (x:record_stream(s)): at its free the block is reused only after
+   the work queued on s by then has completed. A no-op for s the allocating stream, or memory the
+   allocator does not own. */
+struct lt_tensor;
+int lt_record_stream(struct lt_tensor *t, lt_stream_t s);
+/* Freed blocks still waiting for the events of streams that used them (-1 with an error). */
+int lt_memory_pending_blocks(lt_device_t d);
 /* Return every cached free block to the device. */
 int lt_memory_empty_cache(lt_device_t d);
 

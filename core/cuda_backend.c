@@ -4,6 +4,7 @@
    core/cuda.h: no devices, and every request refused. */
 #include "core/cuda.h"
 #include "core/error.h"
+#include "core/stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,11 +81,12 @@ int lt_cuda_use(int index) {
   return LT_OK;
 }
 
-/* Streams come with torch.cuda.Stream; until one is made current, work goes on the legacy default
-   stream, which orders everything on the device. */
+/* The thread's current stream of the device (torch.cuda.stream(s)); until one is made current,
+   work goes on the legacy default stream (NULL), which orders everything on the device. */
 cudaStream_t lt_cuda_current_stream(int index) {
-  (void)index;
-  return NULL;
+  if (index < 0) index = lt_current_device(LT_CUDA);
+  lt_stream_t s = {lt_device(LT_CUDA, index), lt_stream_current_id(lt_device(LT_CUDA, index))};
+  return (cudaStream_t)lt_stream_handle(s);
 }
 
 /* LUTORCH_CUDA_SYNC=1: wait for each kernel, so that a fault is reported by the op that made it */
@@ -141,6 +143,16 @@ static void be_raw_free(int index, void *p) {
   }
 }
 
+static int64_t be_total_memory(int index) {
+  if (lt_cuda_use(index) != LT_OK) return -1;
+  size_t f = 0, t = 0;
+  if (cudaMemGetInfo(&f, &t) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return (int64_t)t;
+}
+
 static int be_synchronize(int index) {
   LT_TRY(lt_cuda_use(index));
   LT_CUDA_CHECK(index, cudaDeviceSynchronize());
@@ -157,6 +169,17 @@ static const lt_backend_i cuda_backend = {
     .synchronize = be_synchronize,
     .host_accessible = false,
     .unavailable = be_unavailable,
+    .total_memory = be_total_memory,
+    .stream_create = lt_cuda_stream_create,
+    .stream_synchronize = lt_cuda_stream_synchronize,
+    .stream_query = lt_cuda_stream_query,
+    .stream_wait_event = lt_cuda_stream_wait_event,
+    .event_create = lt_cuda_event_create,
+    .event_destroy = lt_cuda_event_destroy,
+    .event_record = lt_cuda_event_record,
+    .event_synchronize = lt_cuda_event_synchronize,
+    .event_query = lt_cuda_event_query,
+    .event_elapsed_ms = lt_cuda_event_elapsed_ms,
 };
 
 /* Registered before main (and when torch.so is loaded); no CUDA call happens until a device is

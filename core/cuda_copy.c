@@ -1,19 +1,30 @@
 /* Copies that touch CUDA memory, and pinned host memory. A copy of one dtype between contiguous
    tensors of one shape is one cudaMemcpy; every other copy (dtype conversion, broadcasting, strided
    views) is staged through host memory, where the CPU's conversion loops do the work: slower, but
-   the CPU never reads device memory, and the results are the CPU's to the bit. cudaMemcpy on the
-   legacy default stream orders the copy after the kernels queued before it and, towards the host,
-   returns when the data has arrived: PyTorch's synchronisation for blocking copies. */
+   the CPU never reads device memory, and the results are the CPU's to the bit.
+   Synchronisation is PyTorch's (Copy.cu): a copy is queued on the current stream of the CUDA
+   device, after the work queued there before it; a host<->device copy then waits for that stream,
+   unless it was asked for with non_blocking and the host side is pinned, in which case the host
+   goes on at once and an event recorded after the copy keeps the pinned block from being reused
+   until the copy has read it. A device<->device copy runs on the source device's current stream,
+   which first waits for the destination's current stream, and the destination's stream then
+   waits for it; the host does not wait. */
 #include "core/cuda.h"
 #include "core/elementwise.h"
+#include "core/stream.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* x:to(dev, {non_blocking = true}) in progress on this thread (lt_copy_set_non_blocking) */
+static _Thread_local bool copy_non_blocking;
 
 #ifdef LT_WITH_CUDA
 #include "core/cuda_check.h"
 
 #include <pthread.h>
+
+static void host_record(const void *p, int dev);
 
 /* The elements of t's storage that its view covers: [lo, hi], in elements. */
 static void view_span(const lt_tensor_t *t, int64_t *lo, int64_t *hi) {
@@ -39,8 +50,10 @@ static lt_tensor_t *host_mirror(const lt_tensor_t *t, int64_t *lo_out, int64_t *
   if (!buf) { lt_error("copy_: out of host memory staging %lld bytes", (long long)nbytes); return NULL; }
   int dev = t->device.index;
   const char *src = (const char *)t->storage->data + lo * (int64_t)es;
-  cudaError_t rc = cudaMemcpy(buf, src, (size_t)nbytes, cudaMemcpyDeviceToHost);
-  if (lt_cuda_report(rc, "cudaMemcpy(buf, src, nbytes, cudaMemcpyDeviceToHost)", __FILE__, __LINE__, dev) != LT_OK) {
+  cudaStream_t st = lt_cuda_current_stream(dev);
+  cudaError_t rc = cudaMemcpyAsync(buf, src, (size_t)nbytes, cudaMemcpyDeviceToHost, st);
+  if (rc == cudaSuccess) rc = cudaStreamSynchronize(st);
+  if (lt_cuda_report(rc, "cudaMemcpyAsync(buf, src, nbytes, cudaMemcpyDeviceToHost, stream)", __FILE__, __LINE__, dev) != LT_OK) {
     free(buf);
     return NULL;
   }
@@ -56,6 +69,35 @@ static bool same_shape(const lt_tensor_t *a, const lt_tensor_t *b) {
   return a->ndim == b->ndim && memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) == 0;
 }
 
+/* device -> device on the source device's current stream, ordered after the destination's
+   current stream and before its later work; the host does not wait */
+static int copy_d2d(lt_tensor_t *dst, const lt_tensor_t *src, size_t nbytes) {
+  int sd = src->device.index, dd = dst->device.index;
+  lt_stream_t ss, ds;
+  LT_TRY(lt_stream_current(src->device, &ss));
+  LT_TRY(lt_stream_current(dst->device, &ds));
+  if (sd != dd) LT_TRY(lt_stream_wait_stream(ss, ds));
+  LT_TRY(lt_cuda_use(sd));
+  LT_CUDA_CHECK(sd, cudaMemcpyAsync(lt_data(dst), lt_data(src), nbytes, cudaMemcpyDefault,
+                                    (cudaStream_t)lt_stream_handle(ss)));
+  if (sd != dd) LT_TRY(lt_stream_wait_stream(ds, ss));
+  return LT_OK;
+}
+
+/* host <-> device of one contiguous block on the device's current stream */
+static int copy_hd(lt_tensor_t *dst, const lt_tensor_t *src, size_t nbytes, bool to_device, int dev) {
+  cudaStream_t st = lt_cuda_current_stream(dev);
+  const void *host = to_device ? lt_data(src) : lt_data(dst);
+  LT_CUDA_CHECK(dev, cudaMemcpyAsync(lt_data(dst), lt_data(src), nbytes,
+                                     to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, st));
+  if (copy_non_blocking && lt_cuda_is_pinned(host)) {
+    host_record(host, dev);
+    return LT_OK;
+  }
+  LT_CUDA_CHECK(dev, cudaStreamSynchronize(st));
+  return LT_OK;
+}
+
 int lt_cuda_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
   bool dh = dst->device.type != LT_CUDA, sh = src->device.type != LT_CUDA;
   int dev = dh ? src->device.index : dst->device.index;
@@ -63,7 +105,9 @@ int lt_cuda_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
   if (dst->numel == 0) return LT_OK;
   size_t es = lt_elsize(dst);
   if (dst->dtype == src->dtype && same_shape(dst, src) && lt_is_contiguous(dst) && lt_is_contiguous(src)) {
-    LT_CUDA_CHECK(dev, cudaMemcpy(lt_data(dst), lt_data(src), (size_t)dst->numel * es, cudaMemcpyDefault));
+    size_t nbytes = (size_t)dst->numel * es;
+    if (!dh && !sh) LT_TRY(copy_d2d(dst, src, nbytes));
+    else LT_TRY(copy_hd(dst, src, nbytes, sh, dev));
     lt_bump_version(dst);
     return LT_OK;
   }
@@ -82,8 +126,11 @@ int lt_cuda_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
     lt_tensor_t *tmp = lt_empty(dst->ndim, dst->sizes, dst->dtype, lt_device(LT_CPU, 0));
     rc = tmp ? lt_copy_(tmp, hs) : LT_ERR;
     if (rc == LT_OK) {
-      cudaError_t e = cudaMemcpy(lt_data(dst), lt_data(tmp), (size_t)dst->numel * es, cudaMemcpyHostToDevice);
-      rc = lt_cuda_report(e, "cudaMemcpy(lt_data(dst), lt_data(tmp), n, cudaMemcpyHostToDevice)", __FILE__, __LINE__, dev);
+      /* tmp is pageable and dies here: the copy is waited for whatever non_blocking says */
+      cudaStream_t st = lt_cuda_current_stream(dev);
+      cudaError_t e = cudaMemcpyAsync(lt_data(dst), lt_data(tmp), (size_t)dst->numel * es, cudaMemcpyHostToDevice, st);
+      if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+      rc = lt_cuda_report(e, "cudaMemcpyAsync(lt_data(dst), lt_data(tmp), n, cudaMemcpyHostToDevice, stream)", __FILE__, __LINE__, dev);
     }
     lt_release(tmp);
   } else {
@@ -94,8 +141,10 @@ int lt_cuda_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
     if (rc == LT_OK) {
       char *base = (char *)dst->storage->data + lo * (int64_t)es;
       const char *from = (const char *)lt_data(hd) - (dst->offset - lo) * (int64_t)es;
-      cudaError_t e = cudaMemcpy(base, from, (size_t)nbytes, cudaMemcpyHostToDevice);
-      rc = lt_cuda_report(e, "cudaMemcpy(base, from, nbytes, cudaMemcpyHostToDevice)", __FILE__, __LINE__, dev);
+      cudaStream_t st = lt_cuda_current_stream(dev);
+      cudaError_t e = cudaMemcpyAsync(base, from, (size_t)nbytes, cudaMemcpyHostToDevice, st);
+      if (e == cudaSuccess) e = cudaStreamSynchronize(st);
+      rc = lt_cuda_report(e, "cudaMemcpyAsync(base, from, nbytes, cudaMemcpyHostToDevice, stream)", __FILE__, __LINE__, dev);
     }
     lt_release(hd);
   }
@@ -105,12 +154,20 @@ int lt_cuda_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
 }
 
 /* ---- pinned host memory: blocks of a power-of-two size, kept for reuse (cudaHostAlloc and
-   cudaFreeHost are slow and synchronise the device) ---- */
+   cudaFreeHost are slow and synchronise the device). A block read or written by non_blocking
+   copies carries an event per copy; freed, it waits on pin_pending until they have completed. */
 #define PIN_CLASSES 48
 #define PIN_CACHE_LIMIT ((size_t)1 << 30)
-typedef struct pin_block { struct pin_block *next; void *ptr; size_t size; } pin_block_t;
+typedef struct pin_block {
+  struct pin_block *next;
+  void *ptr;
+  size_t size;
+  int nevents;
+  lt_event_t **events;
+} pin_block_t;
 static pin_block_t *pin_free[PIN_CLASSES];
 static pin_block_t *pin_used;
+static pin_block_t *pin_pending;
 static size_t pin_cached;
 static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -119,6 +176,61 @@ static int pin_class(size_t n, size_t *size) {
   while (((size_t)1 << c) < n && c < PIN_CLASSES - 1) c++;
   *size = (size_t)1 << c;
   return c;
+}
+
+static void pin_clear_events(pin_block_t *b) {
+  for (int i = 0; i < b->nevents; i++) lt_event_free(b->events[i]);
+  free(b->events);
+  b->events = NULL;
+  b->nevents = 0;
+}
+
+/* a non_blocking copy on dev's current stream reads or writes the pinned memory at p */
+static void host_record(const void *p, int dev) {
+  lt_event_t *e = lt_event_new(lt_device(LT_CUDA, dev), false);
+  lt_stream_t s;
+  if (!e || lt_stream_current(lt_device(LT_CUDA, dev), &s) != LT_OK || lt_event_record(e, s) != LT_OK) {
+    /* no event: wait for the copy here rather than risk an early reuse */
+    lt_event_free(e);
+    if (cudaStreamSynchronize(lt_cuda_current_stream(dev)) != cudaSuccess) (void)cudaGetLastError();
+    return;
+  }
+  pthread_mutex_lock(&pin_lock);
+  pin_block_t *b = pin_used;
+  while (b && !((const char *)p >= (const char *)b->ptr && (const char *)p < (const char *)b->ptr + b->size)) b = b->next;
+  lt_event_t **ev = b ? realloc(b->events, sizeof *ev * (size_t)(b->nevents + 1)) : NULL;
+  if (ev) {
+    b->events = ev;
+    b->events[b->nevents++] = e;
+    e = NULL;
+  }
+  pthread_mutex_unlock(&pin_lock);
+  if (e) { /* not a block of ours, or no memory for the record */
+    (void)lt_event_synchronize(e);
+    lt_event_free(e);
+  }
+}
+
+/* pending blocks whose copies have all completed go back to the free lists; the lock is held */
+static void pin_process_pending_locked(void) {
+  pin_block_t **link = &pin_pending;
+  while (*link) {
+    pin_block_t *b = *link;
+    bool all = true;
+    for (int i = 0; i < b->nevents && all; i++) {
+      bool done = true;
+      if (lt_event_query(b->events[i], &done) != LT_OK) done = true;
+      all = done;
+    }
+    if (!all) { link = &b->next; continue; }
+    *link = b->next;
+    pin_clear_events(b);
+    size_t size;
+    int c = pin_class(b->size, &size);
+    b->next = pin_free[c];
+    pin_free[c] = b;
+    pin_cached += b->size;
+  }
 }
 
 void *lt_cuda_host_alloc(size_t n) {
@@ -130,6 +242,7 @@ void *lt_cuda_host_alloc(size_t n) {
     return NULL;
   }
   pthread_mutex_lock(&pin_lock);
+  if (pin_pending) pin_process_pending_locked();
   pin_block_t *b = pin_free[c];
   if (b) {
     pin_free[c] = b->next;
@@ -148,6 +261,8 @@ void *lt_cuda_host_alloc(size_t n) {
     }
     b->ptr = p;
     b->size = size;
+    b->nevents = 0;
+    b->events = NULL;
   }
   b->next = pin_used;
   pin_used = b;
@@ -163,7 +278,11 @@ void lt_cuda_host_free(void *p) {
   pin_block_t *b = *link;
   if (b) {
     *link = b->next;
-    if (pin_cached + b->size <= PIN_CACHE_LIMIT) {
+    if (b->nevents > 0) { /* copies may still be reading it */
+      b->next = pin_pending;
+      pin_pending = b;
+      b = NULL;
+    } else if (pin_cached + b->size <= PIN_CACHE_LIMIT) {
       size_t size;
       int c = pin_class(b->size, &size);
       b->next = pin_free[c];
@@ -204,6 +323,12 @@ void lt_cuda_host_free(void *p) { (void)p; }
 bool lt_cuda_is_pinned(const void *p) { (void)p; return false; }
 
 #endif
+
+bool lt_copy_set_non_blocking(bool nb) {
+  bool prev = copy_non_blocking;
+  copy_non_blocking = nb;
+  return prev;
+}
 
 static void unpin(void *ctx, void *data) { (void)data; lt_cuda_host_free(ctx); }
 

@@ -59,17 +59,18 @@ static int launch(const char *name, const lt_ew_desc_t *d, lt_tensor_t *out, int
   if (rc == LT_OK) rc = lt_cuda_use(dev);
   int e = 0;
   int64_t n = out->numel;
+  void *st = lt_cuda_current_stream(dev);
   void *o = lt_data(out);
   if (rc == LT_OK) {
     switch (d->kind) {
-      case LT_EW_UNARY: e = lt_cuda_k_unary(d->op, d->dtype, o, p[0], n); break;
-      case LT_EW_BINARY: e = lt_cuda_k_binary(d->op, d->dtype, o, p[0], p[1], bits[0], bits[1], d->alpha, n); break;
-      case LT_EW_COMPARE: e = lt_cuda_k_compare(d->op, d->dtype, o, p[0], p[1], bits[0], bits[1], n); break;
-      case LT_EW_UNARY_GRAD: e = lt_cuda_k_unary_grad(d->op, d->dtype, o, p[0], p[1], p[2], n); break;
+      case LT_EW_UNARY: e = lt_cuda_k_unary(st, d->op, d->dtype, o, p[0], n); break;
+      case LT_EW_BINARY: e = lt_cuda_k_binary(st, d->op, d->dtype, o, p[0], p[1], bits[0], bits[1], d->alpha, n); break;
+      case LT_EW_COMPARE: e = lt_cuda_k_compare(st, d->op, d->dtype, o, p[0], p[1], bits[0], bits[1], n); break;
+      case LT_EW_UNARY_GRAD: e = lt_cuda_k_unary_grad(st, d->op, d->dtype, o, p[0], p[1], p[2], n); break;
       case LT_EW_WHERE:
-        e = lt_cuda_k_where((int)lt_dtype_size(d->dtype), o, p[0], p[1], p[2], bits[1], bits[2], n);
+        e = lt_cuda_k_where(st, (int)lt_dtype_size(d->dtype), o, p[0], p[1], p[2], bits[1], bits[2], n);
         break;
-      case LT_EW_FILL: e = lt_cuda_k_fill((int)lt_dtype_size(d->dtype), o, bits[0], n); break;
+      case LT_EW_FILL: e = lt_cuda_k_fill(st, (int)lt_dtype_size(d->dtype), o, bits[0], n); break;
     }
     rc = lt_cuda_after_launch(dev, e, name, d->dtype);
   }

@@ -1,10 +1,12 @@
 /* The device registry, device strings, and the CPU backend with its virtual devices. */
 #include "core/device.h"
 #include "core/error.h"
+#include "core/stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- the CPU backend ---- */
 #define CPU_ALIGN 64
@@ -26,6 +28,13 @@ static int cpu_raw_alloc(int index, size_t n, void **out) {
 static void cpu_raw_free(int index, void *p) { (void)index; free(p); }
 
 static int cpu_synchronize(int index) { (void)index; return LT_OK; }
+
+/* the machine's memory: every virtual CPU device shares it */
+static int64_t cpu_total_memory(int index) {
+  (void)index;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (int64_t)pages * page : -1;
+}
 
 static int cpu_device_count(void) {
   if (cpu_count == 0) {
@@ -52,6 +61,17 @@ static const lt_backend_i cpu_backend = {
     .cache_limit = (size_t)1 << 30, /* host memory: keep at most 1 GiB cached per device */
     .synchronize = cpu_synchronize,
     .host_accessible = true,
+    .total_memory = cpu_total_memory,
+    .stream_create = lt_cpu_stream_create,
+    .stream_synchronize = lt_cpu_stream_synchronize,
+    .stream_query = lt_cpu_stream_query,
+    .stream_wait_event = lt_cpu_stream_wait_event,
+    .event_create = lt_cpu_event_create,
+    .event_destroy = lt_cpu_event_destroy,
+    .event_record = lt_cpu_event_record,
+    .event_synchronize = lt_cpu_event_synchronize,
+    .event_query = lt_cpu_event_query,
+    .event_elapsed_ms = lt_cpu_event_elapsed_ms,
 };
 
 int lt_cpu_device_count(void) { return cpu_device_count(); }

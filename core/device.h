@@ -36,6 +36,19 @@ typedef struct lt_backend_i {
   int (*synchronize)(int index);            /* wait for all work queued on the device */
   bool host_accessible;                     /* its memory can be read by the CPU directly */
   const char *(*unavailable)(void);         /* why device_count() is 0 ("no CUDA driver (...)") */
+  int64_t (*total_memory)(int index);       /* bytes of the device (out-of-memory messages); -1 unknown */
+  /* streams and events (core/stream.h): handles are the backend's; a NULL stream handle is the
+     device's default stream */
+  int (*stream_create)(int index, void **h);
+  int (*stream_synchronize)(int index, void *h);
+  int (*stream_query)(int index, void *h, bool *done);
+  int (*stream_wait_event)(int index, void *h, void *ev);
+  int (*event_create)(int index, bool timing, void **ev);
+  void (*event_destroy)(int index, void *ev);
+  int (*event_record)(int index, void *ev, void *stream);
+  int (*event_synchronize)(int index, void *ev);
+  int (*event_query)(int index, void *ev, bool *done);
+  int (*event_elapsed_ms)(int index, void *a, void *b, double *ms);
 } lt_backend_i;
 
 /* A backend compiled in (CUDA) registers itself before first use. */

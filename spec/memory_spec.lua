@@ -69,4 +69,107 @@ describe('torch.memory', function()
     -- empty, but its strides would overflow
     H.raises(function() return torch.empty(4294967295, 0, 4294967295) end, 'too large')
   end)
+
+  -- the stream rules run on the CPU devices in the allocator code every device type shares
+  local dev = torch.cpu.device_count() >= 2 and 'cpu:1' or 'cpu:0'
+  local function stat(k) return torch.memory.stats(dev)[k] end
+  local function gc() collectgarbage(); collectgarbage() end
+  local N = 1500 -- 6000 bytes: a 6144-byte block, a size nothing else here uses
+
+  it('reuses a cached block only on the stream it was allocated on', function()
+    gc()
+    torch.memory.empty_cache(dev)
+    local s = torch.Stream(dev)
+    local base = torch.memory.allocated(dev)
+    local segs = stat('segment.all.allocated')
+    local x = torch.empty(N, { device = dev })
+    assert.are.equal(segs + 1, stat('segment.all.allocated'))
+    x = nil
+    gc()
+    -- on another stream the cached block is not handed out: a new segment
+    local y = torch.stream(s, function() return torch.empty(N, { device = dev }) end)
+    assert.are.equal(segs + 2, stat('segment.all.allocated'))
+    -- back on the default stream the first block is reused
+    local z = torch.empty(N, { device = dev })
+    assert.are.equal(segs + 2, stat('segment.all.allocated'))
+    assert.are.equal(base + 2 * 6144, stat('allocated_bytes.all.current'))
+    y, z = nil, nil
+    gc()
+    -- and s's block is reused on s, where it is the only one of its size
+    local w = torch.stream(s, function() return torch.empty(N, { device = dev }) end)
+    assert.are.equal(segs + 2, stat('segment.all.allocated'))
+    assert.are.equal(base + 6144, stat('allocated_bytes.all.current'))
+    w = nil
+    gc()
+    torch.memory.empty_cache(dev)
+    assert.are.equal(torch.memory.allocated(dev), torch.memory.reserved(dev))
+  end)
+
+  it('defers the free of a block used on another stream until its work completes', function()
+    gc()
+    torch.memory.empty_cache(dev)
+    local s = torch.Stream(dev)
+    local base = torch.memory.allocated(dev)
+    local segs = stat('segment.all.allocated')
+    local frees = stat('allocation.all.freed')
+    local x = torch.ones(N, { device = dev })
+    x:record_stream(s)
+    torch._stream_hold(s, true) -- work queued on s is "still running"
+    x = nil
+    gc()
+    -- freed for the statistics, but waiting for s: not reused, not cached, not given back
+    assert.are.equal(base, torch.memory.allocated(dev))
+    assert.are.equal(frees + 1, stat('allocation.all.freed'))
+    assert.are.equal(1, torch._memory_pending(dev))
+    local reserved = torch.memory.reserved(dev)
+    local y = torch.empty(N, { device = dev })
+    assert.are.equal(segs + 2, stat('segment.all.allocated')) -- a new block: the first is pending
+    torch.memory.empty_cache(dev)
+    assert.are.equal(1, torch._memory_pending(dev)) -- empty_cache cannot free it either
+    assert.is_true(torch.memory.reserved(dev) >= reserved)
+    torch._stream_hold(s, false) -- s's work completes
+    assert.are.equal(0, torch._memory_pending(dev))
+    local z = torch.empty(N, { device = dev })
+    assert.are.equal(segs + 2, stat('segment.all.allocated')) -- the first block, reused
+    -- a block recorded on a stream that is not held is cached at once
+    z:record_stream(s)
+    z = nil
+    gc()
+    assert.are.equal(0, torch._memory_pending(dev))
+    local v = torch.empty(N, { device = dev })
+    assert.are.equal(segs + 2, stat('segment.all.allocated'))
+    y, v = nil, nil
+    gc()
+    torch.memory.empty_cache(dev)
+    assert.are.equal(base, torch.memory.allocated(dev))
+    assert.are.equal(torch.memory.allocated(dev), torch.memory.reserved(dev))
+  end)
+
+  it('names the requested, allocated, reserved and total bytes when out of memory', function()
+    gc()
+    local keep = torch.ones(1000) -- something allocated on cpu:0
+    local alloc, res = torch.memory.allocated('cpu:0'), torch.memory.reserved('cpu:0')
+    local s0 = torch.memory.stats('cpu:0')
+    local n = 1 << 48 -- floats: 2^50 bytes
+    local ok, err = pcall(torch.empty, n)
+    assert.is_false(ok)
+    err = tostring(err)
+    assert.truthy(err:find('out of memory on cpu:0', 1, true), err)
+    assert.truthy(err:find('tried to allocate 1024.00 TiB (' .. (1 << 50) .. ' bytes)', 1, true), err)
+    assert.truthy(err:find('(' .. alloc .. ' bytes) allocated', 1, true), err)
+    assert.truthy(err:find('reserved', 1, true), err)
+    -- the total is the machine's memory, as /proc/meminfo says
+    local f = io.open('/proc/meminfo')
+    if f then
+      local kb = f:read('a'):match('MemTotal:%s*(%d+) kB')
+      f:close()
+      assert.truthy(err:find('(' .. (tonumber(kb) * 1024) .. ' bytes) total memory of the device', 1, true), err)
+    end
+    local s1 = torch.memory.stats('cpu:0')
+    assert.are.equal(s0.num_ooms + 1, s1.num_ooms)
+    assert.are.equal(s0.num_alloc_retries + 1, s1.num_alloc_retries) -- the cache was freed and retried once
+    assert.is_true(s1['reserved_bytes.all.current'] <= res) -- the retry emptied the cache
+    assert.are.equal(alloc, torch.memory.allocated('cpu:0'))
+    keep = nil
+  end)
 end)

@@ -98,14 +98,14 @@ static dim3 grid_for(int64_t n) {
   int64_t blocks = (n + 255) / 256;
   return dim3((unsigned)(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535));
 }
-#define LAUNCH(kernel, n, ...)                                   \
-  do {                                                           \
-    if ((n) > 0) kernel<<<grid_for(n), 256>>>(__VA_ARGS__, (n)); \
-    return (int)cudaGetLastError();                              \
+#define LAUNCH(kernel, n, ...)                                                                  \
+  do {                                                                                          \
+    if ((n) > 0) kernel<<<grid_for(n), 256, 0, (cudaStream_t)stream>>>(__VA_ARGS__, (n));      \
+    return (int)cudaGetLastError();                                                             \
   } while (0)
 
 /* ---- dispatch on dtype, then op ---- */
-template <typename ST> static int unary_t(int op, void *out, const void *x, int64_t n) {
+template <typename ST> static int unary_t(void *stream, int op, void *out, const void *x, int64_t n) {
   switch (op) {
 #define LT_X(name, kind, fbody, ibody) \
   case LT_UNARY_##name: LAUNCH((unary_k<ST, un_##name>), n, (ST *)out, (const ST *)x);
@@ -116,7 +116,7 @@ template <typename ST> static int unary_t(int op, void *out, const void *x, int6
 }
 
 template <typename ST>
-static int binary_t(int op, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb, double alpha,
+static int binary_t(void *stream, int op, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb, double alpha,
                     int64_t n) {
   switch (op) {
 #define LT_X(name, kind, fbody, ibody)                                                                  \
@@ -130,7 +130,7 @@ static int binary_t(int op, void *out, const void *a, const void *b, uint64_t sa
 }
 
 template <typename ST>
-static int compare_t(int op, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb, int64_t n) {
+static int compare_t(void *stream, int op, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb, int64_t n) {
   switch (op) {
 #define LT_X(name, body)                                                                                 \
   case LT_COMPARE_##name:                                                                                \
@@ -143,7 +143,7 @@ static int compare_t(int op, void *out, const void *a, const void *b, uint64_t s
 }
 
 template <typename ST>
-static int unary_grad_t(int op, void *out, const void *g, const void *x, const void *y, int64_t n) {
+static int unary_grad_t(void *stream, int op, void *out, const void *g, const void *x, const void *y, int64_t n) {
   switch (op) {
 #define LT_X(name, ux, uy, body)                                                                      \
   case LT_UNARY_##name:                                                                               \
@@ -166,25 +166,25 @@ extern "C" {
 
 int lt_cuda_k_supported(int dtype) { return dtype == DT_F32 || dtype == DT_F16 || dtype == DT_BF16; }
 
-int lt_cuda_k_unary(int op, int dtype, void *out, const void *x, int64_t n) {
-  BY_DTYPE(dtype, return unary_t<ST>(op, out, x, n))
+int lt_cuda_k_unary(void *stream, int op, int dtype, void *out, const void *x, int64_t n) {
+  BY_DTYPE(dtype, return unary_t<ST>(stream, op, out, x, n))
 }
 
-int lt_cuda_k_binary(int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
+int lt_cuda_k_binary(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
                      double alpha, int64_t n) {
-  BY_DTYPE(dtype, return binary_t<ST>(op, out, a, b, sa, sb, alpha, n))
+  BY_DTYPE(dtype, return binary_t<ST>(stream, op, out, a, b, sa, sb, alpha, n))
 }
 
-int lt_cuda_k_compare(int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
+int lt_cuda_k_compare(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
                       int64_t n) {
-  BY_DTYPE(dtype, return compare_t<ST>(op, out, a, b, sa, sb, n))
+  BY_DTYPE(dtype, return compare_t<ST>(stream, op, out, a, b, sa, sb, n))
 }
 
-int lt_cuda_k_unary_grad(int op, int dtype, void *out, const void *g, const void *x, const void *y, int64_t n) {
-  BY_DTYPE(dtype, return unary_grad_t<ST>(op, out, g, x, y, n))
+int lt_cuda_k_unary_grad(void *stream, int op, int dtype, void *out, const void *g, const void *x, const void *y, int64_t n) {
+  BY_DTYPE(dtype, return unary_grad_t<ST>(stream, op, out, g, x, y, n))
 }
 
-int lt_cuda_k_where(int size, void *out, const void *cond, const void *a, const void *b, uint64_t sa,
+int lt_cuda_k_where(void *stream, int size, void *out, const void *cond, const void *a, const void *b, uint64_t sa,
                     uint64_t sb, int64_t n) {
   const bool *c = (const bool *)cond;
   switch (size) {
@@ -199,7 +199,7 @@ int lt_cuda_k_where(int size, void *out, const void *cond, const void *a, const 
   }
 }
 
-int lt_cuda_k_fill(int size, void *out, uint64_t value, int64_t n) {
+int lt_cuda_k_fill(void *stream, int size, void *out, uint64_t value, int64_t n) {
   switch (size) {
     case 1: LAUNCH(fill_k<uint8_t>, n, (uint8_t *)out, from_bits<uint8_t>(value));
     case 2: LAUNCH(fill_k<uint16_t>, n, (uint16_t *)out, from_bits<uint16_t>(value));

@@ -2,8 +2,8 @@
    device pointers, a count and the op; they know nothing of tensors. Operands are contiguous and
    of one dtype (float32, float16 or bfloat16, lt_dtype numbering); an input pointer NULL is a
    scalar given by its storage bytes (sa, sb). Each returns the launch's cudaError_t as an int
-   (0 on success), or -1 when the op or dtype has no CUDA kernel. Work is queued on the legacy
-   default stream of the current device. */
+   (0 on success), or -1 when the op or dtype has no CUDA kernel. Work is queued on `stream` (a
+   cudaStream_t; NULL is the legacy default stream) of the current device. */
 #ifndef LT_CUDA_ELEMENTWISE_H
 #define LT_CUDA_ELEMENTWISE_H
 
@@ -14,19 +14,19 @@ extern "C" {
 #endif
 
 int lt_cuda_k_supported(int dtype);
-int lt_cuda_k_unary(int op, int dtype, void *out, const void *x, int64_t n);
-int lt_cuda_k_binary(int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
+int lt_cuda_k_unary(void *stream, int op, int dtype, void *out, const void *x, int64_t n);
+int lt_cuda_k_binary(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
                      double alpha, int64_t n);
 /* out is bool */
-int lt_cuda_k_compare(int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
+int lt_cuda_k_compare(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
                       int64_t n);
 /* out = d(op)/dx from g, x, y (x or y may be g when the formula does not read it) */
-int lt_cuda_k_unary_grad(int op, int dtype, void *out, const void *g, const void *x, const void *y, int64_t n);
+int lt_cuda_k_unary_grad(void *stream, int op, int dtype, void *out, const void *g, const void *x, const void *y, int64_t n);
 /* out = cond ? a : b, elements of `size` bytes; cond is bool */
-int lt_cuda_k_where(int size, void *out, const void *cond, const void *a, const void *b, uint64_t sa,
+int lt_cuda_k_where(void *stream, int size, void *out, const void *cond, const void *a, const void *b, uint64_t sa,
                     uint64_t sb, int64_t n);
 /* out[i] = value (its storage bytes), elements of `size` bytes (1, 2, 4, 8) */
-int lt_cuda_k_fill(int size, void *out, uint64_t value, int64_t n);
+int lt_cuda_k_fill(void *stream, int size, void *out, uint64_t value, int64_t n);
 
 #ifdef __cplusplus
 }

@@ -133,12 +133,36 @@ function cuda.memory_summary(device)
   return torch.memory.summary(device_string('memory_summary', device))
 end
 
--- ---- not yet on CUDA: streams and events (issue 5, item 4) ----
-for _, name in ipairs { 'Stream', 'Event', 'current_stream', 'default_stream', 'stream' } do
-  cuda[name] = function()
-    if not cuda.is_available() then error(unavailable(name), 2) end
-    error('torch.cuda.' .. name .. ': not implemented yet', 2)
+-- ---- streams and events: torch.Stream / torch.Event (bindings/stream.c) on 'cuda:i' ----
+-- torch.cuda.Stream(i?): a stream of device i (nil: the current device)
+function cuda.Stream(device)
+  return torch.Stream(device_string('Stream', device))
+end
+function cuda.current_stream(device)
+  return torch.current_stream(device_string('current_stream', device))
+end
+function cuda.default_stream(device)
+  return torch.default_stream(device_string('default_stream', device))
+end
+-- torch.cuda.stream(s): s current (and its device) until the value is closed, or for fn's call;
+-- nil changes nothing, as in PyTorch
+function cuda.stream(s, fn)
+  if s ~= nil and (getmetatable(s) or {}).__name ~= 'torch.Stream' then
+    error('torch.cuda.stream: expected a stream or nil, got ' .. type(s), 2)
   end
+  if s ~= nil and s.device.type ~= 'cuda' then
+    error("torch.cuda.stream: expected a cuda stream, got a stream on '" .. tostring(s.device) .. "'", 2)
+  end
+  return torch.stream(s, fn)
+end
+-- torch.cuda.Event{enable_timing = true}: its device is the one of the stream it is first
+-- recorded on
+function cuda.Event(opts)
+  check_available('Event')
+  if opts ~= nil and type(opts) ~= 'table' then
+    error('torch.cuda.Event: expected an options table, got ' .. type(opts), 2)
+  end
+  return torch.Event('cuda', opts)
 end
 
 return cuda
