@@ -1,0 +1,747 @@
+/* Copying Lua values between two lutorch Lua states (the rules are in lua_transfer.h).
+
+   The copy runs under lua_pcall in the destination, so that anything the destination raises (out
+   of memory, a module that fails to load there) is caught; the source is only read with raw
+   accesses, which raise nothing but out of memory. Problems with a value set a message naming its
+   path and unwind by return codes.
+
+   State kept per direction (lt_transfer_t), as registry references:
+   - anchor (source): source object -> true, for every object whose copy is cached;
+   - cache (destination): light userdata (the source object's address) -> its copy; the anchor
+     keeps the address from being reused by another object;
+   - upv (destination): light userdata (a source upvalue's id) -> {copied function, index}, so that
+     upvalues shared between source closures are joined in the copies.
+   Per source state: registry["lutorch.transfer"] = {paths = object -> path (weak keys), n = the
+   number of entries of package.loaded when it was built}. A path is a byte string of steps: 'k'
+   + 4-byte length + key (a string key; the first step is a key of package.loaded), 'i' + 8-byte
+   integer key, 'm' (metatable), 'u' + 4-byte upvalue index. */
+#include "bindings/lua_transfer.h"
+#include "bindings/binding.h"
+#include "core/error.h"
+
+#include <lualib.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 200        /* nesting of a copied value */
+#define WALK_DEPTH 8         /* levels of package.loaded walked for paths */
+#define WALK_MAX 200000      /* objects recorded at most */
+#define PATH_BYTES 1024      /* longest encoded path */
+#define PATHS_KEY "lutorch.transfer"
+
+struct lt_transfer {
+  int anchor_ref, cache_ref, upv_ref;
+  lt_transfer_t *rev;
+};
+
+lt_transfer_t *lt_transfer_new(void) {
+  lt_transfer_t *x = malloc(sizeof *x);
+  if (!x) {
+    lt_error("lua transfer: out of memory");
+    return NULL;
+  }
+  x->anchor_ref = x->cache_ref = x->upv_ref = LUA_NOREF;
+  x->rev = NULL;
+  return x;
+}
+
+void lt_transfer_link(lt_transfer_t *fwd, lt_transfer_t *back) {
+  fwd->rev = back;
+  back->rev = fwd;
+}
+
+void lt_transfer_free(lt_transfer_t *x, lua_State *src, lua_State *dst) {
+  if (!x) return;
+  if (src) luaL_unref(src, LUA_REGISTRYINDEX, x->anchor_ref);
+  if (dst) {
+    luaL_unref(dst, LUA_REGISTRYINDEX, x->cache_ref);
+    luaL_unref(dst, LUA_REGISTRYINDEX, x->upv_ref);
+  }
+  if (x->rev) x->rev->rev = NULL;
+  free(x);
+}
+
+/* pushes the table behind *ref, creating it on first use */
+static void push_reftable(lua_State *L, int *ref) {
+  if (*ref != LUA_NOREF && lua_rawgeti(L, LUA_REGISTRYINDEX, *ref) == LUA_TTABLE) return;
+  if (*ref != LUA_NOREF) lua_pop(L, 1);
+  lua_newtable(L);
+  lua_pushvalue(L, -1);
+  *ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* ---- paths of package.loaded (in the source state) ---- */
+
+static size_t put_u32(char *b, uint32_t v) {
+  memcpy(b, &v, 4);
+  return 4;
+}
+
+/* records the value at child (absolute index) under path pp + step, queueing it in next */
+static void walk_add(lua_State *S, int P, int next, lua_Integer *nn, int child, const char *pp, size_t pl,
+                     const char *step, size_t sl, size_t *count, bool queue) {
+  int t = lua_type(S, child);
+  if (t != LUA_TTABLE && t != LUA_TFUNCTION && t != LUA_TUSERDATA) return;
+  if (t == LUA_TUSERDATA && lt_lua_totensor(S, child)) return; /* tensors cross by reference */
+  if (*count >= WALK_MAX || pl + sl > PATH_BYTES) return;
+  lua_pushvalue(S, child);
+  if (lua_rawget(S, P) != LUA_TNIL) {
+    lua_pop(S, 1);
+    return;
+  }
+  lua_pop(S, 1);
+  char buf[PATH_BYTES];
+  memcpy(buf, pp, pl);
+  memcpy(buf + pl, step, sl);
+  lua_pushvalue(S, child);
+  lua_pushlstring(S, buf, pl + sl);
+  lua_rawset(S, P);
+  (*count)++;
+  if (queue) {
+    lua_pushvalue(S, child);
+    lua_rawseti(S, next, ++*nn);
+  }
+}
+
+/* the step for the key at -2 during a traversal; 0 when the key is not followed */
+static size_t key_step(lua_State *S, char *step) {
+  if (lua_type(S, -2) == LUA_TSTRING) {
+    size_t len;
+    const char *k = lua_tolstring(S, -2, &len);
+    if (len > 200) return 0;
+    step[0] = 'k';
+    put_u32(step + 1, (uint32_t)len);
+    memcpy(step + 5, k, len);
+    return 5 + len;
+  }
+  if (lua_isinteger(S, -2)) {
+    int64_t i = (int64_t)lua_tointeger(S, -2);
+    step[0] = 'i';
+    memcpy(step + 1, &i, 8);
+    return 9;
+  }
+  return 0;
+}
+
+static size_t count_loaded(lua_State *S) {
+  size_t n = 0;
+  lua_getfield(S, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  lua_pushnil(S);
+  while (lua_next(S, -2)) {
+    n++;
+    lua_pop(S, 1);
+  }
+  lua_pop(S, 1);
+  return n;
+}
+
+/* builds the paths table of S, stores it in the registry and pushes it */
+static void build_paths(lua_State *S) {
+  int top = lua_gettop(S);
+  lua_createtable(S, 0, 2); /* R */
+  int R = top + 1;
+  lua_newtable(S); /* P, weak-keyed: an unloaded module's objects may go */
+  int P = top + 2;
+  lua_createtable(S, 0, 1);
+  lua_pushliteral(S, "k");
+  lua_setfield(S, -2, "__mode");
+  lua_setmetatable(S, P);
+  lua_pushvalue(S, P);
+  lua_setfield(S, R, "paths");
+  lua_pushinteger(S, (lua_Integer)count_loaded(S));
+  lua_setfield(S, R, "n");
+  lua_pushvalue(S, R);
+  lua_setfield(S, LUA_REGISTRYINDEX, PATHS_KEY);
+
+  lua_getfield(S, LUA_REGISTRYINDEX, LUA_LOADED_TABLE); /* top + 3 */
+  int loaded = top + 3;
+  lua_rawgeti(S, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS); /* top + 4 */
+  int G = top + 4;
+  lua_newtable(S); /* top + 5: the level being expanded */
+  lua_newtable(S); /* top + 6: the next level */
+  int cur = top + 5, next = top + 6;
+  lua_Integer ncur = 0, nnext = 0;
+  size_t count = 0;
+  char step[PATH_BYTES];
+  /* level 1: the modules; the global table is recorded but not walked, except for its C functions
+     (print, pairs...), which live nowhere else */
+  const char gstep[] = {'k', 2, 0, 0, 0, '_', 'G'};
+  walk_add(S, P, next, &nnext, G, "", 0, gstep, sizeof gstep, &count, false);
+  lua_pushnil(S);
+  while (lua_next(S, loaded)) {
+    if (lua_type(S, -2) == LUA_TSTRING) {
+      size_t sl = key_step(S, step);
+      if (sl) walk_add(S, P, next, &nnext, lua_gettop(S), "", 0, step, sl, &count, true);
+    }
+    lua_pop(S, 1);
+  }
+  lua_pushnil(S);
+  while (lua_next(S, G)) {
+    if (lua_type(S, -2) == LUA_TSTRING && lua_iscfunction(S, -1)) {
+      size_t sl = key_step(S, step);
+      char buf[PATH_BYTES];
+      memcpy(buf, gstep, sizeof gstep);
+      if (sl && sl + sizeof gstep <= PATH_BYTES) {
+        memcpy(buf + sizeof gstep, step, sl);
+        walk_add(S, P, next, &nnext, lua_gettop(S), "", 0, buf, sl + sizeof gstep, &count, false);
+      }
+    }
+    lua_pop(S, 1);
+  }
+  for (int level = 2; level <= WALK_DEPTH && nnext > 0; level++) {
+    lua_copy(S, next, cur); /* swap: the next level becomes the current one */
+    ncur = nnext;
+    lua_newtable(S);
+    lua_replace(S, next);
+    nnext = 0;
+    for (lua_Integer j = 1; j <= ncur; j++) {
+      lua_rawgeti(S, cur, j);
+      int o = lua_gettop(S);
+      lua_pushvalue(S, o);
+      lua_rawget(S, P);
+      size_t pl;
+      const char *pp = lua_tolstring(S, -1, &pl); /* anchored in P while we use it */
+      int t = lua_type(S, o);
+      if (t == LUA_TTABLE) {
+        lua_pushnil(S);
+        while (lua_next(S, o)) {
+          size_t sl = key_step(S, step);
+          if (sl) walk_add(S, P, next, &nnext, lua_gettop(S), pp, pl, step, sl, &count, true);
+          lua_pop(S, 1);
+        }
+      } else if (t == LUA_TFUNCTION) {
+        for (int n = 1; n < 256; n++) {
+          if (!lua_getupvalue(S, o, n)) break;
+          step[0] = 'u';
+          put_u32(step + 1, (uint32_t)n);
+          walk_add(S, P, next, &nnext, lua_gettop(S), pp, pl, step, 5, &count, true);
+          lua_pop(S, 1);
+        }
+      }
+      if (t != LUA_TFUNCTION && lua_getmetatable(S, o)) {
+        walk_add(S, P, next, &nnext, lua_gettop(S), pp, pl, "m", 1, &count, true);
+        lua_pop(S, 1);
+      }
+      lua_settop(S, o - 1);
+    }
+  }
+  lua_settop(S, P);
+  lua_remove(S, R);
+}
+
+/* pushes the paths table of S, building it when missing or when package.loaded changed */
+static void push_paths(lua_State *S, bool rebuild) {
+  if (!rebuild) {
+    if (lua_getfield(S, LUA_REGISTRYINDEX, PATHS_KEY) == LUA_TTABLE) {
+      lua_getfield(S, -1, "n");
+      size_t n = (size_t)lua_tointeger(S, -1);
+      lua_pop(S, 1);
+      if (n == count_loaded(S)) {
+        if (lua_getfield(S, -1, "paths") == LUA_TTABLE) {
+          lua_remove(S, -2);
+          return;
+        }
+        lua_pop(S, 1);
+      }
+    }
+    lua_pop(S, 1);
+  }
+  build_paths(S);
+}
+
+/* a readable form of an encoded path, for messages */
+static void path_readable(const char *s, size_t len, char *out, size_t cap) {
+  size_t o = 0, k = 0;
+  out[0] = '\0';
+  bool first = true;
+  while (k < len && o + 1 < cap) {
+    int w = 0;
+    char tag = s[k++];
+    if (tag == 'k' && k + 4 <= len) {
+      uint32_t n;
+      memcpy(&n, s + k, 4);
+      k += 4;
+      if (k + n > len) break;
+      w = snprintf(out + o, cap - o, "%s%.*s", first ? "" : ".", (int)n, s + k);
+      k += n;
+    } else if (tag == 'i' && k + 8 <= len) {
+      int64_t i;
+      memcpy(&i, s + k, 8);
+      k += 8;
+      w = snprintf(out + o, cap - o, "[%lld]", (long long)i);
+    } else if (tag == 'm') {
+      w = snprintf(out + o, cap - o, "[metatable]");
+    } else if (tag == 'u' && k + 4 <= len) {
+      uint32_t n;
+      memcpy(&n, s + k, 4);
+      k += 4;
+      w = snprintf(out + o, cap - o, "[upvalue %u]", n);
+    } else {
+      break;
+    }
+    if (w < 0) break;
+    o += (size_t)w;
+    if (o >= cap) o = cap - 1;
+    first = false;
+  }
+}
+
+/* ---- the copy ---- */
+
+typedef struct {
+  lt_transfer_t *x;
+  lua_State *S, *D;
+  int s_idx, n, s_subst, s_anchor, s_paths, s_globals, s_rcache; /* source stack indices */
+  int d_memo, d_cache, d_upv, d_globals, d_loaded, d_ranchor;   /* destination stack indices */
+  bool rebuilt;
+  const char *what;
+  int first;
+  char path[512];
+  size_t plen;
+  char err[1024];
+  char *dump;
+  size_t dump_n, dump_cap;
+} cp_t;
+
+static int fail(cp_t *c, const char *fmt, ...) LT_PRINTF(2, 3);
+static int fail(cp_t *c, const char *fmt, ...) {
+  va_list ap;
+  int n = snprintf(c->err, sizeof c->err, "cannot copy %s: ", c->path);
+  va_start(ap, fmt);
+  if (n > 0 && (size_t)n < sizeof c->err) vsnprintf(c->err + n, sizeof c->err - (size_t)n, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static size_t path_add(cp_t *c, const char *fmt, ...) LT_PRINTF(2, 3);
+static size_t path_add(cp_t *c, const char *fmt, ...) {
+  size_t old = c->plen;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(c->path + old, sizeof c->path - old, fmt, ap);
+  va_end(ap);
+  if (w < 0 || old + (size_t)w >= sizeof c->path) {
+    c->path[old] = '\0';
+    return old;
+  }
+  c->plen = old + (size_t)w;
+  return old;
+}
+
+/* the key at idx (in the source) appended to the path */
+static size_t path_key(cp_t *c, int idx) {
+  lua_State *S = c->S;
+  switch (lua_type(S, idx)) {
+    case LUA_TSTRING: return path_add(c, ".%.80s", lua_tostring(S, idx));
+    case LUA_TNUMBER:
+      if (lua_isinteger(S, idx)) return path_add(c, "[%lld]", (long long)lua_tointeger(S, idx));
+      return path_add(c, "[%g]", (double)lua_tonumber(S, idx));
+    case LUA_TBOOLEAN: return path_add(c, "[%s]", lua_toboolean(S, idx) ? "true" : "false");
+    default: return path_add(c, "[%s key]", luaL_typename(S, idx));
+  }
+}
+
+static void path_pop(cp_t *c, size_t old) {
+  c->plen = old;
+  c->path[old] = '\0';
+}
+
+/* memo[p] = the copy on top of the destination's stack */
+static void memo_set(cp_t *c, const void *p) {
+  lua_pushlightuserdata(c->D, (void *)p);
+  lua_pushvalue(c->D, -2);
+  lua_rawset(c->D, c->d_memo);
+}
+
+/* caches the copy on top of the destination's stack as that of the source value at sidx, and the
+   reverse in the linked direction */
+static void cache_set(cp_t *c, int sidx, const void *p) {
+  lua_State *S = c->S, *D = c->D;
+  lua_pushvalue(S, sidx);
+  lua_pushboolean(S, 1);
+  lua_rawset(S, c->s_anchor);
+  lua_pushlightuserdata(D, (void *)p);
+  lua_pushvalue(D, -2);
+  lua_rawset(D, c->d_cache);
+  if (c->s_rcache && c->d_ranchor) {
+    lua_pushlightuserdata(S, (void *)lua_topointer(D, -1));
+    lua_pushvalue(S, sidx);
+    lua_rawset(S, c->s_rcache);
+    lua_pushvalue(D, -1);
+    lua_pushboolean(D, 1);
+    lua_rawset(D, c->d_ranchor);
+  }
+}
+
+/* pushes the object at the encoded path in the destination: 1, or 0 when there is none (nothing
+   pushed), -1 on failure */
+static int resolve(cp_t *c, const char *s, size_t len, int want) {
+  lua_State *D = c->D;
+  int top = lua_gettop(D);
+  uint32_t n;
+  if (len < 5 || s[0] != 'k') return 0;
+  memcpy(&n, s + 1, 4);
+  if (5 + (size_t)n > len) return 0;
+  size_t k = 5 + n;
+  if (n == 2 && memcmp(s + 5, "_G", 2) == 0) {
+    lua_pushvalue(D, c->d_globals);
+  } else {
+    lua_pushlstring(D, s + 5, n);
+    if (lua_rawget(D, c->d_loaded) == LUA_TNIL) {
+      lua_pop(D, 1);
+      lua_pushliteral(D, "require");
+      if (lua_rawget(D, c->d_globals) != LUA_TFUNCTION) {
+        lua_settop(D, top);
+        return 0;
+      }
+      lua_pushlstring(D, s + 5, n);
+      if (lua_pcall(D, 1, 1, 0) != LUA_OK) {
+        const char *m = lua_tostring(D, -1);
+        int r = fail(c, "module '%.*s' cannot be loaded in the destination state: %s", (int)n, s + 5,
+                     m ? m : "(no message)");
+        lua_settop(D, top);
+        return r;
+      }
+    }
+  }
+  while (k < len) {
+    char tag = s[k++];
+    int t = lua_type(D, -1);
+    if (tag == 'k' || tag == 'i') {
+      if (t != LUA_TTABLE) break;
+      if (tag == 'k') {
+        memcpy(&n, s + k, 4);
+        lua_pushlstring(D, s + k + 4, n);
+        k += 4 + n;
+      } else {
+        int64_t i;
+        memcpy(&i, s + k, 8);
+        lua_pushinteger(D, (lua_Integer)i);
+        k += 8;
+      }
+      lua_rawget(D, -2);
+    } else if (tag == 'm') {
+      if (!lua_getmetatable(D, -1)) break;
+    } else if (tag == 'u') {
+      memcpy(&n, s + k, 4);
+      k += 4;
+      if (t != LUA_TFUNCTION || !lua_getupvalue(D, -1, (int)n)) break;
+    } else {
+      break;
+    }
+    lua_remove(D, -2);
+  }
+  if (k < len || lua_type(D, -1) != want) {
+    lua_settop(D, top);
+    return 0;
+  }
+  return 1;
+}
+
+static int copy_value(cp_t *c, int i, int depth, bool as_mt);
+
+static int copy_table(cp_t *c, int i, const void *p, int depth, bool as_mt) {
+  lua_State *S = c->S, *D = c->D;
+  bool cached = as_mt;
+  if (!cached) {
+    lua_pushliteral(S, "__index");
+    cached = lua_rawget(S, i) != LUA_TNIL; /* a class */
+    lua_pop(S, 1);
+  }
+  lua_createtable(D, (int)lua_rawlen(S, i), 0);
+  int dt = lua_gettop(D);
+  memo_set(c, p);
+  if (cached) cache_set(c, i, p);
+  lua_pushnil(S);
+  while (lua_next(S, i)) {
+    size_t old = path_key(c, -2);
+    if (copy_value(c, lua_gettop(S) - 1, depth + 1, false) != 0) return -1;
+    if (copy_value(c, lua_gettop(S), depth + 1, false) != 0) return -1;
+    lua_rawset(D, dt);
+    path_pop(c, old);
+    lua_pop(S, 1);
+  }
+  if (lua_getmetatable(S, i)) {
+    size_t old = path_add(c, "[metatable]");
+    if (copy_value(c, lua_gettop(S), depth + 1, true) != 0) return -1;
+    if (lua_type(D, -1) != LUA_TTABLE) {
+      lua_pop(D, 1);
+    } else {
+      lua_setmetatable(D, dt);
+    }
+    path_pop(c, old);
+    lua_pop(S, 1);
+  }
+  return 0;
+}
+
+static int dump_writer(lua_State *L, const void *p, size_t sz, void *ud) {
+  (void)L;
+  cp_t *c = ud;
+  if (c->dump_n + sz > c->dump_cap) {
+    size_t cap = c->dump_cap ? c->dump_cap : 4096;
+    while (cap < c->dump_n + sz) cap *= 2;
+    char *q = realloc(c->dump, cap);
+    if (!q) return 1;
+    c->dump = q;
+    c->dump_cap = cap;
+  }
+  memcpy(c->dump + c->dump_n, p, sz);
+  c->dump_n += sz;
+  return 0;
+}
+
+static int copy_function(cp_t *c, int i, const void *p, int depth) {
+  lua_State *S = c->S, *D = c->D;
+  c->dump_n = 0;
+  lua_pushvalue(S, i);
+  int rc = lua_dump(S, dump_writer, c, 0);
+  lua_pop(S, 1);
+  if (rc != 0) return fail(c, "out of memory while dumping a function");
+  if (luaL_loadbufferx(D, c->dump, c->dump_n, "=(copied function)", "b") != LUA_OK) {
+    int r = fail(c, "its bytecode does not load in the destination state: %s", lua_tostring(D, -1));
+    lua_pop(D, 1);
+    return r;
+  }
+  int df = lua_gettop(D);
+  memo_set(c, p);
+  cache_set(c, i, p);
+  for (int n = 1;; n++) {
+    const char *name = lua_getupvalue(S, i, n);
+    if (!name) break;
+    void *id = lua_upvalueid(S, i, n);
+    lua_pushlightuserdata(D, id);
+    if (lua_rawget(D, c->d_upv) == LUA_TTABLE) { /* shared with a function copied before */
+      lua_rawgeti(D, -1, 1);
+      lua_rawgeti(D, -2, 2);
+      lua_upvaluejoin(D, df, n, -2, (int)lua_tointeger(D, -1));
+      lua_pop(D, 3);
+      lua_pop(S, 1);
+      continue;
+    }
+    lua_pop(D, 1);
+    lua_pushlightuserdata(D, id);
+    lua_createtable(D, 2, 0);
+    lua_pushvalue(D, df);
+    lua_rawseti(D, -2, 1);
+    lua_pushinteger(D, n);
+    lua_rawseti(D, -2, 2);
+    lua_rawset(D, c->d_upv);
+    size_t old = path_add(c, "[upvalue %.60s]", *name ? name : "?");
+    if (strcmp(name, "_ENV") == 0 && lua_type(S, -1) == LUA_TTABLE) {
+      /* a function runs in the destination's environment, even when the source gave it its own
+         (a sandbox, a test framework's) */
+      lua_pushvalue(D, c->d_globals);
+    } else if (copy_value(c, lua_gettop(S), depth + 1, false) != 0) {
+      return -1;
+    }
+    lua_setupvalue(D, df, n);
+    path_pop(c, old);
+    lua_pop(S, 1);
+  }
+  return 0;
+}
+
+/* the object at i by its path in package.loaded: 1 pushed, 0 none, -1 failure */
+static int by_path(cp_t *c, int i) {
+  lua_State *S = c->S;
+  lua_pushvalue(S, i);
+  if (lua_rawget(S, c->s_paths) != LUA_TSTRING) {
+    lua_pop(S, 1);
+    return 0;
+  }
+  size_t len;
+  const char *s = lua_tolstring(S, -1, &len);
+  int r = resolve(c, s, len, lua_type(S, i));
+  if (r == 0 && (lua_iscfunction(S, i) || lua_type(S, i) == LUA_TUSERDATA)) {
+    char rd[300];
+    path_readable(s, len, rd, sizeof rd);
+    r = fail(c, "the %s at %s (in package.loaded) does not exist in the destination state",
+             lua_type(S, i) == LUA_TUSERDATA ? "userdata" : "C function", rd);
+  }
+  lua_pop(S, 1);
+  return r;
+}
+
+static int copy_ref(cp_t *c, int i, int depth, bool as_mt, bool subst) {
+  lua_State *S = c->S, *D = c->D;
+  if (depth > MAX_DEPTH) return fail(c, "it is nested deeper than %d levels", MAX_DEPTH);
+  if (!lua_checkstack(S, 12) || !lua_checkstack(D, 12)) return fail(c, "it is nested too deeply (Lua stack overflow)");
+  const void *p = lua_topointer(S, i);
+  if (subst && c->s_subst) {
+    lua_pushvalue(S, i);
+    if (lua_rawget(S, c->s_subst) != LUA_TNIL) {
+      int t = lua_type(S, -1);
+      int r = 0;
+      if (t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TUSERDATA)
+        r = copy_ref(c, lua_gettop(S), depth, as_mt, false);
+      else
+        r = copy_value(c, lua_gettop(S), depth, as_mt);
+      if (r == 0) memo_set(c, p);
+      lua_pop(S, 1);
+      return r;
+    }
+    lua_pop(S, 1);
+  }
+  lua_pushlightuserdata(D, (void *)p);
+  if (lua_rawget(D, c->d_memo) != LUA_TNIL) return 0;
+  lua_pop(D, 1);
+  int t = lua_type(S, i);
+  if (t == LUA_TUSERDATA) {
+    lt_tensor_t *tt = lt_lua_totensor(S, i);
+    if (tt) {
+      lt_retain(tt);
+      lt_lua_pushtensor(D, tt);
+      memo_set(c, p);
+      return 0;
+    }
+    lt_device_t *dv = luaL_testudata(S, i, LT_DEVICE_MT);
+    if (dv) {
+      lt_lua_pushdevice(D, *dv);
+      memo_set(c, p);
+      return 0;
+    }
+  }
+  if (lua_rawequal(S, i, c->s_globals)) {
+    lua_pushvalue(D, c->d_globals);
+    memo_set(c, p);
+    return 0;
+  }
+  lua_pushlightuserdata(D, (void *)p);
+  if (lua_rawget(D, c->d_cache) != LUA_TNIL) {
+    memo_set(c, p);
+    return 0;
+  }
+  lua_pop(D, 1);
+  int r = by_path(c, i);
+  if (r == 0 && !c->rebuilt && (t == LUA_TUSERDATA || lua_iscfunction(S, i))) {
+    /* perhaps reachable since the table was built */
+    c->rebuilt = true;
+    push_paths(S, true);
+    lua_replace(S, c->s_paths);
+    r = by_path(c, i);
+  }
+  if (r < 0) return -1;
+  if (r > 0) {
+    cache_set(c, i, p);
+    memo_set(c, p);
+    return 0;
+  }
+  switch (t) {
+    case LUA_TTABLE: return copy_table(c, i, p, depth, as_mt);
+    case LUA_TFUNCTION:
+      if (lua_iscfunction(S, i))
+        return fail(c, "a C function (not reachable from package.loaded) cannot move between Lua states");
+      return copy_function(c, i, p, depth);
+    default: {
+      int mt = luaL_getmetafield(S, i, "__name");
+      char name[64];
+      snprintf(name, sizeof name, "%s", mt == LUA_TSTRING ? lua_tostring(S, -1) : "userdata");
+      if (mt != LUA_TNIL) lua_pop(S, 1);
+      return fail(c, "a %s (a userdata other than a tensor or a device, not reachable from package.loaded) "
+                  "cannot move between Lua states", name);
+    }
+  }
+}
+
+static int copy_value(cp_t *c, int i, int depth, bool as_mt) {
+  lua_State *S = c->S, *D = c->D;
+  switch (lua_type(S, i)) {
+    case LUA_TNIL: lua_pushnil(D); return 0;
+    case LUA_TBOOLEAN: lua_pushboolean(D, lua_toboolean(S, i)); return 0;
+    case LUA_TNUMBER:
+      if (lua_isinteger(S, i)) lua_pushinteger(D, lua_tointeger(S, i));
+      else lua_pushnumber(D, lua_tonumber(S, i));
+      return 0;
+    case LUA_TSTRING: {
+      size_t len;
+      const char *s = lua_tolstring(S, i, &len);
+      lua_pushlstring(D, s, len);
+      return 0;
+    }
+    case LUA_TLIGHTUSERDATA: lua_pushlightuserdata(D, lua_touserdata(S, i)); return 0;
+    case LUA_TTABLE:
+    case LUA_TFUNCTION:
+    case LUA_TUSERDATA: return copy_ref(c, i, depth, as_mt, true);
+    case LUA_TTHREAD: return fail(c, "a coroutine cannot move between Lua states");
+    default: return fail(c, "a %s cannot move between Lua states", luaL_typename(S, i));
+  }
+}
+
+/* in the destination, protected: returns the copies, or nothing after a failure (c->err set) */
+static int copy_main(lua_State *D) {
+  cp_t *c = lua_touserdata(D, 1);
+  c->D = D;
+  if (!lua_checkstack(D, c->n + 20)) return luaL_error(D, "too many values (Lua stack overflow)");
+  lua_newtable(D);
+  c->d_memo = lua_gettop(D);
+  push_reftable(D, &c->x->cache_ref);
+  c->d_cache = lua_gettop(D);
+  push_reftable(D, &c->x->upv_ref);
+  c->d_upv = lua_gettop(D);
+  lua_rawgeti(D, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  c->d_globals = lua_gettop(D);
+  lua_getfield(D, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+  c->d_loaded = lua_gettop(D);
+  c->d_ranchor = 0;
+  if (c->x->rev) {
+    push_reftable(D, &c->x->rev->anchor_ref);
+    c->d_ranchor = lua_gettop(D);
+  }
+  int base = lua_gettop(D);
+  for (int k = 0; k < c->n; k++) {
+    c->plen = 0;
+    c->path[0] = '\0';
+    if (c->first >= 0) path_add(c, "%s %d", c->what, c->first + k);
+    else path_add(c, "%s", c->what);
+    if (copy_value(c, c->s_idx + k, 0, false) != 0) return 0;
+  }
+  return lua_gettop(D) - base;
+}
+
+int lt_transfer_copy(lt_transfer_t *x, lua_State *S, int idx, int n, int subst, lua_State *D,
+                     const char *what, int first) {
+  if (n <= 0) return LT_OK;
+  idx = lua_absindex(S, idx);
+  subst = subst ? lua_absindex(S, subst) : 0;
+  int stop = lua_gettop(S), dtop = lua_gettop(D);
+  if (!lua_checkstack(S, 40) || !lua_checkstack(D, 10)) return lt_error("copying a value between Lua states: Lua stack overflow");
+  cp_t c;
+  memset(&c, 0, sizeof c);
+  c.x = x;
+  c.S = S;
+  c.s_idx = idx;
+  c.n = n;
+  c.s_subst = subst && lua_type(S, subst) == LUA_TTABLE ? subst : 0;
+  c.what = what;
+  c.first = first;
+  push_reftable(S, &x->anchor_ref);
+  c.s_anchor = lua_gettop(S);
+  push_paths(S, false);
+  c.s_paths = lua_gettop(S);
+  lua_rawgeti(S, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+  c.s_globals = lua_gettop(S);
+  if (x->rev) {
+    push_reftable(S, &x->rev->cache_ref);
+    c.s_rcache = lua_gettop(S);
+  }
+  lua_pushcfunction(D, copy_main);
+  lua_pushlightuserdata(D, &c);
+  int st = lua_pcall(D, 1, LUA_MULTRET, 0);
+  free(c.dump);
+  lua_settop(S, stop);
+  if (st != LUA_OK) {
+    const char *m = lua_tostring(D, -1);
+    lt_error("cannot copy %s: %s", c.path[0] ? c.path : "a value", m ? m : "(error object is not a string)");
+    lua_settop(D, dtop);
+    return LT_ERR;
+  }
+  if (lua_gettop(D) - dtop != n) {
+    lua_settop(D, dtop);
+    return lt_error("%s", c.err[0] ? c.err : "cannot copy a value between Lua states");
+  }
+  return LT_OK;
+}
