@@ -4,9 +4,11 @@
    reference, autograd state kept, so a graph recorded in the thread is the caller's to backward).
 
    Lua side:
-     torch._lua_thread{name = 'cpu:1', threads = n} -> th   a new state (the caller's package.path
-                                       and package.cpath) on a new thread; threads: the kernel
-                                       threads its ops may use (0 or absent: the global setting)
+     torch._lua_thread{name = 'cpu:1', threads = n, device = d} -> th
+                                       a new state (the caller's package.path and package.cpath)
+                                       on a new thread; threads: the kernel threads its ops may use
+                                       (0 or absent: the global setting); device (optional): the
+                                       thread's current device of that type
      th:start(fn, args, opts)          copy fn and the array args (args.n when set, else #args) and
                                        start fn(table.unpack(args)) there; returns at once.
                                        opts.subst: a substitution table (subst[v] = w copies w for
@@ -22,6 +24,7 @@
 #include "bindings/lua_transfer.h"
 #include "bindings/lutorch.h"
 #include "core/autograd.h"
+#include "core/device.h"
 #include "core/iter.h"
 
 #include <lualib.h>
@@ -38,6 +41,8 @@
 typedef struct lthread {
   char name[64];
   int nthreads;
+  bool has_device;
+  lt_device_t device;
   lua_State *T; /* the thread's state; NULL once the pthread closed it */
   pthread_t tid;
   bool started, joined;
@@ -83,6 +88,7 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
 static void *thread_main(void *arg) {
   lthread_t *t = arg;
   if (t->nthreads > 0) lt_set_thread_num_threads(t->nthreads);
+  if (t->has_device) lt_set_current_device(t->device); /* checked by the caller */
   for (;;) {
     pthread_mutex_lock(&t->mu);
     while (!t->has_work && !atomic_load(&t->stop)) pthread_cond_wait(&t->cv, &t->mu);
@@ -180,6 +186,12 @@ static int l_new(lua_State *L) {
       return luaL_error(L, "_lua_thread: threads must be a non-negative integer, got %s", luaL_tolstring(L, -1, NULL));
     nt = lua_tointeger(L, -1);
   }
+  lt_device_t dev = {0, 0};
+  bool has_device = lua_getfield(L, 1, "device") != LUA_TNIL;
+  if (has_device) {
+    lt_device_t d = lt_lua_checkdevice(L, -1);
+    if (lt_device_resolve(d, &dev) != LT_OK) return luaL_error(L, "_lua_thread: %s", lt_last_error());
+  }
   lua_settop(L, 1);
   lua_getglobal(L, "package"); /* 2 */
   const char *path = NULL, *cpath = NULL;
@@ -198,6 +210,8 @@ static int l_new(lua_State *L) {
   if (!t) return luaL_error(L, "_lua_thread: out of memory");
   snprintf(t->name, sizeof t->name, "%s", name);
   t->nthreads = (int)(nt > 1024 ? 1024 : nt);
+  t->has_device = has_device;
+  t->device = dev;
   t->joined = true; /* nothing to join until the thread starts */
   atomic_init(&t->stop, false);
   if (pthread_mutex_init(&t->mu, NULL) != 0) {

@@ -6,11 +6,15 @@
    path and unwind by return codes.
 
    State kept per direction (lt_transfer_t), as registry references:
-   - anchor (source): source object -> true, for every object whose copy is cached;
-   - cache (destination): light userdata (the source object's address) -> its copy; the anchor
-     keeps the address from being reused by another object;
-   - upv (destination): light userdata (a source upvalue's id) -> {copied function, index}, so that
-     upvalues shared between source closures are joined in the copies.
+   - anchor (source, weak keys): source object -> id, for every object whose copy is cached;
+   - cache (destination): id -> the copy. Ids rather than addresses, so that the source object
+     needs no strong anchor: a closure made anew for every call (th:start(function ... end)) is
+     not kept forever; the entries of dead source objects are swept once the cache has doubled;
+   - link (destination, weak values): id -> object, entries made by the reverse direction: a copy
+     maps back to its original (a class copied into a thread and returned is the caller's class).
+   Within one call a memo (destination: light userdata, the source object's address -> copy)
+   preserves sharing and cycles, and a table of upvalue ids joins upvalues shared between closures
+   (the source objects are alive during the call, so their addresses identify them).
    Per source state: registry["lutorch.transfer"] = {paths = object -> path (weak keys), n = the
    number of entries of package.loaded when it was built}. A path is a byte string of steps: 'k'
    + 4-byte length + key (a string key; the first step is a key of package.loaded), 'i' + 8-byte
@@ -33,7 +37,9 @@
 #define PATHS_KEY "lutorch.transfer"
 
 struct lt_transfer {
-  int anchor_ref, cache_ref, upv_ref;
+  int anchor_ref, cache_ref, link_ref;
+  lua_Integer next_id;
+  lua_Integer added, live; /* cache entries made since the last sweep, and live after it */
   lt_transfer_t *rev;
 };
 
@@ -43,7 +49,8 @@ lt_transfer_t *lt_transfer_new(void) {
     lt_error("lua transfer: out of memory");
     return NULL;
   }
-  x->anchor_ref = x->cache_ref = x->upv_ref = LUA_NOREF;
+  x->anchor_ref = x->cache_ref = x->link_ref = LUA_NOREF;
+  x->next_id = x->added = x->live = 0;
   x->rev = NULL;
   return x;
 }
@@ -58,17 +65,23 @@ void lt_transfer_free(lt_transfer_t *x, lua_State *src, lua_State *dst) {
   if (src) luaL_unref(src, LUA_REGISTRYINDEX, x->anchor_ref);
   if (dst) {
     luaL_unref(dst, LUA_REGISTRYINDEX, x->cache_ref);
-    luaL_unref(dst, LUA_REGISTRYINDEX, x->upv_ref);
+    luaL_unref(dst, LUA_REGISTRYINDEX, x->link_ref);
   }
   if (x->rev) x->rev->rev = NULL;
   free(x);
 }
 
-/* pushes the table behind *ref, creating it on first use */
-static void push_reftable(lua_State *L, int *ref) {
+/* pushes the table behind *ref, creating it on first use (mode: its __mode, or NULL) */
+static void push_reftable(lua_State *L, int *ref, const char *mode) {
   if (*ref != LUA_NOREF && lua_rawgeti(L, LUA_REGISTRYINDEX, *ref) == LUA_TTABLE) return;
   if (*ref != LUA_NOREF) lua_pop(L, 1);
   lua_newtable(L);
+  if (mode) {
+    lua_createtable(L, 0, 1);
+    lua_pushstring(L, mode);
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+  }
   lua_pushvalue(L, -1);
   *ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
@@ -292,22 +305,61 @@ static void path_readable(const char *s, size_t len, char *out, size_t cap) {
 /* ---- the copy ---- */
 
 typedef struct {
+  char kind;        /* 'k': the key at idx in the source's stack; 'm': a metatable; 'u': upvalue name */
+  int idx;
+  const char *name;
+} seg_t;
+
+typedef struct {
   lt_transfer_t *x;
   lua_State *S, *D;
-  int s_idx, n, s_subst, s_anchor, s_paths, s_globals, s_rcache; /* source stack indices */
-  int d_memo, d_cache, d_upv, d_globals, d_loaded, d_ranchor;   /* destination stack indices */
+  int s_idx, n, s_subst, s_anchor, s_paths, s_globals, s_rlink;       /* source stack indices */
+  int d_memo, d_cache, d_link, d_upv, d_globals, d_loaded, d_ranchor; /* destination stack indices */
   bool rebuilt;
   const char *what;
-  int first;
+  int first, item;
+  seg_t seg[MAX_DEPTH + 4];
+  int nseg;
   char path[512];
-  size_t plen;
   char err[1024];
   char *dump;
   size_t dump_n, dump_cap;
 } cp_t;
 
+/* The path of the value being copied, kept as segments and written out only for a message: the
+   keys stay on the source's stack while their values are copied. */
+static void path_render(cp_t *c) {
+  lua_State *S = c->S;
+  size_t o = 0, cap = sizeof c->path;
+  int w = c->first >= 0 ? snprintf(c->path, cap, "%s %d", c->what, c->first + c->item)
+                        : snprintf(c->path, cap, "%s", c->what);
+  if (w < 0 || (size_t)w >= cap) return;
+  o = (size_t)w;
+  for (int k = 0; k < c->nseg && o < cap; k++) {
+    const seg_t *g = &c->seg[k];
+    if (g->kind == 'm') {
+      w = snprintf(c->path + o, cap - o, "[metatable]");
+    } else if (g->kind == 'u') {
+      w = snprintf(c->path + o, cap - o, "[upvalue %.60s]", *g->name ? g->name : "?");
+    } else {
+      switch (lua_type(S, g->idx)) {
+        case LUA_TSTRING: w = snprintf(c->path + o, cap - o, ".%.80s", lua_tostring(S, g->idx)); break;
+        case LUA_TNUMBER:
+          if (lua_isinteger(S, g->idx)) w = snprintf(c->path + o, cap - o, "[%lld]", (long long)lua_tointeger(S, g->idx));
+          else w = snprintf(c->path + o, cap - o, "[%g]", (double)lua_tonumber(S, g->idx));
+          break;
+        case LUA_TBOOLEAN: w = snprintf(c->path + o, cap - o, "[%s]", lua_toboolean(S, g->idx) ? "true" : "false"); break;
+        default: w = snprintf(c->path + o, cap - o, "[%s key]", luaL_typename(S, g->idx)); break;
+      }
+    }
+    if (w < 0) break;
+    o += (size_t)w;
+  }
+}
+
 static int fail(cp_t *c, const char *fmt, ...) LT_PRINTF(2, 3);
 static int fail(cp_t *c, const char *fmt, ...) {
+  path_render(c);
   va_list ap;
   int n = snprintf(c->err, sizeof c->err, "cannot copy %s: ", c->path);
   va_start(ap, fmt);
@@ -316,38 +368,12 @@ static int fail(cp_t *c, const char *fmt, ...) {
   return -1;
 }
 
-static size_t path_add(cp_t *c, const char *fmt, ...) LT_PRINTF(2, 3);
-static size_t path_add(cp_t *c, const char *fmt, ...) {
-  size_t old = c->plen;
-  va_list ap;
-  va_start(ap, fmt);
-  int w = vsnprintf(c->path + old, sizeof c->path - old, fmt, ap);
-  va_end(ap);
-  if (w < 0 || old + (size_t)w >= sizeof c->path) {
-    c->path[old] = '\0';
-    return old;
-  }
-  c->plen = old + (size_t)w;
-  return old;
+/* segments are pushed only below MAX_DEPTH levels, which copy_ref checks first */
+static void seg_push(cp_t *c, char kind, int idx, const char *name) {
+  if (c->nseg < MAX_DEPTH + 4) c->seg[c->nseg] = (seg_t){kind, idx, name};
+  c->nseg++;
 }
-
-/* the key at idx (in the source) appended to the path */
-static size_t path_key(cp_t *c, int idx) {
-  lua_State *S = c->S;
-  switch (lua_type(S, idx)) {
-    case LUA_TSTRING: return path_add(c, ".%.80s", lua_tostring(S, idx));
-    case LUA_TNUMBER:
-      if (lua_isinteger(S, idx)) return path_add(c, "[%lld]", (long long)lua_tointeger(S, idx));
-      return path_add(c, "[%g]", (double)lua_tonumber(S, idx));
-    case LUA_TBOOLEAN: return path_add(c, "[%s]", lua_toboolean(S, idx) ? "true" : "false");
-    default: return path_add(c, "[%s key]", luaL_typename(S, idx));
-  }
-}
-
-static void path_pop(cp_t *c, size_t old) {
-  c->plen = old;
-  c->path[old] = '\0';
-}
+static void seg_pop(cp_t *c) { c->nseg--; }
 
 /* memo[p] = the copy on top of the destination's stack */
 static void memo_set(cp_t *c, const void *p) {
@@ -356,24 +382,56 @@ static void memo_set(cp_t *c, const void *p) {
   lua_rawset(c->D, c->d_memo);
 }
 
-/* caches the copy on top of the destination's stack as that of the source value at sidx, and the
-   reverse in the linked direction */
-static void cache_set(cp_t *c, int sidx, const void *p) {
+/* caches the copy on top of the destination's stack as that of the source value at sidx, and,
+   when link, the reverse in the linked direction */
+static void cache_set(cp_t *c, int sidx, bool link) {
   lua_State *S = c->S, *D = c->D;
+  lua_Integer id = ++c->x->next_id;
   lua_pushvalue(S, sidx);
-  lua_pushboolean(S, 1);
+  lua_pushinteger(S, id);
   lua_rawset(S, c->s_anchor);
-  lua_pushlightuserdata(D, (void *)p);
-  lua_pushvalue(D, -2);
-  lua_rawset(D, c->d_cache);
-  if (c->s_rcache && c->d_ranchor) {
-    lua_pushlightuserdata(S, (void *)lua_topointer(D, -1));
-    lua_pushvalue(S, sidx);
-    lua_rawset(S, c->s_rcache);
+  lua_pushvalue(D, -1);
+  lua_rawseti(D, c->d_cache, id);
+  c->x->added++;
+  if (link && c->s_rlink && c->d_ranchor) {
+    lua_Integer rid = ++c->x->rev->next_id;
     lua_pushvalue(D, -1);
-    lua_pushboolean(D, 1);
+    lua_pushinteger(D, rid);
     lua_rawset(D, c->d_ranchor);
+    lua_pushvalue(S, sidx);
+    lua_rawseti(S, c->s_rlink, rid);
   }
+}
+
+/* drops the cache entries of source objects that died (their anchors went with them) */
+static void sweep(cp_t *c) {
+  lua_State *S = c->S, *D = c->D;
+  lua_createtable(D, 0, (int)(c->x->live < (1 << 20) ? c->x->live : 1 << 20));
+  int live = lua_gettop(D);
+  lua_pushnil(S);
+  while (lua_next(S, c->s_anchor)) {
+    if (lua_isinteger(S, -1)) {
+      lua_pushboolean(D, 1);
+      lua_rawseti(D, live, lua_tointeger(S, -1));
+    }
+    lua_pop(S, 1);
+  }
+  lua_Integer kept = 0;
+  lua_pushnil(D);
+  while (lua_next(D, c->d_cache)) {
+    lua_pop(D, 1);
+    if (lua_rawgeti(D, live, lua_tointeger(D, -1)) == LUA_TNIL) {
+      lua_pushvalue(D, -2);
+      lua_pushnil(D);
+      lua_rawset(D, c->d_cache); /* clearing a field during the traversal is allowed */
+    } else {
+      kept++;
+    }
+    lua_pop(D, 1);
+  }
+  lua_pop(D, 1);
+  c->x->live = kept;
+  c->x->added = 0;
 }
 
 /* pushes the object at the encoded path in the destination: 1, or 0 when there is none (nothing
@@ -454,25 +512,25 @@ static int copy_table(cp_t *c, int i, const void *p, int depth, bool as_mt) {
   lua_createtable(D, (int)lua_rawlen(S, i), 0);
   int dt = lua_gettop(D);
   memo_set(c, p);
-  if (cached) cache_set(c, i, p);
+  if (cached) cache_set(c, i, true);
   lua_pushnil(S);
   while (lua_next(S, i)) {
-    size_t old = path_key(c, -2);
+    seg_push(c, 'k', lua_gettop(S) - 1, NULL);
     if (copy_value(c, lua_gettop(S) - 1, depth + 1, false) != 0) return -1;
     if (copy_value(c, lua_gettop(S), depth + 1, false) != 0) return -1;
     lua_rawset(D, dt);
-    path_pop(c, old);
+    seg_pop(c);
     lua_pop(S, 1);
   }
   if (lua_getmetatable(S, i)) {
-    size_t old = path_add(c, "[metatable]");
+    seg_push(c, 'm', 0, NULL);
     if (copy_value(c, lua_gettop(S), depth + 1, true) != 0) return -1;
     if (lua_type(D, -1) != LUA_TTABLE) {
       lua_pop(D, 1);
     } else {
       lua_setmetatable(D, dt);
     }
-    path_pop(c, old);
+    seg_pop(c);
     lua_pop(S, 1);
   }
   return 0;
@@ -508,13 +566,13 @@ static int copy_function(cp_t *c, int i, const void *p, int depth) {
   }
   int df = lua_gettop(D);
   memo_set(c, p);
-  cache_set(c, i, p);
+  cache_set(c, i, true);
   for (int n = 1;; n++) {
     const char *name = lua_getupvalue(S, i, n);
     if (!name) break;
     void *id = lua_upvalueid(S, i, n);
     lua_pushlightuserdata(D, id);
-    if (lua_rawget(D, c->d_upv) == LUA_TTABLE) { /* shared with a function copied before */
+    if (lua_rawget(D, c->d_upv) == LUA_TTABLE) { /* shared with a function copied in this call */
       lua_rawgeti(D, -1, 1);
       lua_rawgeti(D, -2, 2);
       lua_upvaluejoin(D, df, n, -2, (int)lua_tointeger(D, -1));
@@ -530,7 +588,7 @@ static int copy_function(cp_t *c, int i, const void *p, int depth) {
     lua_pushinteger(D, n);
     lua_rawseti(D, -2, 2);
     lua_rawset(D, c->d_upv);
-    size_t old = path_add(c, "[upvalue %.60s]", *name ? name : "?");
+    seg_push(c, 'u', 0, name);
     if (strcmp(name, "_ENV") == 0 && lua_type(S, -1) == LUA_TTABLE) {
       /* a function runs in the destination's environment, even when the source gave it its own
          (a sandbox, a test framework's) */
@@ -539,7 +597,7 @@ static int copy_function(cp_t *c, int i, const void *p, int depth) {
       return -1;
     }
     lua_setupvalue(D, df, n);
-    path_pop(c, old);
+    seg_pop(c);
     lua_pop(S, 1);
   }
   return 0;
@@ -610,12 +668,23 @@ static int copy_ref(cp_t *c, int i, int depth, bool as_mt, bool subst) {
     memo_set(c, p);
     return 0;
   }
-  lua_pushlightuserdata(D, (void *)p);
-  if (lua_rawget(D, c->d_cache) != LUA_TNIL) {
-    memo_set(c, p);
-    return 0;
+  lua_pushvalue(S, i);
+  if (lua_rawget(S, c->s_anchor) == LUA_TNUMBER) {
+    lua_Integer id = lua_tointeger(S, -1);
+    lua_pop(S, 1);
+    if (lua_rawgeti(D, c->d_cache, id) != LUA_TNIL) {
+      memo_set(c, p);
+      return 0;
+    }
+    lua_pop(D, 1);
+    if (lua_rawgeti(D, c->d_link, id) != LUA_TNIL) {
+      memo_set(c, p);
+      return 0;
+    }
+    lua_pop(D, 1);
+  } else {
+    lua_pop(S, 1);
   }
-  lua_pop(D, 1);
   int r = by_path(c, i);
   if (r == 0 && !c->rebuilt && (t == LUA_TUSERDATA || lua_iscfunction(S, i))) {
     /* perhaps reachable since the table was built */
@@ -626,7 +695,7 @@ static int copy_ref(cp_t *c, int i, int depth, bool as_mt, bool subst) {
   }
   if (r < 0) return -1;
   if (r > 0) {
-    cache_set(c, i, p);
+    cache_set(c, i, false);
     memo_set(c, p);
     return 0;
   }
@@ -678,9 +747,11 @@ static int copy_main(lua_State *D) {
   if (!lua_checkstack(D, c->n + 20)) return luaL_error(D, "too many values (Lua stack overflow)");
   lua_newtable(D);
   c->d_memo = lua_gettop(D);
-  push_reftable(D, &c->x->cache_ref);
+  push_reftable(D, &c->x->cache_ref, NULL);
   c->d_cache = lua_gettop(D);
-  push_reftable(D, &c->x->upv_ref);
+  push_reftable(D, &c->x->link_ref, "v");
+  c->d_link = lua_gettop(D);
+  lua_newtable(D);
   c->d_upv = lua_gettop(D);
   lua_rawgeti(D, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
   c->d_globals = lua_gettop(D);
@@ -688,15 +759,14 @@ static int copy_main(lua_State *D) {
   c->d_loaded = lua_gettop(D);
   c->d_ranchor = 0;
   if (c->x->rev) {
-    push_reftable(D, &c->x->rev->anchor_ref);
+    push_reftable(D, &c->x->rev->anchor_ref, "k");
     c->d_ranchor = lua_gettop(D);
   }
+  if (c->x->added >= 64 && c->x->added >= c->x->live) sweep(c);
   int base = lua_gettop(D);
   for (int k = 0; k < c->n; k++) {
-    c->plen = 0;
-    c->path[0] = '\0';
-    if (c->first >= 0) path_add(c, "%s %d", c->what, c->first + k);
-    else path_add(c, "%s", c->what);
+    c->item = k;
+    c->nseg = 0;
     if (copy_value(c, c->s_idx + k, 0, false) != 0) return 0;
   }
   return lua_gettop(D) - base;
@@ -718,27 +788,29 @@ int lt_transfer_copy(lt_transfer_t *x, lua_State *S, int idx, int n, int subst, 
   c.s_subst = subst && lua_type(S, subst) == LUA_TTABLE ? subst : 0;
   c.what = what;
   c.first = first;
-  push_reftable(S, &x->anchor_ref);
+  push_reftable(S, &x->anchor_ref, "k");
   c.s_anchor = lua_gettop(S);
   push_paths(S, false);
   c.s_paths = lua_gettop(S);
   lua_rawgeti(S, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
   c.s_globals = lua_gettop(S);
   if (x->rev) {
-    push_reftable(S, &x->rev->cache_ref);
-    c.s_rcache = lua_gettop(S);
+    push_reftable(S, &x->rev->link_ref, "v");
+    c.s_rlink = lua_gettop(S);
   }
   lua_pushcfunction(D, copy_main);
   lua_pushlightuserdata(D, &c);
   int st = lua_pcall(D, 1, LUA_MULTRET, 0);
   free(c.dump);
-  lua_settop(S, stop);
   if (st != LUA_OK) {
     const char *m = lua_tostring(D, -1);
-    lt_error("cannot copy %s: %s", c.path[0] ? c.path : "a value", m ? m : "(error object is not a string)");
+    path_render(&c);
+    lt_error("cannot copy %s: %s", c.path, m ? m : "(error object is not a string)");
     lua_settop(D, dtop);
+    lua_settop(S, stop);
     return LT_ERR;
   }
+  lua_settop(S, stop);
   if (lua_gettop(D) - dtop != n) {
     lua_settop(D, dtop);
     return lt_error("%s", c.err[0] ? c.err : "cannot copy a value between Lua states");

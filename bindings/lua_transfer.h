@@ -19,8 +19,10 @@
      the path of the value ("cannot copy argument 1.layers[2].handle: a coroutine cannot move
      between Lua states").
    Functions and tables used as metatables (or holding an __index: classes) are copied once per
-   transfer and reused by later copies; the source object stays anchored in the source registry so
-   that its address cannot be taken by another object. Everything else is copied anew each call. */
+   direction and reused by later copies while the source object lives (the caches know objects by
+   identity, through weak-keyed tables, so nothing is kept alive for them); a copy maps back to its
+   original in the reverse direction. Everything else is copied anew each call. Upvalues shared
+   between closures are joined when the closures are copied in the same call. */
 #ifndef LT_LUA_TRANSFER_H
 #define LT_LUA_TRANSFER_H
 

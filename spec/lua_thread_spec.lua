@@ -169,6 +169,58 @@ describe('copying values into a Lua thread and back', function()
     assert.are.equal(2, n_seen)
   end)
 
+  it('requires a module the caller loaded when the thread has not, and maps its class', function()
+    package.path = './?.lua;' .. package.path
+    local SQ = require 'spec.support.square_dataset'
+    local th2 = new_thread { name = 'modules' } -- made after the change: it has the new path
+    local ds = SQ.SquareDataset(5, { scale = 2 })
+    local same_class, loaded, n, x = run(th2, function(d)
+      local mod = package.loaded['spec.support.square_dataset']
+      return getmetatable(d) == mod.SquareDataset, mod ~= nil, #d, (d:get(3))
+    end, ds)
+    th2:close()
+    assert.is_true(same_class)
+    assert.is_true(loaded)
+    assert.are.equal(5, n)
+    H.assert_values(x, { 6, 18 }, 0)
+  end)
+
+  it('returns a copied function or class to the caller as the original', function()
+    local function f(a) return a + 1 end
+    local Cls = { __index = {} }
+    local obj = setmetatable({}, Cls)
+    local g, cls, h = run(th, function(fn, o)
+      local made = function() return 'made in the thread' end
+      return fn, getmetatable(o), made
+    end, f, obj)
+    assert.are.equal(f, g)
+    assert.are.equal(Cls, cls)
+    assert.are.equal('made in the thread', h())
+  end)
+
+  it('keeps its caches bounded when given a new closure every call', function()
+    local x = torch.zeros(1)
+    local function sizes()
+      local n = 0
+      for _, v in pairs(debug.getregistry()) do
+        if type(v) == 'table' then for _ in pairs(v) do n = n + 1 end end
+      end
+      return n
+    end
+    local function step(i)
+      th:start(function(v) v[1] = i; return function() return i end end, { x })
+      assert.are.equal(i, th:wait()())
+    end
+    for i = 1, 500 do step(i) end
+    collectgarbage()
+    local before = sizes()
+    for i = 1, 3000 do step(i) end
+    collectgarbage()
+    assert.are.equal(3000, x[1])
+    -- entries of closures that died are swept: far fewer than one per call remain
+    assert.is_true(sizes() - before < 1000, 'registry grew by ' .. (sizes() - before))
+  end)
+
   it('substitutes values given in opts.subst', function()
     local w = torch.tensor({ 1.0, 2.0 })
     local w2 = torch.tensor({ 10.0, 20.0 })
@@ -327,6 +379,14 @@ describe('Lua threads running at once', function()
     assert.are.equal(200000 * 200001, s)
     one:close()
     free:close()
+  end)
+
+  it('sets the thread\'s current device when given one', function()
+    local th = torch._lua_thread { name = 'dev', device = 'cpu:1' }
+    assert.are.same({ 'cpu:1', 'cpu:0' }, { run(th, function() return tostring(torch.zeros(1).device) end),
+      tostring(torch.zeros(1).device) })
+    th:close()
+    H.raises(function() torch._lua_thread { device = 'cpu:7' } end, '_lua_thread: device cpu:7 does not exist')
   end)
 
   it('uses the caller\'s package.path', function()
