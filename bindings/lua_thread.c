@@ -10,7 +10,8 @@
                                        (0 or absent: the global setting); device (optional): the
                                        thread's current device of that type
      th:start(fn, args, opts)          copy fn and the array args (args.n when set, else #args) and
-                                       start fn(table.unpack(args)) there; returns at once.
+                                       start fn(table.unpack(args)) there; returns at once. fn's
+                                       copy is cached, its upvalues copied again each start.
                                        opts.subst: a substitution table (subst[v] = w copies w for
                                        v); opts.grad_enabled: default the caller's grad mode
      th:wait() -> results...           wait for it; its results copied back, or its error raised
@@ -297,8 +298,8 @@ static int l_start(lua_State *L) {
   lua_State *T = t->T;
   /* the thread waits (not busy), so its state is ours until has_work is set */
   lua_settop(T, 1);
-  if (lt_transfer_copy(t->to, L, 2, 1, subst, T, "the function", -1) != LT_OK ||
-      lt_transfer_copy(t->to, L, argbase, n, subst, T, "argument", 1) != LT_OK) {
+  if (lt_transfer_copy(t->to, L, 2, 1, subst, T, "the function", -1, LT_TRANSFER_FRESH_UPVALUES) != LT_OK ||
+      lt_transfer_copy(t->to, L, argbase, n, subst, T, "argument", 1, 0) != LT_OK) {
     lua_settop(T, 1);
     return luaL_error(L, "%s: %s", t->name, lt_last_error());
   }
@@ -332,7 +333,7 @@ static int l_wait(lua_State *L) {
   }
   int n = lua_gettop(T) - 1;
   luaL_checkstack(L, n + 4, "wait: too many results");
-  int rc = lt_transfer_copy(t->back, T, 2, n, 0, L, "result", 1);
+  int rc = lt_transfer_copy(t->back, T, 2, n, 0, L, "result", 1, 0);
   lua_settop(T, 1);
   if (rc != LT_OK) return luaL_error(L, "%s: %s", t->name, lt_last_error());
   return n;

@@ -316,6 +316,8 @@ typedef struct {
   int s_idx, n, s_subst, s_anchor, s_paths, s_globals, s_rlink;       /* source stack indices */
   int d_memo, d_cache, d_link, d_upv, d_globals, d_loaded, d_ranchor; /* destination stack indices */
   bool rebuilt;
+  unsigned flags;
+  bool copied_top; /* the value being copied at depth 0 is a function copied by this call */
   const char *what;
   int first, item;
   seg_t seg[MAX_DEPTH + 4];
@@ -420,6 +422,7 @@ static void sweep(cp_t *c) {
   lua_pushnil(D);
   while (lua_next(D, c->d_cache)) {
     lua_pop(D, 1);
+    if (!lua_isinteger(D, -1)) continue; /* a module that failed to load */
     if (lua_rawgeti(D, live, lua_tointeger(D, -1)) == LUA_TNIL) {
       lua_pushvalue(D, -2);
       lua_pushnil(D);
@@ -435,7 +438,7 @@ static void sweep(cp_t *c) {
 }
 
 /* pushes the object at the encoded path in the destination: 1, or 0 when there is none (nothing
-   pushed), -1 on failure */
+   pushed; c->err says why when its module cannot be loaded there) */
 static int resolve(cp_t *c, const char *s, size_t len, int want) {
   lua_State *D = c->D;
   int top = lua_gettop(D);
@@ -449,19 +452,35 @@ static int resolve(cp_t *c, const char *s, size_t len, int want) {
   } else {
     lua_pushlstring(D, s + 5, n);
     if (lua_rawget(D, c->d_loaded) == LUA_TNIL) {
+      /* a module the destination has not loaded: require it there, once (a failure is remembered
+         in the cache, under a string key, and the value is then copied if it can be) */
+      lua_pop(D, 1);
+      lua_pushfstring(D, "!%s", lua_pushlstring(D, s + 5, n));
+      lua_remove(D, -2);
+      int failed = lua_rawget(D, c->d_cache) != LUA_TNIL;
       lua_pop(D, 1);
       lua_pushliteral(D, "require");
-      if (lua_rawget(D, c->d_globals) != LUA_TFUNCTION) {
+      if (failed || lua_rawget(D, c->d_globals) != LUA_TFUNCTION) {
+        fail(c, "module '%.*s' cannot be loaded in the destination state", (int)n, s + 5);
         lua_settop(D, top);
         return 0;
       }
       lua_pushlstring(D, s + 5, n);
       if (lua_pcall(D, 1, 1, 0) != LUA_OK) {
         const char *m = lua_tostring(D, -1);
-        int r = fail(c, "module '%.*s' cannot be loaded in the destination state: %s", (int)n, s + 5,
-                     m ? m : "(no message)");
+        fail(c, "module '%.*s' cannot be loaded in the destination state: %s", (int)n, s + 5, m ? m : "(no message)");
+        lua_pushfstring(D, "!%s", lua_pushlstring(D, s + 5, n));
+        lua_remove(D, -2);
+        lua_pushboolean(D, 1);
+        lua_rawset(D, c->d_cache);
         lua_settop(D, top);
-        return r;
+        return 0;
+      }
+      lua_pop(D, 1);
+      lua_pushlstring(D, s + 5, n);
+      if (lua_rawget(D, c->d_loaded) == LUA_TNIL) { /* a module that does not register itself */
+        lua_settop(D, top);
+        return 0;
       }
     }
   }
@@ -565,6 +584,7 @@ static int copy_function(cp_t *c, int i, const void *p, int depth) {
     return r;
   }
   int df = lua_gettop(D);
+  if (depth == 0) c->copied_top = true;
   memo_set(c, p);
   cache_set(c, i, true);
   for (int n = 1;; n++) {
@@ -613,12 +633,17 @@ static int by_path(cp_t *c, int i) {
   }
   size_t len;
   const char *s = lua_tolstring(S, -1, &len);
+  c->err[0] = '\0';
   int r = resolve(c, s, len, lua_type(S, i));
   if (r == 0 && (lua_iscfunction(S, i) || lua_type(S, i) == LUA_TUSERDATA)) {
     char rd[300];
     path_readable(s, len, rd, sizeof rd);
-    r = fail(c, "the %s at %s (in package.loaded) does not exist in the destination state",
-             lua_type(S, i) == LUA_TUSERDATA ? "userdata" : "C function", rd);
+    if (c->err[0]) { /* its module: the message is set */
+      r = -1;
+    } else {
+      r = fail(c, "the %s at %s (in package.loaded) does not exist in the destination state",
+               lua_type(S, i) == LUA_TUSERDATA ? "userdata" : "C function", rd);
+    }
   }
   lua_pop(S, 1);
   return r;
@@ -740,6 +765,35 @@ static int copy_value(cp_t *c, int i, int depth, bool as_mt) {
   }
 }
 
+/* copies again the upvalues of the Lua function at si (source) into its cached copy at df, so that
+   a function given again sees the current values of its upvalues */
+static int refresh_upvalues(cp_t *c, int si, int df) {
+  lua_State *S = c->S, *D = c->D;
+  lua_pushvalue(S, si);
+  bool mapped = lua_rawget(S, c->s_paths) != LUA_TNIL; /* a library's function: leave it be */
+  lua_pop(S, 1);
+  if (!mapped && c->s_subst) {
+    lua_pushvalue(S, si);
+    mapped = lua_rawget(S, c->s_subst) != LUA_TNIL;
+    lua_pop(S, 1);
+  }
+  if (mapped || lua_type(D, df) != LUA_TFUNCTION || lua_iscfunction(D, df)) return 0;
+  for (int n = 1;; n++) {
+    const char *name = lua_getupvalue(S, si, n);
+    if (!name) break;
+    if (strcmp(name, "_ENV") == 0 && lua_type(S, -1) == LUA_TTABLE) {
+      lua_pop(S, 1);
+      continue;
+    }
+    seg_push(c, 'u', 0, name);
+    if (copy_value(c, lua_gettop(S), 1, false) != 0) return -1;
+    lua_setupvalue(D, df, n);
+    seg_pop(c);
+    lua_pop(S, 1);
+  }
+  return 0;
+}
+
 /* in the destination, protected: returns the copies, or nothing after a failure (c->err set) */
 static int copy_main(lua_State *D) {
   cp_t *c = lua_touserdata(D, 1);
@@ -767,13 +821,18 @@ static int copy_main(lua_State *D) {
   for (int k = 0; k < c->n; k++) {
     c->item = k;
     c->nseg = 0;
-    if (copy_value(c, c->s_idx + k, 0, false) != 0) return 0;
+    c->copied_top = false;
+    int si = c->s_idx + k;
+    if (copy_value(c, si, 0, false) != 0) return 0;
+    if ((c->flags & LT_TRANSFER_FRESH_UPVALUES) && !c->copied_top && lua_type(c->S, si) == LUA_TFUNCTION &&
+        !lua_iscfunction(c->S, si) && refresh_upvalues(c, si, lua_gettop(D)) != 0)
+      return 0;
   }
   return lua_gettop(D) - base;
 }
 
 int lt_transfer_copy(lt_transfer_t *x, lua_State *S, int idx, int n, int subst, lua_State *D,
-                     const char *what, int first) {
+                     const char *what, int first, unsigned flags) {
   if (n <= 0) return LT_OK;
   idx = lua_absindex(S, idx);
   subst = subst ? lua_absindex(S, subst) : 0;
@@ -788,6 +847,7 @@ int lt_transfer_copy(lt_transfer_t *x, lua_State *S, int idx, int n, int subst, 
   c.s_subst = subst && lua_type(S, subst) == LUA_TTABLE ? subst : 0;
   c.what = what;
   c.first = first;
+  c.flags = flags;
   push_reftable(S, &x->anchor_ref, "k");
   c.s_anchor = lua_gettop(S);
   push_paths(S, false);

@@ -44,10 +44,13 @@ void lt_transfer_free(lt_transfer_t *x, lua_State *src, lua_State *dst);
 
 /* Copy the n values at src's stack indices idx..idx+n-1 onto dst's stack (in order). subst: the
    stack index in src of the substitution table, or 0. The values are named in errors
-   "<what> <first + k>" (or "<what>" when first < 0). Returns LT_OK, or LT_ERR with the message
-   in lt_last_error(), leaving both stacks as they were. Raises nothing, except when the source
-   state runs out of memory. */
+   "<what> <first + k>" (or "<what>" when first < 0). flags: LT_TRANSFER_FRESH_UPVALUES copies
+   again the upvalues of a Lua function given (at the top level) whose copy is cached, so that it
+   sees their current values (the function that a thread runs). Returns LT_OK, or LT_ERR with the
+   message in lt_last_error(), leaving both stacks as they were. Raises nothing, except when the
+   source state runs out of memory. */
+#define LT_TRANSFER_FRESH_UPVALUES 1u
 int lt_transfer_copy(lt_transfer_t *x, lua_State *src, int idx, int n, int subst, lua_State *dst,
-                     const char *what, int first);
+                     const char *what, int first, unsigned flags);
 
 #endif

@@ -126,6 +126,19 @@ describe('copying values into a Lua thread and back', function()
     assert.are.equal(10, count) -- the caller's upvalue is not the thread's
   end)
 
+  it('gives a function started again the current values of its upvalues', function()
+    local w = torch.tensor({ 1.0 })
+    local scale = 2
+    local function job(x) return (x * w):item() * scale end
+    assert.are.equal(6, run(th, job, torch.tensor({ 3.0 })))
+    w = torch.tensor({ 10.0 })
+    scale = 3
+    assert.are.equal(90, run(th, job, torch.tensor({ 3.0 })))
+    -- substitution reaches upvalues too
+    th:start(job, { torch.tensor({ 1.0 }) }, { subst = { [w] = torch.tensor({ -1.0 }) } })
+    assert.are.equal(-3, th:wait())
+  end)
+
   it('copies a user class once and runs its forward like the caller', function()
     torch.manual_seed(7)
     local F = torch.nn.functional
@@ -183,6 +196,17 @@ describe('copying values into a Lua thread and back', function()
     assert.is_true(loaded)
     assert.are.equal(5, n)
     H.assert_values(x, { 6, 18 }, 0)
+  end)
+
+  it('copies what a module the thread cannot load holds, except its C functions', function()
+    local wrapped = coroutine.wrap(function() end)
+    package.loaded['spec.no_such_module'] = { f = function(v) return v * 2 end, cw = wrapped }
+    local M = package.loaded['spec.no_such_module']
+    assert.are.equal(42, run(th, function(f) return f(21) end, M.f))
+    assert.are.equal(42, run(th, function(f) return f(21) end, M.f)) -- the failed require is remembered
+    H.raises(function() th:start(function() end, { M.cw }) end,
+      "cannot copy argument 1: module 'spec.no_such_module' cannot be loaded in the destination state")
+    package.loaded['spec.no_such_module'] = nil
   end)
 
   it('returns a copied function or class to the caller as the original', function()
