@@ -47,6 +47,7 @@ typedef struct lthread {
   lua_State *T; /* the thread's state; NULL once the pthread closed it */
   pthread_t tid;
   bool started, joined;
+  bool nested; /* made by code running in another Lua thread, whose state's closing joins it */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   /* under mu */
@@ -65,9 +66,13 @@ typedef struct {
   char name[64];
 } thread_box_t;
 
+/* The threads made by the process's main states, stopped and joined at exit (os.exit skips
+   lua_close). Threads made inside a Lua thread are not listed: closing that thread's state, when
+   it ends, joins them, and a thread being joined must never need live_mu. */
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static lthread_t *live_head;
 static pthread_once_t atexit_once = PTHREAD_ONCE_INIT;
+static _Thread_local lthread_t *running_in; /* the Lua thread this OS thread is, if any */
 
 static int msgh(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
@@ -88,6 +93,7 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
 
 static void *thread_main(void *arg) {
   lthread_t *t = arg;
+  running_in = t;
   if (t->nthreads > 0) lt_set_thread_num_threads(t->nthreads);
   if (t->has_device) lt_set_current_device(t->device); /* checked by the caller */
   for (;;) {
@@ -125,8 +131,15 @@ static void thread_stop(lthread_t *t) {
   t->joined = true;
 }
 
+/* joins under live_mu: thread_free unlinks under it before joining, so no thread is joined twice */
 static void stop_all_at_exit(void) {
   pthread_mutex_lock(&live_mu);
+  for (lthread_t *t = live_head; t; t = t->next_live) {
+    atomic_store(&t->stop, true);
+    pthread_mutex_lock(&t->mu);
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+  }
   for (lthread_t *t = live_head; t; t = t->next_live) thread_stop(t);
   pthread_mutex_unlock(&live_mu);
 }
@@ -135,15 +148,17 @@ static void register_atexit(void) { atexit(stop_all_at_exit); }
 /* stop, join and free; L: the caller's state (its registry holds the transfers' references) */
 static void thread_free(lthread_t *t, lua_State *L) {
   if (!t) return;
-  pthread_mutex_lock(&live_mu);
-  thread_stop(t);
-  for (lthread_t **q = &live_head; *q; q = &(*q)->next_live) {
-    if (*q == t) {
-      *q = t->next_live;
-      break;
+  if (!t->nested) {
+    pthread_mutex_lock(&live_mu);
+    for (lthread_t **q = &live_head; *q; q = &(*q)->next_live) {
+      if (*q == t) {
+        *q = t->next_live;
+        break;
+      }
     }
+    pthread_mutex_unlock(&live_mu);
   }
-  pthread_mutex_unlock(&live_mu);
+  thread_stop(t); /* outside live_mu: the thread may be closing threads of its own */
   if (t->T) lua_close(t->T); /* never started */
   lt_transfer_free(t->to, L, NULL);
   lt_transfer_free(t->back, NULL, L);
@@ -213,6 +228,7 @@ static int l_new(lua_State *L) {
   t->nthreads = (int)(nt > 1024 ? 1024 : nt);
   t->has_device = has_device;
   t->device = dev;
+  t->nested = running_in != NULL;
   t->joined = true; /* nothing to join until the thread starts */
   atomic_init(&t->stop, false);
   if (pthread_mutex_init(&t->mu, NULL) != 0) {
@@ -250,15 +266,17 @@ static int l_new(lua_State *L) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_mutex_lock(&live_mu);
+  if (!t->nested) pthread_mutex_lock(&live_mu);
   int rc = pthread_create(&t->tid, NULL, thread_main, t);
   if (rc == 0) {
     t->started = true;
     t->joined = false;
-    t->next_live = live_head;
-    live_head = t;
+    if (!t->nested) {
+      t->next_live = live_head;
+      live_head = t;
+    }
   }
-  pthread_mutex_unlock(&live_mu);
+  if (!t->nested) pthread_mutex_unlock(&live_mu);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) return luaL_error(L, "%s: cannot start a thread: %s", name, strerror(rc));
   return 1;

@@ -415,6 +415,24 @@ describe('Lua threads running at once', function()
     H.raises(function() torch._lua_thread { device = 'cpu:7' } end, '_lua_thread: device cpu:7 does not exist')
   end)
 
+  it('can be made inside another Lua thread, and are closed with it', function()
+    local outer = torch._lua_thread { name = 'outer' }
+    local x = torch.zeros(2)
+    local r = run(outer, function(v)
+      local inner = torch._lua_thread { name = 'inner' }
+      inner:start(function(w) w[2] = 9; return 'inner ran' end, { v })
+      local got = inner:wait()
+      _G.left_open = torch._lua_thread { name = 'left open' } -- joined when outer's state closes
+      _G.left_open:start(function() while true do end end, {})
+      return got
+    end, x)
+    assert.are.equal('inner ran', r)
+    assert.are.equal(9, x[2])
+    local t0 = torch.utils.clock()
+    outer:close()
+    assert.is_true(torch.utils.clock() - t0 < 5)
+  end)
+
   it('uses the caller\'s package.path', function()
     local th = torch._lua_thread { name = 'paths' }
     assert.are.same({ package.path, package.cpath }, { run(th, function() return package.path, package.cpath end) })
