@@ -259,6 +259,7 @@ static int l_new(lua_State *L) {
     return lua_error(L);
   }
   lua_settop(T, 1);
+  lua_gc(T, LUA_GCGEN, 0, 0); /* as the interpreter's state: each run's copies die young */
   lua_sethook(T, stop_hook, LUA_MASKCOUNT, HOOK_COUNT);
 
   pthread_once(&atexit_once, register_atexit);
