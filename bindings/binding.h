@@ -77,6 +77,7 @@ void lt_open_data_worker(lua_State *L, int torch); /* bindings/data_worker.c: Da
 void lt_open_serialize(lua_State *L, int torch); /* bindings/serialize.c: torch._safetensors_* */
 void lt_open_cuda(lua_State *L, int torch, int methods); /* bindings/cuda.c: torch._cuda, pin_memory */
 void lt_open_stream(lua_State *L, int torch, int methods); /* bindings/stream.c: streams, events */
+void lt_open_lua_thread(lua_State *L, int torch); /* bindings/lua_thread.c: torch._lua_thread */
 
 /* Register a function in torch (as torch.name) and/or in the tensor methods. */
 void lt_lua_register(lua_State *L, int torch, int methods, const luaL_Reg *fns, bool in_torch, bool as_method);

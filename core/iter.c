@@ -118,15 +118,36 @@ static void run_range(const lt_iter_t *it, lt_loop_fn loop, const void *ctx, int
 }
 
 static int num_threads = 0;
+/* a limit of the calling thread's own (0: none): a Lua thread running one replica of a module */
+static _Thread_local int thread_num_threads = 0;
+
+/* the global setting, first read from OpenMP's default; read by every thread, hence atomic */
+static int global_num_threads(void) {
+  int n = __atomic_load_n(&num_threads, __ATOMIC_RELAXED);
+  if (n <= 0) {
+    int zero = 0;
+    n = omp_get_max_threads();
+    if (!__atomic_compare_exchange_n(&num_threads, &zero, n, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) n = zero;
+  }
+  return n;
+}
 
 int lt_num_threads(void) {
-  if (num_threads <= 0) num_threads = omp_get_max_threads();
-  return num_threads;
+  int n = global_num_threads();
+  return thread_num_threads > 0 && thread_num_threads < n ? thread_num_threads : n;
+}
+
+void lt_set_thread_num_threads(int n) {
+  global_num_threads(); /* before this thread's OpenMP setting changes what the default reads */
+  thread_num_threads = n > 0 ? n : 0;
+  /* OpenMP's thread count is per thread too: parallel regions and the BLAS split follow it */
+  if (n > 0) omp_set_num_threads(n);
 }
 
 void lt_set_num_threads(int n) {
-  num_threads = n > 0 ? n : 1;
-  omp_set_num_threads(num_threads);
+  n = n > 0 ? n : 1;
+  __atomic_store_n(&num_threads, n, __ATOMIC_RELAXED);
+  omp_set_num_threads(n);
 }
 
 void lt_iter_run(const lt_iter_t *it, lt_loop_fn loop, const void *ctx, int64_t grain) {

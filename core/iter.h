@@ -33,6 +33,9 @@ void lt_iter_run(const lt_iter_t *it, lt_loop_fn loop, const void *ctx, int64_t 
 /* Threads used by CPU kernels (OpenMP), and the element count above which loops go parallel. */
 int lt_num_threads(void);
 void lt_set_num_threads(int n);
+/* A limit for the calling thread only (0: none): lt_num_threads() there returns the smaller of it
+   and the global setting, and OpenMP regions the thread starts use at most n threads. */
+void lt_set_thread_num_threads(int n);
 #define LT_GRAIN 32768
 
 #endif
