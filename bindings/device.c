@@ -1,5 +1,6 @@
 /* torch.device objects, x:to(), torch.cpu and torch.memory. */
 #include "bindings/binding.h"
+#include "core/grad.h"
 #include "core/stream.h"
 
 #include <string.h>
@@ -238,6 +239,15 @@ static int mem_empty_cache(lua_State *L) {
   return 0;
 }
 
+/* torch._device_alias(t, device) -> t on another CPU device, sharing its memory (DataParallel's
+   replicas of parameters and inputs; recorded as a copy for autograd) */
+static int f_device_alias(lua_State *L) {
+  lt_lua_checknargs(L, 2, "_device_alias");
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  lt_lua_pushtensor(L, lt_device_alias(t, lt_lua_checkdevice(L, 2)));
+  return 1;
+}
+
 void lt_open_device(lua_State *L, int torch, int mtab) {
   luaL_newmetatable(L, LT_DEVICE_MT);
   lua_pushcfunction(L, d_index);
@@ -258,6 +268,9 @@ void lt_open_device(lua_State *L, int torch, int mtab) {
       {"short", t_short}, {"char", t_char}, {"byte", t_byte}, {"bool", t_bool}, {"type", t_type},
       {NULL, NULL}};
   lt_lua_register(L, torch, mtab, methods, false, true);
+
+  lua_pushcfunction(L, f_device_alias);
+  lua_setfield(L, torch, "_device_alias");
 
   static const luaL_Reg cpu[] = {
       {"device_count", cpu_device_count}, {"set_device_count", cpu_set_device_count},

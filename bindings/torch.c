@@ -69,6 +69,15 @@ static int f_set_num_threads(lua_State *L) {
   return 0;
 }
 static int f_get_num_threads(lua_State *L) { lua_pushinteger(L, lt_num_threads()); return 1; }
+
+/* torch._set_thread_num_threads(n) -> the previous limit: a kernel-thread limit for the calling
+   thread only (0: none), used by DataParallel for the replica it runs on the caller's thread */
+static int f_set_thread_num_threads(lua_State *L) {
+  int n = (int)luaL_checkinteger(L, 1);
+  lua_pushinteger(L, lt_thread_num_threads());
+  lt_set_thread_num_threads(n < 0 ? 0 : n);
+  return 1;
+}
 static int f_promote_types(lua_State *L) {
   lt_lua_pushdtype(L, lt_promote_types(lt_lua_checkdtype(L, 1), lt_lua_checkdtype(L, 2)));
   return 1;
@@ -140,7 +149,7 @@ int luaopen_torch(lua_State *L) {
   lt_open_lua_thread(L, torch);
   static const luaL_Reg fns[] = {
       {"is_tensor", f_is_tensor}, {"set_num_threads", f_set_num_threads},
-      {"get_num_threads", f_get_num_threads}, {"promote_types", f_promote_types},
+      {"get_num_threads", f_get_num_threads}, {"_set_thread_num_threads", f_set_thread_num_threads}, {"promote_types", f_promote_types},
       {"can_cast", f_can_cast}, {"result_type", f_result_type}, {"_blas_info", f_blas_info},
       {NULL, NULL}};
   lt_lua_register(L, torch, methods, fns, true, false);

@@ -1,12 +1,11 @@
 /* Autograd: nodes, per-tensor state, grad mode, in-place rules and the backward engine. */
 #include "core/autograd.h"
+#include "core/grad.h"
 #include "core/elementwise.h"
 #include "core/factory.h"
 #include "core/reduce.h"
 #include "core/iter.h"
 #include "core/shape.h"
-
-#include <omp.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,7 +374,9 @@ static lt_tensor_t *fit(lt_node_t *n, int i, lt_tensor_t *g) {
   lt_release(g);
   if (!r) return NULL;
   if (r->dtype != m->dtype || !lt_device_eq(r->device, m->device)) {
-    lt_tensor_t *c = lt_convert(r, m->dtype, m->device);
+    /* between CPU devices a gradient moves without a copy: the engine owns it, no one writes it */
+    bool retag = r->dtype == m->dtype && r->device.type == LT_CPU && m->device.type == LT_CPU;
+    lt_tensor_t *c = retag ? lt_device_alias(r, m->device) : lt_convert(r, m->dtype, m->device);
     lt_release(r);
     r = c;
   }
@@ -456,7 +457,6 @@ static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
 #include <pthread.h>
 
 #define PAR_SLOTS 16
-#define lt_set_thread_num_threads(n) omp_set_num_threads((n) > 0 ? (n) : omp_get_max_threads()) /* MERGE: core/iter.h */
 
 typedef struct {
   pthread_mutex_t mu;
@@ -532,7 +532,7 @@ static void par_run(par_t *pe, lt_node_t *n) {
 /* serve the queue of one device until the graph is done or failed */
 static void par_loop(par_t *pe, int slot) {
   bool prev = lt_set_grad_enabled(false);
-  int omp_prev = omp_get_max_threads();
+  int limit_prev = lt_thread_num_threads();
   lt_set_thread_num_threads(pe->threads);
   pthread_mutex_lock(&pe->mu);
   while (!pe->stop) {
@@ -547,8 +547,7 @@ static void par_loop(par_t *pe, int slot) {
     pthread_mutex_lock(&pe->mu);
   }
   pthread_mutex_unlock(&pe->mu);
-  lt_set_thread_num_threads(0);
-  omp_set_num_threads(omp_prev);
+  lt_set_thread_num_threads(limit_prev);
   lt_set_grad_enabled(prev);
 }
 

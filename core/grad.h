@@ -12,6 +12,8 @@ lt_tensor_t *lt_ag_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out);
 lt_tensor_t *lt_ag_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double alpha, lt_tensor_t *out);
 lt_tensor_t *lt_ag_where(lt_tensor_t *cond, lt_operand_t a, lt_operand_t b);
 lt_tensor_t *lt_ag_convert(lt_tensor_t *x, lt_dtype dt, lt_device_t dev);
+/* x tagged as on another CPU device, sharing its memory (recorded as a copy for autograd) */
+lt_tensor_t *lt_device_alias(lt_tensor_t *x, lt_device_t dev);
 int lt_ag_copy_(lt_tensor_t *dst, lt_tensor_t *src);
 int lt_ag_fill_(lt_tensor_t *dst, lt_operand_t v);
 /* ---- reductions (core/grad_reduce.c) ----

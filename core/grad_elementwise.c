@@ -294,6 +294,32 @@ lt_tensor_t *lt_ag_convert(lt_tensor_t *x, lt_dtype dt, lt_device_t dev) {
   return o;
 }
 
+/* x on another CPU device without copying: CPU devices share host memory, so moving a tensor
+   between them is a change of tag. DataParallel's replicas read their parameters this way (as
+   PyTorch's first replica shares the original's storage); the gradient goes back the same way. */
+lt_tensor_t *lt_device_alias(lt_tensor_t *x, lt_device_t dev) {
+  lt_device_t d;
+  if (lt_device_resolve(dev, &d) != LT_OK) return NULL;
+  if (x->device.type != LT_CPU || d.type != LT_CPU) {
+    char a[32], b[32];
+    lt_error("device_alias: only between CPU devices (from %s to %s)", lt_device_format(x->device, a, sizeof a),
+             lt_device_format(d, b, sizeof b));
+    return NULL;
+  }
+  bool prev = lt_set_grad_enabled(false);
+  bool neg = false;
+  for (int i = 0; i < x->ndim; i++) neg |= x->strides[i] < 0;
+  lt_tensor_t *o = neg ? lt_convert(x, x->dtype, d) : lt_retag_device(x, d);
+  lt_set_grad_enabled(prev);
+  if (!o) return NULL;
+  if (lt_ag_needed(x, NULL) && lt_dtype_is_floating(x->dtype) &&
+      !lt_record("ToCopyBackward0", identity_bw, 1, &x, o, 0)) {
+    lt_release(o);
+    return NULL;
+  }
+  return o;
+}
+
 /* a node with no inputs: the values no longer depend on the old history */
 static int none_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
   (void)n; (void)go; (void)gi;

@@ -139,10 +139,17 @@ int lt_num_threads(void) {
 
 void lt_set_thread_num_threads(int n) {
   global_num_threads(); /* before this thread's OpenMP setting changes what the default reads */
+  int prev = thread_num_threads;
   thread_num_threads = n > 0 ? n : 0;
   /* OpenMP's thread count is per thread too: parallel regions and the BLAS split follow it */
-  if (n > 0) omp_set_num_threads(n);
+  omp_set_num_threads(n > 0 ? n : global_num_threads());
+  /* This thread's idle OpenMP workers spin for milliseconds after each parallel region, on cores
+     that other devices' threads are about to use: release them (a new region makes them again,
+     for about 40 us) when the limit drops to one thread. */
+  if (n == 1 && prev != 1) (void)omp_pause_resource_all(omp_pause_soft);
 }
+
+int lt_thread_num_threads(void) { return thread_num_threads; }
 
 void lt_set_num_threads(int n) {
   n = n > 0 ? n : 1;

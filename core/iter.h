@@ -36,6 +36,7 @@ void lt_set_num_threads(int n);
 /* A limit for the calling thread only (0: none): lt_num_threads() there returns the smaller of it
    and the global setting, and OpenMP regions the thread starts use at most n threads. */
 void lt_set_thread_num_threads(int n);
+int lt_thread_num_threads(void); /* the calling thread's limit, 0 for none */
 #define LT_GRAIN 32768
 
 #endif

@@ -171,6 +171,23 @@ lt_tensor_t *lt_view_geometry(const lt_tensor_t *t, int ndim, const int64_t *siz
   return v;
 }
 
+static void release_parent(void *ctx, void *data) {
+  (void)data;
+  storage_release(ctx);
+}
+
+lt_tensor_t *lt_retag_device(const lt_tensor_t *t, lt_device_t dev) {
+  for (int i = 0; i < t->ndim; i++)
+    if (t->strides[i] < 0) {
+      lt_error("retag_device: a view with negative strides");
+      return NULL;
+    }
+  atomic_fetch_add_explicit(&t->storage->refcount, 1, memory_order_relaxed);
+  lt_tensor_t *v = lt_from_blob(lt_data(t), t->ndim, t->sizes, t->strides, t->dtype, dev, release_parent, t->storage);
+  if (!v) storage_release(t->storage);
+  return v;
+}
+
 lt_tensor_t *lt_alias(const lt_tensor_t *t) {
   return lt_view_geometry(t, t->ndim, t->sizes, t->strides, t->offset);
 }

@@ -53,6 +53,10 @@ lt_tensor_t *lt_view_geometry(const lt_tensor_t *t, int ndim, const int64_t *siz
                               const int64_t *strides, int64_t offset);
 /* A new tensor object sharing t's storage and geometry (an alias; used by detach). */
 lt_tensor_t *lt_alias(const lt_tensor_t *t);
+/* t's elements under another device's name, sharing its memory (a storage over the parent's, which
+   it keeps alive): only for devices whose memory is the same, the CPU devices. Writes through one
+   are not seen by the other's version counter. */
+lt_tensor_t *lt_retag_device(const lt_tensor_t *t, lt_device_t dev);
 
 /* t takes src's storage, geometry, dtype and device (a parameter moved in place). */
 int lt_set_(lt_tensor_t *t, lt_tensor_t *src);

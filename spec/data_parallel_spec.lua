@@ -1,0 +1,159 @@
+-- nn.DataParallel over the virtual CPU devices: outputs and gradients equal the single-device run,
+-- training matches, state_dict prefixes, and the errors of bad input.
+local torch = require 'torch'
+local H = require 'spec.helpers'
+local nn = torch.nn
+
+local BIN = os.getenv('LUTORCH_BIN') or 'build/lutorch'
+
+local function run(ndev, script, ...)
+  local cmd = string.format('LUTORCH_CPU_DEVICES=%d %s %s %s 2>&1', ndev, BIN, script, table.concat({ ... }, ' '))
+  local p = assert(io.popen(cmd))
+  local out = p:read('a')
+  local ok = p:close()
+  return out, ok
+end
+
+local function max_err(a, b) return (a - b):abs():max():item() end
+
+describe('nn.DataParallel', function()
+  it('equals the single-device run over 2 and 3 CPU devices (batches divisible, not, smaller)', function()
+    for _, case in ipairs { { 2, { 4, 5, 1 } }, { 3, { 6, 7, 2, 1 } } } do
+      local ndev, batches = case[1], case[2]
+      local out, ok = run(ndev, 'spec/support/data_parallel_check.lua', table.unpack(batches))
+      assert(ok, out)
+      local lines = 0
+      for b, dev, oerr, gerr in out:gmatch('batch (%d+) (%S+) (%S+) (%S+)') do
+        lines = lines + 1
+        assert.are.equal('cpu:0', dev)
+        assert(tonumber(oerr) <= 1e-5, ('%d devices, batch %s: output differs by %s'):format(ndev, b, oerr))
+        assert(tonumber(gerr) <= 1e-5, ('%d devices, batch %s: gradients differ by %s'):format(ndev, b, gerr))
+      end
+      assert.are.equal(#batches, lines, out)
+    end
+  end)
+
+  it('scatters along dim, runs each chunk on its device, and gathers on the output device', function()
+    local Probe = nn.Module:extend('Probe')
+    function Probe:init() nn.Module.init(self); self.scale = nn.Parameter(torch.ones(1)) end
+    function Probe:forward(x, tag)
+      -- each replica reports its device, its chunk and the repeated non-tensor argument
+      return { y = x * self.scale, dev = torch.full({ x:size(1), 1 }, x.device.index), tag = tag }
+    end
+    local dp = nn.DataParallel(Probe(), { device_ids = { 'cpu:0', 'cpu:1' }, output_device = 'cpu:1' })
+    local x = torch.arange(1, 6):reshape(5, 1):float()
+    local out = dp(x, 'same')
+    assert.are.equal('cpu:1', tostring(out.y.device))
+    H.assert_values(out.y, { { 1 }, { 2 }, { 3 }, { 4 }, { 5 } })
+    -- ceil(5 / 2) = 3 rows on cpu:0, 2 on cpu:1
+    H.assert_values(out.dev, { { 0 }, { 0 }, { 0 }, { 1 }, { 1 } })
+    assert.are.equal('same', out.tag)
+    -- dim = 2 splits columns
+    local dp2 = nn.DataParallel(Probe(), { dim = 2 })
+    local y = dp2(torch.ones(2, 4), 'x').y
+    assert.are.same({ 2, 4 }, y:size())
+  end)
+
+  it('trains 100 steps to the same parameters as the plain module', function()
+    local function make()
+      torch.manual_seed(3)
+      return nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 3))
+    end
+    local plain, wrapped = make(), make()
+    local dp = nn.DataParallel(wrapped)
+    local o1 = torch.optim.SGD(plain:parameters(), { lr = 0.1, momentum = 0.9 })
+    local o2 = torch.optim.SGD(dp:parameters(), { lr = 0.1, momentum = 0.9 })
+    torch.manual_seed(11)
+    local loss_fn = nn.CrossEntropyLoss()
+    for step = 1, 100 do
+      local x = torch.randn(13, 8)
+      local t = torch.randint(1, 4, { 13 })
+      o1:zero_grad(); loss_fn(plain(x), t):backward(); o1:step()
+      o2:zero_grad(); loss_fn(dp(x), t):backward(); o2:step()
+    end
+    local p1, p2 = plain:parameters(), wrapped:parameters()
+    for i = 1, #p1 do
+      assert(max_err(p1[i], p2[i]) <= 1e-4, 'parameter ' .. i .. ' differs by ' .. max_err(p1[i], p2[i]))
+    end
+  end)
+
+  it('prefixes state_dict keys with module. and loads into a plain module after consume_prefix', function()
+    torch.manual_seed(1)
+    local dp = nn.DataParallel(nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3)))
+    assert.are.equal(dp.module, dp._modules and dp._modules.module or dp.module)
+    local sd = dp:state_dict()
+    assert.is_not_nil(sd['module.1.weight'])
+    assert.is_not_nil(sd['module.2.running_mean'])
+    local plain = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3))
+    local err = H.raises(function() plain:load_state_dict(sd) end, 'Missing key(s)', 'Unexpected key(s)',
+      'module.1.weight')
+    assert(err:find('"1.weight"', 1, true), err)
+    nn.utils.consume_prefix_in_state_dict_if_present(sd, 'module.')
+    plain:load_state_dict(sd)
+    assert.are.equal(0, max_err(plain[1].weight, dp.module[1].weight))
+  end)
+
+  it('raises a replica error in the caller, naming the replica and its device', function()
+    local Bad = nn.Module:extend('Bad')
+    function Bad:init() nn.Module.init(self); self.w = nn.Parameter(torch.ones(1)) end
+    function Bad:forward(x)
+      if x.device.index == 1 then error('boom on the second device') end
+      return x * self.w
+    end
+    local dp = nn.DataParallel(Bad())
+    H.raises(function() dp(torch.ones(4, 2)) end, 'replica 2 on device cpu:1', 'boom on the second device')
+    -- and the wrapper still works afterwards with a batch that only fills replica 1
+    H.assert_values(dp(torch.ones(1, 2)), { { 1, 1 } })
+  end)
+
+  it('runs the module directly with one device, moving it there', function()
+    local m = nn.Linear(3, 2)
+    local dp = nn.DataParallel(m, { device_ids = { 'cpu:1' } })
+    assert.are.equal('cpu:1', tostring(m.weight.device))
+    local y = dp(torch.ones(2, 3))
+    assert.are.equal('cpu:1', tostring(y.device))
+  end)
+
+  it('gives clear errors for bad input', function()
+    local m = nn.Linear(3, 2)
+    H.raises(function() nn.DataParallel(m, { device_ids = {} }) end, 'DataParallel', 'device_ids is empty')
+    H.raises(function() nn.DataParallel(m, { device_ids = { 'cpu:0', 'cpu:7' } }) end, 'device_ids[2]',
+      'cpu:7', 'does not exist')
+    if pcall(torch.device, 'cuda:0') then -- a CUDA build: the types mix
+      H.raises(function() nn.DataParallel(m, { device_ids = { 'cpu:0', 'cuda:0' } }) end, 'mixes device types')
+    else
+      H.raises(function() nn.DataParallel(m, { device_ids = { 'cpu:0', 'cuda:0' } }) end, 'device_ids[2]', 'cuda')
+    end
+    H.raises(function() nn.DataParallel(m, { device_ids = { 'cpu:0', 'gpu:0' } }) end, 'device_ids[2]')
+    H.raises(function() nn.DataParallel(m, { device_ids = { 'cpu:0', 'cpu:0' } }) end, 'twice')
+    H.raises(function() nn.DataParallel('not a module') end, 'expected an nn.Module')
+    local moved = nn.Linear(3, 2):to('cpu:1')
+    H.raises(function() nn.DataParallel(moved, { device_ids = { 'cpu:0', 'cpu:1' } })(torch.ones(2, 3)) end,
+      'module must have its parameters and buffers on device cpu:0 (device_ids[1])', 'cpu:1')
+    local dp = nn.DataParallel(m)
+    H.raises(function() dp(torch.ones(0, 3)) end, 'cannot scatter a batch of size 0')
+    local Shifty = nn.Module:extend('Shifty')
+    function Shifty:forward(x)
+      if x.device.index == 0 then return { a = x } end
+      return { b = x }
+    end
+    H.raises(function() nn.DataParallel(Shifty())(torch.ones(4, 2)) end, 'DataParallel', 'key')
+  end)
+
+  it('runs replicas at the same time, one thread per device', function()
+    -- each replica marks its own slot of a shared tensor and waits (bounded) for the other's mark:
+    -- without concurrency the first replica would time out and report false
+    local Meet = nn.Module:extend('Meet')
+    function Meet:init(board) nn.Module.init(self); self.board = board end
+    function Meet:forward(x)
+      local me = x.device.index + 1
+      self.board[me] = 1
+      local t0 = os.time()
+      while self.board[3 - me] == 0 and os.time() - t0 < 5 do end
+      return torch.full({ x:size(1) }, self.board[3 - me])
+    end
+    local board = torch.zeros(2)
+    local out = nn.DataParallel(Meet(board))(torch.ones(2, 1))
+    H.assert_values(out, { 1, 1 })
+  end)
+end)
