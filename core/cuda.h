@@ -5,6 +5,7 @@
 #define LT_CUDA_H
 
 #include "core/tensor.h"
+#include "kernels/reduce.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,6 +53,18 @@ typedef struct {
 } lt_ew_desc_t;
 int lt_cuda_elementwise(const char *name, const lt_ew_desc_t *d, lt_tensor_t *out, int nin,
                         const lt_tensor_t *const *ins, void *const *scalar);
+
+/* dst = src converted to dst's dtype on the device (core/cuda_cast.c): both contiguous, of one
+   element count, on one CUDA device. */
+int lt_cuda_cast(lt_tensor_t *dst, const lt_tensor_t *src);
+
+/* A reduction of a CUDA tensor (core/cuda_reduce.c), called by core/reduce.c once it has checked
+   the arguments: x reduced over the dims where mask[d] (kernels/reduce.h's op and parameters;
+   prm.n is set here) into values (x's reduced shape, keepdim saying whether reduced dims are kept
+   as size 1; NULL for argmax/argmin) and indices (arg reductions; int64, 0-based; else NULL), both
+   on x's device, of one layout. */
+int lt_cuda_reduce(const char *name, lt_reduce_op op, const lt_tensor_t *x, const bool *mask, bool keepdim,
+                   lt_tensor_t *values, lt_tensor_t *indices, lt_reduce_params_t prm);
 
 /* Pinned host memory, from a small cache; NULL with an error when CUDA is unavailable. */
 void *lt_cuda_host_alloc(size_t n);
