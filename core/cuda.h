@@ -66,6 +66,15 @@ int lt_cuda_cast(lt_tensor_t *dst, const lt_tensor_t *src);
 int lt_cuda_reduce(const char *name, lt_reduce_op op, const lt_tensor_t *x, const bool *mask, bool keepdim,
                    lt_tensor_t *values, lt_tensor_t *indices, lt_reduce_params_t prm);
 
+/* out[b] = beta*out[b] + alpha * A[b] @ B[b] for b < batch on CUDA tensors through cuBLAS
+   (core/cuda_linalg.c), called by core/linalg.c's gemm: A[b] is m x k at a's data with element
+   strides (sAb, sAr, sAc), B[b] k x n at b's with (sBb, sBr, sBc) (0 broadcasts), out a contiguous
+   [batch, m, n] holding the beta term's input when beta != 0. float32, float64, float16 and
+   bfloat16 (float accumulation); other dtypes are refused naming op. */
+int lt_cuda_gemm(const char *op, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, const lt_tensor_t *a,
+                 int64_t sAb, int64_t sAr, int64_t sAc, const lt_tensor_t *b, int64_t sBb, int64_t sBr, int64_t sBc,
+                 double beta, lt_tensor_t *out);
+
 /* Pinned host memory, from a small cache; NULL with an error when CUDA is unavailable. */
 void *lt_cuda_host_alloc(size_t n);
 void lt_cuda_host_free(void *p);
