@@ -75,6 +75,26 @@ int lt_cuda_gemm(const char *op, int64_t batch, int64_t m, int64_t n, int64_t k,
                  int64_t sAb, int64_t sAr, int64_t sAc, const lt_tensor_t *b, int64_t sBb, int64_t sBr, int64_t sBc,
                  double beta, lt_tensor_t *out);
 
+/* Softmax / log-softmax of contiguous CUDA tensors seen as [outer, n, inner] around the dimension
+   (core/cuda_nn.c, called by core/softmax.c): y = softmax(x); gx from g and y (one dtype). */
+int lt_cuda_softmax(const char *op, const lt_tensor_t *x, lt_tensor_t *y, int64_t outer, int64_t n, int64_t inner,
+                    bool log);
+int lt_cuda_softmax_backward(const char *op, const lt_tensor_t *g, const lt_tensor_t *y, lt_tensor_t *gx,
+                             int64_t outer, int64_t n, int64_t inner, bool log);
+/* nll_loss on CUDA (core/cuda_nn.c, called by core/loss.c), contiguous operands, logp [N, C, S],
+   1-based targets (int64 / int32), w float64 of C or NULL. The check: LT_OK, or an error naming op
+   and the first bad target (waits for the device). The loss: out holds the N * S losses (none) or
+   the 0-dim sum / weighted mean; total_weight, when not NULL, gets the sum of the weights (one
+   wait). The backward: glogp = 0 but -w[t] * (per_elem ? g[n, s] : g[0] * scale) at targets. */
+int lt_cuda_nll_check_targets(const char *op, const lt_tensor_t *target, int64_t C, bool has_ignore,
+                              int64_t ignore_index);
+int lt_cuda_nll_loss(const char *op, const lt_tensor_t *logp, const lt_tensor_t *target, const lt_tensor_t *w,
+                     int64_t N, int64_t C, int64_t S, bool has_ignore, int64_t ignore_index, lt_tensor_t *out,
+                     bool none, bool mean, double *total_weight);
+int lt_cuda_nll_loss_backward(const char *op, lt_tensor_t *glogp, const lt_tensor_t *g, bool per_elem, double scale,
+                              const lt_tensor_t *target, const lt_tensor_t *w, int64_t N, int64_t C, int64_t S,
+                              bool has_ignore, int64_t ignore_index);
+
 /* Pinned host memory, from a small cache; NULL with an error when CUDA is unavailable. */
 void *lt_cuda_host_alloc(size_t n);
 void lt_cuda_host_free(void *p);

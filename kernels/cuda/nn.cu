@@ -1,0 +1,305 @@
+/* CUDA softmax / log-softmax (forward and backward along a dimension) and the negative
+   log-likelihood loss. The arithmetic is the CPU loops' (kernels/cpu/softmax.c, kernels/cpu/loss.c):
+   the maximum in the compute type (float for float32 / float16 / bfloat16, double for float64),
+   the sum of exponentials and the loss sums in double. Rows along the last dimension take a block
+   each (coalesced loads, block reductions in shared memory); a dimension with inner elements after
+   it takes a thread per (outer, inner) column, whose loads are coalesced across the inner index. */
+#include "kernels/cuda/nn.h"
+#include "kernels/cuda/cast.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+
+enum { DT_F32, DT_F64, DT_F16, DT_BF16, DT_I64 = 4, DT_I32 = 5 };
+
+template <typename ST> struct ctype { typedef float T; };
+template <> struct ctype<double> { typedef double T; };
+
+template <typename ST> __device__ __forceinline__ typename ctype<ST>::T ldc(ST v) {
+  return (typename ctype<ST>::T)lt_cu_ld(v);
+}
+
+#define THREADS 256
+
+static unsigned blocks_for(int64_t n, int64_t per) {
+  int64_t b = (n + per - 1) / per;
+  return (unsigned)(b < 1 ? 1 : b < 65535 ? b : 65535);
+}
+
+/* block-wide max and sum (every thread gets the result) */
+template <typename T> __device__ T block_max(T v, T *sm) {
+  sm[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      T o = sm[threadIdx.x + s];
+      if (o > sm[threadIdx.x] || o != o) sm[threadIdx.x] = o; /* NaN propagates */
+    }
+    __syncthreads();
+  }
+  T r = sm[0];
+  __syncthreads();
+  return r;
+}
+__device__ double block_sum(double v, double *sm) {
+  sm[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sm[threadIdx.x] += sm[threadIdx.x + s];
+    __syncthreads();
+  }
+  double r = sm[0];
+  __syncthreads();
+  return r;
+}
+
+/* ---- softmax forward ---- */
+template <typename ST> __global__ void softmax_rows_k(const ST *x, ST *y, int64_t rows, int64_t n, bool log) {
+  typedef typename ctype<ST>::T T;
+  __shared__ T smax[THREADS];
+  __shared__ double ssum[THREADS];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const ST *xr = x + r * n;
+    ST *yr = y + r * n;
+    T m = -INFINITY;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      T v = ldc(xr[j]);
+      if (v > m || v != v) m = v;
+    }
+    m = block_max<T>(m, smax);
+    double s = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) s += (double)exp(ldc(xr[j]) - m);
+    s = block_sum(s, ssum);
+    if (log) {
+      T ls = (T)::log(s);
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) yr[j] = lt_cu_st<ST>::f(ldc(xr[j]) - m - ls);
+    } else {
+      T inv = (T)(1.0 / s);
+      for (int64_t j = threadIdx.x; j < n; j += blockDim.x) yr[j] = lt_cu_st<ST>::f(exp(ldc(xr[j]) - m) * inv);
+    }
+  }
+}
+
+template <typename ST>
+__global__ void softmax_cols_k(const ST *x, ST *y, int64_t outer, int64_t n, int64_t inner, bool log) {
+  typedef typename ctype<ST>::T T;
+  int64_t total = outer * inner;
+  for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < total; c += (int64_t)gridDim.x * blockDim.x) {
+    int64_t o = c / inner, i = c % inner;
+    const ST *xc = x + o * n * inner + i;
+    ST *yc = y + o * n * inner + i;
+    T m = -INFINITY;
+    for (int64_t j = 0; j < n; j++) {
+      T v = ldc(xc[j * inner]);
+      if (v > m || v != v) m = v;
+    }
+    double s = 0;
+    for (int64_t j = 0; j < n; j++) s += (double)exp(ldc(xc[j * inner]) - m);
+    if (log) {
+      T ls = (T)::log(s);
+      for (int64_t j = 0; j < n; j++) yc[j * inner] = lt_cu_st<ST>::f(ldc(xc[j * inner]) - m - ls);
+    } else {
+      T inv = (T)(1.0 / s);
+      for (int64_t j = 0; j < n; j++) yc[j * inner] = lt_cu_st<ST>::f(exp(ldc(xc[j * inner]) - m) * inv);
+    }
+  }
+}
+
+/* ---- softmax backward: softmax gx = y * (g - sum(g * y)); log_softmax gx = g - exp(y) * sum(g) ---- */
+template <typename ST>
+__global__ void softmax_bw_rows_k(const ST *g, const ST *y, ST *gx, int64_t rows, int64_t n, bool log) {
+  typedef typename ctype<ST>::T T;
+  __shared__ double ssum[THREADS];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const ST *gr = g + r * n, *yr = y + r * n;
+    ST *outr = gx + r * n;
+    double s = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+      s += log ? (double)ldc(gr[j]) : (double)ldc(gr[j]) * (double)ldc(yr[j]);
+    T st = (T)block_sum(s, ssum);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+      T gv = ldc(gr[j]), yv = ldc(yr[j]);
+      outr[j] = lt_cu_st<ST>::f(log ? gv - exp(yv) * st : yv * (gv - st));
+    }
+  }
+}
+
+template <typename ST>
+__global__ void softmax_bw_cols_k(const ST *g, const ST *y, ST *gx, int64_t outer, int64_t n, int64_t inner, bool log) {
+  typedef typename ctype<ST>::T T;
+  int64_t total = outer * inner;
+  for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < total; c += (int64_t)gridDim.x * blockDim.x) {
+    int64_t base = (c / inner) * n * inner + c % inner;
+    double s = 0;
+    for (int64_t j = 0; j < n; j++) {
+      int64_t k = base + j * inner;
+      s += log ? (double)ldc(g[k]) : (double)ldc(g[k]) * (double)ldc(y[k]);
+    }
+    T st = (T)s;
+    for (int64_t j = 0; j < n; j++) {
+      int64_t k = base + j * inner;
+      T gv = ldc(g[k]), yv = ldc(y[k]);
+      gx[k] = lt_cu_st<ST>::f(log ? gv - exp(yv) * st : yv * (gv - st));
+    }
+  }
+}
+
+template <typename ST>
+static int softmax_t(const void *x, void *y, int64_t outer, int64_t n, int64_t inner, bool log, cudaStream_t s) {
+  if (outer * n * inner == 0) return 0;
+  if (inner == 1) softmax_rows_k<ST><<<blocks_for(outer, 1), THREADS, 0, s>>>((const ST *)x, (ST *)y, outer, n, log);
+  else softmax_cols_k<ST><<<blocks_for(outer * inner, THREADS), THREADS, 0, s>>>((const ST *)x, (ST *)y, outer, n, inner, log);
+  return (int)cudaGetLastError();
+}
+
+template <typename ST>
+static int softmax_bw_t(const void *g, const void *y, void *gx, int64_t outer, int64_t n, int64_t inner, bool log,
+                        cudaStream_t s) {
+  if (outer * n * inner == 0) return 0;
+  if (inner == 1)
+    softmax_bw_rows_k<ST><<<blocks_for(outer, 1), THREADS, 0, s>>>((const ST *)g, (const ST *)y, (ST *)gx, outer, n, log);
+  else
+    softmax_bw_cols_k<ST><<<blocks_for(outer * inner, THREADS), THREADS, 0, s>>>((const ST *)g, (const ST *)y, (ST *)gx,
+                                                                                  outer, n, inner, log);
+  return (int)cudaGetLastError();
+}
+
+#define BY_FLOAT(dtype, ...)                          \
+  switch (dtype) {                                    \
+    case DT_F32: { typedef float ST; __VA_ARGS__; }        \
+    case DT_F64: { typedef double ST; __VA_ARGS__; }        \
+    case DT_F16: { typedef lt_half ST; __VA_ARGS__; }        \
+    case DT_BF16: { typedef lt_bfloat16 ST; __VA_ARGS__; }   \
+    default: return -1;                               \
+  }
+#define BY_TARGET(tdtype, ...)                        \
+  switch (tdtype) {                                   \
+    case DT_I64: { typedef int64_t TT; __VA_ARGS__; }        \
+    case DT_I32: { typedef int32_t TT; __VA_ARGS__; }        \
+    default: return -1;                               \
+  }
+
+/* ---- nll ---- */
+template <typename TT>
+__global__ void nll_check_k(const TT *t, int64_t count, int64_t C, bool has_ignore, int64_t ignore, int64_t *bad) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t v = (int64_t)t[i];
+    if (has_ignore && v == ignore) continue;
+    if (v < 1 || v > C) atomicMin((unsigned long long *)bad, (unsigned long long)i);
+  }
+}
+
+__global__ void set_i64_k(int64_t *p, int64_t v) { *p = v; }
+
+template <typename ST, typename TT>
+__global__ void nll_none_k(const ST *logp, const TT *t, const double *w, int64_t N, int64_t C, int64_t S,
+                           bool has_ignore, int64_t ignore, ST *out) {
+  int64_t total = N * S;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t v = (int64_t)t[i];
+    double l = 0;
+    if (!(has_ignore && v == ignore)) {
+      int64_t n = i / S, s = i % S, k = v - 1;
+      l = -(w ? w[k] : 1.0) * (double)lt_cu_ld(logp[(n * C + k) * S + s]);
+    }
+    out[i] = lt_cu_st<ST>::f(l);
+  }
+}
+
+/* one block: the sums over every element, then the scalar */
+template <typename ST, typename TT>
+__global__ void nll_reduce_k(const ST *logp, const TT *t, const double *w, int64_t N, int64_t C, int64_t S,
+                             bool has_ignore, int64_t ignore, bool mean, ST *out, double *acc) {
+  __shared__ double s1[THREADS], s2[THREADS];
+  double sum = 0, wsum = 0;
+  int64_t total = N * S;
+  for (int64_t i = threadIdx.x; i < total; i += blockDim.x) {
+    int64_t v = (int64_t)t[i];
+    if (has_ignore && v == ignore) continue;
+    int64_t n = i / S, s = i % S, k = v - 1;
+    double wk = w ? w[k] : 1.0;
+    sum += -wk * (double)lt_cu_ld(logp[(n * C + k) * S + s]);
+    wsum += wk;
+  }
+  sum = block_sum(sum, s1);
+  wsum = block_sum(wsum, s2);
+  if (threadIdx.x == 0) {
+    acc[0] = sum;
+    acc[1] = wsum;
+    *out = lt_cu_st<ST>::f(mean ? sum / wsum : sum); /* 0 / 0: NaN when all are ignored */
+  }
+}
+
+template <typename ST, typename TT>
+__global__ void nll_bw_k(ST *gl, const ST *g, bool per_elem, double scale, const TT *t, const double *w, int64_t N,
+                         int64_t C, int64_t S, bool has_ignore, int64_t ignore) {
+  int64_t total = N * S;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t v = (int64_t)t[i];
+    if (has_ignore && v == ignore) continue;
+    int64_t n = i / S, s = i % S, k = v - 1;
+    double gv = per_elem ? (double)lt_cu_ld(g[i]) : (double)lt_cu_ld(g[0]) * scale;
+    gl[(n * C + k) * S + s] = lt_cu_st<ST>::f(-(w ? w[k] : 1.0) * gv);
+  }
+}
+
+extern "C" {
+
+int lt_cuda_k_softmax(int dtype, const void *x, void *y, int64_t outer, int64_t n, int64_t inner, bool log,
+                      void *stream) {
+  BY_FLOAT(dtype, return softmax_t<ST>(x, y, outer, n, inner, log, (cudaStream_t)stream))
+}
+
+int lt_cuda_k_softmax_backward(int dtype, const void *g, const void *y, void *gx, int64_t outer, int64_t n,
+                               int64_t inner, bool log, void *stream) {
+  BY_FLOAT(dtype, return softmax_bw_t<ST>(g, y, gx, outer, n, inner, log, (cudaStream_t)stream))
+}
+
+int lt_cuda_k_nll_check(int tdtype, const void *target, int64_t count, int64_t C, bool has_ignore,
+                        int64_t ignore_index, int64_t *bad, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  set_i64_k<<<1, 1, 0, s>>>(bad, INT64_MAX);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess || count == 0) return (int)e;
+  BY_TARGET(tdtype, {
+    nll_check_k<TT><<<blocks_for(count, THREADS), THREADS, 0, s>>>((const TT *)target, count, C, has_ignore,
+                                                                   ignore_index, bad);
+    return (int)cudaGetLastError();
+  })
+}
+
+int lt_cuda_k_nll_forward(int dtype, const void *logp, int tdtype, const void *target, const double *w, int64_t N,
+                          int64_t C, int64_t S, bool has_ignore, int64_t ignore_index, void *none_out, bool mean,
+                          void *out_scalar, double *acc, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  BY_FLOAT(dtype, BY_TARGET(tdtype, {
+    if (none_out) {
+      if (N * S > 0)
+        nll_none_k<ST, TT><<<blocks_for(N * S, THREADS), THREADS, 0, s>>>(
+            (const ST *)logp, (const TT *)target, w, N, C, S, has_ignore, ignore_index, (ST *)none_out);
+    } else {
+      nll_reduce_k<ST, TT><<<1, THREADS, 0, s>>>((const ST *)logp, (const TT *)target, w, N, C, S, has_ignore,
+                                                 ignore_index, mean, (ST *)out_scalar, acc);
+    }
+    return (int)cudaGetLastError();
+  }))
+}
+
+int lt_cuda_k_nll_backward(int dtype, void *glogp, const void *g, bool per_elem, double scale, int tdtype,
+                           const void *target, const double *w, int64_t N, int64_t C, int64_t S, bool has_ignore,
+                           int64_t ignore_index, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  BY_FLOAT(dtype, BY_TARGET(tdtype, {
+    int64_t bytes = N * C * S * (int64_t)sizeof(ST);
+    if (bytes == 0) return 0;
+    cudaError_t e = cudaMemsetAsync(glogp, 0, (size_t)bytes, s);
+    if (e != cudaSuccess) return (int)e;
+    if (N * S > 0)
+      nll_bw_k<ST, TT><<<blocks_for(N * S, THREADS), THREADS, 0, s>>>((ST *)glogp, (const ST *)g, per_elem, scale,
+                                                                      (const TT *)target, w, N, C, S, has_ignore,
+                                                                      ignore_index);
+    return (int)cudaGetLastError();
+  }))
+}
+
+} /* extern "C" */

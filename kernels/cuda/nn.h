@@ -1,0 +1,40 @@
+/* The CUDA softmax and negative log-likelihood kernels' launchers (kernels/cuda/nn.cu), callable
+   from C: device pointers, sizes, lt_dtype numbers and a cudaStream_t as `stream`. Tensors are
+   contiguous: softmax's input is [outer, n, inner] around the dimension, nll's log-probabilities
+   [N, C, S] with N * S targets (int64 or int32, 1-based as written). Each returns the launches'
+   cudaError_t as an int (0 on success), or -1 for a dtype without a kernel. */
+#ifndef LT_CUDA_NN_H
+#define LT_CUDA_NN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int lt_cuda_k_softmax(int dtype, const void *x, void *y, int64_t outer, int64_t n, int64_t inner, bool log,
+                      void *stream);
+/* gx from the output y and its gradient g (both of y's dtype) */
+int lt_cuda_k_softmax_backward(int dtype, const void *g, const void *y, void *gx, int64_t outer, int64_t n,
+                               int64_t inner, bool log, void *stream);
+/* *bad (device int64) = the position of the first target outside 1..C that is not ignored, or
+   INT64_MAX when all are valid */
+int lt_cuda_k_nll_check(int tdtype, const void *target, int64_t count, int64_t C, bool has_ignore,
+                        int64_t ignore_index, int64_t *bad, void *stream);
+/* none_out not NULL: the N * S losses -w[t] * logp[n, t, s] (0 where ignored); else acc (device,
+   2 doubles) = {sum of losses, sum of weights} and out_scalar (dtype) = sum / wsum when mean, else
+   sum. w: C doubles on the device, or NULL for 1. */
+int lt_cuda_k_nll_forward(int dtype, const void *logp, int tdtype, const void *target, const double *w, int64_t N,
+                          int64_t C, int64_t S, bool has_ignore, int64_t ignore_index, void *none_out, bool mean,
+                          void *out_scalar, double *acc, void *stream);
+/* glogp (N * C * S, zeroed here) at each kept element: -w[t] * (per_elem ? g[n * S + s] : g[0] * scale) */
+int lt_cuda_k_nll_backward(int dtype, void *glogp, const void *g, bool per_elem, double scale, int tdtype,
+                           const void *target, const double *w, int64_t N, int64_t C, int64_t S, bool has_ignore,
+                           int64_t ignore_index, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
