@@ -95,6 +95,15 @@ int lt_cuda_nll_loss_backward(const char *op, lt_tensor_t *glogp, const lt_tenso
                               const lt_tensor_t *target, const lt_tensor_t *w, int64_t N, int64_t C, int64_t S,
                               bool has_ignore, int64_t ignore_index);
 
+/* Fused optimizer steps on contiguous CUDA tensors (core/cuda_optim.c, called by core/optim.c once
+   it has checked them): args points to the step's scalars as kernels/optim.h's structs
+   (lt_sgd_args_d / lt_adam_args_d for float64 parameters, the _f ones otherwise); the flags are
+   those of its per-element bodies. */
+int lt_cuda_sgd(const char *op, lt_tensor_t *p, const lt_tensor_t *g, lt_tensor_t *buf, const void *args, bool has_wd,
+                bool has_mom, bool first, bool nesterov);
+int lt_cuda_adam(const char *op, lt_tensor_t *p, const lt_tensor_t *g, lt_tensor_t *exp_avg, lt_tensor_t *exp_avg_sq,
+                 lt_tensor_t *max_exp_avg_sq, const void *args, bool has_wd, bool amsgrad, bool lerp_lo);
+
 /* Pinned host memory, from a small cache; NULL with an error when CUDA is unavailable. */
 void *lt_cuda_host_alloc(size_t n);
 void lt_cuda_host_free(void *p);
