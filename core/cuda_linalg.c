@@ -117,15 +117,25 @@ int lt_cuda_gemm(const char *op, int64_t batch, int64_t m, int64_t n, int64_t k,
     return lt_error("%s: sizes beyond 2^31 - 1 are not supported by cuBLAS (batch %lld, %lldx%lld @ %lldx%lld)", op,
                     (long long)batch, (long long)m, (long long)k, (long long)k, (long long)n);
   int dev = out->device.index;
-  if (k == 0 && beta == 0) { /* an empty sum: zeros (cuBLAS may not write C when k is 0) */
-    LT_TRY(lt_cuda_use(dev));
-    LT_CUDA_CHECK(dev, cudaMemsetAsync(lt_data(out), 0, (size_t)out->numel * lt_elsize(out),
-                                       lt_cuda_current_stream(dev)));
+  cublasHandle_t h = NULL;
+  LT_TRY(handle_for(dev, &h));
+  if (k == 0) { /* an empty sum: out = beta * out, without handing cuBLAS operands of no elements */
+    if (beta == 0) {
+      LT_CUDA_CHECK(dev, cudaMemsetAsync(lt_data(out), 0, (size_t)out->numel * lt_elsize(out),
+                                         lt_cuda_current_stream(dev)));
+    } else if (beta != 1) {
+      if (out->numel > INT_MAX) return lt_error("%s: more than 2^31 - 1 elements to scale", op);
+      bool d = dt == LT_FLOAT64;
+      float bf = (float)beta;
+      cudaDataType_t xt = d ? CUDA_R_64F : dt == LT_FLOAT32 ? CUDA_R_32F : dt == LT_FLOAT16 ? CUDA_R_16F : CUDA_R_16BF;
+      cudaDataType_t et = d ? CUDA_R_64F : CUDA_R_32F;
+      LT_CUDA_CHECK(dev, cublasScalEx(h, (int)out->numel, d ? (const void *)&beta : (const void *)&bf, et,
+                                      lt_data(out), xt, 1, et));
+    }
+    LT_TRY(lt_cuda_after_launch(dev, 0, op, (int)dt));
     lt_bump_version(out);
     return LT_OK;
   }
-  cublasHandle_t h = NULL;
-  LT_TRY(handle_for(dev, &h));
   lt_tensor_t *ca = NULL, *cb = NULL;
   cublasOperation_t opa, opb;
   int64_t lda, ldb;

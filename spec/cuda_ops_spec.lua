@@ -222,6 +222,16 @@ describe('CUDA reductions', function()
       cmp(xc:argmax(), xd:argmax(), 0, tostring(dt) .. ' argmax of 1e6')
       cmp(xc:sum(1), xd:sum(1), TOL[dt] * 10, tostring(dt) .. ' column sums of 1000 x 1000')
     end
+    -- many outputs over an outer dim (a thread each): the sum over a batch, as a bias gradient's
+    local wide = rnd({ 64, 20000 }, 15)
+    for _, dt in ipairs(FLOATS) do
+      local wd = wide:to(dt)
+      cmp(wd:cuda():sum(1), wd:sum(1), TOL[dt] * 4, tostring(dt) .. ' sum over the outer dim of 64 x 20000')
+      local v, i = wd:cuda():max(1)
+      local rv, ri = wd:max(1)
+      cmp(v, rv, 0, tostring(dt) .. ' max values over the outer dim')
+      cmp(i, ri, 0, tostring(dt) .. ' max indices over the outer dim')
+    end
     local n = torch.tensor({ 1, 0 / 0, 3, 0 / 0 })
     cmp(n:cuda():max(), n:max(), 0, 'max with NaN')
     cmp(n:cuda():argmax(), torch.tensor(2), 0, 'argmax is the first NaN (index 2)')
@@ -267,6 +277,9 @@ describe('CUDA matrix products (cuBLAS)', function()
       cmp(torch.matmul(v:cuda(), m3:cuda()), torch.matmul(v, m3), tol, l .. ' matmul vector @ batch')
       cmp(torch.mm(torch.ones(3, 0, { dtype = dt }):cuda(), torch.ones(0, 2, { dtype = dt }):cuda()),
         torch.zeros(3, 2, { dtype = dt }), 0, l .. ' mm with k = 0 gives zeros')
+      local c0 = rnd({ 3, 2 }, 35):to(dt)
+      cmp(torch.addmm(c0:cuda(), torch.ones(3, 0, { dtype = dt }):cuda(), torch.ones(0, 2, { dtype = dt }):cuda(),
+        { beta = 0.5 }), c0 * 0.5, tol, l .. ' addmm with k = 0 gives beta * self')
     end
   end)
   gpu_it('linear forward and backward', function()

@@ -2,7 +2,8 @@
    init / update / combine / result bodies the CPU loops use): each thread folds a strided slice of
    one output's reduced elements in increasing position order, the block combines its threads'
    accumulators in shared memory, and when one output has many elements several blocks each fold a
-   chunk and a second kernel combines their accumulators (from a scratch buffer) in chunk order.
+   chunk and a second kernel combines their accumulators (from a scratch buffer) in chunk order;
+   many outputs whose innermost kept dimension is adjacent in memory take a thread each instead.
    Floating inputs accumulate in double, integer and bool inputs in int64, as on the CPU. */
 #include "kernels/cuda/reduce.h"
 #include "kernels/cuda/cast.h"
@@ -101,6 +102,22 @@ __global__ void reduce_k(const lt_cuda_reduce_plan_t p, int64_t chunk, typename 
   }
 }
 
+/* one thread per output folding all its elements: for reductions over outer dims (a bias
+   gradient's sum over the batch), where neighbouring outputs are neighbouring inputs, so that a
+   warp's loads of one step are coalesced */
+template <typename ST, typename F> __global__ void reduce_thread_k(const lt_cuda_reduce_plan_t p) {
+  for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < p.numel_out;
+       o += (int64_t)gridDim.x * blockDim.x) {
+    int64_t io, oo;
+    out_offsets(p, o, &io, &oo);
+    const char *base = p.in + io;
+    typename F::A a = F::init();
+    for (int64_t r = 0; r < p.count; r++)
+      a = F::update(a, (typename F::In)lt_cu_ld(*(const ST *)(base + red_offset(p, r))), r, p.params);
+    write_result<F>(p, oo, a);
+  }
+}
+
 /* one thread per output: the chunks' accumulators in order */
 template <typename F>
 __global__ void combine_k(const lt_cuda_reduce_plan_t p, int64_t chunks, const typename F::A *scratch) {
@@ -115,10 +132,13 @@ __global__ void combine_k(const lt_cuda_reduce_plan_t p, int64_t chunks, const t
 }
 
 /* ---- the launch geometry, shared by the scratch query and the launch ---- */
-typedef struct { unsigned threads; int64_t chunks, chunk; unsigned grid_y; } geom_t;
+typedef struct { unsigned threads; int64_t chunks, chunk; unsigned grid_y; bool per_thread; } geom_t;
 
-static geom_t geometry(const lt_cuda_reduce_plan_t *p, int sm_count) {
+static geom_t geometry(const lt_cuda_reduce_plan_t *p, int sm_count, int64_t in_elsize) {
   geom_t g;
+  /* the innermost kept dim adjacent in memory and enough outputs to fill the GPU: a thread each */
+  g.per_thread = p->nout > 0 && p->out_in_stride[p->nout - 1] == in_elsize &&
+                 p->numel_out >= (int64_t)(sm_count > 0 ? sm_count : 80) * 128;
   unsigned t = 32;
   while (t < 256 && (int64_t)t < p->count) t *= 2;
   g.threads = t;
@@ -143,10 +163,15 @@ template <typename ST, typename F> static int launch(const lt_cuda_reduce_plan_t
                                                      cudaStream_t s, int64_t *bytes) {
   typedef typename F::A A;
   if (bytes) { /* the scratch query */
-    *bytes = g.chunks > 1 ? (int64_t)sizeof(A) * g.chunks * p->numel_out : 0;
+    *bytes = g.chunks > 1 && !g.per_thread ? (int64_t)sizeof(A) * g.chunks * p->numel_out : 0;
     return 0;
   }
   if (p->numel_out == 0) return 0;
+  if (g.per_thread) {
+    int64_t blocks = (p->numel_out + 255) / 256;
+    reduce_thread_k<ST, F><<<(unsigned)(blocks < 65535 ? blocks : 65535), 256, 0, s>>>(*p);
+    return (int)cudaGetLastError();
+  }
   if (g.chunks > 1 && !scratch) return (int)cudaErrorInvalidValue;
   reduce_k<ST, F><<<dim3((unsigned)g.chunks, g.grid_y), g.threads, g.threads * sizeof(A), s>>>(*p, g.chunk, (A *)scratch);
   cudaError_t e = cudaGetLastError();
@@ -172,8 +197,11 @@ template <typename ST, typename F> static int launch(const lt_cuda_reduce_plan_t
   case DT_U8: return launch<uint8_t, red_##name##_i>(p, scratch, g, s, bytes);         \
   case DT_BOOL: return launch<bool, red_##name##_i>(p, scratch, g, s, bytes);
 
+static const int64_t elsize[] = {4, 8, 2, 2, 8, 4, 2, 1, 1, 1};
+
 static int dispatch(const lt_cuda_reduce_plan_t *p, void *scratch, int sm_count, cudaStream_t s, int64_t *bytes) {
-  geom_t g = geometry(p, sm_count);
+  if (p->in_dtype < 0 || p->in_dtype > DT_BOOL) return -1;
+  geom_t g = geometry(p, sm_count, elsize[p->in_dtype]);
   switch (p->op) {
 #define LT_X(name, domains, kind)      \
   case LT_REDUCE_##name:               \
