@@ -1,5 +1,6 @@
 /* Reductions and scans: argument checks, result dtypes and shapes, then the device's loops
-   (kernels/cpu/reduce.c) over a description of the kept and reduced dimensions. */
+   (kernels/cpu/reduce.c, or for CUDA tensors core/cuda_reduce.c; scans are host-only) over a
+   description of the kept and reduced dimensions. */
 #include "core/reduce.h"
 #include "core/grad.h"
 
