@@ -95,6 +95,16 @@ int lt_cuda_nll_loss_backward(const char *op, lt_tensor_t *glogp, const lt_tenso
                               const lt_tensor_t *target, const lt_tensor_t *w, int64_t N, int64_t C, int64_t S,
                               bool has_ignore, int64_t ignore_index);
 
+/* Layer norm of contiguous CUDA tensors as M rows of N (core/cuda_nn.c, called by
+   core/normalization.c): w, b (or NULL), mean, rstd in the compute dtype (float64 for float64,
+   else float32), as kernels/cpu/normalization.h's lt_cpu_layer_norm and its backward (gx or NULL;
+   gw, gb float64 tensors of N elements or NULL). */
+int lt_cuda_layer_norm(const char *op, const lt_tensor_t *x, lt_tensor_t *y, int64_t M, int64_t N, const lt_tensor_t *w,
+                       const lt_tensor_t *b, double eps, lt_tensor_t *mean, lt_tensor_t *rstd);
+int lt_cuda_layer_norm_backward(const char *op, const lt_tensor_t *x, const lt_tensor_t *g, const lt_tensor_t *mean,
+                                const lt_tensor_t *rstd, const lt_tensor_t *w, int64_t M, int64_t N, lt_tensor_t *gx,
+                                lt_tensor_t *gw, lt_tensor_t *gb);
+
 /* Fused optimizer steps on contiguous CUDA tensors (core/cuda_optim.c, called by core/optim.c once
    it has checked them): args points to the step's scalars as kernels/optim.h's structs
    (lt_sgd_args_d / lt_adam_args_d for float64 parameters, the _f ones otherwise); the flags are

@@ -1,5 +1,5 @@
-/* Softmax, log-softmax and the negative log-likelihood loss on CUDA tensors (kernels/cuda/nn.cu):
-   core/softmax.c and core/loss.c check the arguments, make the operands contiguous and allocate the
+/* Softmax, log-softmax, the negative log-likelihood loss and layer norm on CUDA tensors
+   (kernels/cuda/nn.cu): core/softmax.c, core/loss.c and core/normalization.c check the arguments, make the operands contiguous and allocate the
    outputs as for the CPU, then call these instead of the CPU loops. The only transfers to the host
    are the target check's verdict (so that a bad class index is an error naming the op, as on the
    CPU) and, when autograd asks for it, the loss's total weight. Without CUDA=1 they are stubs. */
@@ -111,6 +111,35 @@ int lt_cuda_nll_loss_backward(const char *op, lt_tensor_t *glogp, const lt_tenso
   return LT_OK;
 }
 
+int lt_cuda_layer_norm(const char *op, const lt_tensor_t *x, lt_tensor_t *y, int64_t M, int64_t N, const lt_tensor_t *w,
+                       const lt_tensor_t *b, double eps, lt_tensor_t *mean, lt_tensor_t *rstd) {
+  int dev = y->device.index;
+  LT_TRY(lt_cuda_use(dev));
+  int rc = lt_cuda_k_layer_norm((int)x->dtype, lt_data(x), lt_data(y), M, N, w ? lt_data(w) : NULL,
+                                b ? lt_data(b) : NULL, eps, lt_data(mean), lt_data(rstd), stream_of(dev));
+  LT_TRY(lt_cuda_after_launch(dev, rc, op, (int)x->dtype));
+  lt_bump_version(y);
+  lt_bump_version(mean);
+  lt_bump_version(rstd);
+  return LT_OK;
+}
+
+int lt_cuda_layer_norm_backward(const char *op, const lt_tensor_t *x, const lt_tensor_t *g, const lt_tensor_t *mean,
+                                const lt_tensor_t *rstd, const lt_tensor_t *w, int64_t M, int64_t N, lt_tensor_t *gx,
+                                lt_tensor_t *gw, lt_tensor_t *gb) {
+  int dev = x->device.index;
+  LT_TRY(lt_cuda_use(dev));
+  int rc = lt_cuda_k_layer_norm_backward((int)x->dtype, lt_data(x), lt_data(g), lt_data(mean), lt_data(rstd),
+                                         w ? lt_data(w) : NULL, M, N, gx ? lt_data(gx) : NULL,
+                                         gw ? (double *)lt_data(gw) : NULL, gb ? (double *)lt_data(gb) : NULL,
+                                         stream_of(dev));
+  LT_TRY(lt_cuda_after_launch(dev, rc, op, (int)x->dtype));
+  if (gx) lt_bump_version(gx);
+  if (gw) lt_bump_version(gw);
+  if (gb) lt_bump_version(gb);
+  return LT_OK;
+}
+
 #else /* ---- a build without CUDA ---- */
 
 static int unavailable(const char *op) {
@@ -148,6 +177,19 @@ int lt_cuda_nll_loss_backward(const char *op, lt_tensor_t *glogp, const lt_tenso
                               bool has_ignore, int64_t ignore_index) {
   (void)glogp; (void)g; (void)per_elem; (void)scale; (void)target; (void)w; (void)N; (void)C; (void)S;
   (void)has_ignore; (void)ignore_index;
+  return unavailable(op);
+}
+
+int lt_cuda_layer_norm(const char *op, const lt_tensor_t *x, lt_tensor_t *y, int64_t M, int64_t N, const lt_tensor_t *w,
+                       const lt_tensor_t *b, double eps, lt_tensor_t *mean, lt_tensor_t *rstd) {
+  (void)x; (void)y; (void)M; (void)N; (void)w; (void)b; (void)eps; (void)mean; (void)rstd;
+  return unavailable(op);
+}
+
+int lt_cuda_layer_norm_backward(const char *op, const lt_tensor_t *x, const lt_tensor_t *g, const lt_tensor_t *mean,
+                                const lt_tensor_t *rstd, const lt_tensor_t *w, int64_t M, int64_t N, lt_tensor_t *gx,
+                                lt_tensor_t *gw, lt_tensor_t *gb) {
+  (void)x; (void)g; (void)mean; (void)rstd; (void)w; (void)M; (void)N; (void)gx; (void)gw; (void)gb;
   return unavailable(op);
 }
 

@@ -1,6 +1,7 @@
 /* Batch and layer normalisation: checks, outputs, per-channel bookkeeping (statistics, running
    statistics, the affine coefficients, in double) and the CPU loops (kernels/cpu/normalization.c). */
 #include "core/normalization.h"
+#include "core/cuda.h"
 
 #include "core/autograd.h"
 #include "core/elementwise.h"
@@ -20,6 +21,14 @@ static int check_input(const char *op, const lt_tensor_t *x) {
     return lt_error("%s: expected a floating point input (float32, float64, float16 or bfloat16), got %s", op,
                     lt_dtype_name(x->dtype));
   return LT_OK;
+}
+
+/* layer norm runs on CUDA tensors too (core/cuda_nn.c); batch norm only on the host */
+static int check_layer_input(const char *op, const lt_tensor_t *x) {
+  if (x->device.type == LT_CUDA && !lt_dtype_is_floating(x->dtype))
+    return lt_error("%s: expected a floating point input (float32, float64, float16 or bfloat16), got %s", op,
+                    lt_dtype_name(x->dtype));
+  return x->device.type == LT_CUDA ? LT_OK : check_input(op, x);
 }
 
 static bool same_shape(const lt_tensor_t *a, int ndim, const int64_t *sizes) {
@@ -278,7 +287,7 @@ lt_tensor_t *lt_layer_norm_stats(lt_tensor_t *x, int n_dims, lt_tensor_t *w, lt_
   if (mean) *mean = NULL;
   if (rstd) *rstd = NULL;
   int64_t M, N;
-  if (check_input(op, x) || layer_geometry(op, x, n_dims, &M, &N)) return NULL;
+  if (check_layer_input(op, x) || layer_geometry(op, x, n_dims, &M, &N)) return NULL;
   const lt_tensor_t *all[3] = {x, w, b};
   if (lt_check_same_device(op, 3, all)) return NULL;
   const int64_t *shape = x->sizes + x->ndim - n_dims;
@@ -298,8 +307,16 @@ lt_tensor_t *lt_layer_norm_stats(lt_tensor_t *x, int n_dims, lt_tensor_t *w, lt_
     y = NULL;
     goto done;
   }
-  lt_cpu_layer_norm(x->dtype, lt_data(xc), lt_data(y), M, N, wc ? lt_data(wc) : NULL, bc ? lt_data(bc) : NULL, eps,
-                    lt_data(mt), lt_data(rt));
+  if (x->device.type == LT_CUDA) {
+    if (lt_cuda_layer_norm(op, xc, y, M, N, wc, bc, eps, mt, rt) != LT_OK) {
+      lt_release(y);
+      y = NULL;
+      goto done;
+    }
+  } else {
+    lt_cpu_layer_norm(x->dtype, lt_data(xc), lt_data(y), M, N, wc ? lt_data(wc) : NULL, bc ? lt_data(bc) : NULL, eps,
+                      lt_data(mt), lt_data(rt));
+  }
   if (mean) { *mean = mt; mt = NULL; }
   if (rstd) { *rstd = rt; rt = NULL; }
 done:
@@ -319,7 +336,7 @@ int lt_layer_norm_backward(lt_tensor_t *g, lt_tensor_t *x, int n_dims, lt_tensor
   if (gw) *gw = NULL;
   if (gb) *gb = NULL;
   int64_t M, N;
-  LT_TRY(check_input(op, x));
+  LT_TRY(check_layer_input(op, x));
   LT_TRY(layer_geometry(op, x, n_dims, &M, &N));
   const lt_tensor_t *all[5] = {g, x, w, mean, rstd};
   LT_TRY(lt_check_same_device(op, 5, all));
@@ -338,8 +355,12 @@ int lt_layer_norm_backward(lt_tensor_t *g, lt_tensor_t *x, int n_dims, lt_tensor
   if (gx && !(gxt = lt_empty(x->ndim, x->sizes, x->dtype, x->device))) goto done;
   if (gw && !(gwt = lt_empty(n_dims, shape, LT_FLOAT64, x->device))) goto done;
   if (gb && !(gbt = lt_empty(n_dims, shape, LT_FLOAT64, x->device))) goto done;
-  lt_cpu_layer_norm_backward(x->dtype, lt_data(xc), lt_data(gc), lt_data(mc), lt_data(rc_), wc ? lt_data(wc) : NULL,
-                             M, N, gxt ? lt_data(gxt) : NULL, gwt ? lt_data(gwt) : NULL, gbt ? lt_data(gbt) : NULL);
+  if (x->device.type == LT_CUDA) {
+    if (lt_cuda_layer_norm_backward(op, xc, gc, mc, rc_, wc, M, N, gxt, gwt, gbt) != LT_OK) goto done;
+  } else {
+    lt_cpu_layer_norm_backward(x->dtype, lt_data(xc), lt_data(gc), lt_data(mc), lt_data(rc_), wc ? lt_data(wc) : NULL,
+                               M, N, gxt ? lt_data(gxt) : NULL, gwt ? lt_data(gwt) : NULL, gbt ? lt_data(gbt) : NULL);
+  }
   if (gwt && gw_dt != LT_FLOAT64) {
     lt_tensor_t *c = lt_convert(gwt, gw_dt, x->device);
     lt_release(gwt);

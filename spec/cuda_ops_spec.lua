@@ -1,9 +1,10 @@
--- The CUDA kernels of casts, reductions, matrix products (cuBLAS), softmax / nll_loss and the fused
--- optimizer steps, each compared with the CPU backend on the same inputs (contiguous and
--- non-contiguous, every dtype the op takes). Errors are normalised by the reference's largest
--- magnitude: float32 1e-5, float16 1e-2, bfloat16 2e-2, float64 1e-12; integer and index results
--- must be equal. Without a GPU (this machine and CI) the GPU cases are pending with the reason and
--- the no-GPU behaviour of each op family is tested.
+-- The CUDA kernels of casts, reductions, matrix products (cuBLAS), softmax / nll_loss /
+-- layer_norm and the fused optimizer steps, each compared with the CPU backend on the same inputs
+-- (contiguous and non-contiguous, every dtype the op takes). Errors are normalised by the
+-- reference's largest magnitude: float32 1e-5, float16 1e-2, bfloat16 2e-2, float64 1e-12 (times a
+-- small factor where the CPU and GPU sum in different orders); integer and index results must be
+-- equal. Without a GPU (this machine and CI) the GPU cases are pending with the reason, and the
+-- no-GPU behaviour of each op family is tested.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local F = torch.nn.functional
@@ -81,9 +82,10 @@ describe('CUDA op families without a GPU', function()
     refuses(function() return torch.mm(torch.ones(2, 3, { device = 'cuda' }), torch.ones(3, 2, { device = 'cuda' })) end, 'mm')
     refuses(function() return F.linear(torch.ones(2, 3):cuda(), torch.ones(4, 3):cuda()) end, 'linear')
   end)
-  it('softmax and nll_loss', function()
+  it('softmax, nll_loss and layer_norm', function()
     refuses(function() return F.softmax(torch.ones(2, 3, { device = 'cuda' }), 2) end, 'softmax')
     refuses(function() return F.nll_loss(torch.ones(2, 3):cuda(), torch.tensor({ 1, 2 }):cuda()) end, 'nll_loss')
+    refuses(function() return F.layer_norm(torch.ones(2, 3, { device = 'cuda' }), { 3 }) end, 'layer_norm')
   end)
   it('optimizer steps', function()
     refuses(function()
@@ -301,7 +303,7 @@ describe('CUDA matrix products (cuBLAS)', function()
 end)
 
 -------------------------------------------------------------------------------------------------
-describe('CUDA softmax and nll_loss', function()
+describe('CUDA softmax, nll_loss and layer_norm', function()
   gpu_it('softmax and log_softmax forward and backward along each dim', function()
     for _, dt in ipairs(FLOATS) do
       local tol = TOL[dt] * 4
@@ -348,6 +350,35 @@ describe('CUDA softmax and nll_loss', function()
       end
       cmp(F.nll_loss(logp[1]:t():cuda(), target[1]:cuda()), F.nll_loss(logp[1]:t(), target[1]), tol,
         tostring(dt) .. ' non-contiguous input')
+    end
+  end)
+  gpu_it('layer_norm forward and backward, with and without weight and bias', function()
+    for _, dt in ipairs(FLOATS) do
+      local tol = TOL[dt] * 8
+      local x = rnd({ 6, 4, 10 }, 55, -3, 5):to(dt)
+      local w, b = rnd({ 4, 10 }, 56):to(dt), rnd({ 4, 10 }, 57):to(dt)
+      local g = rnd({ 6, 4, 10 }, 58):to(dt)
+      for _, wb in ipairs { { w, b }, { w, nil }, { nil, nil } } do
+        local l = ('%s layer_norm weight %s bias %s'):format(tostring(dt), tostring(wb[1] ~= nil), tostring(wb[2] ~= nil))
+        local xa = x:cuda():requires_grad_()
+        local wa = wb[1] and wb[1]:cuda():requires_grad_() or nil
+        local ba = wb[2] and wb[2]:cuda():requires_grad_() or nil
+        local xr = x:clone():requires_grad_()
+        local wr = wb[1] and wb[1]:clone():requires_grad_() or nil
+        local br = wb[2] and wb[2]:clone():requires_grad_() or nil
+        local ya = F.layer_norm(xa, { 4, 10 }, wa, ba, { eps = 1e-5 })
+        local yr = F.layer_norm(xr, { 4, 10 }, wr, br, { eps = 1e-5 })
+        cmp(ya, yr, tol, l)
+        local sa = ya * g:cuda()
+        sa:sum():backward()
+        local sr = yr * g
+        sr:sum():backward()
+        cmp(xa.grad, xr.grad, tol, l .. ' grad x')
+        if wa then cmp(wa.grad, wr.grad, tol, l .. ' grad w') end
+        if ba then cmp(ba.grad, br.grad, tol, l .. ' grad b') end
+      end
+      cmp(F.layer_norm(x:cuda():transpose(1, 2), { 6, 10 }), F.layer_norm(x:transpose(1, 2), { 6, 10 }), tol,
+        tostring(dt) .. ' layer_norm of a transpose')
     end
   end)
   gpu_it('nll_loss refuses a target out of range, naming it', function()

@@ -1,7 +1,7 @@
-/* CUDA softmax / log-softmax (forward and backward along a dimension) and the negative
-   log-likelihood loss. The arithmetic is the CPU loops' (kernels/cpu/softmax.c, kernels/cpu/loss.c):
+/* CUDA softmax / log-softmax (forward and backward along a dimension), the negative
+   log-likelihood loss and layer normalisation. The arithmetic is the CPU loops' (kernels/cpu/softmax.c, kernels/cpu/loss.c):
    the maximum in the compute type (float for float32 / float16 / bfloat16, double for float64),
-   the sum of exponentials and the loss sums in double. Rows along the last dimension take a block
+   the sum of exponentials, the loss sums and layer norm's statistics in double. Rows along the last dimension take a block
    each (coalesced loads, block reductions in shared memory); a dimension with inner elements after
    it takes a thread per (outer, inner) column, whose loads are coalesced across the inner index. */
 #include "kernels/cuda/nn.h"
@@ -243,7 +243,115 @@ __global__ void nll_bw_k(ST *gl, const ST *g, bool per_elem, double scale, const
   }
 }
 
+/* ---- layer norm over rows of N (kernels/cpu/normalization.c's ln_* loops): two passes in
+   double for the statistics, the rest in the compute type ---- */
+template <typename ST>
+__global__ void ln_fw_k(const ST *x, ST *y, int64_t M, int64_t N, const typename ctype<ST>::T *w,
+                        const typename ctype<ST>::T *b, double eps, typename ctype<ST>::T *mean_out,
+                        typename ctype<ST>::T *rstd_out) {
+  typedef typename ctype<ST>::T T;
+  __shared__ double ssum[THREADS];
+  for (int64_t r = blockIdx.x; r < M; r += gridDim.x) {
+    const ST *xr = x + r * N;
+    ST *yr = y + r * N;
+    double s = 0;
+    for (int64_t i = threadIdx.x; i < N; i += blockDim.x) s += (double)lt_cu_ld(xr[i]);
+    double mu = block_sum(s, ssum) / (double)N;
+    double q = 0;
+    for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
+      double d = (double)lt_cu_ld(xr[i]) - mu;
+      q += d * d;
+    }
+    double rs = 1.0 / sqrt(block_sum(q, ssum) / (double)N + eps);
+    T m = (T)mu, k = (T)rs;
+    if (threadIdx.x == 0) {
+      mean_out[r] = m;
+      rstd_out[r] = k;
+    }
+    for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
+      T v = (ldc(xr[i]) - m) * k;
+      if (w) v = v * w[i];
+      if (b) v = v + b[i];
+      yr[i] = lt_cu_st<ST>::f(v);
+    }
+  }
+}
+
+/* gx = rstd (g w - mean(g w) - xhat mean(g w xhat)), a block per row */
+template <typename ST>
+__global__ void ln_bw_rows_k(const ST *x, const ST *g, const typename ctype<ST>::T *mean,
+                             const typename ctype<ST>::T *rstd, const typename ctype<ST>::T *w, int64_t M, int64_t N,
+                             ST *gx) {
+  typedef typename ctype<ST>::T T;
+  __shared__ double ssum[THREADS];
+  for (int64_t r = blockIdx.x; r < M; r += gridDim.x) {
+    const ST *xr = x + r * N, *gr = g + r * N;
+    ST *out = gx + r * N;
+    T m = mean[r], k = rstd[r];
+    double s1 = 0, s2 = 0;
+    for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
+      T gw = w ? ldc(gr[i]) * w[i] : ldc(gr[i]);
+      s1 += (double)gw;
+      s2 += (double)(gw * ((ldc(xr[i]) - m) * k));
+    }
+    T c1 = (T)(block_sum(s1, ssum) / (double)N), c2 = (T)(block_sum(s2, ssum) / (double)N);
+    for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
+      T xh = (ldc(xr[i]) - m) * k;
+      T gw = w ? ldc(gr[i]) * w[i] : ldc(gr[i]);
+      out[i] = lt_cu_st<ST>::f(k * (gw - c1 - xh * c2));
+    }
+  }
+}
+
+/* gw, gb (double) = sums over the rows of g xhat and g, a thread per column (coalesced) */
+template <typename ST>
+__global__ void ln_bw_cols_k(const ST *x, const ST *g, const typename ctype<ST>::T *mean,
+                             const typename ctype<ST>::T *rstd, int64_t M, int64_t N, double *gw, double *gb) {
+  typedef typename ctype<ST>::T T;
+  for (int64_t j = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; j < N; j += (int64_t)gridDim.x * blockDim.x) {
+    double sw = 0, sb = 0;
+    for (int64_t r = 0; r < M; r++) {
+      T gv = ldc(g[r * N + j]);
+      if (gw) sw += (double)(gv * ((ldc(x[r * N + j]) - mean[r]) * rstd[r]));
+      sb += (double)gv;
+    }
+    if (gw) gw[j] = sw;
+    if (gb) gb[j] = sb;
+  }
+}
+
 extern "C" {
+
+int lt_cuda_k_layer_norm(int dtype, const void *x, void *y, int64_t M, int64_t N, const void *w, const void *b,
+                         double eps, void *mean, void *rstd, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  BY_FLOAT(dtype, {
+    typedef typename ctype<ST>::T T;
+    if (M == 0) return 0;
+    ln_fw_k<ST><<<blocks_for(M, 1), THREADS, 0, s>>>((const ST *)x, (ST *)y, M, N, (const T *)w, (const T *)b, eps,
+                                                     (T *)mean, (T *)rstd);
+    return (int)cudaGetLastError();
+  })
+}
+
+int lt_cuda_k_layer_norm_backward(int dtype, const void *x, const void *g, const void *mean, const void *rstd,
+                                  const void *w, int64_t M, int64_t N, void *gx, double *gw, double *gb,
+                                  void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  BY_FLOAT(dtype, {
+    typedef typename ctype<ST>::T T;
+    if (gx && M > 0 && N > 0) {
+      ln_bw_rows_k<ST><<<blocks_for(M, 1), THREADS, 0, s>>>((const ST *)x, (const ST *)g, (const T *)mean,
+                                                            (const T *)rstd, (const T *)w, M, N, (ST *)gx);
+      cudaError_t e = cudaGetLastError();
+      if (e != cudaSuccess) return (int)e;
+    }
+    if ((gw || gb) && N > 0)
+      ln_bw_cols_k<ST><<<blocks_for(N, THREADS), THREADS, 0, s>>>((const ST *)x, (const ST *)g, (const T *)mean,
+                                                                  (const T *)rstd, M, N, gw, gb);
+    return (int)cudaGetLastError();
+  })
+}
 
 int lt_cuda_k_softmax(int dtype, const void *x, void *y, int64_t outer, int64_t n, int64_t inner, bool log,
                       void *stream) {

@@ -1,5 +1,5 @@
-/* The CUDA softmax and negative log-likelihood kernels' launchers (kernels/cuda/nn.cu), callable
-   from C: device pointers, sizes, lt_dtype numbers and a cudaStream_t as `stream`. Tensors are
+/* The CUDA softmax, negative log-likelihood and layer norm kernels' launchers
+   (kernels/cuda/nn.cu), callable from C: device pointers, sizes, lt_dtype numbers and a cudaStream_t as `stream`. Tensors are
    contiguous: softmax's input is [outer, n, inner] around the dimension, nll's log-probabilities
    [N, C, S] with N * S targets (int64 or int32, 1-based as written). Each returns the launches'
    cudaError_t as an int (0 on success), or -1 for a dtype without a kernel. */
@@ -32,6 +32,16 @@ int lt_cuda_k_nll_forward(int dtype, const void *logp, int tdtype, const void *t
 int lt_cuda_k_nll_backward(int dtype, void *glogp, const void *g, bool per_elem, double scale, int tdtype,
                            const void *target, const double *w, int64_t N, int64_t C, int64_t S, bool has_ignore,
                            int64_t ignore_index, void *stream);
+
+/* layer norm of M rows of N (kernels/cpu/normalization.h's lt_cpu_layer_norm): w, b (N values,
+   or NULL), mean and rstd (M values, written) in the compute type (float64 for float64, else
+   float32) */
+int lt_cuda_k_layer_norm(int dtype, const void *x, void *y, int64_t M, int64_t N, const void *w, const void *b,
+                         double eps, void *mean, void *rstd, void *stream);
+/* gx (or NULL) and gw, gb (N doubles each, or NULL: overwritten), as lt_cpu_layer_norm_backward */
+int lt_cuda_k_layer_norm_backward(int dtype, const void *x, const void *g, const void *mean, const void *rstd,
+                                  const void *w, int64_t M, int64_t N, void *gx, double *gw, double *gb,
+                                  void *stream);
 
 #ifdef __cplusplus
 }
