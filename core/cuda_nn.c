@@ -1,8 +1,9 @@
 /* Softmax, log-softmax, the negative log-likelihood loss and layer norm on CUDA tensors
-   (kernels/cuda/nn.cu): core/softmax.c, core/loss.c and core/normalization.c check the arguments, make the operands contiguous and allocate the
-   outputs as for the CPU, then call these instead of the CPU loops. The only transfers to the host
-   are the target check's verdict (so that a bad class index is an error naming the op, as on the
-   CPU) and, when autograd asks for it, the loss's total weight. Without CUDA=1 they are stubs. */
+   (kernels/cuda/nn.cu): core/softmax.c, core/loss.c and core/normalization.c check the arguments,
+   make the operands contiguous and allocate the outputs as for the CPU, then call these instead of
+   the CPU loops. The only transfers to the host are the target check's verdict (so that a bad
+   class index is an error naming the op, as on the CPU) and, when autograd asks for it, the loss's
+   total weight. Without CUDA=1 they are stubs. */
 #include "core/cuda.h"
 
 #include <stdint.h>

@@ -1,9 +1,10 @@
 /* CUDA softmax / log-softmax (forward and backward along a dimension), the negative
-   log-likelihood loss and layer normalisation. The arithmetic is the CPU loops' (kernels/cpu/softmax.c, kernels/cpu/loss.c):
-   the maximum in the compute type (float for float32 / float16 / bfloat16, double for float64),
-   the sum of exponentials, the loss sums and layer norm's statistics in double. Rows along the last dimension take a block
-   each (coalesced loads, block reductions in shared memory); a dimension with inner elements after
-   it takes a thread per (outer, inner) column, whose loads are coalesced across the inner index. */
+   log-likelihood loss and layer normalisation. The arithmetic is the CPU loops'
+   (kernels/cpu/softmax.c, loss.c, normalization.c): the maximum in the compute type (float for
+   float32 / float16 / bfloat16, double for float64), the sum of exponentials, the loss sums and
+   layer norm's statistics in double. Rows along the last dimension take a block each (coalesced
+   loads, block reductions in shared memory); a dimension with inner elements after it takes a
+   thread per (outer, inner) column, whose loads are coalesced across the inner index. */
 #include "kernels/cuda/nn.h"
 #include "kernels/cuda/cast.h"
 

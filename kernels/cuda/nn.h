@@ -1,8 +1,9 @@
 /* The CUDA softmax, negative log-likelihood and layer norm kernels' launchers
-   (kernels/cuda/nn.cu), callable from C: device pointers, sizes, lt_dtype numbers and a cudaStream_t as `stream`. Tensors are
-   contiguous: softmax's input is [outer, n, inner] around the dimension, nll's log-probabilities
-   [N, C, S] with N * S targets (int64 or int32, 1-based as written). Each returns the launches'
-   cudaError_t as an int (0 on success), or -1 for a dtype without a kernel. */
+   (kernels/cuda/nn.cu), callable from C: device pointers, sizes, lt_dtype numbers and a
+   cudaStream_t as `stream`. Tensors are contiguous: softmax's input is [outer, n, inner] around
+   the dimension, nll's log-probabilities [N, C, S] with N * S targets (int64 or int32, 1-based as
+   written), layer norm's input M rows of N. Each returns the launches' cudaError_t as an int (0 on
+   success), or -1 for a dtype without a kernel. */
 #ifndef LT_CUDA_NN_H
 #define LT_CUDA_NN_H
 
