@@ -5,6 +5,7 @@
 #define LT_CUDA_H
 
 #include "core/tensor.h"
+#include "kernels/cpu/im2col.h" /* lt_conv_geom_t */
 #include "kernels/reduce.h"
 
 #include <stdbool.h>
@@ -74,6 +75,17 @@ int lt_cuda_reduce(const char *name, lt_reduce_op op, const lt_tensor_t *x, cons
 int lt_cuda_gemm(const char *op, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, const lt_tensor_t *a,
                  int64_t sAb, int64_t sAr, int64_t sAc, const lt_tensor_t *b, int64_t sBb, int64_t sBr, int64_t sBc,
                  double beta, lt_tensor_t *out);
+
+/* 2-D convolution of CUDA tensors as im2col + cuBLAS (core/cuda_linalg.c), called by core/conv.c
+   once it has checked the arguments: contiguous operands of the compute dtype (float32 or
+   float64), x (N, C, H, W), w (Cout, C/groups, kh, kw), b (Cout) or NULL, y (N, Cout, OH, OW)
+   written; the backward writes gx (x's shape), gw (w's) and gb (Cout) where not NULL (x is
+   needed for gw, w for gx). */
+int lt_cuda_conv2d(const lt_conv_geom_t *g, int64_t N, int64_t Cout, int64_t groups, const lt_tensor_t *x,
+                   const lt_tensor_t *w, const lt_tensor_t *b, lt_tensor_t *y);
+int lt_cuda_conv2d_backward(const lt_conv_geom_t *g, int64_t N, int64_t Cout, int64_t groups, const lt_tensor_t *gy,
+                            const lt_tensor_t *x, const lt_tensor_t *w, lt_tensor_t *gx, lt_tensor_t *gw,
+                            lt_tensor_t *gb);
 
 /* Softmax / log-softmax of contiguous CUDA tensors seen as [outer, n, inner] around the dimension
    (core/cuda_nn.c, called by core/softmax.c): y = softmax(x); gx from g and y (one dtype). */
