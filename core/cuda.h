@@ -6,6 +6,8 @@
 
 #include "core/tensor.h"
 #include "kernels/cpu/im2col.h" /* lt_conv_geom_t */
+#include "kernels/cpu/pool.h"   /* lt_pool_geom_t */
+#include "kernels/cuda/pool.h"  /* LT_CUDA_POOL_* */
 #include "kernels/reduce.h"
 
 #include <stdbool.h>
@@ -116,6 +118,12 @@ int lt_cuda_layer_norm(const char *op, const lt_tensor_t *x, lt_tensor_t *y, int
 int lt_cuda_layer_norm_backward(const char *op, const lt_tensor_t *x, const lt_tensor_t *g, const lt_tensor_t *mean,
                                 const lt_tensor_t *rstd, const lt_tensor_t *w, int64_t M, int64_t N, lt_tensor_t *gx,
                                 lt_tensor_t *gw, lt_tensor_t *gb);
+
+/* 2-D pooling of contiguous CUDA tensors of `planes` planes (core/cuda_nn.c, called by
+   core/pool.c): kind LT_CUDA_POOL_* of kernels/cuda/pool.h; in / out are x / y (forward) or gy / gx
+   (backward), float32 or float64; idx the max pooling's int64 indices (1-based in each plane). */
+int lt_cuda_pool2d(const char *op, int kind, const lt_pool_geom_t *g, int64_t planes, bool count_include_pad,
+                   int64_t divisor, const lt_tensor_t *in, lt_tensor_t *out, lt_tensor_t *idx);
 
 /* Fused optimizer steps on contiguous CUDA tensors (core/cuda_optim.c, called by core/optim.c once
    it has checked them): args points to the step's scalars as kernels/optim.h's structs

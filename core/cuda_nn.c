@@ -1,5 +1,6 @@
-/* Softmax, log-softmax, the negative log-likelihood loss and layer norm on CUDA tensors
-   (kernels/cuda/nn.cu): core/softmax.c, core/loss.c and core/normalization.c check the arguments,
+/* Softmax, log-softmax, the negative log-likelihood loss, layer norm and 2-D pooling on CUDA
+   tensors (kernels/cuda/nn.cu, pool.cu): core/softmax.c, core/loss.c, core/normalization.c and
+   core/pool.c check the arguments,
    make the operands contiguous and allocate the outputs as for the CPU, then call these instead of
    the CPU loops. The only transfers to the host are the target check's verdict (so that a bad
    class index is an error naming the op, as on the CPU) and, when autograd asks for it, the loss's
@@ -141,6 +142,23 @@ int lt_cuda_layer_norm_backward(const char *op, const lt_tensor_t *x, const lt_t
   return LT_OK;
 }
 
+int lt_cuda_pool2d(const char *op, int kind, const lt_pool_geom_t *g, int64_t planes, bool count_include_pad,
+                   int64_t divisor, const lt_tensor_t *in, lt_tensor_t *out, lt_tensor_t *idx) {
+  const lt_tensor_t *ts[3] = {in, out, idx};
+  LT_TRY(lt_check_same_device(op, idx ? 3 : 2, ts));
+  if (in->dtype != out->dtype || (in->dtype != LT_FLOAT32 && in->dtype != LT_FLOAT64) || !lt_is_contiguous(in) ||
+      !lt_is_contiguous(out) || (idx && (idx->dtype != LT_INT64 || !lt_is_contiguous(idx))))
+    return lt_error("%s: internal error: expected contiguous float32 or float64 operands (int64 indices)", op);
+  int dev = out->device.index;
+  LT_TRY(lt_cuda_use(dev));
+  int rc = lt_cuda_k_pool2d(kind, in->dtype == LT_FLOAT64, g, planes, count_include_pad, divisor, lt_data(in),
+                            lt_data(out), idx ? (int64_t *)lt_data(idx) : NULL, stream_of(dev));
+  LT_TRY(lt_cuda_after_launch(dev, rc, op, (int)in->dtype));
+  lt_bump_version(out);
+  if (idx && kind == LT_CUDA_POOL_MAX) lt_bump_version(idx);
+  return LT_OK;
+}
+
 #else /* ---- a build without CUDA ---- */
 
 static int unavailable(const char *op) {
@@ -191,6 +209,12 @@ int lt_cuda_layer_norm_backward(const char *op, const lt_tensor_t *x, const lt_t
                                 const lt_tensor_t *rstd, const lt_tensor_t *w, int64_t M, int64_t N, lt_tensor_t *gx,
                                 lt_tensor_t *gw, lt_tensor_t *gb) {
   (void)x; (void)g; (void)mean; (void)rstd; (void)w; (void)M; (void)N; (void)gx; (void)gw; (void)gb;
+  return unavailable(op);
+}
+
+int lt_cuda_pool2d(const char *op, int kind, const lt_pool_geom_t *g, int64_t planes, bool count_include_pad,
+                   int64_t divisor, const lt_tensor_t *in, lt_tensor_t *out, lt_tensor_t *idx) {
+  (void)kind; (void)g; (void)planes; (void)count_include_pad; (void)divisor; (void)in; (void)out; (void)idx;
   return unavailable(op);
 }
 

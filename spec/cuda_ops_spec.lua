@@ -1,10 +1,10 @@
--- The CUDA kernels of casts, reductions, matrix products and conv2d (cuBLAS), softmax / nll_loss /
--- layer_norm and the fused optimizer steps, each compared with the CPU backend on the same inputs
--- (contiguous and non-contiguous, every dtype the op takes). Errors are normalised by the
--- reference's largest magnitude: float32 1e-5, float16 1e-2, bfloat16 2e-2, float64 1e-12 (times a
--- small factor where the CPU and GPU sum in different orders); integer and index results must be
--- equal. Without a GPU (this machine and CI) the GPU cases are pending with the reason, and the
--- no-GPU behaviour of each op family is tested.
+-- The CUDA kernels of casts, reductions, matrix products and conv2d (cuBLAS), pooling, softmax /
+-- nll_loss / layer_norm and the fused optimizer steps, each compared with the CPU backend on the
+-- same inputs (contiguous and non-contiguous, every dtype the op takes). Errors are normalised by
+-- the reference's largest magnitude: float32 1e-5, float16 1e-2, bfloat16 2e-2, float64 1e-12
+-- (times a small factor where the CPU and GPU sum in different orders); integer and index results
+-- must be equal. Without a GPU (this machine and CI) the GPU cases are pending with the reason,
+-- and the no-GPU behaviour of each op family is tested.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local F = torch.nn.functional
@@ -86,6 +86,10 @@ describe('CUDA op families without a GPU', function()
   it('conv2d', function()
     refuses(function() return F.conv2d(torch.ones(1, 1, 3, 3, { device = 'cuda' }), torch.ones(1, 1, 2, 2):cuda()) end,
       'conv2d')
+  end)
+  it('pooling', function()
+    refuses(function() return F.max_pool2d(torch.ones(1, 1, 4, 4, { device = 'cuda' }), 2) end, 'max_pool2d')
+    refuses(function() return F.avg_pool2d(torch.ones(1, 4, 4):cuda(), 2) end, 'avg_pool2d')
   end)
   it('softmax, nll_loss and layer_norm', function()
     refuses(function() return F.softmax(torch.ones(2, 3, { device = 'cuda' }), 2) end, 'softmax')
@@ -340,6 +344,46 @@ describe('CUDA conv2d (im2col + cuBLAS)', function()
       local w = rnd({ 4, 3, 3, 3 }, 141):to(dt)
       cmp(F.conv2d(x:cuda():transpose(3, 4), w:cuda()), F.conv2d(x:transpose(3, 4), w), tol,
         tostring(dt) .. ' conv2d of a transposed input')
+    end
+  end)
+end)
+
+-------------------------------------------------------------------------------------------------
+describe('CUDA pooling', function()
+  -- fn(x) -> y for each pooling, the same options on both devices
+  local pools = {
+    { 'max_pool2d 2x2', function(x) return F.max_pool2d(x, 2) end },
+    { 'max_pool2d 3x2 stride 2 padding 1 dilation 2 ceil', function(x)
+      return F.max_pool2d(x, { 3, 2 }, { stride = 2, padding = 1, dilation = { 2, 1 }, ceil_mode = true })
+    end },
+    { 'avg_pool2d 3 stride 2 padding 1', function(x) return F.avg_pool2d(x, 3, { stride = 2, padding = 1 }) end },
+    { 'avg_pool2d without padding in the count, ceil', function(x)
+      return F.avg_pool2d(x, 2, { stride = 2, padding = 1, count_include_pad = false, ceil_mode = true })
+    end },
+    { 'avg_pool2d divisor_override', function(x) return F.avg_pool2d(x, 2, { divisor_override = 3 }) end },
+    { 'adaptive_avg_pool2d 3x2', function(x) return F.adaptive_avg_pool2d(x, { 3, 2 }) end },
+  }
+  gpu_it('max, average and adaptive average pooling, forward and backward, as on the CPU', function()
+    for _, dt in ipairs(FLOATS) do
+      local tol = TOL[dt] * 4
+      local x = rnd({ 2, 3, 7, 8 }, 150):to(dt)
+      for _, pl in ipairs(pools) do
+        local l = tostring(dt) .. ' ' .. pl[1]
+        local xa, xr = x:cuda():requires_grad_(), x:clone():requires_grad_()
+        local ya, yr = pl[2](xa), pl[2](xr)
+        cmp(ya, yr, tol, l)
+        local g = rnd(yr.shape, 151):to(dt)
+        local sa = ya * g:cuda()
+        sa:sum():backward()
+        local sr = yr * g
+        sr:sum():backward()
+        cmp(xa.grad, xr.grad, tol, l .. ' backward')
+        cmp(pl[2](x:cuda():transpose(3, 4)), pl[2](x:transpose(3, 4)), tol, l .. ' of a transpose')
+      end
+      local _, ia = F.max_pool2d(x:cuda(), 3, { stride = 2, return_indices = true })
+      local _, ir = F.max_pool2d(x, 3, { stride = 2, return_indices = true })
+      cmp(ia, ir, 0, tostring(dt) .. ' max_pool2d indices')
+      cmp(F.max_pool2d(x[1]:cuda(), 2), F.max_pool2d(x[1], 2), 0, tostring(dt) .. ' unbatched max_pool2d')
     end
   end)
 end)
