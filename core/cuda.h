@@ -119,6 +119,16 @@ int lt_cuda_layer_norm_backward(const char *op, const lt_tensor_t *x, const lt_t
                                 const lt_tensor_t *rstd, const lt_tensor_t *w, int64_t M, int64_t N, lt_tensor_t *gx,
                                 lt_tensor_t *gw, lt_tensor_t *gb);
 
+/* Batch norm of CUDA tensors (core/cuda_nn.c), called by core/normalization.c once it has
+   checked the arguments: lt_batch_norm_stats's and lt_batch_norm_backward's contracts (any
+   layouts and floating dtypes; statistics kept in stats_dtype; gw, gb of gw_dt, gb_dt). */
+lt_tensor_t *lt_cuda_batch_norm(const char *op, lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, lt_tensor_t *running_mean,
+                                lt_tensor_t *running_var, bool training, double momentum, double eps,
+                                lt_dtype stats_dtype, lt_tensor_t **save_mean, lt_tensor_t **save_invstd);
+int lt_cuda_batch_norm_backward(const char *op, lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *mean,
+                                lt_tensor_t *invstd, bool training, lt_dtype gw_dt, lt_dtype gb_dt, lt_tensor_t **gx,
+                                lt_tensor_t **gw, lt_tensor_t **gb);
+
 /* 2-D pooling of contiguous CUDA tensors of `planes` planes (core/cuda_nn.c, called by
    core/pool.c): kind LT_CUDA_POOL_* of kernels/cuda/pool.h; in / out are x / y (forward) or gy / gx
    (backward), float32 or float64; idx the max pooling's int64 indices (1-based in each plane). */

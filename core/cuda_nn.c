@@ -1,11 +1,13 @@
-/* Softmax, log-softmax, the negative log-likelihood loss, layer norm and 2-D pooling on CUDA
-   tensors (kernels/cuda/nn.cu, pool.cu): core/softmax.c, core/loss.c, core/normalization.c and
-   core/pool.c check the arguments,
-   make the operands contiguous and allocate the outputs as for the CPU, then call these instead of
-   the CPU loops. The only transfers to the host are the target check's verdict (so that a bad
-   class index is an error naming the op, as on the CPU) and, when autograd asks for it, the loss's
-   total weight. Without CUDA=1 they are stubs. */
+/* Softmax, log-softmax, the negative log-likelihood loss, layer and batch norm and 2-D pooling on
+   CUDA tensors (kernels/cuda/nn.cu, pool.cu): core/softmax.c, core/loss.c, core/normalization.c
+   and core/pool.c check the arguments, make the operands contiguous and allocate the outputs as
+   for the CPU (batch norm does its own, with float64 per-channel buffers on the device), then call
+   these instead of the CPU loops. The only transfers to the host are the target check's verdict
+   (so that a bad class index is an error naming the op, as on the CPU) and, when autograd asks for
+   it, the loss's total weight. Without CUDA=1 they are stubs. */
 #include "core/cuda.h"
+#include "core/autograd.h"    /* lt_set_grad_enabled */
+#include "core/elementwise.h" /* lt_contiguous, lt_convert, lt_copy_ */
 
 #include <stdint.h>
 
@@ -159,6 +161,120 @@ int lt_cuda_pool2d(const char *op, int kind, const lt_pool_geom_t *g, int64_t pl
   return LT_OK;
 }
 
+/* ---- batch norm: per-channel work in float64 device buffers ---- */
+
+/* t as a contiguous float64 tensor (t itself, retained, when it already is one); NULL for NULL
+   without an error (check t before when it is required) */
+static lt_tensor_t *as_f64(lt_tensor_t *t) {
+  if (!t) return NULL;
+  return t->dtype == LT_FLOAT64 ? lt_contiguous(t) : lt_convert(t, LT_FLOAT64, t->device);
+}
+
+/* the C doubles of st at element off, as a tensor of dtype dt */
+static lt_tensor_t *st_part(lt_tensor_t *st, int64_t off, int64_t C, lt_dtype dt) {
+  int64_t one = 1;
+  lt_tensor_t *v = lt_view_geometry(st, 1, &C, &one, st->offset + off);
+  if (!v || dt == LT_FLOAT64) return v;
+  lt_tensor_t *c = lt_convert(v, dt, v->device);
+  lt_release(v);
+  return c;
+}
+
+lt_tensor_t *lt_cuda_batch_norm(const char *op, lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, lt_tensor_t *running_mean,
+                                lt_tensor_t *running_var, bool training, double momentum, double eps,
+                                lt_dtype stats_dtype, lt_tensor_t **save_mean, lt_tensor_t **save_invstd) {
+  int64_t N = x->sizes[0], C = x->sizes[1], S = 1;
+  for (int d = 2; d < x->ndim; d++) S *= x->sizes[d];
+  bool update = training && N * S > 1;
+  lt_tensor_t *rm = update ? as_f64(running_mean) : NULL, *rv = update ? as_f64(running_var) : NULL;
+  lt_tensor_t *em = training ? NULL : as_f64(running_mean), *ev = training ? NULL : as_f64(running_var);
+  lt_tensor_t *xc = lt_contiguous(x), *wd = as_f64(w), *bd = as_f64(b);
+  int64_t n5 = 5 * C;
+  lt_tensor_t *st = lt_empty(1, &n5, LT_FLOAT64, x->device);
+  lt_tensor_t *y = lt_empty(x->ndim, x->sizes, x->dtype, x->device);
+  int dev = x->device.index;
+  bool ok = xc && st && y && (!w || wd) && (!b || bd) && (!update || !running_mean || rm) &&
+            (!update || !running_var || rv) && (training || (em && ev)) && lt_cuda_use(dev) == LT_OK;
+  if (ok) {
+    int e = lt_cuda_k_batch_norm((int)x->dtype, lt_data(xc), lt_data(y), N, C, S, training,
+                                 em ? lt_data(em) : NULL, ev ? lt_data(ev) : NULL, rm ? lt_data(rm) : NULL,
+                                 rv ? lt_data(rv) : NULL, momentum, wd ? lt_data(wd) : NULL, bd ? lt_data(bd) : NULL,
+                                 eps, lt_data(st), stream_of(dev));
+    ok = lt_cuda_after_launch(dev, e, op, (int)x->dtype) == LT_OK;
+  }
+  /* running statistics updated in a float64 copy go back into the caller's tensors */
+  lt_tensor_t *run[2] = {running_mean, running_var}, *upd[2] = {rm, rv};
+  for (int k = 0; k < 2 && ok; k++) {
+    if (!upd[k]) continue;
+    if (upd[k]->storage == run[k]->storage) {
+      lt_bump_version(run[k]);
+    } else {
+      bool prev = lt_set_grad_enabled(false);
+      ok = lt_copy_(run[k], upd[k]) == LT_OK;
+      lt_set_grad_enabled(prev);
+    }
+  }
+  if (ok && save_mean) {
+    *save_mean = st_part(st, 0, C, stats_dtype);
+    *save_invstd = *save_mean ? st_part(st, 2 * C, C, stats_dtype) : NULL;
+    if (!*save_invstd) {
+      lt_release(*save_mean);
+      *save_mean = NULL;
+      ok = false;
+    }
+  }
+  if (ok) lt_bump_version(y);
+  lt_release(rm), lt_release(rv), lt_release(em), lt_release(ev), lt_release(xc), lt_release(wd), lt_release(bd);
+  lt_release(st);
+  if (!ok) {
+    lt_release(y);
+    return NULL;
+  }
+  return y;
+}
+
+int lt_cuda_batch_norm_backward(const char *op, lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *mean,
+                                lt_tensor_t *invstd, bool training, lt_dtype gw_dt, lt_dtype gb_dt, lt_tensor_t **gx,
+                                lt_tensor_t **gw, lt_tensor_t **gb) {
+  int64_t N = x->sizes[0], C = x->sizes[1], S = 1;
+  for (int d = 2; d < x->ndim; d++) S *= x->sizes[d];
+  lt_tensor_t *gc = g->dtype == x->dtype ? lt_contiguous(g) : lt_convert(g, x->dtype, g->device);
+  lt_tensor_t *xc = lt_contiguous(x), *md = as_f64(mean), *isd = as_f64(invstd), *wd = as_f64(w);
+  int64_t two = 2 * C;
+  lt_tensor_t *red = lt_empty(1, &two, LT_FLOAT64, x->device);
+  lt_tensor_t *gxt = gx ? lt_empty(x->ndim, x->sizes, x->dtype, x->device) : NULL;
+  lt_tensor_t *gwt = gw ? lt_empty(1, &C, LT_FLOAT64, x->device) : NULL;
+  lt_tensor_t *gbt = gb ? lt_empty(1, &C, LT_FLOAT64, x->device) : NULL;
+  int dev = x->device.index;
+  bool ok = gc && xc && md && isd && (!w || wd) && red && (!gx || gxt) && (!gw || gwt) && (!gb || gbt) &&
+            lt_cuda_use(dev) == LT_OK;
+  if (ok) {
+    int e = lt_cuda_k_batch_norm_backward((int)x->dtype, lt_data(xc), lt_data(gc), gxt ? lt_data(gxt) : NULL, N, C, S,
+                                          lt_data(md), lt_data(isd), wd ? lt_data(wd) : NULL, training, lt_data(red),
+                                          gwt ? lt_data(gwt) : NULL, gbt ? lt_data(gbt) : NULL, stream_of(dev));
+    ok = lt_cuda_after_launch(dev, e, op, (int)x->dtype) == LT_OK;
+  }
+  /* float64 gradients of the weight and bias as the dtypes asked for */
+  lt_tensor_t **outs[2] = {&gwt, &gbt};
+  lt_dtype dts[2] = {gw_dt, gb_dt};
+  for (int k = 0; k < 2 && ok; k++) {
+    if (!*outs[k] || dts[k] == LT_FLOAT64) continue;
+    lt_tensor_t *c = lt_convert(*outs[k], dts[k], x->device);
+    lt_release(*outs[k]);
+    *outs[k] = c;
+    ok = c != NULL;
+  }
+  lt_release(gc), lt_release(xc), lt_release(md), lt_release(isd), lt_release(wd), lt_release(red);
+  if (!ok) {
+    lt_release(gxt), lt_release(gwt), lt_release(gbt);
+    return LT_ERR;
+  }
+  if (gx) *gx = gxt;
+  if (gw) *gw = gwt;
+  if (gb) *gb = gbt;
+  return LT_OK;
+}
+
 #else /* ---- a build without CUDA ---- */
 
 static int unavailable(const char *op) {
@@ -215,6 +331,23 @@ int lt_cuda_layer_norm_backward(const char *op, const lt_tensor_t *x, const lt_t
 int lt_cuda_pool2d(const char *op, int kind, const lt_pool_geom_t *g, int64_t planes, bool count_include_pad,
                    int64_t divisor, const lt_tensor_t *in, lt_tensor_t *out, lt_tensor_t *idx) {
   (void)kind; (void)g; (void)planes; (void)count_include_pad; (void)divisor; (void)in; (void)out; (void)idx;
+  return unavailable(op);
+}
+
+lt_tensor_t *lt_cuda_batch_norm(const char *op, lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, lt_tensor_t *running_mean,
+                                lt_tensor_t *running_var, bool training, double momentum, double eps,
+                                lt_dtype stats_dtype, lt_tensor_t **save_mean, lt_tensor_t **save_invstd) {
+  (void)x; (void)w; (void)b; (void)running_mean; (void)running_var; (void)training; (void)momentum; (void)eps;
+  (void)stats_dtype; (void)save_mean; (void)save_invstd;
+  unavailable(op);
+  return NULL;
+}
+
+int lt_cuda_batch_norm_backward(const char *op, lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *mean,
+                                lt_tensor_t *invstd, bool training, lt_dtype gw_dt, lt_dtype gb_dt, lt_tensor_t **gx,
+                                lt_tensor_t **gw, lt_tensor_t **gb) {
+  (void)g; (void)x; (void)w; (void)mean; (void)invstd; (void)training; (void)gw_dt; (void)gb_dt; (void)gx; (void)gw;
+  (void)gb;
   return unavailable(op);
 }
 

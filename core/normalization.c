@@ -23,8 +23,8 @@ static int check_input(const char *op, const lt_tensor_t *x) {
   return LT_OK;
 }
 
-/* layer norm runs on CUDA tensors too (core/cuda_nn.c); batch norm only on the host */
-static int check_layer_input(const char *op, const lt_tensor_t *x) {
+/* check_input, letting CUDA tensors through (core/cuda_nn.c) */
+static int check_input_any(const char *op, const lt_tensor_t *x) {
   if (x->device.type == LT_CUDA && !lt_dtype_is_floating(x->dtype))
     return lt_error("%s: expected a floating point input (float32, float64, float16 or bfloat16), got %s", op,
                     lt_dtype_name(x->dtype));
@@ -124,7 +124,7 @@ lt_tensor_t *lt_batch_norm_stats(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b,
   char sh[128];
   if (save_mean) *save_mean = NULL;
   if (save_invstd) *save_invstd = NULL;
-  if (check_input(op, x)) return NULL;
+  if (check_input_any(op, x)) return NULL;
   if (x->ndim < 2) {
     lt_error("%s: expected an input of 2 or more dimensions [N, C, ...], got shape %s", op,
              lt_shape_str(x->ndim, x->sizes, sh, sizeof sh));
@@ -149,6 +149,9 @@ lt_tensor_t *lt_batch_norm_stats(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b,
     lt_error("%s: running_mean and running_var must be given in evaluation mode (training = false)", op);
     return NULL;
   }
+  if (x->device.type == LT_CUDA)
+    return lt_cuda_batch_norm(op, x, w, b, running_mean, running_var, training, momentum, eps,
+                              compute_dtype(x->dtype), save_mean, save_invstd);
   double *buf = malloc(sizeof(double) * 5 * (size_t)(C > 0 ? C : 1));
   if (!buf) {
     lt_error("%s: out of memory (%lld channels)", op, (long long)C);
@@ -215,7 +218,7 @@ int lt_batch_norm_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, lt_te
   if (gx) *gx = NULL;
   if (gw) *gw = NULL;
   if (gb) *gb = NULL;
-  LT_TRY(check_input(op, x));
+  LT_TRY(check_input_any(op, x));
   if (x->ndim < 2) return lt_error("%s: expected an input of 2 or more dimensions", op);
   const lt_tensor_t *all[5] = {g, x, w, mean, invstd};
   LT_TRY(lt_check_same_device(op, 5, all));
@@ -226,6 +229,8 @@ int lt_batch_norm_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, lt_te
   LT_TRY(check_param(op, "weight", w, 1, &C, what));
   LT_TRY(check_param(op, "mean", mean, 1, &C, what));
   LT_TRY(check_param(op, "invstd", invstd, 1, &C, what));
+  if (x->device.type == LT_CUDA)
+    return lt_cuda_batch_norm_backward(op, g, x, w, mean, invstd, training, gw_dt, gb_dt, gx, gw, gb);
   double *buf = malloc(sizeof(double) * 5 * (size_t)(C > 0 ? C : 1));
   if (!buf) return lt_error("%s: out of memory (%lld channels)", op, (long long)C);
   double *md = buf, *isd = buf + C, *wd = buf + 2 * C, *gwd = buf + 3 * C, *gbd = buf + 4 * C;
@@ -287,7 +292,7 @@ lt_tensor_t *lt_layer_norm_stats(lt_tensor_t *x, int n_dims, lt_tensor_t *w, lt_
   if (mean) *mean = NULL;
   if (rstd) *rstd = NULL;
   int64_t M, N;
-  if (check_layer_input(op, x) || layer_geometry(op, x, n_dims, &M, &N)) return NULL;
+  if (check_input_any(op, x) || layer_geometry(op, x, n_dims, &M, &N)) return NULL;
   const lt_tensor_t *all[3] = {x, w, b};
   if (lt_check_same_device(op, 3, all)) return NULL;
   const int64_t *shape = x->sizes + x->ndim - n_dims;
@@ -336,7 +341,7 @@ int lt_layer_norm_backward(lt_tensor_t *g, lt_tensor_t *x, int n_dims, lt_tensor
   if (gw) *gw = NULL;
   if (gb) *gb = NULL;
   int64_t M, N;
-  LT_TRY(check_layer_input(op, x));
+  LT_TRY(check_input_any(op, x));
   LT_TRY(layer_geometry(op, x, n_dims, &M, &N));
   const lt_tensor_t *all[5] = {g, x, w, mean, rstd};
   LT_TRY(lt_check_same_device(op, 5, all));

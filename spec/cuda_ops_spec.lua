@@ -1,10 +1,10 @@
 -- The CUDA kernels of casts, reductions, matrix products and conv2d (cuBLAS), pooling, softmax /
--- nll_loss / layer_norm and the fused optimizer steps, each compared with the CPU backend on the
--- same inputs (contiguous and non-contiguous, every dtype the op takes). Errors are normalised by
--- the reference's largest magnitude: float32 1e-5, float16 1e-2, bfloat16 2e-2, float64 1e-12
--- (times a small factor where the CPU and GPU sum in different orders); integer and index results
--- must be equal. Without a GPU (this machine and CI) the GPU cases are pending with the reason,
--- and the no-GPU behaviour of each op family is tested.
+-- nll_loss / layer_norm / batch_norm and the fused optimizer steps, each compared with the CPU
+-- backend on the same inputs (contiguous and non-contiguous, every dtype the op takes). Errors are
+-- normalised by the reference's largest magnitude: float32 1e-5, float16 1e-2, bfloat16 2e-2,
+-- float64 1e-12 (times a small factor where the CPU and GPU sum in different orders); integer and
+-- index results must be equal. Without a GPU (this machine and CI) the GPU cases are pending with
+-- the reason, and the no-GPU behaviour of each op family is tested.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local F = torch.nn.functional
@@ -91,10 +91,13 @@ describe('CUDA op families without a GPU', function()
     refuses(function() return F.max_pool2d(torch.ones(1, 1, 4, 4, { device = 'cuda' }), 2) end, 'max_pool2d')
     refuses(function() return F.avg_pool2d(torch.ones(1, 4, 4):cuda(), 2) end, 'avg_pool2d')
   end)
-  it('softmax, nll_loss and layer_norm', function()
+  it('softmax, nll_loss, layer_norm and batch_norm', function()
     refuses(function() return F.softmax(torch.ones(2, 3, { device = 'cuda' }), 2) end, 'softmax')
     refuses(function() return F.nll_loss(torch.ones(2, 3):cuda(), torch.tensor({ 1, 2 }):cuda()) end, 'nll_loss')
     refuses(function() return F.layer_norm(torch.ones(2, 3, { device = 'cuda' }), { 3 }) end, 'layer_norm')
+    refuses(function()
+      return F.batch_norm(torch.ones(4, 3, { device = 'cuda' }), nil, nil, nil, nil, { training = true })
+    end, 'batch_norm')
   end)
   it('optimizer steps', function()
     refuses(function()
@@ -389,7 +392,7 @@ describe('CUDA pooling', function()
 end)
 
 -------------------------------------------------------------------------------------------------
-describe('CUDA softmax, nll_loss and layer_norm', function()
+describe('CUDA softmax, nll_loss, layer_norm and batch_norm', function()
   gpu_it('softmax and log_softmax forward and backward along each dim', function()
     for _, dt in ipairs(FLOATS) do
       local tol = TOL[dt] * 4
@@ -466,6 +469,45 @@ describe('CUDA softmax, nll_loss and layer_norm', function()
       cmp(F.layer_norm(x:cuda():transpose(1, 2), { 6, 10 }), F.layer_norm(x:transpose(1, 2), { 6, 10 }), tol,
         tostring(dt) .. ' layer_norm of a transpose')
     end
+  end)
+  gpu_it('batch_norm in training (running statistics updated) and evaluation, forward and backward', function()
+    for _, dt in ipairs(FLOATS) do
+      local tol = TOL[dt] * 8
+      for _, shape in ipairs { { 8, 3, 5, 4 }, { 16, 5 } } do
+        local C = shape[2]
+        local x = rnd(shape, 160, -2, 4):to(dt)
+        local w, b = rnd({ C }, 161):to(dt), rnd({ C }, 162):to(dt)
+        local g = rnd(shape, 163):to(dt)
+        for _, training in ipairs { true, false } do
+          local l = ('%s batch_norm %s %s'):format(tostring(dt), table.concat(shape, 'x'),
+            training and 'training' or 'evaluation')
+          local rm, rv = rnd({ C }, 164, -1, 1), rnd({ C }, 165, 0.5, 2) -- float64 running statistics
+          local rmc, rvc = rm:cuda(), rv:cuda()
+          local xa, wa, ba = x:cuda():requires_grad_(), w:cuda():requires_grad_(), b:cuda():requires_grad_()
+          local xr, wr, br = x:clone():requires_grad_(), w:clone():requires_grad_(), b:clone():requires_grad_()
+          local ya = F.batch_norm(xa, rmc, rvc, wa, ba, { training = training, momentum = 0.2 })
+          local yr = F.batch_norm(xr, rm, rv, wr, br, { training = training, momentum = 0.2 })
+          cmp(ya, yr, tol, l)
+          cmp(rmc, rm, 1e-12, l .. ' running_mean')
+          cmp(rvc, rv, 1e-12 + (dt == f64 and 0 or TOL[dt]), l .. ' running_var')
+          local sa = ya * g:cuda()
+          sa:sum():backward()
+          local sr = yr * g
+          sr:sum():backward()
+          cmp(xa.grad, xr.grad, tol, l .. ' grad x')
+          cmp(wa.grad, wr.grad, tol, l .. ' grad w')
+          cmp(ba.grad, br.grad, tol, l .. ' grad b')
+        end
+      end
+    end
+    -- float32 running statistics, no affine parameters, a non-contiguous input
+    local x = rnd({ 4, 3, 6 }, 166):to(f32)
+    local rm, rv = torch.zeros(3), torch.ones(3)
+    local rmc, rvc = rm:cuda(), rv:cuda()
+    cmp(F.batch_norm(x:cuda():transpose(1, 3):transpose(1, 3), rmc, rvc, nil, nil, { training = true }),
+      F.batch_norm(x, rm, rv, nil, nil, { training = true }), TOL[f32] * 8, 'batch_norm without affine')
+    cmp(rmc, rm, 1e-6, 'float32 running_mean')
+    cmp(rvc, rv, 1e-6, 'float32 running_var')
   end)
   gpu_it('nll_loss refuses a target out of range, naming it', function()
     H.raises(function() return F.nll_loss(torch.zeros(2, 3):cuda(), torch.tensor({ 1, 4 }):cuda()) end,

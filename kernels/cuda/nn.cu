@@ -1,5 +1,5 @@
 /* CUDA softmax / log-softmax (forward and backward along a dimension), the negative
-   log-likelihood loss and layer normalisation. The arithmetic is the CPU loops'
+   log-likelihood loss, and layer and batch normalisation. The arithmetic is the CPU loops'
    (kernels/cpu/softmax.c, loss.c, normalization.c): the maximum in the compute type (float for
    float32 / float16 / bfloat16, double for float64), the sum of exponentials, the loss sums and
    layer norm's statistics in double. Rows along the last dimension take a block each (coalesced
@@ -321,7 +321,135 @@ __global__ void ln_bw_cols_k(const ST *x, const ST *g, const typename ctype<ST>:
   }
 }
 
+/* ---- batch norm over x [N, C, S] (kernels/cpu/normalization.c's bn_* loops), statistics and
+   per-channel factors in double; st holds 5 C doubles: mean, var, invstd, scale, shift ---- */
+template <typename ST> __global__ void bn_stats_k(const ST *x, int64_t N, int64_t C, int64_t S, double *st) {
+  __shared__ double ssum[THREADS];
+  int64_t M = N * S;
+  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
+    double s = 0;
+    for (int64_t i = threadIdx.x; i < M; i += blockDim.x) s += (double)lt_cu_ld(x[((i / S) * C + c) * S + i % S]);
+    double mu = block_sum(s, ssum) / (double)M;
+    double q = 0;
+    for (int64_t i = threadIdx.x; i < M; i += blockDim.x) {
+      double d = (double)lt_cu_ld(x[((i / S) * C + c) * S + i % S]) - mu;
+      q += d * d;
+    }
+    double var = block_sum(q, ssum) / (double)M;
+    if (threadIdx.x == 0) {
+      st[c] = mu;
+      st[C + c] = var;
+    }
+  }
+}
+
+/* a thread per channel: the running statistics' update (rm, rv not NULL), invstd, scale, shift;
+   mean / var read from mv (training: st itself; evaluation: the running statistics) */
+__global__ void bn_prep_k(int64_t C, const double *mean, const double *var, double *st, double *rm, double *rv,
+                          double momentum, double unbias, const double *w, const double *b, double eps) {
+  for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
+    double mu = mean[c], v = var[c];
+    if (rm) rm[c] = (1 - momentum) * rm[c] + momentum * mu;
+    if (rv) rv[c] = (1 - momentum) * rv[c] + momentum * v * unbias;
+    double is = 1.0 / sqrt(v + eps);
+    double sc = (w ? w[c] : 1.0) * is;
+    st[c] = mu;
+    st[C + c] = v;
+    st[2 * C + c] = is;
+    st[3 * C + c] = sc;
+    st[4 * C + c] = (b ? b[c] : 0.0) - mu * sc;
+  }
+}
+
+template <typename ST> __global__ void bn_apply_k(const ST *x, ST *y, int64_t total, int64_t C, int64_t S, const double *st) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t c = (i / S) % C;
+    y[i] = lt_cu_st<ST>::f((double)lt_cu_ld(x[i]) * st[3 * C + c] + st[4 * C + c]);
+  }
+}
+
+/* backward: red (2 C doubles) = per channel {sum g, sum g (x - mean)} */
+template <typename ST>
+__global__ void bn_bw_red_k(const ST *x, const ST *g, int64_t N, int64_t C, int64_t S, const double *mean, double *red) {
+  __shared__ double ssum[THREADS];
+  int64_t M = N * S;
+  for (int64_t c = blockIdx.x; c < C; c += gridDim.x) {
+    double sg = 0, dot = 0, mu = mean[c];
+    for (int64_t i = threadIdx.x; i < M; i += blockDim.x) {
+      int64_t k = ((i / S) * C + c) * S + i % S;
+      double gv = (double)lt_cu_ld(g[k]);
+      sg += gv;
+      dot += gv * ((double)lt_cu_ld(x[k]) - mu);
+    }
+    sg = block_sum(sg, ssum);
+    dot = block_sum(dot, ssum);
+    if (threadIdx.x == 0) {
+      red[c] = sg;
+      red[C + c] = dot;
+    }
+  }
+}
+
+/* gx = g k1 + (x - mean) k2 + k0 (training) or g k1 (evaluation), k1 = w invstd */
+template <typename ST>
+__global__ void bn_bw_gx_k(const ST *x, const ST *g, ST *gx, int64_t total, int64_t C, int64_t S, double M,
+                           const double *mean, const double *invstd, const double *w, const double *red, bool training) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t c = (i / S) % C;
+    double is = invstd[c], k1 = is * (w ? w[c] : 1.0), v = (double)lt_cu_ld(g[i]) * k1;
+    if (training) v += ((double)lt_cu_ld(x[i]) - mean[c]) * (-red[C + c] * is * is / M * k1) - red[c] / M * k1;
+    gx[i] = lt_cu_st<ST>::f(v);
+  }
+}
+
+/* gw[c] = dot * invstd, gb[c] = sum g (doubles) */
+__global__ void bn_bw_wb_k(int64_t C, const double *red, const double *invstd, double *gw, double *gb) {
+  for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < C; c += (int64_t)gridDim.x * blockDim.x) {
+    if (gw) gw[c] = red[C + c] * invstd[c];
+    if (gb) gb[c] = red[c];
+  }
+}
+
 extern "C" {
+
+int lt_cuda_k_batch_norm(int dtype, const void *x, void *y, int64_t N, int64_t C, int64_t S, bool training,
+                         const double *running_mean, const double *running_var, double *rm, double *rv,
+                         double momentum, const double *w, const double *b, double eps, double *st, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  if (C == 0) return 0;
+  BY_FLOAT(dtype, {
+    if (training) bn_stats_k<ST><<<blocks_for(C, 1), THREADS, 0, s>>>((const ST *)x, N, C, S, st);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return (int)e;
+    int64_t M = N * S;
+    double unbias = M > 1 ? (double)M / (double)(M - 1) : 1.0;
+    const double *mean = training ? st : running_mean, *var = training ? st + C : running_var;
+    bn_prep_k<<<blocks_for(C, THREADS), THREADS, 0, s>>>(C, mean, var, st, rm, rv, momentum, unbias, w, b, eps);
+    e = cudaGetLastError();
+    if (e != cudaSuccess || N * C * S == 0) return (int)e;
+    bn_apply_k<ST><<<blocks_for(N * C * S, THREADS), THREADS, 0, s>>>((const ST *)x, (ST *)y, N * C * S, C, S, st);
+    return (int)cudaGetLastError();
+  })
+}
+
+int lt_cuda_k_batch_norm_backward(int dtype, const void *x, const void *g, void *gx, int64_t N, int64_t C, int64_t S,
+                                  const double *mean, const double *invstd, const double *w, bool training,
+                                  double *red, double *gw, double *gb, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  if (C == 0) return 0;
+  BY_FLOAT(dtype, {
+    bn_bw_red_k<ST><<<blocks_for(C, 1), THREADS, 0, s>>>((const ST *)x, (const ST *)g, N, C, S, mean, red);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return (int)e;
+    bn_bw_wb_k<<<blocks_for(C, THREADS), THREADS, 0, s>>>(C, red, invstd, gw, gb);
+    e = cudaGetLastError();
+    if (e != cudaSuccess || !gx || N * C * S == 0) return (int)e;
+    bn_bw_gx_k<ST><<<blocks_for(N * C * S, THREADS), THREADS, 0, s>>>((const ST *)x, (const ST *)g, (ST *)gx, N * C * S,
+                                                                      C, S, (double)(N * S), mean, invstd, w, red,
+                                                                      training);
+    return (int)cudaGetLastError();
+  })
+}
 
 int lt_cuda_k_layer_norm(int dtype, const void *x, void *y, int64_t M, int64_t N, const void *w, const void *b,
                          double eps, void *mean, void *rstd, void *stream) {

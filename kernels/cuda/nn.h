@@ -1,4 +1,4 @@
-/* The CUDA softmax, negative log-likelihood and layer norm kernels' launchers
+/* The CUDA softmax, negative log-likelihood, layer and batch norm kernels' launchers
    (kernels/cuda/nn.cu), callable from C: device pointers, sizes, lt_dtype numbers and a
    cudaStream_t as `stream`. Tensors are contiguous: softmax's input is [outer, n, inner] around
    the dimension, nll's log-probabilities [N, C, S] with N * S targets (int64 or int32, 1-based as
@@ -43,6 +43,19 @@ int lt_cuda_k_layer_norm(int dtype, const void *x, void *y, int64_t M, int64_t N
 int lt_cuda_k_layer_norm_backward(int dtype, const void *x, const void *g, const void *mean, const void *rstd,
                                   const void *w, int64_t M, int64_t N, void *gx, double *gw, double *gb,
                                   void *stream);
+
+/* batch norm of x [N, C, S] (kernels/cpu/normalization.h's semantics), everything per channel in
+   float64 device buffers: st (5 C, written) = mean, biased var, invstd, scale, shift; training:
+   the statistics of x, and rm / rv (or NULL) updated with momentum (the variance unbiased);
+   evaluation: running_mean / running_var read. w, b: C doubles or NULL. y = x scale + shift. */
+int lt_cuda_k_batch_norm(int dtype, const void *x, void *y, int64_t N, int64_t C, int64_t S, bool training,
+                         const double *running_mean, const double *running_var, double *rm, double *rv,
+                         double momentum, const double *w, const double *b, double eps, double *st, void *stream);
+/* red: 2 C doubles of scratch; gw, gb (C doubles, or NULL) = sum g (x - mean) invstd, sum g; gx (or
+   NULL) as lt_cpu_batch_norm_backward */
+int lt_cuda_k_batch_norm_backward(int dtype, const void *x, const void *g, void *gx, int64_t N, int64_t C, int64_t S,
+                                  const double *mean, const double *invstd, const double *w, bool training,
+                                  double *red, double *gw, double *gb, void *stream);
 
 #ifdef __cplusplus
 }
