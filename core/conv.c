@@ -6,6 +6,7 @@
    are left to the BLAS wrapper, which splits each product over the threads itself. */
 #include "core/conv.h"
 #include "core/blas.h"
+#include "core/cuda.h"
 #include "core/elementwise.h"
 #include "core/grad.h"
 #include "core/shape.h"
@@ -40,7 +41,7 @@ static int check_conv(const char *op, const lt_tensor_t *x, const lt_tensor_t *w
                       const int64_t stride[2], const int64_t padding[2], const int64_t dilation[2],
                       int64_t groups, plan_t *p) {
   const lt_tensor_t *ts[3] = {x, w, b};
-  LT_TRY(lt_check_host(op, x));
+  if (x->device.type != LT_CUDA) LT_TRY(lt_check_host(op, x)); /* CUDA: core/cuda_linalg.c */
   LT_TRY(lt_check_same_device(op, 3, ts));
   if (!lt_dtype_is_floating(x->dtype))
     return lt_error("%s: expected a floating point input, got %s", op, lt_dtype_name(x->dtype));
@@ -519,6 +520,14 @@ lt_tensor_t *lt_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int
   if (check_conv("conv2d", x, w, b, stride, padding, dilation, groups, &p) != LT_OK) return NULL;
   lt_dtype ct = compute_dtype(x->dtype);
   int64_t ysz[4] = {p.N, p.Cout, p.g.OH, p.g.OW};
+  if (x->device.type == LT_CUDA) { /* im2col + cuBLAS (core/cuda_linalg.c) */
+    lt_tensor_t *xg = operand(x, ct), *wg = operand(w, ct), *bg = operand(b, ct);
+    lt_tensor_t *yg = p.batched ? lt_empty(4, ysz, ct, x->device) : lt_empty(3, ysz + 1, ct, x->device);
+    bool good = xg && wg && (bg || !b) && yg && lt_cuda_conv2d(&p.g, p.N, p.Cout, p.groups, xg, wg, bg, yg) == LT_OK;
+    lt_release(xg), lt_release(wg), lt_release(bg);
+    if (!good) { lt_release(yg); return NULL; }
+    return finish(yg, x->dtype);
+  }
   lt_tensor_t *xc = operand(x, ct), *wc = operand(w, ct), *bc = operand(b, ct);
   lt_tensor_t *y = p.batched ? lt_empty(4, ysz, ct, x->device) : lt_empty(3, ysz + 1, ct, x->device);
   double per_sample = (double)p.Cout * (double)p.Kg * (double)p.OHW;
@@ -563,7 +572,7 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
                     lt_shape_str(x->ndim, ysz + yo, s1, sizeof s1), lt_shape_str(g->ndim, g->sizes, s2, sizeof s2));
   }
   const lt_tensor_t *ts[2] = {g, x};
-  LT_TRY(lt_check_host("conv2d_backward", g));
+  if (g->device.type != LT_CUDA) LT_TRY(lt_check_host("conv2d_backward", g));
   LT_TRY(lt_check_same_device("conv2d_backward", 2, ts));
   if (!lt_dtype_is_floating(g->dtype))
     return lt_error("conv2d_backward: expected a floating point gradient, got %s", lt_dtype_name(g->dtype));
@@ -571,6 +580,28 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
   lt_dtype ct = compute_dtype(x->dtype);
   lt_tensor_t *gc = operand(g, ct);
   if (!gc) return LT_ERR;
+  if (g->device.type == LT_CUDA) { /* im2col + cuBLAS (core/cuda_linalg.c) */
+    int64_t bsz[1] = {p.Cout};
+    lt_tensor_t *xg = need[1] ? operand(x, ct) : NULL, *wg = need[0] ? operand(w, ct) : NULL;
+    lt_tensor_t *cgx = need[0] ? lt_empty(x->ndim, x->sizes, ct, x->device) : NULL;
+    lt_tensor_t *cgw = need[1] ? lt_empty(4, w->sizes, ct, w->device) : NULL;
+    lt_tensor_t *cgb = need[2] ? lt_empty(1, bsz, ct, w->device) : NULL;
+    bool good = (xg || !need[1]) && (wg || !need[0]) && (cgx || !need[0]) && (cgw || !need[1]) && (cgb || !need[2]) &&
+                lt_cuda_conv2d_backward(&p.g, p.N, p.Cout, p.groups, gc, xg, wg, cgx, cgw, cgb) == LT_OK;
+    lt_release(gc), lt_release(xg), lt_release(wg);
+    if (good) {
+      cgx = finish(cgx, x->dtype);
+      cgw = finish(cgw, w->dtype);
+      cgb = finish(cgb, w->dtype);
+      good = (cgx || !need[0]) && (cgw || !need[1]) && (cgb || !need[2]);
+    }
+    if (!good) {
+      lt_release(cgx), lt_release(cgw), lt_release(cgb);
+      return LT_ERR;
+    }
+    *gx = cgx, *gw = cgw, *gb = cgb;
+    return LT_OK;
+  }
   int rc = LT_OK;
   lt_tensor_t *rgx = NULL, *rgw = NULL, *rgb = NULL;
   if (need[0] || need[1]) {

@@ -1,6 +1,7 @@
 /* Matrix products: shape and dtype checks, batch broadcasting, then the device's gemm. */
 #include "core/linalg.h"
 #include "core/grad.h"
+#include "core/cuda.h"
 #include "core/elementwise.h"
 #include "core/iter.h"
 #include "core/shape.h"
@@ -24,12 +25,20 @@ static lt_tensor_t *gemm(const char *op, int nd, const int64_t *out_sizes, int64
                          int64_t n, int64_t k, const lt_tensor_t *a, int64_t sab, int64_t sar,
                          int64_t sac, const lt_tensor_t *b, int64_t sbb, int64_t sbr, int64_t sbc,
                          const lt_tensor_t *c, double beta, double alpha) {
-  if (lt_check_host(op, a) != LT_OK) return NULL; /* no cuBLAS path yet */
+  bool cuda = a->device.type == LT_CUDA;
+  if (!cuda && lt_check_host(op, a) != LT_OK) return NULL;
   lt_tensor_t *out = lt_empty(nd, out_sizes, a->dtype, a->device);
   if (!out) return NULL;
   if (c && beta != 0) {
     if (lt_copy_(out, c) != LT_OK) { lt_release(out); return NULL; }
   } else beta = 0;
+  if (cuda) {
+    if (lt_cuda_gemm(op, batch, m, n, k, alpha, a, sab, sar, sac, b, sbb, sbr, sbc, beta, out) != LT_OK) {
+      lt_release(out);
+      return NULL;
+    }
+    return out;
+  }
   if (lt_cpu_gemm(a->dtype, batch, m, n, k, alpha, lt_data(a), sab, sar, sac, lt_data(b), sbb, sbr, sbc,
                   beta, lt_data(out), m * n, n, 1) != LT_OK) {
     char msg[512];

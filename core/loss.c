@@ -3,6 +3,7 @@
 #include "core/loss.h"
 
 #include "core/autograd.h"
+#include "core/cuda.h"
 #include "core/elementwise.h"
 #include "kernels/cpu/loss.h"
 #include "kernels/half.h"
@@ -18,7 +19,7 @@ static int check_nll(const char *op, int ndim, const int64_t *sizes, lt_dtype dt
                      const lt_tensor_t *target, const lt_tensor_t *weight, lt_reduction reduction, nll_geo_t *g) {
   char a[128], b[128];
   const lt_backend_i *be = lt_backend((lt_devtype)dev.type);
-  if (!be || !be->host_accessible)
+  if (dev.type != LT_CUDA && (!be || !be->host_accessible)) /* CUDA: core/cuda_nn.c */
     return lt_error("%s: not supported on device %s by this build", op, lt_device_format(dev, a, sizeof a));
   if (reduction != LT_REDUCTION_NONE && reduction != LT_REDUCTION_MEAN && reduction != LT_REDUCTION_SUM)
     return lt_error("%s: invalid reduction code %d (0 none, 1 mean, 2 sum)", op, (int)reduction);
@@ -67,6 +68,13 @@ static lt_tensor_t *checked_target(const char *op, lt_tensor_t *target, const nl
                                    int64_t ignore_index) {
   lt_tensor_t *tc = lt_contiguous(target);
   if (!tc) return NULL;
+  if (tc->device.type == LT_CUDA) {
+    if (lt_cuda_nll_check_targets(op, tc, g->C, has_ignore, ignore_index) != LT_OK) {
+      lt_release(tc);
+      return NULL;
+    }
+    return tc;
+  }
   int64_t bad = lt_cpu_nll_check_targets(tc->dtype, lt_data(tc), tc->numel, g->C, has_ignore, ignore_index);
   if (bad >= 0) {
     lt_error("%s: target %lld is out of bounds for %lld classes (targets are 1-based class indices, 1 to %lld)", op,
@@ -112,6 +120,14 @@ lt_tensor_t *lt_nll_loss_total(const char *op, lt_tensor_t *logp, lt_tensor_t *t
   out = none ? lt_empty(target->ndim, target->sizes, logp->dtype, logp->device)
              : lt_empty(0, NULL, logp->dtype, logp->device);
   if (!out) goto done;
+  if (logp->device.type == LT_CUDA) {
+    if (lt_cuda_nll_loss(op, lc, tc, wd, g.N, g.C, g.S, has_ignore, ignore_index, out, none,
+                         reduction == LT_REDUCTION_MEAN, total_weight) != LT_OK) {
+      lt_release(out);
+      out = NULL;
+    }
+    goto done;
+  }
   double sum = 0, wsum = 0;
   lt_cpu_nll_loss(logp->dtype, lt_data(lc), tc->dtype, lt_data(tc), wd ? lt_data(wd) : NULL, g.N, g.C, g.S,
                   has_ignore, ignore_index, none ? lt_data(out) : NULL, &sum, &wsum);
@@ -148,12 +164,24 @@ lt_tensor_t *lt_nll_loss_backward(const char *op, lt_tensor_t *g, int ndim, cons
   if (none) {
     gc = g->dtype == dt ? lt_contiguous(g) : lt_convert(g, dt, g->device);
     if (!gc) goto done;
+  } else if (g->device.type == LT_CUDA) { /* the kernel reads g[0] on the device */
+    if (reduction == LT_REDUCTION_MEAN) scale /= total_weight;
+    gc = g->dtype == dt ? lt_contiguous(g) : lt_convert(g, dt, g->device);
+    if (!gc) goto done;
   } else {
     scale = lt_get_double(g, 0);
     if (reduction == LT_REDUCTION_MEAN) scale /= total_weight;
   }
   gl = lt_empty(ndim, sizes, dt, g->device);
   if (!gl) goto done;
+  if (g->device.type == LT_CUDA) {
+    if (lt_cuda_nll_loss_backward(op, gl, gc, none, scale, tc, wd, geo.N, geo.C, geo.S, has_ignore, ignore_index) !=
+        LT_OK) {
+      lt_release(gl);
+      gl = NULL;
+    }
+    goto done;
+  }
   lt_cpu_nll_loss_backward(dt, lt_data(gl), gc ? lt_data(gc) : NULL, scale, tc->dtype, lt_data(tc),
                            wd ? lt_data(wd) : NULL, geo.N, geo.C, geo.S, has_ignore, ignore_index);
 done:

@@ -1,6 +1,7 @@
 /* Batch and layer normalisation: checks, outputs, per-channel bookkeeping (statistics, running
    statistics, the affine coefficients, in double) and the CPU loops (kernels/cpu/normalization.c). */
 #include "core/normalization.h"
+#include "core/cuda.h"
 
 #include "core/autograd.h"
 #include "core/elementwise.h"
@@ -20,6 +21,14 @@ static int check_input(const char *op, const lt_tensor_t *x) {
     return lt_error("%s: expected a floating point input (float32, float64, float16 or bfloat16), got %s", op,
                     lt_dtype_name(x->dtype));
   return LT_OK;
+}
+
+/* check_input, letting CUDA tensors through (core/cuda_nn.c) */
+static int check_input_any(const char *op, const lt_tensor_t *x) {
+  if (x->device.type == LT_CUDA && !lt_dtype_is_floating(x->dtype))
+    return lt_error("%s: expected a floating point input (float32, float64, float16 or bfloat16), got %s", op,
+                    lt_dtype_name(x->dtype));
+  return x->device.type == LT_CUDA ? LT_OK : check_input(op, x);
 }
 
 static bool same_shape(const lt_tensor_t *a, int ndim, const int64_t *sizes) {
@@ -115,7 +124,7 @@ lt_tensor_t *lt_batch_norm_stats(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b,
   char sh[128];
   if (save_mean) *save_mean = NULL;
   if (save_invstd) *save_invstd = NULL;
-  if (check_input(op, x)) return NULL;
+  if (check_input_any(op, x)) return NULL;
   if (x->ndim < 2) {
     lt_error("%s: expected an input of 2 or more dimensions [N, C, ...], got shape %s", op,
              lt_shape_str(x->ndim, x->sizes, sh, sizeof sh));
@@ -140,6 +149,9 @@ lt_tensor_t *lt_batch_norm_stats(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b,
     lt_error("%s: running_mean and running_var must be given in evaluation mode (training = false)", op);
     return NULL;
   }
+  if (x->device.type == LT_CUDA)
+    return lt_cuda_batch_norm(op, x, w, b, running_mean, running_var, training, momentum, eps,
+                              compute_dtype(x->dtype), save_mean, save_invstd);
   double *buf = malloc(sizeof(double) * 5 * (size_t)(C > 0 ? C : 1));
   if (!buf) {
     lt_error("%s: out of memory (%lld channels)", op, (long long)C);
@@ -206,7 +218,7 @@ int lt_batch_norm_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, lt_te
   if (gx) *gx = NULL;
   if (gw) *gw = NULL;
   if (gb) *gb = NULL;
-  LT_TRY(check_input(op, x));
+  LT_TRY(check_input_any(op, x));
   if (x->ndim < 2) return lt_error("%s: expected an input of 2 or more dimensions", op);
   const lt_tensor_t *all[5] = {g, x, w, mean, invstd};
   LT_TRY(lt_check_same_device(op, 5, all));
@@ -217,6 +229,8 @@ int lt_batch_norm_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, lt_te
   LT_TRY(check_param(op, "weight", w, 1, &C, what));
   LT_TRY(check_param(op, "mean", mean, 1, &C, what));
   LT_TRY(check_param(op, "invstd", invstd, 1, &C, what));
+  if (x->device.type == LT_CUDA)
+    return lt_cuda_batch_norm_backward(op, g, x, w, mean, invstd, training, gw_dt, gb_dt, gx, gw, gb);
   double *buf = malloc(sizeof(double) * 5 * (size_t)(C > 0 ? C : 1));
   if (!buf) return lt_error("%s: out of memory (%lld channels)", op, (long long)C);
   double *md = buf, *isd = buf + C, *wd = buf + 2 * C, *gwd = buf + 3 * C, *gbd = buf + 4 * C;
@@ -278,7 +292,7 @@ lt_tensor_t *lt_layer_norm_stats(lt_tensor_t *x, int n_dims, lt_tensor_t *w, lt_
   if (mean) *mean = NULL;
   if (rstd) *rstd = NULL;
   int64_t M, N;
-  if (check_input(op, x) || layer_geometry(op, x, n_dims, &M, &N)) return NULL;
+  if (check_input_any(op, x) || layer_geometry(op, x, n_dims, &M, &N)) return NULL;
   const lt_tensor_t *all[3] = {x, w, b};
   if (lt_check_same_device(op, 3, all)) return NULL;
   const int64_t *shape = x->sizes + x->ndim - n_dims;
@@ -298,8 +312,16 @@ lt_tensor_t *lt_layer_norm_stats(lt_tensor_t *x, int n_dims, lt_tensor_t *w, lt_
     y = NULL;
     goto done;
   }
-  lt_cpu_layer_norm(x->dtype, lt_data(xc), lt_data(y), M, N, wc ? lt_data(wc) : NULL, bc ? lt_data(bc) : NULL, eps,
-                    lt_data(mt), lt_data(rt));
+  if (x->device.type == LT_CUDA) {
+    if (lt_cuda_layer_norm(op, xc, y, M, N, wc, bc, eps, mt, rt) != LT_OK) {
+      lt_release(y);
+      y = NULL;
+      goto done;
+    }
+  } else {
+    lt_cpu_layer_norm(x->dtype, lt_data(xc), lt_data(y), M, N, wc ? lt_data(wc) : NULL, bc ? lt_data(bc) : NULL, eps,
+                      lt_data(mt), lt_data(rt));
+  }
   if (mean) { *mean = mt; mt = NULL; }
   if (rstd) { *rstd = rt; rt = NULL; }
 done:
@@ -319,7 +341,7 @@ int lt_layer_norm_backward(lt_tensor_t *g, lt_tensor_t *x, int n_dims, lt_tensor
   if (gw) *gw = NULL;
   if (gb) *gb = NULL;
   int64_t M, N;
-  LT_TRY(check_input(op, x));
+  LT_TRY(check_input_any(op, x));
   LT_TRY(layer_geometry(op, x, n_dims, &M, &N));
   const lt_tensor_t *all[5] = {g, x, w, mean, rstd};
   LT_TRY(lt_check_same_device(op, 5, all));
@@ -338,8 +360,12 @@ int lt_layer_norm_backward(lt_tensor_t *g, lt_tensor_t *x, int n_dims, lt_tensor
   if (gx && !(gxt = lt_empty(x->ndim, x->sizes, x->dtype, x->device))) goto done;
   if (gw && !(gwt = lt_empty(n_dims, shape, LT_FLOAT64, x->device))) goto done;
   if (gb && !(gbt = lt_empty(n_dims, shape, LT_FLOAT64, x->device))) goto done;
-  lt_cpu_layer_norm_backward(x->dtype, lt_data(xc), lt_data(gc), lt_data(mc), lt_data(rc_), wc ? lt_data(wc) : NULL,
-                             M, N, gxt ? lt_data(gxt) : NULL, gwt ? lt_data(gwt) : NULL, gbt ? lt_data(gbt) : NULL);
+  if (x->device.type == LT_CUDA) {
+    if (lt_cuda_layer_norm_backward(op, xc, gc, mc, rc_, wc, M, N, gxt, gwt, gbt) != LT_OK) goto done;
+  } else {
+    lt_cpu_layer_norm_backward(x->dtype, lt_data(xc), lt_data(gc), lt_data(mc), lt_data(rc_), wc ? lt_data(wc) : NULL,
+                               M, N, gxt ? lt_data(gxt) : NULL, gwt ? lt_data(gwt) : NULL, gbt ? lt_data(gbt) : NULL);
+  }
   if (gwt && gw_dt != LT_FLOAT64) {
     lt_tensor_t *c = lt_convert(gwt, gw_dt, x->device);
     lt_release(gwt);

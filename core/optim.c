@@ -1,6 +1,7 @@
 /* Fused optimizer steps: argument checks, the scalars of the step computed once in double (then cast
-   to the element type, as PyTorch's kernels cast their Python scalars), then the CPU loop. */
+   to the element type, as PyTorch's kernels cast their Python scalars), then the CPU loop or the CUDA kernel (core/cuda_optim.c). */
 #include "core/optim.h"
+#include "core/cuda.h"
 #include "core/elementwise.h"
 #include "kernels/cpu/optim.h"
 
@@ -16,9 +17,9 @@ static int check_tensors(const char *op, int n, lt_tensor_t *const *ts, const ch
     return lt_error("%s: the fused step supports float32, float64, float16 and bfloat16 parameters, "
                     "got %s", op, lt_dtype_name(p->dtype));
   lt_dtype state_dt = lt_optim_state_dtype(p->dtype);
-  if (p->device.type != LT_CPU) {
+  if (p->device.type != LT_CPU && p->device.type != LT_CUDA) {
     char buf[32];
-    return lt_error("%s: the fused step runs on CPU tensors, got a parameter on %s", op,
+    return lt_error("%s: the fused step runs on CPU and CUDA tensors, got a parameter on %s", op,
                     lt_device_format(p->device, buf, sizeof buf));
   }
   for (int i = 1; i < n; i++) {
@@ -78,13 +79,17 @@ int lt_sgd_step(lt_tensor_t *p, lt_tensor_t *grad, lt_tensor_t *buf, bool first,
   if (!g) return LT_ERR;
   int64_t n = p->numel;
   void *bp = buf ? lt_data(buf) : NULL;
+  bool cuda = p->device.type == LT_CUDA;
+  int rc = LT_OK;
   if (p->dtype == LT_FLOAT64) {
     lt_sgd_args_d a = {o->maximize ? -1.0 : 1.0, o->weight_decay, o->momentum, 1 - o->dampening, -o->lr};
-    lt_cpu_sgd_d(lt_data(p), lt_data(g), bp, n, &a, has_wd, has_mom, first, o->nesterov);
+    if (cuda) rc = lt_cuda_sgd("sgd", p, g, buf, &a, has_wd, has_mom, first, o->nesterov);
+    else lt_cpu_sgd_d(lt_data(p), lt_data(g), bp, n, &a, has_wd, has_mom, first, o->nesterov);
   } else {
     lt_sgd_args_f a = {o->maximize ? -1.0f : 1.0f, (float)o->weight_decay, (float)o->momentum,
                        (float)(1 - o->dampening), (float)-o->lr};
-    if (p->dtype == LT_FLOAT32)
+    if (cuda) rc = lt_cuda_sgd("sgd", p, g, buf, &a, has_wd, has_mom, first, o->nesterov);
+    else if (p->dtype == LT_FLOAT32)
       lt_cpu_sgd_f(lt_data(p), lt_data(g), bp, n, &a, has_wd, has_mom, first, o->nesterov);
     else if (p->dtype == LT_FLOAT16)
       lt_cpu_sgd_h(lt_data(p), lt_data(g), bp, n, &a, has_wd, has_mom, first, o->nesterov);
@@ -92,6 +97,7 @@ int lt_sgd_step(lt_tensor_t *p, lt_tensor_t *grad, lt_tensor_t *buf, bool first,
       lt_cpu_sgd_b(lt_data(p), lt_data(g), bp, n, &a, has_wd, has_mom, first, o->nesterov);
   }
   lt_release(g);
+  if (rc != LT_OK) return rc;
   lt_bump_version(p);
   if (buf) lt_bump_version(buf);
   return LT_OK;
@@ -117,10 +123,13 @@ int lt_adam_step(lt_tensor_t *p, lt_tensor_t *grad, lt_tensor_t *exp_avg, lt_ten
   if (!g) return LT_ERR;
   int64_t n = p->numel;
   void *vmax = amsgrad ? lt_data(max_exp_avg_sq) : NULL;
+  bool cuda = p->device.type == LT_CUDA;
+  int rc = LT_OK;
   if (p->dtype == LT_FLOAT64) {
     lt_adam_args_d a = {o->maximize ? -1.0 : 1.0, o->weight_decay, decay, w, -(1 - w),
                         o->beta2, 1 - o->beta2, bc2_sqrt, o->eps, -step_size};
-    lt_cpu_adam_d(lt_data(p), lt_data(g), lt_data(exp_avg), lt_data(exp_avg_sq), vmax, n, &a, has_wd,
+    if (cuda) rc = lt_cuda_adam(op, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, &a, has_wd, amsgrad, fabs(w) < 0.5);
+    else lt_cpu_adam_d(lt_data(p), lt_data(g), lt_data(exp_avg), lt_data(exp_avg_sq), vmax, n, &a, has_wd,
                   amsgrad, fabs(w) < 0.5);
   } else {
     /* lerp's weight and its complement are float arithmetic in PyTorch's float kernel */
@@ -130,7 +139,8 @@ int lt_adam_step(lt_tensor_t *p, lt_tensor_t *grad, lt_tensor_t *exp_avg, lt_ten
                         -(1.0f - wf), (float)o->beta2, (float)(1 - o->beta2), (float)bc2_sqrt,
                         (float)o->eps, (float)-step_size};
     void *pp = lt_data(p), *gp = lt_data(g), *mp = lt_data(exp_avg), *vp = lt_data(exp_avg_sq);
-    if (p->dtype == LT_FLOAT32)
+    if (cuda) rc = lt_cuda_adam(op, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, &a, has_wd, amsgrad, lo);
+    else if (p->dtype == LT_FLOAT32)
       lt_cpu_adam_f(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad, lo);
     else if (p->dtype == LT_FLOAT16)
       lt_cpu_adam_h(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad, lo);
@@ -138,6 +148,7 @@ int lt_adam_step(lt_tensor_t *p, lt_tensor_t *grad, lt_tensor_t *exp_avg, lt_ten
       lt_cpu_adam_b(pp, gp, mp, vp, vmax, n, &a, has_wd, amsgrad, lo);
   }
   lt_release(g);
+  if (rc != LT_OK) return rc;
   lt_bump_version(p);
   lt_bump_version(exp_avg);
   lt_bump_version(exp_avg_sq);

@@ -1,7 +1,9 @@
 /* 2-D pooling: PyTorch's argument checks and output sizes, then the plane loops of
-   kernels/cpu/pool.c on contiguous data in the compute dtype (see pool.h). */
+   kernels/cpu/pool.c (or for CUDA tensors core/cuda_nn.c's kernels) on contiguous data in the
+   compute dtype (see pool.h). */
 #include "core/pool.h"
 #include "core/autograd.h"
+#include "core/cuda.h"
 #include "core/elementwise.h"
 #include "kernels/cpu/pool.h"
 
@@ -30,7 +32,7 @@ static int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t s, int64_
 /* x: a floating, non-empty 3-D or 4-D tensor; fills the plane counts and H, W */
 static int check_input(const char *op, const lt_tensor_t *x, pool_plan_t *p) {
   char s[256];
-  LT_TRY(lt_check_host(op, x));
+  if (x->device.type != LT_CUDA) LT_TRY(lt_check_host(op, x)); /* CUDA: core/cuda_nn.c */
   if (x->ndim != 3 && x->ndim != 4)
     return lt_error("%s: expected a 3-D (unbatched) or 4-D (batched) input, but got input of size %s", op,
                     lt_shape_str(x->ndim, x->sizes, s, sizeof s));
@@ -113,7 +115,7 @@ static lt_tensor_t *finish(lt_tensor_t *r, lt_dtype dt) {
 /* g must have the output's shape */
 static int check_grad(const char *op, const lt_tensor_t *g, const lt_tensor_t *x, int nd, const int64_t *sizes) {
   const lt_tensor_t *ts[2] = {g, x};
-  LT_TRY(lt_check_host(op, g));
+  if (g->device.type != LT_CUDA) LT_TRY(lt_check_host(op, g));
   LT_TRY(lt_check_same_device(op, 2, ts));
   if (!lt_dtype_is_floating(g->dtype))
     return lt_error("%s: expected a floating point gradient, got %s", op, lt_dtype_name(g->dtype));
@@ -145,11 +147,13 @@ int lt_max_pool2d(lt_tensor_t *x, const int64_t kernel[2], const int64_t stride[
   int nd = out_shape(x, &p, sizes);
   lt_tensor_t *xc = operand(x, ct), *y = lt_empty(nd, sizes, ct, x->device);
   lt_tensor_t *idx = lt_empty(nd, sizes, LT_INT64, x->device);
-  if (xc && y && idx) {
+  bool ok = xc && y && idx;
+  if (ok && x->device.type == LT_CUDA) {
+    ok = lt_cuda_pool2d("max_pool2d", LT_CUDA_POOL_MAX, &p.g, p.planes, false, 0, xc, y, idx) == LT_OK;
+  } else if (ok) {
     if (ct == LT_FLOAT64) lt_max_pool2d_f64(&p.g, p.planes, lt_data(xc), lt_data(y), lt_data(idx));
     else lt_max_pool2d_f32(&p.g, p.planes, lt_data(xc), lt_data(y), lt_data(idx));
   }
-  bool ok = xc && y && idx;
   lt_release(xc);
   if (ok) y = finish(y, x->dtype);
   if (!ok || !y) { lt_release(y); lt_release(idx); return LT_ERR; }
@@ -170,14 +174,17 @@ lt_tensor_t *lt_max_pool2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t 
     return NULL;
   }
   const lt_tensor_t *ts[2] = {indices, x};
-  if (lt_check_host(op, g) != LT_OK || lt_check_same_device(op, 2, ts) != LT_OK) return NULL;
+  if ((g->device.type != LT_CUDA && lt_check_host(op, g) != LT_OK) || lt_check_same_device(op, 2, ts) != LT_OK)
+    return NULL;
   if (check_grad(op, g, x, indices->ndim, indices->sizes) != LT_OK) return NULL;
   p.g.OH = indices->sizes[x->ndim - 2];
   p.g.OW = indices->sizes[x->ndim - 1];
   lt_dtype ct = compute_dtype(x->dtype);
   lt_tensor_t *gc = operand(g, ct), *ic = lt_contiguous(indices), *gx = lt_empty(x->ndim, x->sizes, ct, x->device);
   bool ok = gc && ic && gx;
-  if (ok) {
+  if (ok && x->device.type == LT_CUDA) {
+    ok = lt_cuda_pool2d(op, LT_CUDA_POOL_MAX_BACKWARD, &p.g, p.planes, false, 0, gc, gx, ic) == LT_OK;
+  } else if (ok) {
     if (ct == LT_FLOAT64) lt_max_pool2d_backward_f64(&p.g, p.planes, lt_data(gc), lt_data(ic), lt_data(gx));
     else lt_max_pool2d_backward_f32(&p.g, p.planes, lt_data(gc), lt_data(ic), lt_data(gx));
   }
@@ -206,7 +213,10 @@ lt_tensor_t *lt_avg_pool2d(lt_tensor_t *x, const int64_t kernel[2], const int64_
   int nd = out_shape(x, &p, sizes);
   lt_tensor_t *xc = operand(x, ct), *y = lt_empty(nd, sizes, ct, x->device);
   bool ok = xc && y;
-  if (ok) {
+  if (ok && x->device.type == LT_CUDA) {
+    ok = lt_cuda_pool2d("avg_pool2d", LT_CUDA_POOL_AVG, &p.g, p.planes, count_include_pad, divisor_override, xc, y,
+                        NULL) == LT_OK;
+  } else if (ok) {
     if (ct == LT_FLOAT64)
       lt_avg_pool2d_f64(&p.g, p.planes, count_include_pad, divisor_override, lt_data(xc), lt_data(y));
     else
@@ -229,7 +239,10 @@ lt_tensor_t *lt_avg_pool2d_backward(lt_tensor_t *g, lt_tensor_t *x, const int64_
   lt_dtype ct = compute_dtype(x->dtype);
   lt_tensor_t *gc = operand(g, ct), *gx = lt_empty(x->ndim, x->sizes, ct, x->device);
   bool ok = gc && gx;
-  if (ok) {
+  if (ok && x->device.type == LT_CUDA) {
+    ok = lt_cuda_pool2d(op, LT_CUDA_POOL_AVG_BACKWARD, &p.g, p.planes, count_include_pad, divisor_override, gc, gx,
+                        NULL) == LT_OK;
+  } else if (ok) {
     if (ct == LT_FLOAT64)
       lt_avg_pool2d_backward_f64(&p.g, p.planes, count_include_pad, divisor_override, lt_data(gc), lt_data(gx));
     else
@@ -269,7 +282,9 @@ lt_tensor_t *lt_adaptive_avg_pool2d(lt_tensor_t *x, const int64_t size[2]) {
   int nd = out_shape(x, &p, sizes);
   lt_tensor_t *xc = operand(x, ct), *y = lt_empty(nd, sizes, ct, x->device);
   bool ok = xc && y;
-  if (ok) {
+  if (ok && x->device.type == LT_CUDA) {
+    ok = lt_cuda_pool2d(op, LT_CUDA_POOL_ADAPTIVE, &p.g, p.planes, false, 0, xc, y, NULL) == LT_OK;
+  } else if (ok) {
     if (ct == LT_FLOAT64) lt_adaptive_avg_pool2d_f64(&p.g, p.planes, lt_data(xc), lt_data(y));
     else lt_adaptive_avg_pool2d_f32(&p.g, p.planes, lt_data(xc), lt_data(y));
   }
@@ -294,7 +309,9 @@ lt_tensor_t *lt_adaptive_avg_pool2d_backward(lt_tensor_t *g, lt_tensor_t *x) {
   lt_dtype ct = compute_dtype(x->dtype);
   lt_tensor_t *gc = operand(g, ct), *gx = lt_empty(x->ndim, x->sizes, ct, x->device);
   bool ok = gc && gx;
-  if (ok) {
+  if (ok && x->device.type == LT_CUDA) {
+    ok = lt_cuda_pool2d(op, LT_CUDA_POOL_ADAPTIVE_BACKWARD, &p.g, p.planes, false, 0, gc, gx, NULL) == LT_OK;
+  } else if (ok) {
     if (ct == LT_FLOAT64) lt_adaptive_avg_pool2d_backward_f64(&p.g, p.planes, lt_data(gc), lt_data(gx));
     else lt_adaptive_avg_pool2d_backward_f32(&p.g, p.planes, lt_data(gc), lt_data(gx));
   }

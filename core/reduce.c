@@ -1,8 +1,10 @@
 /* Reductions and scans: argument checks, result dtypes and shapes, then the device's loops
-   (kernels/cpu/reduce.c) over a description of the kept and reduced dimensions. */
+   (kernels/cpu/reduce.c, or for CUDA tensors core/cuda_reduce.c; scans are host-only) over a
+   description of the kept and reduced dimensions. */
 #include "core/reduce.h"
 #include "core/grad.h"
 
+#include "core/cuda.h"
 #include "core/elementwise.h"
 #include "kernels/cpu/reduce.h"
 
@@ -11,7 +13,8 @@
 
 /* ---- checks and shapes ---- */
 
-static int check_host(const char *op, const lt_tensor_t *x) {
+/* the reductions run on the host and on CUDA devices (core/cuda_reduce.c); scans only on the host */
+static int check_host_only(const char *op, const lt_tensor_t *x) {
   const lt_backend_i *b = lt_backend((lt_devtype)x->device.type);
   if (!b || !b->host_accessible) {
     char dev[32];
@@ -19,6 +22,11 @@ static int check_host(const char *op, const lt_tensor_t *x) {
                     lt_device_format(x->device, dev, sizeof dev));
   }
   return LT_OK;
+}
+
+static int check_host(const char *op, const lt_tensor_t *x) {
+  if (x->device.type == LT_CUDA) return LT_OK;
+  return check_host_only(op, x);
 }
 
 static int check_dtype_arg(const char *op, lt_dtype dt) {
@@ -67,8 +75,9 @@ static int out_shape(const lt_tensor_t *x, const bool *mask, bool keepdim, int64
 
 /* Reduce x over mask into values (may be NULL) and indices (arg reductions; may be NULL), both
    contiguous tensors of the reduced shape (keepdim says whether reduced dims are in it). */
-static void run_reduce(lt_reduce_op rop, const lt_tensor_t *x, const bool *mask, bool keepdim,
-                       lt_tensor_t *values, lt_tensor_t *indices, lt_reduce_params_t prm) {
+static int run_reduce(const char *op, lt_reduce_op rop, const lt_tensor_t *x, const bool *mask, bool keepdim,
+                      lt_tensor_t *values, lt_tensor_t *indices, lt_reduce_params_t prm) {
+  if (x->device.type == LT_CUDA) return lt_cuda_reduce(op, rop, x, mask, keepdim, values, indices, prm);
   lt_reduce_plan_t pl;
   memset(&pl, 0, sizeof pl);
   const lt_tensor_t *ref = values ? values : indices;
@@ -98,16 +107,20 @@ static void run_reduce(lt_reduce_op rop, const lt_tensor_t *x, const bool *mask,
   prm.n = count;
   pl.params = prm;
   lt_cpu_reduce(&pl);
+  return LT_OK;
 }
 
 /* a new tensor holding the reduction of x over mask, of dtype odt */
-static lt_tensor_t *reduce_values(lt_reduce_op rop, const lt_tensor_t *x, const bool *mask,
+static lt_tensor_t *reduce_values(const char *op, lt_reduce_op rop, const lt_tensor_t *x, const bool *mask,
                                   bool keepdim, lt_dtype odt, lt_reduce_params_t prm) {
   int64_t shape[LT_MAX_DIM];
   int n = out_shape(x, mask, keepdim, shape);
   lt_tensor_t *out = lt_empty(n, shape, odt, x->device);
   if (!out) return NULL;
-  run_reduce(rop, x, mask, keepdim, out, NULL, prm);
+  if (run_reduce(op, rop, x, mask, keepdim, out, NULL, prm) != LT_OK) {
+    lt_release(out);
+    return NULL;
+  }
   return out;
 }
 
@@ -142,7 +155,7 @@ static lt_tensor_t *sum_like(const char *op, lt_reduce_op rop, lt_tensor_t *x, i
   lt_dtype odt = dtype != LT_DTYPE_INVALID ? dtype : lt_dtype_is_floating(x->dtype) ? x->dtype : LT_INT64;
   lt_tensor_t *src = as_dtype(x, odt);
   if (!src) return NULL;
-  lt_tensor_t *out = reduce_values(rop, src, mask, keepdim, odt, no_params);
+  lt_tensor_t *out = reduce_values(op, rop, src, mask, keepdim, odt, no_params);
   lt_release(src);
   return out;
 }
@@ -175,7 +188,7 @@ lt_tensor_t *lt_mean(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdi
   lt_dtype odt = dtype != LT_DTYPE_INVALID ? dtype : x->dtype;
   lt_tensor_t *src = as_dtype(x, odt);
   if (!src) return NULL;
-  lt_tensor_t *out = reduce_values(LT_REDUCE_mean, src, mask, keepdim, odt, no_params);
+  lt_tensor_t *out = reduce_values(op, LT_REDUCE_mean, src, mask, keepdim, odt, no_params);
   lt_release(src);
   return out;
 }
@@ -189,7 +202,7 @@ lt_tensor_t *lt_logsumexp(lt_tensor_t *x, int ndims, const int64_t *dims, bool k
   lt_dtype odt = lt_dtype_is_floating(x->dtype) ? x->dtype : LT_DEFAULT_FLOAT;
   lt_tensor_t *src = as_dtype(x, odt);
   if (!src) return NULL;
-  lt_tensor_t *out = reduce_values(LT_REDUCE_logsumexp, src, mask, keepdim, odt, no_params);
+  lt_tensor_t *out = reduce_values(op, LT_REDUCE_logsumexp, src, mask, keepdim, odt, no_params);
   lt_release(src);
   return out;
 }
@@ -204,7 +217,7 @@ static lt_tensor_t *var_like(const char *op, lt_reduce_op rop, lt_tensor_t *x, i
     return NULL;
   }
   lt_reduce_params_t prm = {0, correction, 0, 0};
-  return reduce_values(rop, x, mask, keepdim, x->dtype, prm);
+  return reduce_values(op, rop, x, mask, keepdim, x->dtype, prm);
 }
 
 lt_tensor_t *lt_var(lt_tensor_t *x, int ndims, const int64_t *dims, int64_t correction, bool keepdim) {
@@ -243,7 +256,7 @@ lt_tensor_t *lt_norm(lt_tensor_t *x, double p, int ndims, const int64_t *dims, b
       }
   }
   lt_reduce_params_t prm = {0, 0, p, 1.0 / p};
-  return reduce_values(rop, x, mask, keepdim, x->dtype, prm);
+  return reduce_values(op, rop, x, mask, keepdim, x->dtype, prm);
 }
 
 /* ---- amax, amin, any, all ---- */
@@ -251,7 +264,7 @@ static lt_tensor_t *extreme(const char *op, lt_reduce_op rop, lt_tensor_t *x, in
                             const int64_t *dims, bool keepdim) {
   bool mask[LT_MAX_DIM];
   if (check_host(op, x) || parse_dims(op, x, ndims, dims, mask) || check_nonempty(op, x, mask)) return NULL;
-  return reduce_values(rop, x, mask, keepdim, x->dtype, no_params);
+  return reduce_values(op, rop, x, mask, keepdim, x->dtype, no_params);
 }
 
 lt_tensor_t *lt_amax(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim) {
@@ -272,7 +285,7 @@ static lt_tensor_t *extreme_all(const char *op, lt_reduce_op rop, lt_tensor_t *x
              "reduction dim with the 'dim' argument.", op);
     return NULL;
   }
-  return reduce_values(rop, x, mask, false, x->dtype, no_params);
+  return reduce_values(op, rop, x, mask, false, x->dtype, no_params);
 }
 
 lt_tensor_t *lt_max_all(lt_tensor_t *x) {
@@ -288,7 +301,7 @@ static lt_tensor_t *logical(const char *op, lt_reduce_op rop, lt_tensor_t *x, in
                             const int64_t *dims, bool keepdim) {
   bool mask[LT_MAX_DIM];
   if (check_host(op, x) || parse_dims(op, x, ndims, dims, mask)) return NULL;
-  return reduce_values(rop, x, mask, keepdim, LT_BOOL, no_params);
+  return reduce_values(op, rop, x, mask, keepdim, LT_BOOL, no_params);
 }
 
 lt_tensor_t *lt_any(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim) {
@@ -319,7 +332,11 @@ static int extreme_dim(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t
     v = lt_empty(n, shape, x->dtype, x->device);
     if (!v) { lt_release(i); return LT_ERR; }
   }
-  run_reduce(rop, x, mask, keepdim, v, i, no_params);
+  if (run_reduce(op, rop, x, mask, keepdim, v, i, no_params) != LT_OK) {
+    lt_release(v);
+    lt_release(i);
+    return LT_ERR;
+  }
   if (values) *values = v;
   if (indices) *indices = i;
   else lt_release(i);
@@ -362,8 +379,12 @@ static lt_tensor_t *arg_extreme(const char *op, lt_reduce_op rop, lt_tensor_t *x
   lt_release(c);
   if (!flat) { lt_release(idx); return NULL; }
   bool mask[LT_MAX_DIM] = {true};
-  run_reduce(rop, flat, mask, false, NULL, idx, no_params);
+  int rc = run_reduce(op, rop, flat, mask, false, NULL, idx, no_params);
   lt_release(flat);
+  if (rc != LT_OK) {
+    lt_release(idx);
+    return NULL;
+  }
   return idx;
 }
 
@@ -378,7 +399,7 @@ lt_tensor_t *lt_argmin(lt_tensor_t *x, bool has_dim, int64_t dim, bool keepdim) 
 /* ---- cumsum, cumprod ---- */
 static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t dim, lt_dtype dtype) {
   int d;
-  if (check_host(op, x) || check_dtype_arg(op, dtype) || lt_wrap_dim(op, dim, x->ndim, &d)) return NULL;
+  if (check_host_only(op, x) || check_dtype_arg(op, dtype) || lt_wrap_dim(op, dim, x->ndim, &d)) return NULL;
   lt_dtype odt = dtype != LT_DTYPE_INVALID ? dtype : lt_dtype_is_floating(x->dtype) ? x->dtype : LT_INT64;
   lt_tensor_t *out = lt_empty(x->ndim, x->sizes, odt, x->device);
   if (!out) return NULL;

@@ -3,6 +3,7 @@
 #include "core/softmax.h"
 
 #include "core/autograd.h"
+#include "core/cuda.h"
 #include "core/elementwise.h"
 #include "kernels/cpu/softmax.h"
 
@@ -10,7 +11,7 @@
 
 static int check_input(const char *op, const lt_tensor_t *x) {
   const lt_backend_i *b = lt_backend((lt_devtype)x->device.type);
-  if (!b || !b->host_accessible) {
+  if (x->device.type != LT_CUDA && (!b || !b->host_accessible)) { /* CUDA: core/cuda_nn.c */
     char dev[32];
     return lt_error("%s: not supported on device %s by this build", op, lt_device_format(x->device, dev, sizeof dev));
   }
@@ -38,7 +39,14 @@ lt_tensor_t *lt_softmax(lt_tensor_t *x, int64_t dim, bool log) {
   if (y) {
     int64_t outer, n, inner;
     geometry(x, d, &outer, &n, &inner);
-    lt_cpu_softmax(x->dtype, lt_data(xc), lt_data(y), outer, n, inner, log);
+    if (x->device.type == LT_CUDA) {
+      if (lt_cuda_softmax(op, xc, y, outer, n, inner, log) != LT_OK) {
+        lt_release(y);
+        y = NULL;
+      }
+    } else {
+      lt_cpu_softmax(x->dtype, lt_data(xc), lt_data(y), outer, n, inner, log);
+    }
   }
   lt_release(xc);
   return y;
@@ -66,7 +74,14 @@ lt_tensor_t *lt_softmax_backward(lt_tensor_t *g, lt_tensor_t *y, int64_t dim, bo
   if (gx) {
     int64_t outer, n, inner;
     geometry(y, d, &outer, &n, &inner);
-    lt_cpu_softmax_backward(y->dtype, lt_data(gc), lt_data(yc), lt_data(gx), outer, n, inner, log);
+    if (y->device.type == LT_CUDA) {
+      if (lt_cuda_softmax_backward(op, gc, yc, gx, outer, n, inner, log) != LT_OK) {
+        lt_release(gx);
+        gx = NULL;
+      }
+    } else {
+      lt_cpu_softmax_backward(y->dtype, lt_data(gc), lt_data(yc), lt_data(gx), outer, n, inner, log);
+    }
   }
   lt_release(gc);
   lt_release(yc);

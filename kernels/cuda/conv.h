@@ -1,0 +1,60 @@
+/* The CUDA convolution helpers (kernels/cuda/conv.cu) for im2col + cuBLAS 2-D convolution
+   (core/cuda_linalg.c): im2col / col2im over a chunk of samples, bias add and bias gradient. The
+   per-element index math is here, as LT_HD functions, so that a host build can check it against a
+   direct convolution. Layouts: x (nb, C, H, W); col (nb, C*kh*kw, OH*OW), rows channel-major then
+   kernel row then kernel column (the rows of a contiguous (Cout, C/groups, kh, kw) weight, group
+   after group); y (N, Cout, OH*OW). Launchers take T = float32 (dtype 0) or float64 (dtype 1)
+   device pointers and a cudaStream_t as `stream`, and return the launch's cudaError_t as an int,
+   or -1 for another dtype. */
+#ifndef LT_CUDA_CONV_H
+#define LT_CUDA_CONV_H
+
+#include "kernels/cpu/im2col.h" /* lt_conv_geom_t */
+#include "kernels/lt_kernel.h"
+
+#include <stdint.h>
+
+/* the column-matrix element (row, p) of sample image x (C, H, W): 0 in the padding */
+#define LT_IM2COL_AT(T)                                                                             \
+  LT_HD T lt_im2col_at_##T(const lt_conv_geom_t *g, const T *x, int64_t row, int64_t p) {           \
+    int64_t kj = row % g->kw, ki = (row / g->kw) % g->kh, c = row / (g->kw * g->kh);                \
+    int64_t ow = p % g->OW, oh = p / g->OW;                                                          \
+    int64_t h = oh * g->sh - g->ph + ki * g->dh, w = ow * g->sw - g->pw + kj * g->dw;               \
+    return (h >= 0 && h < g->H && w >= 0 && w < g->W) ? x[(c * g->H + h) * g->W + w] : (T)0;        \
+  }                                                                                                 \
+  /* the image element (c, h, w) gathered from the column matrix col (C*kh*kw, OH*OW): the sum of   \
+     the entries that im2col copied from it (col2im without atomics) */                             \
+  LT_HD T lt_col2im_at_##T(const lt_conv_geom_t *g, const T *col, int64_t c, int64_t h, int64_t w) { \
+    T s = 0;                                                                                        \
+    int64_t OHW = g->OH * g->OW;                                                                    \
+    for (int64_t ki = 0; ki < g->kh; ki++) {                                                        \
+      int64_t hh = h + g->ph - ki * g->dh;                                                          \
+      if (hh < 0 || hh % g->sh != 0 || hh / g->sh >= g->OH) continue;                               \
+      for (int64_t kj = 0; kj < g->kw; kj++) {                                                      \
+        int64_t ww = w + g->pw - kj * g->dw;                                                        \
+        if (ww < 0 || ww % g->sw != 0 || ww / g->sw >= g->OW) continue;                             \
+        s += col[((c * g->kh + ki) * g->kw + kj) * OHW + (hh / g->sh) * g->OW + ww / g->sw];        \
+      }                                                                                             \
+    }                                                                                               \
+    return s;                                                                                       \
+  }
+LT_IM2COL_AT(float)
+LT_IM2COL_AT(double)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int lt_cuda_k_im2col(int dtype, const lt_conv_geom_t *g, int64_t nb, const void *x, void *col, void *stream);
+/* x (nb, C, H, W) = col2im(col): overwritten, no zeroing needed */
+int lt_cuda_k_col2im(int dtype, const lt_conv_geom_t *g, int64_t nb, const void *col, void *x, void *stream);
+/* y (N, Cout, OHW) += b[co] */
+int lt_cuda_k_bias_add(int dtype, void *y, const void *b, int64_t N, int64_t Cout, int64_t OHW, void *stream);
+/* gb[co] = the sum of gy (N, Cout, OHW) over n and positions (accumulated in double) */
+int lt_cuda_k_bias_grad(int dtype, void *gb, const void *gy, int64_t N, int64_t Cout, int64_t OHW, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
