@@ -11,7 +11,7 @@
              weight_decay, decoupled, maximize)
      max_exp_avg_sq: nil unless amsgrad; step: the step count including this step (1 first);
      decoupled = true for AdamW (p *= 1 - lr * weight_decay) and false for Adam (grad += wd * p).
-   can_fuse(p, grad, state...): whether the fused steps take p: a contiguous CPU parameter of a
+   can_fuse(p, grad, state...): whether the fused steps take p: a contiguous CPU or CUDA parameter of a
      floating dtype, a gradient of its dtype, and contiguous state tensors (nil entries skipped) of
      its state dtype (float32 for float16/bfloat16). One call instead of a handful of property reads
      per parameter and step. */
@@ -36,7 +36,7 @@ static int l_can_fuse(lua_State *L) {
   lt_tensor_t *p = lt_lua_checktensor(L, 1), *g = lt_lua_checktensor(L, 2);
   lt_dtype dt = p->dtype;
   bool ok = (dt == LT_FLOAT32 || dt == LT_FLOAT64 || dt == LT_FLOAT16 || dt == LT_BFLOAT16) &&
-            g->dtype == dt && p->device.type == LT_CPU && lt_is_contiguous(p);
+            g->dtype == dt && (p->device.type == LT_CPU || p->device.type == LT_CUDA) && lt_is_contiguous(p);
   lt_dtype sdt = (dt == LT_FLOAT16 || dt == LT_BFLOAT16) ? LT_FLOAT32 : dt;
   for (int i = 3, n = lua_gettop(L); ok && i <= n; i++) {
     if (lua_isnil(L, i)) continue;

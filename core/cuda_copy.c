@@ -111,6 +111,32 @@ int lt_cuda_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
     lt_bump_version(dst);
     return LT_OK;
   }
+  if (!dh && !sh && dst->device.index == src->device.index && dst->dtype != src->dtype) {
+    /* a conversion on one device: the cast kernel, on operands made contiguous first (a strided or
+       broadcast operand goes through the same-dtype copy below) */
+    lt_tensor_t *s = NULL, *d = NULL;
+    int rc = LT_OK;
+    if (same_shape(dst, src) && lt_is_contiguous(src)) {
+      s = (lt_tensor_t *)src;
+      lt_retain(s);
+    } else {
+      s = lt_empty(dst->ndim, dst->sizes, src->dtype, dst->device);
+      rc = s ? lt_copy_(s, src) : LT_ERR;
+    }
+    if (rc == LT_OK) {
+      if (lt_is_contiguous(dst)) {
+        rc = lt_cuda_cast(dst, s);
+      } else {
+        d = lt_empty(dst->ndim, dst->sizes, dst->dtype, dst->device);
+        rc = d ? lt_cuda_cast(d, s) : LT_ERR;
+        if (rc == LT_OK) rc = lt_copy_(dst, d);
+      }
+    }
+    lt_release(s);
+    lt_release(d);
+    if (rc == LT_OK) lt_bump_version(dst);
+    return rc;
+  }
   int64_t lo = 0, nbytes = 0;
   lt_tensor_t *hs;
   if (sh) {

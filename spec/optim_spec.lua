@@ -514,7 +514,7 @@ describe('Optimizer', function()
     p:requires_grad_(true)
     local opt = optim.SGD({ p }, { lr = 0.1, fused = true })
     p.grad = torch.ones(3, 2, { dtype = f16 })
-    H.raises(function() opt:step() end, 'fused = true requires contiguous floating-point CPU parameters',
+    H.raises(function() opt:step() end, 'fused = true requires contiguous floating-point CPU or CUDA parameters',
       'float16', 'not contiguous')
   end)
 end)

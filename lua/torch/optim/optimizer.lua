@@ -178,7 +178,7 @@ function Optimizer._zeros_state(p)
 end
 
 -- Whether the fused C step can update p (its state tensors given as extra arguments): contiguous
--- float32/float64/float16/bfloat16 CPU tensors, gradients of p's dtype, state of its state dtype.
+-- float32/float64/float16/bfloat16 CPU or CUDA tensors, gradients of p's dtype, state of its state dtype.
 -- group.fused == false forces the tensor-op path; fused == true makes an unsupported parameter an
 -- error.
 function Optimizer._fusable(group, p, g, ...)
@@ -186,7 +186,7 @@ function Optimizer._fusable(group, p, g, ...)
   if fused == false then return false end
   local ok = torch._optim.can_fuse(p, g, ...)
   if not ok and fused == true then
-    fail('optimizer: fused = true requires contiguous floating-point CPU parameters, got a ' ..
+    fail('optimizer: fused = true requires contiguous floating-point CPU or CUDA parameters, got a ' ..
       tostring(p.dtype) .. ' parameter on ' .. tostring(p.device) .. (p:is_contiguous() and '' or ' (not contiguous)'))
   end
   return ok
