@@ -37,6 +37,12 @@ run "$LT" bench/train.lua
 run $PY bench/torch_train.py --threads 2 --tag _t2
 run $PY bench/torch_train.py --threads 1 --tag _t1
 
+# DataParallel over the CPU devices, beside PyTorch's plain step (its DataParallel does not split
+# work between CPU threads)
+run "$LT" bench/data_parallel.lua
+run $PY bench/torch_data_parallel.py --threads 2 --tag _t2
+run $PY bench/torch_data_parallel.py --threads 1 --tag _t1
+
 # Fashion-MNIST: PyTorch's reference scripts (../shared/bench, copied to bench/reference) at their
 # settings, under the same OpenBLAS kernels as lutorch (SkylakeX) and Debian's default; peak memory
 # of the MLP runs from /usr/bin/time
@@ -77,6 +83,9 @@ for n in 256 1024 2048; do
 done
 row "MLP 784-512-256-10 step, batch 64" ms 1 "$(val lutorch_mlp_step)" "$(best min torch_mlp_step_t1 torch_mlp_step_t2)"
 row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" ms 1 "$(val lutorch_conv_fwd_bwd)" "$(best min torch_conv_fwd_bwd_t1 torch_conv_fwd_bwd_t2)"
+row "DataParallel MLP step, batch 256" ms 1 "$(val lutorch_dp_mlp_step_data_parallel)" "$(best min torch_dp_mlp_step_t1 torch_dp_mlp_step_t2)"
+printf '%-34s %12s %12s %10s\n' "  DP vs one device on one core" "$(val lutorch_dp_speedup_vs_one_core)x" "" "(target 1.6x)"
+printf '%-34s %12s %12s %10s\n' "  DP vs one device on all cores" "$(val lutorch_dp_speedup_vs_all_cores)x" "" "(target 1x)"
 row "Fashion-MNIST MLP epoch" s 1 "$(val lutorch_mlp_epoch)" "$(best min torch_mlp_epoch_skx_t1 torch_mlp_epoch_skx_t2 torch_mlp_epoch_default_t1)"
 row "Fashion-MNIST MLP peak memory" KiB 1 "$(val lutorch_mlp_peak_rss)" "$(val torch_mlp_peak_rss)"
 row "Fashion-MNIST MLP test accuracy" fraction 0 "$(val lutorch_mlp_test_acc)" "$(val torch_mlp_test_acc_skx_t1)"
