@@ -183,14 +183,30 @@ static void build_paths(lua_State *S) {
      (print, pairs...), which live nowhere else */
   const char gstep[] = {'k', 2, 0, 0, 0, '_', 'G'};
   walk_add(S, P, next, &nnext, G, "", 0, gstep, sizeof gstep, &count, false);
-  lua_pushnil(S);
-  while (lua_next(S, loaded)) {
-    if (lua_type(S, -2) == LUA_TSTRING) {
-      size_t sl = key_step(S, step);
-      if (sl) walk_add(S, P, next, &nnext, lua_gettop(S), "", 0, step, sl, &count, true);
+  /* torch's modules and the standard libraries first, so that what they reach gets their paths
+     (the walk is breadth first: the first path found wins), not that of a module the destination
+     may be unable to load (a test framework's, a script's) */
+  /* and shorter module names before longer ones: torch.nn.Linear is found as a field of 'torch.nn'
+     rather than of 'torch.nn.linear', a name the other state may resolve only by loading the file
+     again (after a test framework unloaded it) */
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t len = 1; len <= 64; len++) {
+      lua_pushnil(S);
+      while (lua_next(S, loaded)) {
+        if (lua_type(S, -2) == LUA_TSTRING) {
+          size_t nl;
+          const char *name = lua_tolstring(S, -2, &nl);
+          bool first = strcmp(name, "torch") == 0 || strncmp(name, "torch.", 6) == 0 || strcmp(name, "string") == 0 ||
+                       strcmp(name, "table") == 0 || strcmp(name, "math") == 0 || strcmp(name, "io") == 0 ||
+                       strcmp(name, "os") == 0 || strcmp(name, "coroutine") == 0 || strcmp(name, "utf8") == 0 ||
+                       strcmp(name, "debug") == 0 || strcmp(name, "package") == 0;
+          bool now = first == (pass == 0) && (nl == len || (len == 64 && nl > 64));
+          size_t sl = now ? key_step(S, step) : 0;
+          if (sl) walk_add(S, P, next, &nnext, lua_gettop(S), "", 0, step, sl, &count, true);
+        }
+        lua_pop(S, 1);
+      }
     }
-    lua_pop(S, 1);
-  }
   lua_pushnil(S);
   while (lua_next(S, G)) {
     if (lua_type(S, -2) == LUA_TSTRING && lua_iscfunction(S, -1)) {
@@ -439,6 +455,41 @@ static void sweep(cp_t *c) {
 
 /* pushes the object at the encoded path in the destination: 1, or 0 when there is none (nothing
    pushed; c->err says why when its module cannot be loaded there) */
+/* t[k] with metamethods (called protected) */
+static int index_field(lua_State *L) {
+  lua_gettable(L, 1);
+  return 1;
+}
+
+/* For a module name a.b.c: the longest prefix loaded in package.loaded (at index loaded), then the
+   remaining fields with metamethods; pushes the value and returns true, or pushes nothing. */
+static bool dotted_field(lua_State *D, int loaded, const char *name, size_t n) {
+  for (size_t cut = n; cut > 0; cut--) {
+    if (name[cut - 1] != '.' ) continue;
+    lua_pushlstring(D, name, cut - 1);
+    if (lua_rawget(D, loaded) != LUA_TTABLE) {
+      lua_pop(D, 1);
+      continue;
+    }
+    size_t at = cut;
+    while (at < n) {
+      size_t end = at;
+      while (end < n && name[end] != '.') end++;
+      lua_pushcfunction(D, index_field);
+      lua_pushvalue(D, -2);
+      lua_pushlstring(D, name + at, end - at);
+      if (lua_pcall(D, 2, 1, 0) != LUA_OK || lua_isnil(D, -1)) {
+        lua_pop(D, 2);
+        return false;
+      }
+      lua_remove(D, -2);
+      at = end + 1;
+    }
+    return true;
+  }
+  return false;
+}
+
 static int resolve(cp_t *c, const char *s, size_t len, int want) {
   lua_State *D = c->D;
   int top = lua_gettop(D);
@@ -450,8 +501,14 @@ static int resolve(cp_t *c, const char *s, size_t len, int want) {
   if (n == 2 && memcmp(s + 5, "_G", 2) == 0) {
     lua_pushvalue(D, c->d_globals);
   } else {
-    lua_pushlstring(D, s + 5, n);
-    if (lua_rawget(D, c->d_loaded) == LUA_TNIL) {
+    /* 'torch.nn' is torch.nn first, as the destination's own code sees it, then
+       package.loaded['torch.nn']: a test framework that unloads modules between files leaves
+       package.loaded['torch.nn'] missing, or loaded a second time, while torch.nn stays */
+    if (!dotted_field(D, c->d_loaded, s + 5, n)) {
+      lua_pushlstring(D, s + 5, n);
+      lua_rawget(D, c->d_loaded);
+    }
+    if (lua_isnil(D, -1)) {
       /* a module the destination has not loaded: require it there, once (a failure is remembered
          in the cache, under a string key, and the value is then copied if it can be) */
       lua_pop(D, 1);
@@ -489,9 +546,11 @@ static int resolve(cp_t *c, const char *s, size_t len, int want) {
     int t = lua_type(D, -1);
     if (tag == 'k' || tag == 'i') {
       if (t != LUA_TTABLE) break;
+      const char *key = NULL;
       if (tag == 'k') {
         memcpy(&n, s + k, 4);
-        lua_pushlstring(D, s + k + 4, n);
+        key = s + k + 4;
+        lua_pushlstring(D, key, n);
         k += 4 + n;
       } else {
         int64_t i;
@@ -499,7 +558,17 @@ static int resolve(cp_t *c, const char *s, size_t len, int want) {
         lua_pushinteger(D, (lua_Integer)i);
         k += 8;
       }
-      lua_rawget(D, -2);
+      if (lua_rawget(D, -2) == LUA_TNIL && key) {
+        /* a field the destination makes on first use (torch.nn, loaded by torch's __index) */
+        lua_pop(D, 1);
+        lua_pushcfunction(D, index_field);
+        lua_pushvalue(D, -2);
+        lua_pushlstring(D, key, n);
+        if (lua_pcall(D, 2, 1, 0) != LUA_OK) {
+          lua_pop(D, 1);
+          lua_pushnil(D);
+        }
+      }
     } else if (tag == 'm') {
       if (!lua_getmetatable(D, -1)) break;
     } else if (tag == 'u') {
