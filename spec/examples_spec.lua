@@ -75,6 +75,25 @@ describe('examples', function()
     local out = run('examples/devices_tour.lua')
     assert.matches('cpu:1', out)
     assert.matches('OOMs', out)
+    -- the streams part: an event-timed product (its value checked) and the stream restored
+    local ms, v = out:match('a 512x512 product on cpu:1 took ([%d.]+) ms %(events%), result (%d+)')
+    assert.is_truthy(ms, out)
+    assert.are.equal('512', v)
+    assert.matches('current stream back to\ttorch.Stream%(device=cpu:1, stream_id=0%)', out)
+    -- without a GPU the GPU part says what it skips and why
+    if not torch.cuda.is_available() then assert.matches('the GPU part is skipped', out) end
+  end)
+
+  it('the DataParallel example splits FooNet\'s batch and trains the MLP over both devices', function()
+    local out = run('examples/data_parallel.lua --steps 3 --batch 64')
+    assert.matches('In FooNet on cpu:0: input size 8x5', out, 1, true)
+    assert.matches('In FooNet on cpu:1: input size 8x5', out, 1, true)
+    assert.matches('Outside: input size 16x5, output size 16x2 on cpu:0', out, 1, true)
+    -- the same model, seed and batches with and without DataParallel: the same loss
+    local l1 = tonumber(out:match('one device .-loss ([%d.]+)'))
+    local l2 = tonumber(out:match('DataParallel over 2 devices: .-loss ([%d.]+)'))
+    assert.is_truthy(l1 and l2, out)
+    assert.is_true(math.abs(l1 - l2) < 1e-3, out)
   end)
 
   it('the seed training loop learns y = 3 x1 - 2 x2 + 1', function()
