@@ -495,6 +495,15 @@ static void par_fail(par_t *pe, int rc) {
   snprintf(pe->err, sizeof pe->err, "%s", lt_last_error());
 }
 
+/* locks for the gradient sums, picked by the address of the node or leaf summed into */
+#define STRIPES 64
+static pthread_mutex_t stripes[STRIPES];
+static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
+static void stripes_init(void) {
+  for (int i = 0; i < STRIPES; i++) pthread_mutex_init(&stripes[i], NULL);
+}
+static pthread_mutex_t *stripe_of(const void *p) { return &stripes[((uintptr_t)p >> 6) % STRIPES]; }
+
 static void par_run(par_t *pe, lt_node_t *n) {
   int rc = LT_OK;
   lt_tensor_t *gin_local[8], **gin = NULL;
@@ -511,8 +520,13 @@ static void par_run(par_t *pe, lt_node_t *n) {
       lt_release(g);
       g = NULL;
     }
+    if (g) { /* the sum runs under a lock of its target only, so other deliveries go on */
+      pthread_mutex_t *m = stripe_of(e->node ? (const void *)e->node : (const void *)e->leaf);
+      pthread_mutex_lock(m);
+      rc = e->node ? acc_into(&e->node->buf[e->nr], g) : acc_grad_field(e->leaf, g);
+      pthread_mutex_unlock(m);
+    }
     pthread_mutex_lock(&pe->mu);
-    if (g) rc = e->node ? acc_into(&e->node->buf[e->nr], g) : acc_grad_field(e->leaf, g);
     if (e->node && --e->node->deps == 0 && rc == LT_OK) {
       rc = vec_push(&pe->q[e->node->slot], e->node);
       pthread_cond_broadcast(&pe->cv);
@@ -595,6 +609,7 @@ static int engine_parallel(nodevec_t *all, nodevec_t *ready, bool retain_graph) 
     if ((d->slot = slot_of(&pe, node_device(d))) < 0) return 1;
   }
   if (pe.nslots < 2) return 1;
+  if (pthread_once(&stripes_once, stripes_init) != 0) return 1;
   if (pthread_mutex_trylock(&pool_mu) != 0) return 1; /* another thread's backward holds the pool */
   int rc = LT_OK;
   for (int s = 1; s < pe.nslots && rc == LT_OK; s++) {

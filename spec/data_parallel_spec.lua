@@ -33,6 +33,24 @@ describe('nn.DataParallel', function()
     end
   end)
 
+  it('equals the single-device run over the visible GPUs', function()
+    local n = torch.cuda.device_count()
+    if n < 2 then
+      pending(n == 0 and ('no CUDA device: ' .. tostring(select(2, pcall(torch.ones, 1, { device = 'cuda' }))))
+        or 'one GPU: DataParallel over GPUs needs two')
+      return
+    end
+    local out, ok = run(1, 'spec/support/data_parallel_check.lua', 'cuda', n * 2, n * 2 + 1, 1)
+    assert(ok, out)
+    local lines = 0
+    for b, dev, oerr, gerr in out:gmatch('batch (%d+) (%S+) (%S+) (%S+)') do
+      lines = lines + 1
+      assert.are.equal('cuda:0', dev)
+      assert(tonumber(oerr) <= 1e-5 and tonumber(gerr) <= 1e-5, out)
+    end
+    assert.are.equal(3, lines, out)
+  end)
+
   it('scatters along dim, runs each chunk on its device, and gathers on the output device', function()
     local Probe = nn.Module:extend('Probe')
     function Probe:init() nn.Module.init(self); self.scale = nn.Parameter(torch.ones(1)) end

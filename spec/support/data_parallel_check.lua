@@ -1,7 +1,8 @@
 -- Run by spec/data_parallel_spec.lua as `LUTORCH_CPU_DEVICES=k lutorch data_parallel_check.lua B...`:
 -- for each batch size B, the output and the parameter gradients of DataParallel over every CPU
 -- device against the same module run on cpu:0 alone, for a model with BatchNorm in eval mode and
--- Dropout (disabled by eval). Prints one line per batch: `batch B replicas-ok out_err grad_err`.
+-- Dropout (disabled by eval). Prints one line per batch: `batch B device out_err grad_err`. With a
+-- first argument `cuda`, the same over every visible GPU.
 local torch = require 'torch'
 local nn = torch.nn
 
@@ -11,6 +12,12 @@ local model = nn.Sequential(nn.Linear(10, 16), nn.BatchNorm1d(16), nn.ReLU(), nn
 model[2].running_mean:copy_(torch.randn(16) * 0.3)
 model[2].running_var:copy_(torch.rand(16) + 0.5)
 model:eval()
+local dev = torch.device('cpu:0')
+if arg[1] == 'cuda' then
+  table.remove(arg, 1)
+  dev = torch.device('cuda:0')
+  model:to(dev)
+end
 local dp = nn.DataParallel(model)
 
 local function grads()
@@ -21,8 +28,8 @@ end
 
 for _, a in ipairs(arg) do
   local b = tonumber(a)
-  local x = torch.randn(b, 10)
-  local w = torch.randn(b, 4)
+  local x = torch.randn(b, 10):to(dev)
+  local w = torch.randn(b, 4):to(dev)
   model:zero_grad()
   local ref = model(x)
   ;(ref * w):sum():backward()

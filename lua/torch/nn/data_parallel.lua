@@ -262,30 +262,40 @@ function DataParallel:forward(...)
   local grad = torch.is_grad_enabled()
   local threads = rawget(self, '_threads')
   local per = math.max(1, torch.get_num_threads() // r)
-  for i = 2, r do
-    local th = threads[i]
-    if not th or th.threads ~= per then
-      if th then th.handle:close() end
-      -- the thread's errors start with its name
-      th = { handle = torch._lua_thread { name = string.format('DataParallel: in replica %d on device %s', i,
-        tostring(devices[i])), threads = per, device = devices[i] }, threads = per }
-      threads[i] = th
+  -- from here to the last wait this thread runs on its share of the cores: lowering its limit also
+  -- releases its idle OpenMP workers, which would otherwise spin on the cores the replicas use
+  local prev_threads = torch._set_thread_num_threads(per)
+  local results, err = {}, nil
+  local started = {}
+  local okall, e = pcall(function()
+    for i = 2, r do
+      local th = threads[i]
+      if not th or th.threads ~= per then
+        if th then th.handle:close() end
+        -- the thread's errors start with its name
+        th = { handle = torch._lua_thread { name = string.format('DataParallel: in replica %d on device %s', i,
+          tostring(devices[i])), threads = per, device = devices[i] }, threads = per }
+        threads[i] = th
+      end
+      th.handle:start(DataParallel._run_replica, { self.module, devices[i], chunks[i] },
+        { subst = replica_subst(self.module, devices[i], grad), grad_enabled = grad })
+      started[i] = true
     end
-    th.handle:start(DataParallel._run_replica, { self.module, devices[i], chunks[i] },
-      { subst = replica_subst(self.module, devices[i], grad), grad_enabled = grad })
-  end
-  -- replica 1, here, with the kernel threads it is given
-  local prev_threads = torch._set_thread_num_threads and torch._set_thread_num_threads(per)
-  local ok1, res1 = pcall(function() return table.pack(self.module(table.unpack(chunks[1], 1, args.n))) end)
-  if torch._set_thread_num_threads then torch._set_thread_num_threads(prev_threads or 0) end
-  local results, err = { res1 }, nil
-  if not ok1 then err = string.format('DataParallel: in replica 1 on device %s: %s', tostring(devices[1]), tostring(res1)) end
+    -- replica 1, here, with the wrapped module itself
+    local ok1, res1 = pcall(function() return table.pack(self.module(table.unpack(chunks[1], 1, args.n))) end)
+    results[1] = res1
+    if not ok1 then err = string.format('DataParallel: in replica 1 on device %s: %s', tostring(devices[1]), tostring(res1)) end
+  end)
+  if not okall then err = err or tostring(e) end
   for i = 2, r do
-    local okw, res = pcall(threads[i].handle.wait, threads[i].handle)
-    if okw then results[i] = res
-    elseif not err then err = tostring(res)
+    if started[i] then
+      local okw, res = pcall(threads[i].handle.wait, threads[i].handle)
+      if okw then results[i] = res
+      elseif not err then err = tostring(res)
+      end
     end
   end
+  torch._set_thread_num_threads(prev_threads)
   if err then error(err, 2) end
   local n = results[1].n
   local out = {}
