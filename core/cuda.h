@@ -37,6 +37,10 @@ int lt_cuda_synchronize(int index);
 /* The seed of the CUDA generator of a device (-1: the current one; all: every device). */
 int lt_cuda_manual_seed(int index, uint64_t seed, bool all);
 int lt_cuda_initial_seed(int index, uint64_t *out);
+/* The generator of a CUDA device (-1: the current one), made from its seed on first use: draws for
+   CUDA tensors are made on the host with it and copied. NULL with an error when out of memory. */
+struct lt_generator;
+struct lt_generator *lt_cuda_generator(int index);
 
 /* dst = src where either lives on a CUDA device: dtype conversion, broadcasting and strides
    included (called by lt_copy_). Waits for the copy when the destination is host memory. */

@@ -4,7 +4,10 @@
    core/cuda.h: no devices, and every request refused. */
 #include "core/cuda.h"
 #include "core/error.h"
+#include "core/random.h"
 #include "core/stream.h"
+
+#include <pthread.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,18 +249,38 @@ int lt_cuda_synchronize(int index) { (void)index; return no_cuda("cuda.synchroni
 
 #endif
 
-/* ---- seeds: kept per device even before a device is used, as PyTorch queues them ---- */
+/* ---- seeds and generators: kept per device even before a device is used, as PyTorch queues them.
+   Random draws for CUDA tensors are made on the host by the device's generator (the CPU's code,
+   tested in CI) and copied to the device. ---- */
 static uint64_t seeds[LT_DEVICE_MAX];
+static lt_generator_t *gens[LT_DEVICE_MAX];
+static pthread_mutex_t gens_mu = PTHREAD_MUTEX_INITIALIZER;
 
 int lt_cuda_manual_seed(int index, uint64_t seed, bool all) {
-  if (all) {
-    for (int i = 0; i < LT_DEVICE_MAX; i++) seeds[i] = seed;
-    return LT_OK;
+  if (!all) {
+    if (index < 0) index = lt_current_device(LT_CUDA);
+    if (index >= LT_DEVICE_MAX) return lt_error("cuda.manual_seed: device index %d is out of range", index);
   }
-  if (index < 0) index = lt_current_device(LT_CUDA);
-  if (index >= LT_DEVICE_MAX) return lt_error("cuda.manual_seed: device index %d is out of range", index);
-  seeds[index] = seed;
+  pthread_mutex_lock(&gens_mu);
+  for (int i = all ? 0 : index; i < (all ? LT_DEVICE_MAX : index + 1); i++) {
+    seeds[i] = seed;
+    if (gens[i]) lt_generator_seed(gens[i], seed);
+  }
+  pthread_mutex_unlock(&gens_mu);
   return LT_OK;
+}
+
+lt_generator_t *lt_cuda_generator(int index) {
+  if (index < 0) index = lt_current_device(LT_CUDA);
+  if (index >= LT_DEVICE_MAX) {
+    lt_error("random: CUDA device index %d is out of range", index);
+    return NULL;
+  }
+  pthread_mutex_lock(&gens_mu);
+  if (!gens[index]) gens[index] = lt_generator_new(seeds[index]);
+  lt_generator_t *g = gens[index];
+  pthread_mutex_unlock(&gens_mu);
+  return g;
 }
 
 int lt_cuda_initial_seed(int index, uint64_t *out) {

@@ -1,4 +1,5 @@
 #include "core/factory.h"
+#include "core/cuda.h"
 
 #include <math.h>
 
@@ -73,7 +74,16 @@ typedef struct {
 
 /* Fill x with a draw, through a contiguous temporary when x is not contiguous. */
 static int fill_random(lt_tensor_t *x, lt_generator_t *g, draw_t d) {
-  LT_TRY(lt_check_host("random", x)); /* no CUDA generator yet */
+  if (x->device.type == LT_CUDA) {
+    /* drawn on the host by the device's generator (the code below), then copied */
+    if (!g && !(g = lt_cuda_generator(x->device.index))) return LT_ERR;
+    lt_tensor_t *h = lt_empty(x->ndim, x->sizes, x->dtype, lt_device(LT_CPU, 0));
+    int rc = h ? fill_random(h, g, d) : LT_ERR;
+    if (rc == LT_OK) rc = lt_copy_(x, h);
+    lt_release(h);
+    return rc;
+  }
+  LT_TRY(lt_check_host("random", x));
   if (!g) g = lt_default_generator();
   lt_tensor_t *target = x;
   if (!lt_is_contiguous(x)) {
@@ -109,6 +119,15 @@ int lt_bernoulli_(lt_tensor_t *x, double p, lt_generator_t *g) {
 
 lt_tensor_t *lt_randperm(int64_t n, lt_dtype dt, lt_device_t dev, lt_generator_t *g) {
   if (n < 0) { lt_error("randperm: n must be non-negative, got %lld", (long long)n); return NULL; }
+  if (dev.type == LT_CUDA) { /* drawn on the host by the device's generator, then copied */
+    lt_device_t r;
+    if (lt_device_resolve(dev, &r) != LT_OK) return NULL;
+    if (!g && !(g = lt_cuda_generator(r.index))) return NULL;
+    lt_tensor_t *h = lt_randperm(n, dt, lt_device(LT_CPU, 0), g);
+    lt_tensor_t *t = h ? lt_convert(h, dt, r) : NULL;
+    lt_release(h);
+    return t;
+  }
   if (!g) g = lt_default_generator();
   lt_tensor_t *t = lt_empty(1, &n, dt, dev);
   if (!t) return NULL;

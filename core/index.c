@@ -29,6 +29,45 @@ static int check_tensors(const char *op, int n, const lt_tensor_t *const *ts) {
   return lt_check_same_device(op, n, ts);
 }
 
+/* ---- CUDA tensors ----
+   The indexing ops have no CUDA kernels yet: their operands are brought to the host, the CPU code
+   runs, and the result goes back to the device (in place where the op writes in place). Correct,
+   not fast; the CPU specs test the code that runs. Autograd is not involved here: these are the
+   plain computations (the recording wrappers call them with grad mode off). */
+static bool on_cuda(const lt_tensor_t *t) { return t && t->device.type == LT_CUDA; }
+
+static lt_tensor_t *to_host(lt_tensor_t *t) {
+  if (!t) return NULL;
+  return lt_convert(t, t->dtype, lt_device(LT_CPU, 0));
+}
+
+/* r (host) as a tensor of device dev; consumes r */
+static lt_tensor_t *back_to(lt_tensor_t *r, lt_device_t dev) {
+  if (!r) return NULL;
+  lt_tensor_t *d = lt_convert(r, r->dtype, dev);
+  lt_release(r);
+  return d;
+}
+
+/* the host result r of an op that wrote into out (or made a new tensor when out is NULL) */
+static lt_tensor_t *finish_staged(lt_tensor_t *r, lt_tensor_t *out, lt_device_t dev) {
+  if (!r || !out) return back_to(r, dev);
+  int rc = lt_copy_(out, r);
+  lt_release(r);
+  if (rc != LT_OK) return NULL;
+  lt_retain(out);
+  return out;
+}
+
+static lt_operand_t host_operand(lt_operand_t v, lt_tensor_t **tmp) {
+  *tmp = NULL;
+  if (v.kind == LT_OPERAND_TENSOR && v.t && on_cuda(v.t)) {
+    *tmp = to_host(v.t);
+    v.t = *tmp;
+  }
+  return v;
+}
+
 /* An in-place target must not have several elements in one memory location (expanded). */
 static int check_no_overlap(const char *op, const lt_tensor_t *t) {
   for (int i = 0; i < t->ndim; i++)
@@ -156,6 +195,14 @@ static bool same_shape(const lt_tensor_t *a, int nd, const int64_t *sizes) {
 
 lt_tensor_t *lt_index_select(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {
   if (lt_ag_needed(x, NULL)) return lt_ag_index_select(x, dim, index);
+  if (on_cuda(x) || on_cuda(index)) {
+    const lt_tensor_t *ts[2] = {x, index};
+    if (lt_check_same_device("index_select", 2, ts) != LT_OK) return NULL;
+    lt_tensor_t *hx = to_host(x), *hi = to_host(index);
+    lt_tensor_t *r = hx && hi ? lt_index_select(hx, dim, hi) : NULL;
+    lt_release(hx), lt_release(hi);
+    return back_to(r, x->device);
+  }
   const char *op = "index_select";
   const lt_tensor_t *ts[2] = {x, index};
   if (check_tensors(op, 2, ts) != LT_OK) return NULL;
@@ -207,6 +254,14 @@ lt_tensor_t *lt_index_select(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {
 
 lt_tensor_t *lt_masked_select(lt_tensor_t *x, lt_tensor_t *mask) {
   if (lt_ag_needed(x, NULL)) return lt_ag_masked_select(x, mask);
+  if (on_cuda(x) || on_cuda(mask)) {
+    const lt_tensor_t *ts[2] = {x, mask};
+    if (lt_check_same_device("masked_select", 2, ts) != LT_OK) return NULL;
+    lt_tensor_t *hx = to_host(x), *hm = to_host(mask);
+    lt_tensor_t *r = hx && hm ? lt_masked_select(hx, hm) : NULL;
+    lt_release(hx), lt_release(hm);
+    return back_to(r, x->device);
+  }
   const char *op = "masked_select";
   const lt_tensor_t *ts[2] = {x, mask};
   if (check_tensors(op, 2, ts) != LT_OK) return NULL;
@@ -239,6 +294,15 @@ done:
 lt_tensor_t *lt_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t value, lt_tensor_t *out) {
   if (lt_ag_needed(x, out) || lt_ag_needed(value.kind == LT_OPERAND_TENSOR ? value.t : NULL, NULL))
     return lt_ag_masked_fill(x, mask, value, out);
+  if (on_cuda(x) || on_cuda(mask) || on_cuda(out)) {
+    const lt_tensor_t *ts[3] = {x, mask, out};
+    if (lt_check_same_device(out == x ? "masked_fill_" : "masked_fill", 3, ts) != LT_OK) return NULL;
+    lt_tensor_t *tv, *hx = to_host(x), *hm = to_host(mask), *ho = out && out != x ? to_host(out) : NULL;
+    lt_operand_t hv = host_operand(value, &tv);
+    lt_tensor_t *r = hx && hm && (ho || !out || out == x) ? lt_masked_fill(hx, hm, hv, out == x ? hx : ho) : NULL;
+    lt_release(hx), lt_release(hm), lt_release(ho), lt_release(tv);
+    return finish_staged(r, out, x->device);
+  }
   const char *op = out == x ? "masked_fill_" : "masked_fill";
   /* a 0-dim value tensor is read on the host: it may live on any host-accessible device */
   const lt_tensor_t *ts[3] = {x, mask, out};
@@ -298,6 +362,14 @@ lt_tensor_t *lt_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t valu
 
 lt_tensor_t *lt_gather(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {
   if (lt_ag_needed(x, NULL)) return lt_ag_gather(x, dim, index);
+  if (on_cuda(x) || on_cuda(index)) {
+    const lt_tensor_t *ts[2] = {x, index};
+    if (lt_check_same_device("gather", 2, ts) != LT_OK) return NULL;
+    lt_tensor_t *hx = to_host(x), *hi = to_host(index);
+    lt_tensor_t *r = hx && hi ? lt_gather(hx, dim, hi) : NULL;
+    lt_release(hx), lt_release(hi);
+    return back_to(r, x->device);
+  }
   const char *op = "gather";
   const lt_tensor_t *ts[2] = {x, index};
   if (check_tensors(op, 2, ts) != LT_OK) return NULL;
@@ -429,6 +501,15 @@ static lt_tensor_t *scatter_impl(const char *op, lt_tensor_t *x, int64_t dim, lt
 lt_tensor_t *lt_scatter(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t src, lt_tensor_t *out) {
   if (lt_ag_needed(x, out) || lt_ag_needed(src.kind == LT_OPERAND_TENSOR ? src.t : NULL, NULL))
     return lt_ag_scatter(x, dim, index, src, out, false);
+  if (on_cuda(x) || on_cuda(index) || on_cuda(out) || (src.kind == LT_OPERAND_TENSOR && on_cuda(src.t))) {
+    const lt_tensor_t *ts[4] = {x, index, out, src.kind == LT_OPERAND_TENSOR ? src.t : NULL};
+    if (lt_check_same_device(out == x ? "scatter_" : "scatter", 4, ts) != LT_OK) return NULL;
+    lt_tensor_t *ts_, *hx = to_host(x), *hi = to_host(index), *ho = out && out != x ? to_host(out) : NULL;
+    lt_operand_t hs = host_operand(src, &ts_);
+    lt_tensor_t *r = hx && hi && (ho || !out || out == x) ? lt_scatter(hx, dim, hi, hs, out == x ? hx : ho) : NULL;
+    lt_release(hx), lt_release(hi), lt_release(ho), lt_release(ts_);
+    return finish_staged(r, out, x->device);
+  }
   const char *op = out == x ? "scatter_" : "scatter";
   if (src.kind == LT_OPERAND_TENSOR) {
     if (!src.t) {
@@ -443,6 +524,14 @@ lt_tensor_t *lt_scatter(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_oper
 lt_tensor_t *lt_scatter_add(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_t *src, lt_tensor_t *out) {
   if (src && (lt_ag_needed(x, out) || lt_ag_needed(src, NULL)))
     return lt_ag_scatter(x, dim, index, lt_tensor_operand(src), out, true);
+  if (on_cuda(x) || on_cuda(index) || on_cuda(out) || on_cuda(src)) {
+    const lt_tensor_t *ts[4] = {x, index, out, src};
+    if (lt_check_same_device(out == x ? "scatter_add_" : "scatter_add", 4, ts) != LT_OK) return NULL;
+    lt_tensor_t *hx = to_host(x), *hi = to_host(index), *hs = to_host(src), *ho = out && out != x ? to_host(out) : NULL;
+    lt_tensor_t *r = hx && hi && (hs || !src) && (ho || !out || out == x) ? lt_scatter_add(hx, dim, hi, hs, out == x ? hx : ho) : NULL;
+    lt_release(hx), lt_release(hi), lt_release(hs), lt_release(ho);
+    return finish_staged(r, out, x->device);
+  }
   const char *op = out == x ? "scatter_add_" : "scatter_add";
   if (!src) {
     lt_error("%s: expected a source tensor", op);
@@ -455,6 +544,15 @@ lt_tensor_t *lt_scatter_add(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_
 
 int lt_index_add_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_t *src, double alpha) {
   if (lt_ag_needed(x, src)) return lt_ag_index_add_(x, dim, index, src, alpha, false, lt_int_operand(0));
+  if (on_cuda(x) || on_cuda(index) || on_cuda(src)) {
+    const lt_tensor_t *ts[3] = {x, index, src};
+    LT_TRY(lt_check_same_device("index_add_", 3, ts));
+    lt_tensor_t *hx = to_host(x), *hi = to_host(index), *hs = to_host(src);
+    int rc = hx && hi && hs ? lt_index_add_(hx, dim, hi, hs, alpha) : LT_ERR;
+    if (rc == LT_OK) rc = lt_copy_(x, hx);
+    lt_release(hx), lt_release(hi), lt_release(hs);
+    return rc;
+  }
   const char *op = "index_add_";
   const lt_tensor_t *ts[3] = {x, index, src};
   LT_TRY(check_tensors(op, 3, ts));
@@ -499,6 +597,16 @@ int lt_index_add_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_t *
 int lt_index_fill_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t value) {
   if (lt_ag_needed(x, value.kind == LT_OPERAND_TENSOR ? value.t : NULL))
     return lt_ag_index_add_(x, dim, index, NULL, 1, true, value);
+  if (on_cuda(x) || on_cuda(index)) {
+    const lt_tensor_t *ts[2] = {x, index};
+    LT_TRY(lt_check_same_device("index_fill_", 2, ts));
+    lt_tensor_t *tv, *hx = to_host(x), *hi = to_host(index);
+    lt_operand_t hv = host_operand(value, &tv);
+    int rc = hx && hi ? lt_index_fill_(hx, dim, hi, hv) : LT_ERR;
+    if (rc == LT_OK) rc = lt_copy_(x, hx);
+    lt_release(hx), lt_release(hi), lt_release(tv);
+    return rc;
+  }
   const char *op = "index_fill_";
   const lt_tensor_t *ts[2] = {x, index}; /* a 0-dim value tensor is read on the host */
   LT_TRY(check_tensors(op, 2, ts));
@@ -528,6 +636,12 @@ int lt_index_fill_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t
 /* ---- nonzero ---- */
 
 lt_tensor_t *lt_nonzero(lt_tensor_t *x) {
+  if (on_cuda(x)) {
+    lt_tensor_t *hx = to_host(x);
+    lt_tensor_t *r = hx ? lt_nonzero(hx) : NULL;
+    lt_release(hx);
+    return back_to(r, x->device);
+  }
   if (check_host("nonzero", x) != LT_OK) return NULL;
   int64_t count = lt_cpu_count_nonzero(lt_data(x), x->dtype, x->ndim, x->sizes, x->strides);
   int64_t sizes[2] = {count, x->ndim};
