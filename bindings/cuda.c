@@ -104,13 +104,33 @@ static int t_is_pinned(lua_State *L) {
   return 1;
 }
 
+/* torch._cuda.bench_gemm(n, dtype, iters) -> ms per product, with cuBLAS called directly */
+static int c_bench_gemm(lua_State *L) {
+  double ms = 0;
+  lt_lua_check(L, lt_cuda_bench_gemm(-1, (int)luaL_checkinteger(L, 1), lt_lua_checkdtype(L, 2),
+                                     (int)luaL_checkinteger(L, 3), &ms));
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
+/* torch._cuda.bench_memcpy(bytes, from_pinned_host, iters) -> ms per cudaMemcpyAsync */
+static int c_bench_memcpy(lua_State *L) {
+  double ms = 0;
+  lua_Integer n = luaL_checkinteger(L, 1);
+  if (n <= 0) return luaL_error(L, "cuda.bench_memcpy: bytes must be positive");
+  lt_lua_check(L, lt_cuda_bench_memcpy(-1, (size_t)n, lua_toboolean(L, 2), (int)luaL_checkinteger(L, 3), &ms));
+  lua_pushnumber(L, ms);
+  return 1;
+}
+
 void lt_open_cuda(lua_State *L, int torch, int methods) {
   static const luaL_Reg fns[] = {
       {"compiled", c_compiled}, {"device_count", c_device_count},
       {"unavailable_reason", c_unavailable_reason}, {"current_device", c_current_device},
       {"set_device", c_set_device}, {"get_device_properties", c_get_device_properties},
       {"mem_get_info", c_mem_get_info}, {"synchronize", c_synchronize},
-      {"manual_seed", c_manual_seed}, {"initial_seed", c_initial_seed}, {NULL, NULL}};
+      {"manual_seed", c_manual_seed}, {"initial_seed", c_initial_seed}, {"bench_gemm", c_bench_gemm},
+      {"bench_memcpy", c_bench_memcpy}, {NULL, NULL}};
   luaL_newlib(L, fns);
   lua_setfield(L, torch, "_cuda");
   static const luaL_Reg tm[] = {{"pin_memory", t_pin_memory}, {"is_pinned", t_is_pinned}, {NULL, NULL}};

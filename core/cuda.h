@@ -148,6 +148,12 @@ int lt_cuda_sgd(const char *op, lt_tensor_t *p, const lt_tensor_t *g, lt_tensor_
 int lt_cuda_adam(const char *op, lt_tensor_t *p, const lt_tensor_t *g, lt_tensor_t *exp_avg, lt_tensor_t *exp_avg_sq,
                  lt_tensor_t *max_exp_avg_sq, const void *args, bool has_wd, bool amsgrad, bool lerp_lo);
 
+/* Reference rates for bench/cuda_bench.lua (core/cuda_bench.c): milliseconds per call of cuBLAS's
+   n x n product (float32, or float16/bfloat16 with float32 accumulation) and of cudaMemcpyAsync
+   device-to-device or from pinned host memory, on the current stream, timed with events. */
+int lt_cuda_bench_gemm(int index, int n, lt_dtype dt, int iters, double *ms);
+int lt_cuda_bench_memcpy(int index, size_t bytes, bool from_pinned_host, int iters, double *ms);
+
 /* Pinned host memory, from a small cache; NULL with an error when CUDA is unavailable. */
 void *lt_cuda_host_alloc(size_t n);
 void lt_cuda_host_free(void *p);
