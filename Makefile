@@ -1,6 +1,7 @@
 # lutorch: `make` builds build/lutorch (the interpreter) and build/torch.so (the Lua module);
 # `make test` runs every test, `make demo` the demo, `make bench` the benchmarks beside PyTorch.
-# Options: SANITIZE=1 (AddressSanitizer + UBSan, in build/san), NATIVE=0 (no -march=native),
+# Options: SANITIZE=1 (AddressSanitizer + UBSan, in build/san), TSAN=1 (ThreadSanitizer, in build/tsan),
+# NATIVE=0 (no -march=native),
 # CUDA=1 (the CUDA backend, in build/cuda: kernels/cuda/*.cu by nvcc, the CUDA runtime and cuBLAS).
 
 SHELL := /bin/bash
@@ -14,6 +15,12 @@ ifeq ($(SANITIZE),1)
   OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   LDSAN := -fsanitize=address,undefined
   WERROR :=   # the normal build enforces warnings; -O1 only adds false positives
+else ifeq ($(TSAN),1)
+  # ThreadSanitizer, for the embedding API's two-states test (make tsan-test), in build/tsan
+  BUILD ?= build/tsan
+  OPT := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+  LDSAN := -fsanitize=thread
+  WERROR :=
 else
   BUILD ?= build$(if $(filter 1,$(CUDA)),/cuda)
   OPT := -O2 -g -fvect-cost-model=dynamic  # -O2's cheap model leaves kernel loops scalar
@@ -54,7 +61,7 @@ C_TESTS := $(patsubst spec/c/%.c,$(BUILD)/test/%,$(wildcard spec/c/*.c))
 
 DEPS := lua5.4 liblua5.4-dev lua-busted libopenblas-dev libreadline-dev zlib1g-dev dataset-fashion-mnist
 
-.PHONY: all deps build test demo bench clean install uninstall c-tests fuzz
+.PHONY: all deps build test demo bench clean install uninstall c-tests fuzz examples lib tsan-test
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -103,7 +110,21 @@ $(BUILD)/test/%: spec/c/%.c $(LIB_OBJ)
 	@echo "CC $@"
 	@$(CC) $(CFLAGS) $(LDFLAGS) $< $(filter-out $(BUILD)/obj/bindings/%,$(LIB_OBJ)) $(LDLIBS) -o $@
 
+# The embedding API's test uses the bindings too (the other C tests only the core).
+$(BUILD)/test/embed_test: spec/c/embed_test.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "CC $@"
+	@$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -o $@
+
 c-tests: $(C_TESTS)
+
+# Two Lua states training on two threads at once under ThreadSanitizer (spec/c/embed_test.c).
+# libgomp and OpenBLAS are not instrumented, so their own synchronisation is invisible to TSan:
+# one OpenMP and one BLAS thread per state keeps the report to lutorch's code.
+tsan-test:
+	@$(MAKE) --no-print-directory TSAN=1 build/tsan/test/embed_test
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  build/tsan/test/embed_test threads 200
 
 test: all
 	@$(MAKE) --no-print-directory c-tests
