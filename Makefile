@@ -61,7 +61,7 @@ C_TESTS := $(patsubst spec/c/%.c,$(BUILD)/test/%,$(wildcard spec/c/*.c))
 
 DEPS := lua5.4 liblua5.4-dev lua-busted libopenblas-dev libreadline-dev zlib1g-dev dataset-fashion-mnist
 
-.PHONY: all deps build test demo bench clean install uninstall c-tests fuzz examples lib tsan-test
+.PHONY: all deps build test demo bench clean install uninstall c-tests fuzz examples lib tsan-test install-module
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -104,6 +104,26 @@ $(BUILD)/lutorch: $(BIN_OBJ) $(LIB_OBJ)
 $(BUILD)/torch.so: $(LIB_OBJ)
 	@echo "LD $@"
 	@$(CC) $(LDFLAGS) -shared $^ -lz -ldl -lm -lpthread $(CUDA_LIBS) -o $@
+
+# The shared library for programs that embed lutorch (bindings/lutorch.h); unlike torch.so it links
+# Lua itself, since its users are C programs, not the lua5.4 interpreter.
+LIB_VERSION := 0.1.0
+LIB_SONAME := liblutorch.so.0
+lib: $(BUILD)/liblutorch.so
+
+$(BUILD)/liblutorch.so: $(LIB_OBJ)
+	@echo "LD $@"
+	@$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) $^ -llua5.4 -lz -ldl -lm -lpthread $(CUDA_LIBS) -o $@
+	@ln -sf liblutorch.so $(BUILD)/$(LIB_SONAME)
+
+# examples/embed: C programs built against the shared library, as a user's program would be
+examples: $(BUILD)/examples/classify
+
+$(BUILD)/examples/%: examples/embed/%.c bindings/lutorch.h $(BUILD)/liblutorch.so
+	@mkdir -p $(dir $@)
+	@echo "CC $@"
+	@$(CC) -std=c11 -Wall -Wextra $(WERROR) $(OPT) -Ibindings -I$(LUA_INC) $< -L$(BUILD) \
+	  -Wl,-rpath,'$$ORIGIN/..' -llutorch -llua5.4 -lz $(LDSAN) -o $@
 
 $(BUILD)/test/%: spec/c/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -159,6 +179,53 @@ fuzz: all
 	    2>&1 | grep -E '^(stat::number_of_executed_units|Done|==[0-9]+==ERROR|SUMMARY)' ; \
 	  [ -z "$$(ls -A build/fuzz/$$t-findings)" ] || { echo "fuzz: $$t: crash inputs in build/fuzz/$$t-findings"; exit 1; }; \
 	done
+
+# make install PREFIX=/usr/local DESTDIR=: the interpreter, the shared library and its header, a
+# pkg-config file, the module for the stock lua5.4 (torch.so in its cpath; the Lua sources in its
+# path, for reading: torch.so carries them already) and the man page. Lua's directories follow
+# PREFIX as lua5.4's default package.path and package.cpath do (PREFIX/share/lua/5.4,
+# PREFIX/lib/lua/5.4).
+LUA_VERSION := 5.4
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+LUA_CMOD_DIR ?= $(PREFIX)/lib/lua/$(LUA_VERSION)
+LUA_LMOD_DIR ?= $(PREFIX)/share/lua/$(LUA_VERSION)
+# lua/torch/init.lua is left out: `require 'torch'` would find it as torch/init.lua on the path,
+# which Lua searches before the cpath, instead of torch.so
+LUA_INSTALL := $(filter-out lua/torch/init.lua,$(LUA_SRC))
+D := $(DESTDIR)
+
+install: build lib
+	install -d $(D)$(BINDIR) $(D)$(LIBDIR)/pkgconfig $(D)$(INCLUDEDIR) $(D)$(MANDIR)/man1
+	install -m 755 $(BUILD)/lutorch $(D)$(BINDIR)/lutorch
+	install -m 755 $(BUILD)/liblutorch.so $(D)$(LIBDIR)/liblutorch.so.$(LIB_VERSION)
+	ln -sf liblutorch.so.$(LIB_VERSION) $(D)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(D)$(LIBDIR)/liblutorch.so
+	install -m 644 bindings/lutorch.h $(D)$(INCLUDEDIR)/lutorch.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	  -e 's|@VERSION@|$(LIB_VERSION)|g' lutorch.pc.in > $(D)$(LIBDIR)/pkgconfig/lutorch.pc
+	chmod 644 $(D)$(LIBDIR)/pkgconfig/lutorch.pc
+	install -m 644 doc/lutorch.1 $(D)$(MANDIR)/man1/lutorch.1
+	@$(MAKE) --no-print-directory install-module
+
+# the module alone (LuaRocks' install step: lutorch-scm-1.rockspec)
+install-module: $(BUILD)/torch.so
+	install -d $(D)$(LUA_CMOD_DIR)
+	install -m 755 $(BUILD)/torch.so $(D)$(LUA_CMOD_DIR)/torch.so
+	@set -e; for f in $(LUA_INSTALL); do \
+	  rel=$${f#lua/}; install -d $(D)$(LUA_LMOD_DIR)/$$(dirname $$rel); \
+	  install -m 644 $$f $(D)$(LUA_LMOD_DIR)/$$rel; \
+	done; echo "installed $(words $(LUA_INSTALL)) Lua files in $(D)$(LUA_LMOD_DIR)/torch"
+
+uninstall:
+	rm -f $(D)$(BINDIR)/lutorch $(D)$(LIBDIR)/liblutorch.so $(D)$(LIBDIR)/$(LIB_SONAME) \
+	  $(D)$(LIBDIR)/liblutorch.so.$(LIB_VERSION) $(D)$(INCLUDEDIR)/lutorch.h $(D)$(LIBDIR)/pkgconfig/lutorch.pc \
+	  $(D)$(MANDIR)/man1/lutorch.1 $(D)$(LUA_CMOD_DIR)/torch.so
+	rm -f $(patsubst lua/%,$(D)$(LUA_LMOD_DIR)/%,$(LUA_INSTALL))
+	@rmdir $(sort $(dir $(patsubst lua/%,$(D)$(LUA_LMOD_DIR)/%,$(LUA_INSTALL)))) 2>/dev/null || true
+	@rmdir $(D)$(LUA_LMOD_DIR)/torch 2>/dev/null || true
 
 clean:
 	rm -rf build
