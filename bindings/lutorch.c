@@ -101,8 +101,11 @@ static lt_generator_t *state_gen(lua_State *L) {
   return g;
 }
 
+static void mark_thread(void);
+
 /* lua_pcall with msgh and the state's generator; on failure the message is recorded and popped */
 static int call(lua_State *L, int narg, int nres) {
+  mark_thread();
   int base = lua_gettop(L) - narg;
   lua_pushcfunction(L, msgh);
   lua_insert(L, base);
@@ -121,9 +124,25 @@ static int call(lua_State *L, int narg, int nres) {
 /* Process-wide lazily set values read by every state: settled once, before two states can race to
    set them (the CPU device count is read from the environment on first use without a lock). */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+/* set on each thread that uses the API: its destructor frees the thread's cached tensor headers
+   when the thread ends (the core keeps them per thread; they would leak otherwise) */
+static pthread_key_t exit_key;
+static bool exit_key_ok;
+
+static void thread_ended(void *v) {
+  (void)v;
+  lt_thread_exit();
+}
+
 static void init_process(void) {
   (void)lt_device_count(LT_CPU);
   (void)lt_default_generator();
+  exit_key_ok = pthread_key_create(&exit_key, thread_ended) == 0;
+}
+
+static void mark_thread(void) {
+  pthread_once(&init_once, init_process);
+  if (exit_key_ok && !pthread_getspecific(exit_key)) pthread_setspecific(exit_key, (void *)1);
 }
 
 static int newstate_p(lua_State *L) {
@@ -142,7 +161,7 @@ static int newstate_p(lua_State *L) {
 }
 
 lua_State *lutorch_newstate(void) {
-  pthread_once(&init_once, init_process);
+  mark_thread();
   newstate_err[0] = '\0';
   lua_State *L = luaL_newstate();
   if (!L) {
@@ -165,6 +184,7 @@ lua_State *lutorch_newstate(void) {
 }
 
 void lutorch_close(lua_State *L) {
+  mark_thread();
   if (L) lua_close(L);
 }
 
@@ -267,6 +287,7 @@ static int push_p(lua_State *L) {
 }
 
 static int push(lua_State *L, push_args_t *a) {
+  mark_thread();
   if (!lua_checkstack(L, 4)) return LUA_ERRMEM; /* no room even for a message */
   lua_pushcfunction(L, push_p);
   lua_pushlightuserdata(L, a);
@@ -329,6 +350,7 @@ static int get_p(lua_State *L) {
 }
 
 static int get(lua_State *L, get_args_t *a) {
+  mark_thread();
   memset(a->out, 0, sizeof *a->out);
   if (!lua_checkstack(L, 4)) return LUA_ERRMEM;
   int top = lua_gettop(L);
@@ -374,6 +396,7 @@ int lutorch_get_global_tensor(lua_State *L, const char *name, lutorch_tensor *ou
 
 void lutorch_tensor_release(lutorch_tensor *t) {
   if (!t) return;
+  mark_thread();
   lt_release((lt_tensor_t *)t->handle);
   memset(t, 0, sizeof *t);
 }

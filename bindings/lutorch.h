@@ -26,7 +26,9 @@
    lutorch_dofile or lutorch_pcall use it, so states do not disturb each other's random numbers.
    Process-wide (shared by all states): torch.set_num_threads, the number of virtual CPU devices
    (LUTORCH_CPU_DEVICES, read once), the caching allocator, the CUDA devices and their generators.
-   Tensors must not be shared between states except through this API (copies or buffers). */
+   Tensors must not be shared between states except through this API (copies or buffers). A thread
+   that used these functions frees lutorch's per-thread caches when it ends (a pthread key
+   destructor): nothing to call. */
 #ifndef LUTORCH_H
 #define LUTORCH_H
 

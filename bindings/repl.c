@@ -62,6 +62,9 @@
 /* Characters that end a word for Lua completion; '.' and ':' are not among
  * them so that the word is a whole path such as "torch.nn.Lin". */
 #define LUA_WORD_BREAKS " \t\n\"'`@$><=;|&{}()[],+-*/%^#~\\"
+/* Inside a string literal the word is the file name after the quote: '/' must not break it
+ * (readline would skip a break character right after the quote, losing an absolute path's '/'). */
+#define STRING_WORD_BREAKS " \t\n\"'"
 
 /* ---------------------------------------------------------------------- */
 /* Running code: message handler, SIGINT hook, docall, report.            */
@@ -784,6 +787,22 @@ static void display_matches(char **matches, int num, int max_length) {
   rl_forced_update_display();
 }
 
+/* rl_completion_word_break_hook: the break characters for the word at the
+ * point, which depend on whether it is inside a string literal. */
+static char *word_break_hook(void) {
+  int i, q = 0;
+  for (i = 0; i < rl_point && rl_line_buffer[i] != '\0'; i++) {
+    char c = rl_line_buffer[i];
+    if (q != 0) {
+      if (c == '\\' && i + 1 < rl_point) i++; /* an escaped character */
+      else if (c == q) q = 0;
+    } else if (c == '"' || c == '\'') {
+      q = c;
+    }
+  }
+  return (char *)(q != 0 ? STRING_WORD_BREAKS : LUA_WORD_BREAKS);
+}
+
 /* rl_attempted_completion_function. */
 static char **complete(const char *text, int start, int end) {
   lua_State *L = repl_L;
@@ -985,33 +1004,29 @@ static const char HELP_LUA[] =
     "  return block_above(lines_of(text), info.linedefined), info\n"
     "end\n"
     "\n"
-    "-- a class (torch.class): the comment above `local X = Base:extend('X')`, else its file's header,\n"
-    "-- else the comment above its init\n"
+    "-- a class (torch.class): the comment above `local X = Base:extend('X')` in the file of one of its\n"
+    "-- methods (its own, not those it inherits from another file), else that file's header, else the\n"
+    "-- comment above its init\n"
     "local function class_doc(cls)\n"
     "  local name = rawget(cls, '__name')\n"
-    "  local init = rawget(cls, 'init')\n"
-    "  if type(init) ~= 'function' or debug.getinfo(init, 'S').what ~= 'Lua' then -- any method finds the file\n"
-    "    init = nil\n"
-    "    for _, v in next, cls do -- raw: a class may carry its instances' __pairs\n"
-    "      if type(v) == 'function' and debug.getinfo(v, 'S').what == 'Lua' then init = v break end\n"
-    "    end\n"
-    "  end\n"
-    "  if not init then return nil end\n"
-    "  local doc, info = function_doc(init)\n"
-    "  if info and type(name) == 'string' then\n"
-    "    local lines = lines_of(chunk_text(info.source))\n"
-    "    local q = name:gsub('%p', '%%%0')\n"
-    "    for n, l in ipairs(lines) do\n"
-    "      if l:match(\"^%s*local%s+[%w_]+%s*=%s*[%w_.:]+%(%s*['\\\"]\" .. q .. \"['\\\"]%s*%)\") then\n"
-    "        local above = block_above(lines, n)\n"
-    "        if above then return above end\n"
-    "        return header(chunk_text(info.source)) or doc -- the file's header describes it\n"
+    "  local pattern = \"^%s*local%s+[%w_]+%s*=%s*[%w_.:]+%(%s*['\\\"]\" .. name:gsub('%p', '%%%0') .. \"['\\\"]%s*%)\"\n"
+    "  local seen = {}\n"
+    "  for _, v in next, cls do -- raw: a class may carry its instances' __pairs\n"
+    "    local info = type(v) == 'function' and debug.getinfo(v, 'S')\n"
+    "    if info and info.what == 'Lua' and not seen[info.source] then\n"
+    "      seen[info.source] = true\n"
+    "      local text = chunk_text(info.source)\n"
+    "      if text then\n"
+    "        local lines = lines_of(text)\n"
+    "        for n, l in ipairs(lines) do\n"
+    "          if l:match(pattern) then return block_above(lines, n) or header(text) end\n"
+    "        end\n"
     "      end\n"
     "    end\n"
     "  end\n"
-    "  return doc\n"
+    "  local init = rawget(cls, 'init')\n"
+    "  return type(init) == 'function' and (function_doc(init)) or nil\n"
     "end\n"
-    "\n"
     "-- names of values reachable from torch (for help(value) and the C table)\n"
     "local ROOTS = { 'torch', 'torch.nn', 'torch.nn.functional', 'torch.optim', 'torch.optim.lr_scheduler',\n"
     "  'torch.data', 'torch.autograd', 'torch.utils', 'torch.cuda', 'torch.amp', 'torch.nn.init', 'torch.nn.utils' }\n"
@@ -1215,6 +1230,7 @@ static void repl_begin(lua_State *L) {
     rl_basic_word_break_characters = LUA_WORD_BREAKS;
     rl_completer_word_break_characters = LUA_WORD_BREAKS;
     rl_completer_quote_characters = "\"'";
+    rl_completion_word_break_hook = word_break_hook;
     history_begin();
     set_handler(SIGWINCH, on_sigwinch, SA_RESTART, &old_sigwinch);
   }
