@@ -182,8 +182,21 @@ static void test_wrap(void) {
   CHECK(released == 1 && released_ctx == &ctx && released_data == buf, "wrap: release ran %d times at close", released);
   CHECK(keep.data && ((float *)keep.data)[1] == 40.0f, "read-back copy after close");
   lutorch_tensor_release(&keep);
-  /* device 1 of 2 virtual CPU devices, when the process has them */
   lutorch_close(NULL);
+  /* cpu:1, where LUTORCH_CPU_DEVICES gives the process a second virtual CPU device */
+  L = lutorch_newstate();
+  if (!L) return;
+  float one[2] = {3, 4};
+  int64_t two[1] = {2};
+  if (lutorch_push_tensor(L, one, 1, two, LUTORCH_FLOAT32, lutorch_cpu(1)) == LUTORCH_OK) {
+    lutorch_tensor t1;
+    CHECK(lutorch_get_tensor(L, -1, &t1) == LUTORCH_OK && t1.device.type == LUTORCH_CPU && t1.device.index == 1 &&
+              ((float *)t1.data)[1] == 4.0f, "a tensor on cpu:1");
+    lutorch_tensor_release(&t1);
+  } else {
+    CHECK(strstr(lutorch_errmsg(L), "cpu:1") != NULL, "no cpu:1, but: %s", lutorch_errmsg(L));
+  }
+  lutorch_close(L);
 }
 
 /* ---- errors ---- */
@@ -252,6 +265,34 @@ static void test_errors(lua_State *L) {
   CHECK(st == LUA_ERRRUN && strstr(lutorch_errmsg(L), "arithmetic") && strstr(lutorch_errmsg(L), "addmul"),
         "pcall error: %s", lutorch_errmsg(L));
   CHECK(lua_gettop(L) == top, "stack after a failed pcall");
+}
+
+/* ---- CUDA devices, where the build and the machine have one (skipped otherwise) ---- */
+static void test_cuda(lua_State *L) {
+  float v[6] = {1, -2, 3, -4, 5, -6};
+  int64_t sizes[2] = {2, 3};
+  if (lutorch_push_tensor(L, v, 2, sizes, LUTORCH_FLOAT32, lutorch_cuda(0)) != LUTORCH_OK) {
+    CHECK(strstr(lutorch_errmsg(L), "cuda") != NULL, "no CUDA device, but: %s", lutorch_errmsg(L));
+    printf("skipped: CUDA tensors (%s)\n", lutorch_errmsg(L));
+    return;
+  }
+  lua_setglobal(L, "g");
+  run(L, "gc = g:abs():cpu(); gdev = tostring(g.device)");
+  lua_getglobal(L, "gdev");
+  CHECK(lua_tostring(L, -1) && strcmp(lua_tostring(L, -1), "cuda:0") == 0, "device %s", lua_tostring(L, -1));
+  lua_pop(L, 1);
+  lutorch_tensor c, g;
+  CHECK(lutorch_get_global_tensor(L, "gc", &c) == LUTORCH_OK, "get gc");
+  for (int i = 0; i < 6; i++) CHECK(((float *)c.data)[i] == (v[i] < 0 ? -v[i] : v[i]), "cuda copy: element %d", i);
+  lutorch_tensor_release(&c);
+  /* g read back: its data is device memory, which wrapping takes as it is */
+  CHECK(lutorch_get_global_tensor(L, "g", &g) == LUTORCH_OK && g.device.type == LUTORCH_CUDA, "get g on cuda");
+  CHECK(lutorch_push_tensor_wrap(L, g.data, 2, sizes, NULL, LUTORCH_FLOAT32, lutorch_cuda(0), NULL, NULL) == LUTORCH_OK,
+        "wrap device memory: %s", lutorch_errmsg(L));
+  lua_setglobal(L, "gw");
+  run(L, "gs = gw:sum():item(); gw = nil; collectgarbage()");
+  CHECK(global_number(L, "gs") == -3.0, "sum over wrapped device memory: %g", global_number(L, "gs"));
+  lutorch_tensor_release(&g);
 }
 
 /* ---- two states on two threads ---- */
@@ -361,6 +402,7 @@ int main(int argc, char **argv) {
       run(L, "assert(torch == require 'torch' and torch.nn and string and io and os)");
       test_dtypes(L);
       test_errors(L);
+      test_cuda(L);
       lutorch_close(L);
     }
     test_wrap();
