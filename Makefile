@@ -1,7 +1,7 @@
 # lutorch: `make` builds build/lutorch (the interpreter) and build/torch.so (the Lua module);
 # `make test` runs every test, `make demo` the demo, `make bench` the benchmarks beside PyTorch.
-# Options: SANITIZE=1 (AddressSanitizer + UBSan, in build/san), TSAN=1 (ThreadSanitizer, in build/tsan),
-# NATIVE=0 (no -march=native),
+# Options: SANITIZE=1 (AddressSanitizer + UBSan, in build/san), TSAN=1 (ThreadSanitizer, in build/tsan;
+# make tsan-test), NATIVE=0 (no -march=native),
 # CUDA=1 (the CUDA backend, in build/cuda: kernels/cuda/*.cu by nvcc, the CUDA runtime and cuBLAS).
 
 SHELL := /bin/bash
@@ -195,37 +195,37 @@ LUA_LMOD_DIR ?= $(PREFIX)/share/lua/$(LUA_VERSION)
 # lua/torch/init.lua is left out: `require 'torch'` would find it as torch/init.lua on the path,
 # which Lua searches before the cpath, instead of torch.so
 LUA_INSTALL := $(filter-out lua/torch/init.lua,$(LUA_SRC))
-D := $(DESTDIR)
+DEST := $(DESTDIR)
 
 install: build lib
-	install -d $(D)$(BINDIR) $(D)$(LIBDIR)/pkgconfig $(D)$(INCLUDEDIR) $(D)$(MANDIR)/man1
-	install -m 755 $(BUILD)/lutorch $(D)$(BINDIR)/lutorch
-	install -m 755 $(BUILD)/liblutorch.so $(D)$(LIBDIR)/liblutorch.so.$(LIB_VERSION)
-	ln -sf liblutorch.so.$(LIB_VERSION) $(D)$(LIBDIR)/$(LIB_SONAME)
-	ln -sf $(LIB_SONAME) $(D)$(LIBDIR)/liblutorch.so
-	install -m 644 bindings/lutorch.h $(D)$(INCLUDEDIR)/lutorch.h
+	install -d $(DEST)$(BINDIR) $(DEST)$(LIBDIR)/pkgconfig $(DEST)$(INCLUDEDIR) $(DEST)$(MANDIR)/man1
+	install -m 755 $(BUILD)/lutorch $(DEST)$(BINDIR)/lutorch
+	install -m 755 $(BUILD)/liblutorch.so $(DEST)$(LIBDIR)/liblutorch.so.$(LIB_VERSION)
+	ln -sf liblutorch.so.$(LIB_VERSION) $(DEST)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DEST)$(LIBDIR)/liblutorch.so
+	install -m 644 bindings/lutorch.h $(DEST)$(INCLUDEDIR)/lutorch.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
-	  -e 's|@VERSION@|$(LIB_VERSION)|g' lutorch.pc.in > $(D)$(LIBDIR)/pkgconfig/lutorch.pc
-	chmod 644 $(D)$(LIBDIR)/pkgconfig/lutorch.pc
-	install -m 644 doc/lutorch.1 $(D)$(MANDIR)/man1/lutorch.1
+	  -e 's|@VERSION@|$(LIB_VERSION)|g' lutorch.pc.in > $(DEST)$(LIBDIR)/pkgconfig/lutorch.pc
+	chmod 644 $(DEST)$(LIBDIR)/pkgconfig/lutorch.pc
+	install -m 644 doc/lutorch.1 $(DEST)$(MANDIR)/man1/lutorch.1
 	@$(MAKE) --no-print-directory install-module
 
 # the module alone (LuaRocks' install step: lutorch-scm-1.rockspec)
 install-module: $(BUILD)/torch.so
-	install -d $(D)$(LUA_CMOD_DIR)
-	install -m 755 $(BUILD)/torch.so $(D)$(LUA_CMOD_DIR)/torch.so
+	install -d $(DEST)$(LUA_CMOD_DIR)
+	install -m 755 $(BUILD)/torch.so $(DEST)$(LUA_CMOD_DIR)/torch.so
 	@set -e; for f in $(LUA_INSTALL); do \
-	  rel=$${f#lua/}; install -d $(D)$(LUA_LMOD_DIR)/$$(dirname $$rel); \
-	  install -m 644 $$f $(D)$(LUA_LMOD_DIR)/$$rel; \
-	done; echo "installed $(words $(LUA_INSTALL)) Lua files in $(D)$(LUA_LMOD_DIR)/torch"
+	  rel=$${f#lua/}; install -d $(DEST)$(LUA_LMOD_DIR)/$$(dirname $$rel); \
+	  install -m 644 $$f $(DEST)$(LUA_LMOD_DIR)/$$rel; \
+	done; echo "installed $(words $(LUA_INSTALL)) Lua files in $(DEST)$(LUA_LMOD_DIR)/torch"
 
 uninstall:
-	rm -f $(D)$(BINDIR)/lutorch $(D)$(LIBDIR)/liblutorch.so $(D)$(LIBDIR)/$(LIB_SONAME) \
-	  $(D)$(LIBDIR)/liblutorch.so.$(LIB_VERSION) $(D)$(INCLUDEDIR)/lutorch.h $(D)$(LIBDIR)/pkgconfig/lutorch.pc \
-	  $(D)$(MANDIR)/man1/lutorch.1 $(D)$(LUA_CMOD_DIR)/torch.so
-	rm -f $(patsubst lua/%,$(D)$(LUA_LMOD_DIR)/%,$(LUA_INSTALL))
-	@rmdir $(sort $(dir $(patsubst lua/%,$(D)$(LUA_LMOD_DIR)/%,$(LUA_INSTALL)))) 2>/dev/null || true
-	@rmdir $(D)$(LUA_LMOD_DIR)/torch 2>/dev/null || true
+	rm -f $(DEST)$(BINDIR)/lutorch $(DEST)$(LIBDIR)/liblutorch.so $(DEST)$(LIBDIR)/$(LIB_SONAME) \
+	  $(DEST)$(LIBDIR)/liblutorch.so.$(LIB_VERSION) $(DEST)$(INCLUDEDIR)/lutorch.h $(DEST)$(LIBDIR)/pkgconfig/lutorch.pc \
+	  $(DEST)$(MANDIR)/man1/lutorch.1 $(DEST)$(LUA_CMOD_DIR)/torch.so
+	rm -f $(patsubst lua/%,$(DEST)$(LUA_LMOD_DIR)/%,$(LUA_INSTALL))
+	@rmdir $(sort $(dir $(patsubst lua/%,$(DEST)$(LUA_LMOD_DIR)/%,$(LUA_INSTALL)))) 2>/dev/null || true
+	@rmdir $(DEST)$(LUA_LMOD_DIR)/torch 2>/dev/null || true
 
 clean:
 	rm -rf build
