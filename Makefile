@@ -1,6 +1,7 @@
 # lutorch: `make` builds build/lutorch (the interpreter) and build/torch.so (the Lua module);
 # `make test` runs every test, `make demo` the demo, `make bench` the benchmarks beside PyTorch.
-# Options: SANITIZE=1 (AddressSanitizer + UBSan, in build/san), NATIVE=0 (no -march=native),
+# Options: SANITIZE=1 (AddressSanitizer + UBSan, in build/san), TSAN=1 (ThreadSanitizer, in build/tsan;
+# make tsan-test), NATIVE=0 (no -march=native),
 # CUDA=1 (the CUDA backend, in build/cuda: kernels/cuda/*.cu by nvcc, the CUDA runtime and cuBLAS).
 
 SHELL := /bin/bash
@@ -14,6 +15,12 @@ ifeq ($(SANITIZE),1)
   OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
   LDSAN := -fsanitize=address,undefined
   WERROR :=   # the normal build enforces warnings; -O1 only adds false positives
+else ifeq ($(TSAN),1)
+  # ThreadSanitizer, for the embedding API's two-states test (make tsan-test), in build/tsan
+  BUILD ?= build/tsan
+  OPT := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+  LDSAN := -fsanitize=thread
+  WERROR :=
 else
   BUILD ?= build$(if $(filter 1,$(CUDA)),/cuda)
   OPT := -O2 -g -fvect-cost-model=dynamic  # -O2's cheap model leaves kernel loops scalar
@@ -54,7 +61,7 @@ C_TESTS := $(patsubst spec/c/%.c,$(BUILD)/test/%,$(wildcard spec/c/*.c))
 
 DEPS := lua5.4 liblua5.4-dev lua-busted libopenblas-dev libreadline-dev zlib1g-dev dataset-fashion-mnist
 
-.PHONY: all deps build test demo bench clean install uninstall c-tests fuzz
+.PHONY: all deps build test demo bench clean install uninstall c-tests fuzz examples lib tsan-test install-module
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -98,12 +105,46 @@ $(BUILD)/torch.so: $(LIB_OBJ)
 	@echo "LD $@"
 	@$(CC) $(LDFLAGS) -shared $^ -lz -ldl -lm -lpthread $(CUDA_LIBS) -o $@
 
+# The shared library for programs that embed lutorch (bindings/lutorch.h); unlike torch.so it links
+# Lua itself, since its users are C programs, not the lua5.4 interpreter.
+LIB_VERSION := 0.1.0
+LIB_SONAME := liblutorch.so.0
+lib: $(BUILD)/liblutorch.so
+
+$(BUILD)/liblutorch.so: $(LIB_OBJ)
+	@echo "LD $@"
+	@$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) $^ -llua5.4 -lz -ldl -lm -lpthread $(CUDA_LIBS) -o $@
+	@ln -sf liblutorch.so $(BUILD)/$(LIB_SONAME)
+
+# examples/embed: C programs built against the shared library, as a user's program would be
+examples: $(BUILD)/examples/classify
+
+$(BUILD)/examples/%: examples/embed/%.c bindings/lutorch.h $(BUILD)/liblutorch.so
+	@mkdir -p $(dir $@)
+	@echo "CC $@"
+	@$(CC) -std=c11 -Wall -Wextra $(WERROR) $(OPT) -Ibindings -I$(LUA_INC) $< -L$(BUILD) \
+	  -Wl,-rpath,'$$ORIGIN/..' -llutorch -llua5.4 -lz $(LDSAN) -o $@
+
 $(BUILD)/test/%: spec/c/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "CC $@"
 	@$(CC) $(CFLAGS) $(LDFLAGS) $< $(filter-out $(BUILD)/obj/bindings/%,$(LIB_OBJ)) $(LDLIBS) -o $@
 
+# The embedding API's test uses the bindings too (the other C tests only the core).
+$(BUILD)/test/embed_test: spec/c/embed_test.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "CC $@"
+	@$(CC) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJ) $(LDLIBS) -o $@
+
 c-tests: $(C_TESTS)
+
+# Two Lua states training on two threads at once under ThreadSanitizer (spec/c/embed_test.c).
+# libgomp and OpenBLAS are not instrumented, so their own synchronisation is invisible to TSan:
+# one OpenMP and one BLAS thread per state keeps the report to lutorch's code.
+tsan-test:
+	@$(MAKE) --no-print-directory TSAN=1 build/tsan/test/embed_test
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  build/tsan/test/embed_test threads 200
 
 test: all
 	@$(MAKE) --no-print-directory c-tests
@@ -138,6 +179,53 @@ fuzz: all
 	    2>&1 | grep -E '^(stat::number_of_executed_units|Done|==[0-9]+==ERROR|SUMMARY)' ; \
 	  [ -z "$$(ls -A build/fuzz/$$t-findings)" ] || { echo "fuzz: $$t: crash inputs in build/fuzz/$$t-findings"; exit 1; }; \
 	done
+
+# make install PREFIX=/usr/local DESTDIR=: the interpreter, the shared library and its header, a
+# pkg-config file, the module for the stock lua5.4 (torch.so in its cpath; the Lua sources in its
+# path, for reading: torch.so carries them already) and the man page. Lua's directories follow
+# PREFIX as lua5.4's default package.path and package.cpath do (PREFIX/share/lua/5.4,
+# PREFIX/lib/lua/5.4).
+LUA_VERSION := 5.4
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+LUA_CMOD_DIR ?= $(PREFIX)/lib/lua/$(LUA_VERSION)
+LUA_LMOD_DIR ?= $(PREFIX)/share/lua/$(LUA_VERSION)
+# lua/torch/init.lua is left out: `require 'torch'` would find it as torch/init.lua on the path,
+# which Lua searches before the cpath, instead of torch.so
+LUA_INSTALL := $(filter-out lua/torch/init.lua,$(LUA_SRC))
+DEST := $(DESTDIR)
+
+install: build lib
+	install -d $(DEST)$(BINDIR) $(DEST)$(LIBDIR)/pkgconfig $(DEST)$(INCLUDEDIR) $(DEST)$(MANDIR)/man1
+	install -m 755 $(BUILD)/lutorch $(DEST)$(BINDIR)/lutorch
+	install -m 755 $(BUILD)/liblutorch.so $(DEST)$(LIBDIR)/liblutorch.so.$(LIB_VERSION)
+	ln -sf liblutorch.so.$(LIB_VERSION) $(DEST)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DEST)$(LIBDIR)/liblutorch.so
+	install -m 644 bindings/lutorch.h $(DEST)$(INCLUDEDIR)/lutorch.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	  -e 's|@VERSION@|$(LIB_VERSION)|g' lutorch.pc.in > $(DEST)$(LIBDIR)/pkgconfig/lutorch.pc
+	chmod 644 $(DEST)$(LIBDIR)/pkgconfig/lutorch.pc
+	install -m 644 doc/lutorch.1 $(DEST)$(MANDIR)/man1/lutorch.1
+	@$(MAKE) --no-print-directory install-module
+
+# the module alone (LuaRocks' install step: lutorch-scm-1.rockspec)
+install-module: $(BUILD)/torch.so
+	install -d $(DEST)$(LUA_CMOD_DIR)
+	install -m 755 $(BUILD)/torch.so $(DEST)$(LUA_CMOD_DIR)/torch.so
+	@set -e; for f in $(LUA_INSTALL); do \
+	  rel=$${f#lua/}; install -d $(DEST)$(LUA_LMOD_DIR)/$$(dirname $$rel); \
+	  install -m 644 $$f $(DEST)$(LUA_LMOD_DIR)/$$rel; \
+	done; echo "installed $(words $(LUA_INSTALL)) Lua files in $(DEST)$(LUA_LMOD_DIR)/torch"
+
+uninstall:
+	rm -f $(DEST)$(BINDIR)/lutorch $(DEST)$(LIBDIR)/liblutorch.so $(DEST)$(LIBDIR)/$(LIB_SONAME) \
+	  $(DEST)$(LIBDIR)/liblutorch.so.$(LIB_VERSION) $(DEST)$(INCLUDEDIR)/lutorch.h $(DEST)$(LIBDIR)/pkgconfig/lutorch.pc \
+	  $(DEST)$(MANDIR)/man1/lutorch.1 $(DEST)$(LUA_CMOD_DIR)/torch.so
+	rm -f $(patsubst lua/%,$(DEST)$(LUA_LMOD_DIR)/%,$(LUA_INSTALL))
+	@rmdir $(sort $(dir $(patsubst lua/%,$(DEST)$(LUA_LMOD_DIR)/%,$(LUA_INSTALL)))) 2>/dev/null || true
+	@rmdir $(DEST)$(LUA_LMOD_DIR)/torch 2>/dev/null || true
 
 clean:
 	rm -rf build

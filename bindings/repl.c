@@ -23,6 +23,11 @@
  *    methods after `a:`, and of file names inside a string literal.
  *    Completion never runs Lua code: it only reads tables raw and follows
  *    metatables whose `__methods`/`__index` are tables.
+ *  - help(name) / `?name` print documentation (CDOCS below for functions
+ *    written in C, the comment block above a definition for Lua ones), who()
+ *    lists the user's globals, commands running longer than 0.1 s print
+ *    their wall-clock time (on stderr, so that results stay parseable), and
+ *    ~/.lutorchrc runs when the loop starts (an error in it is reported).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -34,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <readline/history.h>
@@ -48,11 +54,17 @@
 #define PROMPT2 ">> "
 #define HISTORY_FILE ".lutorch_history"
 #define HISTORY_MAX 1000
+#define RC_FILE ".lutorchrc"
+/* commands that run longer than this print their time */
+#define SLOW_SECONDS 0.1
 /* How many metatable levels completion follows (guards against cycles). */
 #define MAX_SCOPE_DEPTH 16
 /* Characters that end a word for Lua completion; '.' and ':' are not among
  * them so that the word is a whole path such as "torch.nn.Lin". */
 #define LUA_WORD_BREAKS " \t\n\"'`@$><=;|&{}()[],+-*/%^#~\\"
+/* Inside a string literal the word is the file name after the quote: '/' must not break it
+ * (readline would skip a break character right after the quote, losing an absolute path's '/'). */
+#define STRING_WORD_BREAKS " \t\n\"'"
 
 /* ---------------------------------------------------------------------- */
 /* Running code: message handler, SIGINT hook, docall, report.            */
@@ -426,6 +438,32 @@ static int compile_chunk(lua_State *L, int *print) {
   return CHUNK_ERROR;
 }
 
+static int is_ident_char(int c);
+
+/* "?name" is help('name') (a name or path such as torch.nn.Linear or x:sum), "?expr" help(expr);
+ * "?" alone is help().  Pushes the chunk and returns 1, or 0 when the line is not one of these. */
+static int push_help_line(lua_State *L, const char *line) {
+  const char *p = line, *q;
+  size_t n;
+  int plain = 1;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p != '?') return 0;
+  p++;
+  while (*p == ' ' || *p == '\t') p++;
+  n = strlen(p);
+  while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == ';')) n--;
+  for (q = p; q < p + n; q++)
+    if (!is_ident_char((unsigned char)*q) && *q != '.' && *q != ':') plain = 0;
+  if (n == 0) {
+    lua_pushliteral(L, "help()");
+  } else {
+    const char *what = lua_pushlstring(L, p, n);
+    lua_pushfstring(L, plain ? "help('%s')" : "help(%s)", what);
+    lua_remove(L, -2);
+  }
+  return 1;
+}
+
 enum { RC_EOF, RC_INTR, RC_RUN, RC_ERROR };
 
 /*
@@ -438,7 +476,7 @@ static int read_chunk(lua_State *L, int *print) {
   int r = read_line(L, 1, &line);
   if (r != READ_LINE) return r == READ_EOF ? RC_EOF : RC_INTR;
   /* "=expr" as in Lua 5.2: the expression is tried as such anyway */
-  lua_pushstring(L, line[0] == '=' ? line + 1 : line);
+  if (!push_help_line(L, line)) lua_pushstring(L, line[0] == '=' ? line + 1 : line);
   free(line);
   for (;;) {
     int c;
@@ -488,9 +526,17 @@ static int print_results(lua_State *L) {
 }
 
 /* Runs the function on top of the stack, printing its results if asked. */
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void run_chunk(lua_State *L, int print) {
   int base = lua_gettop(L) - 1;
+  double t0 = now_seconds();
   int status = lutorch_docall(L, 0, LUA_MULTRET);
+  double dt = now_seconds() - t0;
   if (status == LUA_OK && print && lua_gettop(L) > base) {
     int n = lua_gettop(L) - base;
     luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
@@ -500,6 +546,10 @@ static void run_chunk(lua_State *L, int print) {
   }
   lutorch_report(L, status, NULL);
   fflush(stdout);
+  if (dt > SLOW_SECONDS) {
+    fprintf(stderr, "time: %.2f s\n", dt);
+    fflush(stderr);
+  }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -737,6 +787,22 @@ static void display_matches(char **matches, int num, int max_length) {
   rl_forced_update_display();
 }
 
+/* rl_completion_word_break_hook: the break characters for the word at the
+ * point, which depend on whether it is inside a string literal. */
+static char *word_break_hook(void) {
+  int i, q = 0;
+  for (i = 0; i < rl_point && rl_line_buffer[i] != '\0'; i++) {
+    char c = rl_line_buffer[i];
+    if (q != 0) {
+      if (c == '\\' && i + 1 < rl_point) i++; /* an escaped character */
+      else if (c == q) q = 0;
+    } else if (c == '"' || c == '\'') {
+      q = c;
+    }
+  }
+  return (char *)(q != 0 ? STRING_WORD_BREAKS : LUA_WORD_BREAKS);
+}
+
 /* rl_attempted_completion_function. */
 static char **complete(const char *text, int start, int end) {
   lua_State *L = repl_L;
@@ -768,6 +834,385 @@ static char **complete(const char *text, int start, int end) {
 }
 
 /* ---------------------------------------------------------------------- */
+/* help(), who() and ~/.lutorchrc.                                        */
+/* ---------------------------------------------------------------------- */
+
+/* Documentation of the functions written in C (the bindings), for help() and ?name; the Lua
+   functions and classes are documented by the comment block above their definition in lua/torch
+   (see HELP_LUA). Names: "torch.f" for functions, "Tensor:m" for tensor methods. */
+typedef struct {
+  const char *name, *text;
+} cdoc_t;
+
+static const cdoc_t CDOCS[] = {
+    {"torch", "torch: tensors, devices, autograd (torch.autograd), torch.nn, torch.nn.functional (torch.F),\n"
+              "torch.optim, torch.data, torch.cuda, torch.memory, torch.utils. Indices and dims are 1-based;\n"
+              "options go last in a table. help() lists the documented functions."},
+    {"torch.tensor", "torch.tensor(value, {dtype, device, requires_grad}) -> tensor\n"
+                     "A tensor holding a copy of a number or a nested table of numbers (or booleans). Lua integers\n"
+                     "give int64, floats float32, booleans bool, unless opts.dtype says otherwise."},
+    {"torch.zeros", "torch.zeros(size1, size2, ... | {sizes}, {dtype, device, requires_grad}) -> tensor\n"
+                    "A tensor of zeros (float32 unless opts.dtype)."},
+    {"torch.ones", "torch.ones(sizes..., opts) -> tensor\nA tensor of ones (float32 unless opts.dtype)."},
+    {"torch.empty", "torch.empty(sizes..., opts) -> tensor\nA tensor whose elements are not initialised."},
+    {"torch.full", "torch.full(sizes, value, opts) -> tensor\nA tensor filled with value (sizes is a table)."},
+    {"torch.rand", "torch.rand(sizes..., opts) -> tensor\n"
+                   "Uniform in [0, 1): the same numbers as PyTorch's CPU generator for the same torch.manual_seed."},
+    {"torch.randn", "torch.randn(sizes..., opts) -> tensor\nStandard normal samples (PyTorch's numbers for a seed)."},
+    {"torch.randint", "torch.randint(low, high, sizes, opts) -> tensor\nIntegers uniform in [low, high), int64 unless opts.dtype."},
+    {"torch.randperm", "torch.randperm(n, opts) -> tensor\nA random permutation of 1..n (int64)."},
+    {"torch.arange", "torch.arange(end) | torch.arange(start, end, step, opts) -> tensor\n"
+                     "start, start + step, ... below end (end excluded, as in PyTorch); int64 for integer arguments."},
+    {"torch.linspace", "torch.linspace(start, stop, steps, opts) -> tensor\nsteps evenly spaced values from start to stop inclusive."},
+    {"torch.eye", "torch.eye(n, m, opts) -> tensor\nThe n x m (default n x n) identity matrix."},
+    {"torch.zeros_like", "torch.zeros_like(x, opts) -> tensor\nZeros of x's shape, dtype and device (also ones_like, rand_like, ...)."},
+    {"torch.manual_seed", "torch.manual_seed(n)\nSeeds the CPU generator: every random draw after it repeats."},
+    {"torch.matmul", "torch.matmul(a, b) -> tensor (also a:matmul(b))\n"
+                     "Matrix product with PyTorch's rules: vector-vector dot, matrix-vector, matrix-matrix, batched\n"
+                     "products broadcasting the batch dims. `*` is elementwise, not this."},
+    {"torch.mm", "torch.mm(a, b) -> tensor\nThe product of two matrices (2-D only)."},
+    {"torch.bmm", "torch.bmm(a, b) -> tensor\nBatched matrix product of b x n x m and b x m x p tensors."},
+    {"torch.cat", "torch.cat({t1, t2, ...}, dim) -> tensor\nConcatenates along dim (default 1)."},
+    {"torch.stack", "torch.stack({t1, t2, ...}, dim) -> tensor\nStacks equal-shaped tensors along a new dim (default 1)."},
+    {"torch.where", "torch.where(cond, x, y) -> tensor\nx where cond is true, else y (tensors or numbers; broadcast)."},
+    {"torch.is_tensor", "torch.is_tensor(v) -> boolean"},
+    {"torch.set_num_threads", "torch.set_num_threads(n)\nThe number of threads of the CPU kernels (process-wide)."},
+    {"torch.device", "torch.device('cpu' | 'cpu:1' | 'cuda' | 'cuda:0') or torch.device(type, index) -> device\n"
+                     "Fields .type and .index; devices with the same type and index are ==."},
+    {"Tensor:view", "x:view(sizes...) -> tensor\nThe same data with another shape (-1: inferred); x must be viewable (see reshape)."},
+    {"Tensor:reshape", "x:reshape(sizes...) -> tensor\nA view when possible, else a copy, of the given shape."},
+    {"Tensor:sum", "x:sum() | x:sum(dim, keepdim) | x:sum({dims}) -> tensor\nThe sum over all elements or over dims (1-based)."},
+    {"Tensor:mean", "x:mean() | x:mean(dim, keepdim) -> tensor\nThe mean over all elements or over a dim."},
+    {"Tensor:max", "x:max() -> tensor | x:max(dim, keepdim) -> values, indices\n"
+                   "The largest element, or the largest along dim with their 1-based indices."},
+    {"Tensor:min", "x:min() -> tensor | x:min(dim, keepdim) -> values, indices"},
+    {"Tensor:argmax", "x:argmax() | x:argmax(dim, keepdim) -> tensor\n1-based indices of the largest elements (flattened when no dim)."},
+    {"Tensor:t", "x:t() -> tensor\nThe transpose of a matrix (a view; not contiguous)."},
+    {"Tensor:transpose", "x:transpose(dim1, dim2) -> tensor\nA view with the two dims swapped."},
+    {"Tensor:permute", "x:permute(dims...) -> tensor\nA view with the dims in the given order."},
+    {"Tensor:contiguous", "x:contiguous() -> tensor\nx itself when contiguous, else a contiguous copy."},
+    {"Tensor:is_contiguous", "x:is_contiguous() -> boolean"},
+    {"Tensor:split", "x:split(size, dim) -> {views}\nPieces of size elements along dim (default 1), as an array of views."},
+    {"Tensor:chunk", "x:chunk(n, dim) -> {views}\nn pieces along dim (default 1)."},
+    {"Tensor:float", "x:float() -> tensor\nx as float32 (also double, half, bfloat16, long, int, bool)."},
+    {"Tensor:to", "x:to(device | dtype | tensor, {non_blocking, copy}) -> tensor\n"
+                  "x moved or converted; x itself when nothing changes (and copy is not set)."},
+    {"Tensor:eq", "x:eq(y) -> bool tensor\nElementwise ==; also ne, lt, le, gt, ge (Lua's == compares objects)."},
+    {"Tensor:equal", "x:equal(y) -> boolean\nSame shape and the same values."},
+    {"Tensor:item", "x:item() -> number\nThe value of a one-element tensor."},
+    {"Tensor:size", "x:size() -> torch.Size | x:size(dim) -> integer"},
+    {"Tensor:numel", "x:numel() -> integer\nThe number of elements."},
+    {"Tensor:dim", "x:dim() -> integer\nThe number of dimensions."},
+    {"Tensor:totable", "x:totable() -> table\nThe elements as (nested) Lua tables."},
+    {"Tensor:narrow", "x:narrow(dim, start, length) -> tensor\nA view of length elements from start (1-based) along dim."},
+    {"Tensor:select", "x:select(dim, index) -> tensor\nThe slice at index (1-based) along dim, without that dim."},
+    {"Tensor:index_select", "x:index_select(dim, indices) -> tensor\nA copy of the slices at the 1-based indices along dim."},
+    {"Tensor:clone", "x:clone() -> tensor\nA copy (autograd records it)."},
+    {"Tensor:detach", "x:detach() -> tensor\nThe same data, cut from the autograd graph."},
+    {"Tensor:backward", "y:backward(grad)\nComputes the gradients of y (a scalar, or with grad of y's shape) into .grad of the leaves."},
+    {"Tensor:requires_grad_", "x:requires_grad_(flag) -> x\nMarks x for gradients (default true)."},
+    {"Tensor:add", "x:add(y, {alpha}) -> tensor (also x + y)\nElementwise x + alpha * y with broadcasting; add_ in place."},
+    {"Tensor:mul", "x:mul(y) -> tensor (also x * y)\nElementwise product with broadcasting; mul_ in place."},
+    {"Tensor:matmul", "x:matmul(y) -> tensor\nSee torch.matmul."},
+    {"Tensor:mm", "x:mm(y) -> tensor\nSee torch.mm."},
+    {"Tensor:cpu", "x:cpu() -> tensor\nx on cpu:0 (x itself when it is there)."},
+    {"Tensor:cuda", "x:cuda(index) -> tensor\nx on a CUDA device (the current one by default)."},
+    {"Tensor:squeeze", "x:squeeze(dim) -> tensor\nA view without size-1 dims (or only dim)."},
+    {"Tensor:unsqueeze", "x:unsqueeze(dim) -> tensor\nA view with a new size-1 dim at dim."},
+    {"Tensor:flatten", "x:flatten(start_dim, end_dim) -> tensor\nThe dims from start_dim to end_dim merged into one."},
+    {"torch.nn.functional.linear", "F.linear(x, w, b) -> tensor\nx w^T + b (b may be nil)."},
+    {NULL, NULL}};
+
+/* The Lua modules built into the library (tools/embed.lua writes them). */
+typedef struct {
+  const char *name, *path, *source;
+  size_t len;
+} lua_module_t;
+extern const lua_module_t lt_lua_modules[];
+extern const int lt_lua_nmodules;
+
+/* source(path) -> the text of the built-in module at path ("lua/torch/nn/linear.lua") or nil */
+static int module_source(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  int i;
+  for (i = 0; i < lt_lua_nmodules; i++)
+    if (strcmp(lt_lua_modules[i].path, path) == 0) {
+      lua_pushlstring(L, lt_lua_modules[i].source, lt_lua_modules[i].len);
+      return 1;
+    }
+  lua_pushnil(L);
+  return 1;
+}
+
+static const char HELP_LUA[] =
+    "-- The REPL's help(), ?name and who(). Arguments: the table of documented C functions (name ->\n"
+    "-- text), source(chunkname) -> the text of an embedded Lua module or nil, and the names of the\n"
+    "-- globals that exist before the user types anything (who() leaves them out).\n"
+    "local cdocs, source, initial = ...\n"
+    "\n"
+    "-- doc comments: the block of comment lines right above a definition ('--- ' starts a doc comment,\n"
+    "-- plain '-- ' comments count too); a '-- ----' section rule or a blank line ends it\n"
+    "local function lines_of(text)\n"
+    "  local t = {}\n"
+    "  for l in (text .. '\\n'):gmatch('(.-)\\r?\\n') do t[#t + 1] = l end\n"
+    "  return t\n"
+    "end\n"
+    "\n"
+    "local function block_above(lines, n)\n"
+    "  local out = {}\n"
+    "  local i = n - 1\n"
+    "  while i >= 1 do\n"
+    "    local l = lines[i]\n"
+    "    local body = l:match('^%s*%-%-%-?%s?(.*)$')\n"
+    "    if not body or l:match('^%s*%-%-%s*%-%-%-%-') or l:match('^%s*%-%-%[') then break end\n"
+    "    table.insert(out, 1, body)\n"
+    "    i = i - 1\n"
+    "  end\n"
+    "  return #out > 0 and table.concat(out, '\\n') or nil\n"
+    "end\n"
+    "\n"
+    "-- the text of a chunk: an embedded module (\"@lua/torch/x.lua\") or a file the user loaded\n"
+    "local function chunk_text(src)\n"
+    "  if type(src) ~= 'string' or src:sub(1, 1) ~= '@' then return nil end\n"
+    "  local text = source(src:sub(2))\n"
+    "  if text then return text end\n"
+    "  local f = io.open(src:sub(2), 'r')\n"
+    "  if not f then return nil end\n"
+    "  text = f:read('a')\n"
+    "  f:close()\n"
+    "  return text\n"
+    "end\n"
+    "\n"
+    "-- the header comment of a module file: its first comment block\n"
+    "local function header(text)\n"
+    "  local lines = lines_of(text)\n"
+    "  local i = 1\n"
+    "  while lines[i] and not lines[i]:match('^%-%-') do\n"
+    "    if lines[i]:match('%S') then return nil end\n"
+    "    i = i + 1\n"
+    "  end\n"
+    "  local j = i\n"
+    "  while lines[j] and lines[j]:match('^%-%-') do j = j + 1 end\n"
+    "  return j > i and block_above(lines, j) or nil\n"
+    "end\n"
+    "\n"
+    "local function function_doc(f)\n"
+    "  local info = debug.getinfo(f, 'S')\n"
+    "  if info.what ~= 'Lua' then return nil end\n"
+    "  local text = chunk_text(info.source)\n"
+    "  if not text or info.linedefined < 1 then return nil end\n"
+    "  return block_above(lines_of(text), info.linedefined), info\n"
+    "end\n"
+    "\n"
+    "-- a class (torch.class): the comment above `local X = Base:extend('X')` in the file of one of its\n"
+    "-- methods (its own, not those it inherits from another file), else that file's header, else the\n"
+    "-- comment above its init\n"
+    "local function class_doc(cls)\n"
+    "  local name = rawget(cls, '__name')\n"
+    "  local pattern = \"^%s*local%s+[%w_]+%s*=%s*[%w_.:]+%(%s*['\\\"]\" .. name:gsub('%p', '%%%0') .. \"['\\\"]%s*%)\"\n"
+    "  local seen = {}\n"
+    "  for _, v in next, cls do -- raw: a class may carry its instances' __pairs\n"
+    "    local info = type(v) == 'function' and debug.getinfo(v, 'S')\n"
+    "    if info and info.what == 'Lua' and not seen[info.source] then\n"
+    "      seen[info.source] = true\n"
+    "      local text = chunk_text(info.source)\n"
+    "      if text then\n"
+    "        local lines = lines_of(text)\n"
+    "        for n, l in ipairs(lines) do\n"
+    "          if l:match(pattern) then return block_above(lines, n) or header(text) end\n"
+    "        end\n"
+    "      end\n"
+    "    end\n"
+    "  end\n"
+    "  local init = rawget(cls, 'init')\n"
+    "  return type(init) == 'function' and (function_doc(init)) or nil\n"
+    "end\n"
+    "-- names of values reachable from torch (for help(value) and the C table)\n"
+    "local ROOTS = { 'torch', 'torch.nn', 'torch.nn.functional', 'torch.optim', 'torch.optim.lr_scheduler',\n"
+    "  'torch.data', 'torch.autograd', 'torch.utils', 'torch.cuda', 'torch.amp', 'torch.nn.init', 'torch.nn.utils' }\n"
+    "local function resolve(path)\n"
+    "  local v = _G\n"
+    "  for part in path:gmatch('[^.]+') do\n"
+    "    if type(v) ~= 'table' then return nil end\n"
+    "    local ok, f = pcall(function() return v[part] end) -- torch's submodules load on first use\n"
+    "    if not ok then return nil end\n"
+    "    v = f\n"
+    "    if v == nil then return nil end\n"
+    "  end\n"
+    "  return v\n"
+    "end\n"
+    "\n"
+    "local function name_of(value)\n"
+    "  for _, root in ipairs(ROOTS) do\n"
+    "    local t = resolve(root)\n"
+    "    if type(t) == 'table' then\n"
+    "      for k, v in pairs(t) do\n"
+    "        if v == value and type(k) == 'string' then return root .. '.' .. k end\n"
+    "      end\n"
+    "    end\n"
+    "  end\n"
+    "  local methods = torch and rawget(torch, 'Tensor')\n"
+    "  if type(methods) == 'table' then\n"
+    "    for k, v in pairs(methods) do\n"
+    "      if v == value and type(k) == 'string' then return 'Tensor:' .. k end\n"
+    "    end\n"
+    "  end\n"
+    "  for k, v in pairs(package.loaded) do\n"
+    "    if v == value then return k end\n"
+    "  end\n"
+    "  return nil\n"
+    "end\n"
+    "\n"
+    "-- the C table's entry: by full name, by the same name under torch., or as a tensor method\n"
+    "local function cdoc(name)\n"
+    "  if not name then return nil end\n"
+    "  if cdocs[name] then return cdocs[name] end\n"
+    "  local short = name:match('^torch%.Tensor[.:](.*)$') or name:match('^Tensor%.(.*)$')\n"
+    "  if short and cdocs['Tensor:' .. short] then return cdocs['Tensor:' .. short] end\n"
+    "  if cdocs['torch.' .. name] then return cdocs['torch.' .. name] end\n"
+    "  if not name:find('[.:]') and cdocs['Tensor:' .. name] then return cdocs['Tensor:' .. name] end\n"
+    "  return nil\n"
+    "end\n"
+    "\n"
+    "local function doc_of(value, name)\n"
+    "  local d = cdoc(name) or cdoc(name_of(value))\n"
+    "  if d then return d end\n"
+    "  if type(value) == 'function' then return (function_doc(value)) end\n"
+    "  if type(value) == 'table' then\n"
+    "    if type(rawget(value, '__name')) == 'string' then\n"
+    "      local d2 = class_doc(value)\n"
+    "      if d2 then return d2 end\n"
+    "    end\n"
+    "    local mod = name and package.loaded[name] == value and name or nil\n"
+    "    if not mod then\n"
+    "      for k, v in pairs(package.loaded) do\n"
+    "        if v == value and type(k) == 'string' then mod = k break end\n"
+    "      end\n"
+    "    end\n"
+    "    if mod and mod:match('^torch') then\n"
+    "      local text = source(mod:gsub('%.', '/'):gsub('^', 'lua/') .. '.lua') or\n"
+    "        source(mod:gsub('%.', '/'):gsub('^', 'lua/') .. '/init.lua')\n"
+    "      if text then return header(text) end\n"
+    "    end\n"
+    "  end\n"
+    "  return nil\n"
+    "end\n"
+    "\n"
+    "local USAGE = [[\n"
+    "help(name) or ?name: the documentation of a function, class or module, e.g. ?torch.matmul,\n"
+    "help(torch.nn.Linear), ?x:sum (a tensor method), help 'Tensor:view'.\n"
+    "who(): the globals you defined, with their types.\n"
+    "Commands that run longer than 0.1 s print their time.]]\n"
+    "\n"
+    "function help(what)\n"
+    "  local value, name = what, nil\n"
+    "  if what == nil then\n"
+    "    local names = {}\n"
+    "    for k in pairs(cdocs) do names[#names + 1] = k end\n"
+    "    table.sort(names)\n"
+    "    print(USAGE .. '\\nDocumented C functions (Lua functions and classes are documented from their source):')\n"
+    "    print('  ' .. table.concat(names, ' '))\n"
+    "    return\n"
+    "  end\n"
+    "  if type(what) == 'string' then\n"
+    "    name = what:gsub('^%s+', ''):gsub('%s+$', '')\n"
+    "    local base, method = name:match('^(.-):([%w_]+)$')\n"
+    "    if base then -- x:sum, Tensor:sum: a method of the value's class, else of tensors\n"
+    "      local b = base == 'Tensor' and torch.Tensor or resolve(base)\n"
+    "      if torch.is_tensor(b) then b = torch.Tensor end\n"
+    "      value = type(b) == 'table' and b[method] or nil\n"
+    "      if b == torch.Tensor or (value == nil and cdocs['Tensor:' .. method]) then name = 'Tensor:' .. method end\n"
+    "    else\n"
+    "      value = resolve(name)\n"
+    "    end\n"
+    "    if value == nil and cdoc(name) == nil then\n"
+    "      print('help: no ' .. name .. ' (not a global or a field path such as torch.nn.Linear)')\n"
+    "      return\n"
+    "    end\n"
+    "  end\n"
+    "  local d = doc_of(value, name)\n"
+    "  if d then\n"
+    "    print(d)\n"
+    "  else\n"
+    "    print(string.format('help: no documentation for %s (a %s)', name or name_of(value) or tostring(value), type(value)))\n"
+    "  end\n"
+    "end\n"
+    "\n"
+    "local function describe(v)\n"
+    "  local t = type(v)\n"
+    "  if torch.is_tensor(v) then\n"
+    "    return string.format('tensor %s %s %s', table.concat({ '[', table.concat(v.shape, ', '), ']' }),\n"
+    "      tostring(v.dtype):gsub('^torch%.', ''), tostring(v.device))\n"
+    "  elseif t == 'number' or t == 'boolean' then\n"
+    "    return t .. ' ' .. tostring(v)\n"
+    "  elseif t == 'string' then\n"
+    "    return string.format('string %q', #v > 40 and v:sub(1, 37) .. '...' or v)\n"
+    "  elseif t == 'table' then\n"
+    "    local mt = getmetatable(v)\n"
+    "    local cname = type(mt) == 'table' and rawget(mt, '__name')\n"
+    "    if type(cname) == 'string' then return cname end\n"
+    "    local n = 0\n"
+    "    for _ in pairs(v) do n = n + 1 end\n"
+    "    return string.format('table (%d entries)', n)\n"
+    "  end\n"
+    "  return t\n"
+    "end\n"
+    "\n"
+    "function who()\n"
+    "  local names = {}\n"
+    "  for k in pairs(_G) do\n"
+    "    if type(k) == 'string' and not initial[k] then names[#names + 1] = k end\n"
+    "  end\n"
+    "  table.sort(names)\n"
+    "  local width = 0\n"
+    "  for _, k in ipairs(names) do width = math.max(width, #k) end\n"
+    "  for _, k in ipairs(names) do print(string.format('%-' .. width .. 's  %s', k, describe(rawget(_G, k)))) end\n"
+    "end\n"
+    "-- what exists now is not the user's: who() lists only what comes after\n"
+    "for k in pairs(_G) do initial[k] = true end\n";
+
+/* Defines help and who (protected). */
+static int setup_help_p(lua_State *L) {
+  const cdoc_t *d;
+  if (luaL_loadbuffer(L, HELP_LUA, sizeof HELP_LUA - 1, "=(help)") != LUA_OK) return lua_error(L);
+  lua_newtable(L);
+  for (d = CDOCS; d->name != NULL; d++) {
+    lua_pushstring(L, d->text);
+    lua_setfield(L, -2, d->name);
+  }
+  lua_pushcfunction(L, module_source);
+  lua_newtable(L);
+  lua_call(L, 3, 0);
+  return 0;
+}
+
+static void setup_help(lua_State *L) {
+  lua_pushcfunction(L, setup_help_p);
+  lutorch_report(L, lutorch_docall(L, 0, 0), "lutorch: help");
+}
+
+/* Runs ~/.lutorchrc when there is one; an error in it is reported, not fatal. */
+static void run_rc_file(lua_State *L) {
+  const char *home = getenv("HOME");
+  char *path;
+  size_t n;
+  int status;
+  if (home == NULL || home[0] == '\0') return;
+  n = strlen(home) + sizeof "/" RC_FILE;
+  path = malloc(n);
+  if (path == NULL) return;
+  snprintf(path, n, "%s/%s", home, RC_FILE);
+  if (access(path, F_OK) != 0) {
+    free(path);
+    return;
+  }
+  status = luaL_loadfile(L, path);
+  if (status == LUA_OK) status = lutorch_docall(L, 0, 0);
+  lutorch_report(L, status, "lutorch");
+  free(path);
+}
+
+/* ---------------------------------------------------------------------- */
 /* The loop.                                                              */
 /* ---------------------------------------------------------------------- */
 
@@ -785,6 +1230,7 @@ static void repl_begin(lua_State *L) {
     rl_basic_word_break_characters = LUA_WORD_BREAKS;
     rl_completer_word_break_characters = LUA_WORD_BREAKS;
     rl_completer_quote_characters = "\"'";
+    rl_completion_word_break_hook = word_break_hook;
     history_begin();
     set_handler(SIGWINCH, on_sigwinch, SA_RESTART, &old_sigwinch);
   }
@@ -802,6 +1248,9 @@ static void repl_end(void) {
 
 int lutorch_repl(lua_State *L) {
   int top = lua_gettop(L);
+  setup_help(L);
+  run_rc_file(L);
+  lua_settop(L, top);
   repl_begin(L);
   for (;;) {
     int print = 0;

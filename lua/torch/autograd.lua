@@ -17,6 +17,8 @@ local function run_with(on, fn, ...)
   return table.unpack(r, 2, r.n)
 end
 
+--- torch.no_grad(fn, ...) -> fn's results: runs fn(...) without recording the autograd graph;
+-- torch.no_grad() alone returns a to-be-closed value: `local _ <close> = torch.no_grad()`
 function torch.no_grad(fn, ...) return run_with(false, fn, ...) end
 function torch.enable_grad(fn, ...) return run_with(true, fn, ...) end
 -- set_grad_enabled(b) switches the mode now (as in PyTorch) and returns a value that restores

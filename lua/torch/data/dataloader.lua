@@ -146,6 +146,9 @@ end
 local default_collate = M.default_collate
 
 -- ---- DataLoader ----
+--- DataLoader(dataset, {batch_size = 1, shuffle = false, sampler, batch_sampler, drop_last,
+-- collate_fn, num_workers = 0, prefetch_factor, seed, ...}): batches of the dataset, by
+-- `for x, y in loader:iter() do ... end`; #loader is the number of batches
 local DataLoader = D.class('DataLoader')
 M.DataLoader = DataLoader
 

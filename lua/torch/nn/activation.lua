@@ -30,10 +30,12 @@ end
 function GELU:forward(x) return F.gelu(x, { approximate = self.approximate }) end
 function GELU:extra_repr() return "approximate='" .. self.approximate .. "'" end
 
+--- Tanh(): tanh(x) elementwise
 local Tanh = Module:extend('Tanh')
 M.Tanh = Tanh
 function Tanh:forward(x) return x:tanh() end
 
+--- Sigmoid(): 1 / (1 + exp(-x)) elementwise
 local Sigmoid = Module:extend('Sigmoid')
 M.Sigmoid = Sigmoid
 function Sigmoid:forward(x) return x:sigmoid() end
@@ -61,6 +63,7 @@ function Softmax:init(dim) self.dim = dim_arg(dim, 'Softmax') end
 function Softmax:forward(x) return F.softmax(x, softmax_dim(self.dim, x)) end
 function Softmax:extra_repr() return 'dim=' .. pyrepr(self.dim) end
 
+--- LogSoftmax(dim): log(softmax(x, dim))
 local LogSoftmax = Module:extend('LogSoftmax')
 M.LogSoftmax = LogSoftmax
 function LogSoftmax:init(dim) self.dim = dim_arg(dim, 'LogSoftmax') end

@@ -22,11 +22,13 @@ local function check_tensor(x, op, what)
 end
 
 -- ---- activations ----
+--- F.relu(x, {inplace = false}) -> tensor: max(x, 0) elementwise; in place with inplace = true
 function F.relu(x, o)
   check_tensor(x, 'relu')
   if o and o.inplace then return x:relu_() end
   return x:relu()
 end
+--- F.gelu(x, {approximate = 'none' | 'tanh'}) -> tensor: x * Phi(x), or its tanh approximation
 function F.gelu(x, o)
   check_tensor(x, 'gelu')
   local approximate = o and o.approximate or 'none'
@@ -37,11 +39,13 @@ end
 function F.tanh(x) return x:tanh() end
 function F.sigmoid(x) return x:sigmoid() end
 
+--- F.softmax(x, dim) -> tensor: exp(x) / sum(exp(x)) along dim (1-based, required)
 function F.softmax(x, dim)
   check_tensor(x, 'softmax')
   if dim == nil then error('softmax: dim is required', 2) end
   return C.softmax(x, dim)
 end
+--- F.log_softmax(x, dim) -> tensor: log(softmax(x, dim)), computed stably
 function F.log_softmax(x, dim)
   check_tensor(x, 'log_softmax')
   if dim == nil then error('log_softmax: dim is required', 2) end
@@ -52,6 +56,9 @@ end
 -- x w^T + b, its checks and product in one C call (torch._nn.linear)
 F.linear = C.linear
 
+--- F.conv2d(x, w, b, {stride = 1, padding = 0, dilation = 1, groups = 1}) -> tensor
+-- x: N x C x H x W (or C x H x W), w: out x C/groups x kh x kw, b: out values or nil;
+-- padding may be a number, a pair, 'same' or 'valid'
 function F.conv2d(x, w, b, o)
   o = opts_of(o)
   check_tensor(x, 'conv2d')
@@ -63,6 +70,8 @@ function F.conv2d(x, w, b, o)
 end
 
 -- ---- pooling ----
+--- F.max_pool2d(x, kernel_size, {stride = kernel_size, padding = 0, dilation = 1,
+-- ceil_mode = false}) -> tensor: the maximum of each window of N x C x H x W input
 function F.max_pool2d(x, k, o)
   o = opts_of(o)
   check_tensor(x, 'max_pool2d')
@@ -100,6 +109,8 @@ function F.adaptive_avg_pool2d(x, size)
 end
 
 -- ---- dropout ----
+--- F.dropout(x, p = 0.5, training = true, inplace = false) -> tensor: zeroes each element with
+-- probability p and scales the others by 1 / (1 - p); x itself when not training
 function F.dropout(x, p, training, inplace)
   check_tensor(x, 'dropout')
   p = p or 0.5
@@ -186,6 +197,7 @@ local function check_same_shape(x, y, op)
   end
 end
 
+--- F.mse_loss(x, y, {reduction = 'mean' | 'sum' | 'none'}) -> tensor: (x - y)^2, reduced
 function F.mse_loss(x, y, o)
   check_same_shape(x, y, 'mse_loss')
   local d = x - y
@@ -228,6 +240,8 @@ function F.nll_loss(logp, target, o)
   return C.nll_loss('nll_loss', logp, target, o.weight, o.ignore_index, reduction_code(o.reduction, 'nll_loss'))
 end
 
+--- F.cross_entropy(x, target, {weight, ignore_index, reduction = 'mean', label_smoothing = 0})
+-- -> tensor: nll_loss(log_softmax(x)) of logits x (N x C, or C) and 1-based class targets (N)
 function F.cross_entropy(x, target, o)
   o = opts_of(o)
   check_tensor(x, 'cross_entropy')
