@@ -1,0 +1,131 @@
+-- Run by spec/distributed_spec.lua under mpirun (2 ranks): DDP against one process on the whole
+-- batch, computed here too (every rank builds the reference model with rank 0's initial values).
+-- Prints "RESULT <name> <value>" lines for the spec to check.
+local torch = require 'torch'
+local nn, dist = torch.nn, torch.distributed
+
+dist.init_process_group { backend = 'mpi', timeout = 20 }
+local rank, world = dist.get_rank(), dist.get_world_size()
+local out = {}
+local function result(name, v) out[#out + 1] = string.format('RESULT %s %s', name, tostring(v)) end
+
+local function make(seed)
+  torch.manual_seed(seed)
+  return nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 6), nn.Tanh(), nn.Linear(6, 3))
+end
+
+local function maxdiff(ma, mb, what)
+  local pa, pb = ma:parameters(), mb:parameters()
+  local m = 0
+  for i = 1, #pa do
+    local a, b = pa[i], pb[i]
+    if what == 'grad' then a, b = a.grad, b.grad end
+    if a == nil or b == nil then return math.huge end
+    m = math.max(m, (a:double() - b:double()):abs():max():item())
+  end
+  return m
+end
+
+local function loss_of(model, x, y) return ((model(x) - y) ^ 2):mean() end
+
+torch.manual_seed(100)
+local N = 8
+local xs, ys = {}, {}
+for s = 1, 52 do xs[s], ys[s] = torch.randn(N, 5), torch.randn(N, 3) end
+local half = N // world
+local function part(t) return t:narrow(1, rank * half + 1, half) end
+
+-- rank 1 starts from other values: the constructor broadcasts rank 0's
+local function check_case(tag, opts)
+  local ref = make(0)
+  local local_model = make(rank == 0 and 0 or 7)
+  local ddp = nn.DistributedDataParallel(local_model, opts)
+  result(tag .. '_init_maxdiff', maxdiff(ref, local_model, 'param'))
+  -- one step: the gradients
+  loss_of(ddp, part(xs[1]), part(ys[1])):backward()
+  loss_of(ref, xs[1], ys[1]):backward()
+  result(tag .. '_grad_maxdiff', maxdiff(ref, local_model, 'grad'))
+  -- 50 steps of SGD with momentum
+  local o1 = torch.optim.SGD(local_model:parameters(), { lr = 0.05, momentum = 0.9 })
+  local o2 = torch.optim.SGD(ref:parameters(), { lr = 0.05, momentum = 0.9 })
+  for s = 2, 51 do
+    o1:zero_grad(); o2:zero_grad()
+    loss_of(ddp, part(xs[s]), part(ys[s])):backward()
+    loss_of(ref, xs[s], ys[s]):backward()
+    o1:step(); o2:step()
+  end
+  result(tag .. '_param_maxdiff_50', maxdiff(ref, local_model, 'param'))
+  result(tag .. '_buckets', #ddp:comm_stats().buckets)
+  -- no_sync: two local backward passes (the first inside no_sync), averaged once
+  o1:zero_grad(); o2:zero_grad()
+  do
+    local _ <close> = ddp:no_sync()
+    loss_of(ddp, part(xs[51]), part(ys[51])):backward()
+  end
+  result(tag .. '_nosync_local_differs', maxdiff(ref, local_model, 'grad') > 1e-6 or world == 1)
+  loss_of(ddp, part(xs[52]), part(ys[52])):backward()
+  loss_of(ref, xs[51], ys[51]):backward()
+  loss_of(ref, xs[52], ys[52]):backward()
+  result(tag .. '_nosync_grad_maxdiff', maxdiff(ref, local_model, 'grad'))
+  -- the function form
+  o1:zero_grad(); o2:zero_grad()
+  ddp:no_sync(function() loss_of(ddp, part(xs[1]), part(ys[1])):backward() end)
+  loss_of(ddp, part(xs[2]), part(ys[2])):backward()
+  loss_of(ref, xs[1], ys[1]):backward()
+  loss_of(ref, xs[2], ys[2]):backward()
+  result(tag .. '_nosync_fn_grad_maxdiff', maxdiff(ref, local_model, 'grad'))
+end
+
+check_case('one_bucket', {})
+check_case('many_buckets', { bucket_cap_mb = 0.00005 }) -- 52 bytes: one parameter a bucket
+
+-- a parameter used twice (weight sharing): its two gradients arrive separately
+do
+  torch.manual_seed(3)
+  local lin = nn.Linear(4, 4)
+  local Twice = nn.Module:extend('Twice')
+  function Twice:init(l) self.l = l end
+  function Twice:forward(x) return self.l(torch.tanh(self.l(x))) end
+  local m, ref = Twice(lin), nil
+  torch.manual_seed(3)
+  ref = Twice(nn.Linear(4, 4))
+  local ddp = nn.DistributedDataParallel(m, { bucket_cap_mb = 0.00005 })
+  torch.manual_seed(5)
+  local x = torch.randn(N, 4)
+  for _ = 1, 2 do
+    m:zero_grad(); ref:zero_grad()
+    ddp(part(x)):pow(2):mean():backward()
+    ref(x):pow(2):mean():backward()
+  end
+  result('shared_grad_maxdiff', maxdiff(ref, m, 'grad'))
+end
+
+-- an unused parameter: PyTorch's error at the next forward; with find_unused_parameters its .grad
+-- stays nil
+do
+  local Unused = nn.Module:extend('Unused')
+  function Unused:init() self.a = nn.Linear(3, 2); self.b = nn.Linear(3, 2) end
+  function Unused:forward(x) return self.a(x) end
+  torch.manual_seed(0)
+  local ddp = nn.DistributedDataParallel(Unused())
+  local x = torch.randn(4, 3)
+  ddp(x):sum():backward()
+  local ok, err = pcall(function() return ddp(x) end)
+  result('unused_error', not ok and tostring(err):find('Expected to have finished reduction in the prior iteration', 1, true) ~= nil)
+  result('unused_error_indices', tostring(err):match('rank %d+: ([%d ]+)') or tostring(err))
+  local m = Unused()
+  local ddp2 = nn.DistributedDataParallel(m, { find_unused_parameters = true })
+  for _ = 1, 2 do ddp2(x):sum():backward() end
+  result('find_unused_ok', m.b.weight.grad == nil and m.a.weight.grad ~= nil)
+end
+
+-- errors
+result('double_init', select(2, pcall(dist.init_process_group, { backend = 'mpi' })))
+
+dist.barrier()
+for r = 0, world - 1 do
+  if r == rank then for _, l in ipairs(out) do print(string.format('[%d] %s', rank, l)) end end
+  io.stdout:flush()
+  dist.barrier()
+end
+dist.destroy_process_group()
