@@ -1,6 +1,6 @@
 -- Run by spec/distributed_spec.lua under mpirun (2 ranks): DDP against one process on the whole
 -- batch, computed here too (every rank builds the reference model with rank 0's initial values).
--- Prints "RESULT <name> <value>" lines for the spec to check.
+-- Writes "RESULT <name> <value>" lines to arg[1]/rank<r>.txt for the spec to check.
 local torch = require 'torch'
 local nn, dist = torch.nn, torch.distributed
 
@@ -122,10 +122,7 @@ end
 -- errors
 result('double_init', select(2, pcall(dist.init_process_group, { backend = 'mpi' })))
 
-dist.barrier()
-for r = 0, world - 1 do
-  if r == rank then for _, l in ipairs(out) do print(string.format('[%d] %s', rank, l)) end end
-  io.stdout:flush()
-  dist.barrier()
-end
 dist.destroy_process_group()
+local f = assert(io.open(string.format('%s/rank%d.txt', arg[1] or '.', rank), 'w'))
+f:write(table.concat(out, '\n'), '\n')
+f:close()
