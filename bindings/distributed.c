@@ -554,13 +554,15 @@ static int l_reducer(lua_State *L) {
     hput(r, p, i);
   }
   if (build_buckets(r, cap) != LT_OK) return lt_lua_error(L);
+  pthread_mutex_lock(&g_mu);
+  r->group = g_group;
+  g_group->refs++;
+  pthread_mutex_unlock(&g_mu);
   if (pthread_mutex_init(&r->mu, NULL) != 0 || pthread_cond_init(&r->cv, NULL) != 0 ||
       pthread_create(&r->th, NULL, reducer_thread, r) != 0)
     return luaL_error(L, "DistributedDataParallel: cannot start the communication thread");
   r->th_started = true;
   pthread_mutex_lock(&g_mu);
-  r->group = g_group;
-  g_group->refs++;
   r->next = reducers;
   reducers = r;
   pthread_mutex_unlock(&g_mu);

@@ -3,12 +3,12 @@
    one (core/comm_nccl.c: CUDA tensors; its unique id travels over MPI). torch.distributed and DDP
    call them through the function pointers of lt_comm_i.
 
-   Every collective is blocking for its caller but never waits forever: it gives up after the
-   group's timeout with an error naming the collective (a rank that died or hangs), and the group is
-   then broken: later calls fail at once, and the process aborts the job when it exits, since MPI
-   cannot finish cleanly with a collective left unmatched. Tensors may be of any dtype of
-   core/dtype.h and of any layout (non-contiguous ones go through a contiguous copy). The callers
-   check shapes and dtypes (bindings/distributed.c); the implementations assume them valid. */
+   Every collective is blocking for its caller but never waits forever: past the group's timeout (a
+   rank died or hangs) MPI's implementation prints an error naming the collective and aborts the
+   job (MPI has no way back from a collective left unmatched); NCCL's aborts the communicator and
+   returns the error. Tensors may be of any dtype of core/dtype.h and of any layout (non-contiguous
+   ones go through a contiguous copy). The callers check shapes and dtypes (bindings/distributed.c);
+   the implementations assume them valid. */
 #ifndef LT_COMM_H
 #define LT_COMM_H
 
@@ -40,7 +40,7 @@ typedef struct {
   int (*barrier)(lt_comm_t *c);
   int (*rank)(const lt_comm_t *c);
   int (*size)(const lt_comm_t *c);
-  /* finishes the group (MPI_Finalize, or an abort of the job when the group is broken) and frees c */
+  /* frees the group (MPI itself is finished at exit) */
   void (*destroy)(lt_comm_t *c);
 } lt_comm_i;
 
