@@ -119,6 +119,44 @@ do
   result('find_unused_ok', m.b.weight.grad == nil and m.a.weight.grad ~= nil)
 end
 
+-- PyTorch's example: Linear(3, 1) with x = 1 on rank 0 and x = 2 on rank 1: weight grad 1.5
+do
+  local lin = nn.Linear(3, 1)
+  local ddp = nn.DistributedDataParallel(lin)
+  ddp(torch.full({ 1, 3 }, rank + 1.0)):sum():backward()
+  local g = lin.weight.grad:totable()[1]
+  result('linear_grad', string.format('%g %g %g', g[1], g[2], g[3]))
+end
+
+-- buffers: re-broadcast from rank 0 at every forward, or left per rank
+do
+  local WithBuf = nn.Module:extend('WithBuf')
+  function WithBuf:init() self.l = nn.Linear(2, 2); self:register_buffer('b', torch.zeros(1)) end
+  function WithBuf:forward(x) return self.l(x) end
+  for _, bb in ipairs { true, false } do
+    local m = WithBuf()
+    local ddp = nn.DistributedDataParallel(m, { broadcast_buffers = bb })
+    m.b:fill_(100 + rank)
+    ddp(torch.ones(1, 2)):sum():backward()
+    result('buffer_after_forward_' .. tostring(bb), m.b:item())
+  end
+end
+
+-- constructor errors
+do
+  local ok, err = pcall(nn.DistributedDataParallel, nn.Linear(2, 2), { device_ids = { 0 } })
+  result('device_ids_cpu_error', not ok and tostring(err):find('DistributedDataParallel device_ids and output_device arguments only work', 1, true) ~= nil)
+  local frozen = nn.Linear(2, 2)
+  frozen:requires_grad_(false)
+  ok, err = pcall(nn.DistributedDataParallel, frozen)
+  result('no_grad_params_error', not ok and tostring(err):find("DistributedDataParallel is not needed when a module doesn't have any parameter that requires a gradient.", 1, true) ~= nil)
+  ok, err = pcall(nn.DistributedDataParallel, nn.Linear(2, 2), { device_ids = { 0, 1 } })
+  result('device_ids_two_error', not ok and tostring(err):find('device_ids can only be None or contain a single element.', 1, true) ~= nil)
+  -- the ranks must wrap the same parameters
+  ok, err = pcall(nn.DistributedDataParallel, nn.Linear(2, 2 + rank))
+  result('mismatch_error', not ok and tostring(err):find('the ranks wrap modules with different parameters', 1, true) ~= nil)
+end
+
 -- errors
 result('double_init', select(2, pcall(dist.init_process_group, { backend = 'mpi' })))
 
