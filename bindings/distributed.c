@@ -6,7 +6,8 @@
 
    The reducer does DDP's gradient averaging. Its parameters are grouped into buckets (reverse
    parameter order, by dtype, up to a byte cap; the first bucket 1 MiB as PyTorch's), each a flat
-   buffer. The autograd engine calls leaf_grad after each leaf's .grad took a gradient: when every
+   buffer; after the first backward they are rebuilt in the order the gradients arrived in (rank
+   0's), as PyTorch does, so that each bucket fills as early as it can. The autograd engine calls leaf_grad after each leaf's .grad took a gradient: when every
    parameter of a bucket got as many gradients as it got in the last iteration (once, the first
    time), the bucket's gradients are copied into its buffer and handed to the reducer's thread,
    which averages the buffer across ranks while backward goes on. Buckets start in bucket order, so
@@ -222,6 +223,9 @@ typedef struct reducer {
   lt_tensor_t **hkeys;    /* open addressing: parameter pointer -> index */
   int *hvals, hcap;
   bool find_unused;
+  int64_t cap;            /* bucket bytes */
+  int *ready, n_ready;    /* the order parameters got their first gradient in the first backward */
+  bool rebuilt;           /* buckets rebuilt from that order (once, as PyTorch) */
   /* per backward */
   bool armed, touched;
   int next_launch;        /* buckets handed to the thread */
@@ -322,6 +326,7 @@ static void hook_leaf_grad(void *ud, lt_tensor_t *leaf) {
     r->touched = true;
     int k = r->bucket_of[i];
     int c = ++r->count[i];
+    if (c == 1 && !r->rebuilt && r->n_ready < r->n) r->ready[r->n_ready++] = i;
     if (c == r->expect[i]) {
       if (--r->b[k].pending == 0) launch_ready(r);
     } else if (c > r->expect[i] && k < r->next_launch) {
@@ -339,6 +344,40 @@ static int reduce_now(reducer_t *r, int k) {
   int rc = r->group->comm->ops->all_reduce(r->group->comm, r->b[k].flat, LT_REDUCE_AVG);
   r->comm_seconds += now_s() - t0;
   return rc;
+}
+
+static int build_buckets(reducer_t *r);
+
+/* After the first backward, the buckets follow the order gradients arrived in (rank 0's, so that
+   every rank has the same buckets), parameters that got none last: a bucket then fills as early as
+   it can. The gradients were copied back into .grad already, so the buffers are free. */
+static int rebuild(reducer_t *r) {
+  r->rebuilt = true;
+  int64_t n = r->n;
+  lt_tensor_t *ord = lt_empty(1, &n, LT_INT32, lt_device(LT_CPU, 0));
+  if (!ord) return LT_ERR;
+  int32_t *o = lt_data(ord);
+  bool *seen = calloc((size_t)r->n, sizeof *seen);
+  if (!seen) {
+    lt_release(ord);
+    return lt_error("DistributedDataParallel: out of memory");
+  }
+  int k = 0;
+  for (int j = 0; j < r->n_ready; j++) {
+    o[k++] = r->ready[j];
+    seen[r->ready[j]] = true;
+  }
+  for (int i = r->n - 1; i >= 0; i--)
+    if (!seen[i]) o[k++] = i;
+  free(seen);
+  int rc = r->group->comm->ops->broadcast(r->group->comm, ord, 0);
+  o = lt_data(ord);
+  for (int j = 0; j < r->n && rc == LT_OK; j++) {
+    if (o[j] < 0 || o[j] >= r->n) rc = lt_error("DistributedDataParallel: bad bucket order from rank 0");
+    else r->order[j] = o[j];
+  }
+  lt_release(ord);
+  return rc == LT_OK ? build_buckets(r) : rc;
 }
 
 static int finalize(reducer_t *r) {
@@ -408,6 +447,7 @@ static int finalize(reducer_t *r) {
     if (r->count[i] > 0) r->expect[i] = r->count[i];
   free(reduced);
   lt_release(flags);
+  if (rc == LT_OK && !r->rebuilt) rc = rebuild(r);
   return rc;
 }
 
@@ -462,21 +502,28 @@ static void reducer_free(reducer_t *r) {
     if (r->views) lt_release(r->views[i]);
   }
   for (int k = 0; k < r->nb && r->b; k++) lt_release(r->b[k].flat);
-  free(r->params); free(r->views); free(r->bucket_of); free(r->count); free(r->expect); free(r->order);
+  free(r->params); free(r->views); free(r->bucket_of); free(r->count); free(r->expect); free(r->order); free(r->ready);
   free(r->b); free(r->hkeys); free(r->hvals);
   if (r->group) group_unref(r->group);
   free(r);
 }
 
-/* groups the parameters into buckets: reverse order, one dtype each, up to cap bytes (the first
-   one up to 1 MiB) */
-static int build_buckets(reducer_t *r, int64_t cap) {
-  int64_t first_cap = cap < (1 << 20) ? cap : (1 << 20);
+/* groups the parameters into buckets in r->order (reverse parameter order at first), one dtype
+   each, up to r->cap bytes (the first one up to 1 MiB); makes their buffers */
+static int build_buckets(reducer_t *r) {
+  int64_t cap = r->cap, first_cap = cap < (1 << 20) ? cap : (1 << 20);
+  for (int k = 0; k < r->nb; k++) {
+    lt_release(r->b[k].flat);
+    r->b[k].flat = NULL;
+  }
+  for (int i = 0; i < r->n; i++) {
+    lt_release(r->views[i]);
+    r->views[i] = NULL;
+  }
   r->nb = 0;
   int64_t bytes = 0;
   for (int j = 0; j < r->n; j++) {
-    int i = r->n - 1 - j;
-    r->order[j] = i;
+    int i = r->order[j];
     lt_tensor_t *p = r->params[i];
     int64_t pb = p->numel * (int64_t)lt_elsize(p);
     int64_t limit = r->nb <= 1 ? first_cap : cap;
@@ -536,10 +583,11 @@ static int l_reducer(lua_State *L) {
   r->count = calloc((size_t)n, sizeof(int));
   r->expect = calloc((size_t)n, sizeof(int));
   r->order = calloc((size_t)n, sizeof(int));
+  r->ready = calloc((size_t)n, sizeof(int));
   r->b = calloc((size_t)n, sizeof *r->b);
   r->hkeys = calloc((size_t)r->hcap, sizeof *r->hkeys);
   r->hvals = calloc((size_t)r->hcap, sizeof *r->hvals);
-  if (!r->params || !r->views || !r->bucket_of || !r->count || !r->expect || !r->order || !r->b || !r->hkeys ||
+  if (!r->params || !r->views || !r->bucket_of || !r->count || !r->expect || !r->order || !r->ready || !r->b || !r->hkeys ||
       !r->hvals)
     return luaL_error(L, "DistributedDataParallel: out of memory");
   for (int i = 0; i < n; i++) {
@@ -553,7 +601,9 @@ static int l_reducer(lua_State *L) {
     r->expect[i] = 1;
     hput(r, p, i);
   }
-  if (build_buckets(r, cap) != LT_OK) return lt_lua_error(L);
+  r->cap = cap;
+  for (int j = 0; j < n; j++) r->order[j] = n - 1 - j;
+  if (build_buckets(r) != LT_OK) return lt_lua_error(L);
   pthread_mutex_lock(&g_mu);
   r->group = g_group;
   g_group->refs++;
