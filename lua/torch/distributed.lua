@@ -50,10 +50,6 @@ function dist.init_process_group(opts)
   if b == 'gloo' or b == 'ucc' then
     error(string.format("init_process_group: backend '%s' is not available in this build (use 'mpi' or 'nccl')", b), 2)
   end
-  if b == 'nccl' and not C.available('nccl') then error("Distributed package doesn't have NCCL built in", 2) end
-  if b == 'mpi' and not C.available('mpi') then
-    error("init_process_group: backend 'mpi' is not available in this build (install libopenmpi-dev and rebuild)", 2)
-  end
   local im = opts.init_method
   if im ~= nil and im ~= 'env://' then
     error(string.format("init_process_group: init_method '%s' is not supported: the ranks come from MPI "
@@ -62,6 +58,10 @@ function dist.init_process_group(opts)
   local timeout = opts.timeout or 1800
   if type(timeout) ~= 'number' or not (timeout > 0) then
     error('init_process_group: timeout must be a positive number of seconds, got ' .. tostring(timeout), 2)
+  end
+  if b == 'nccl' and not C.available('nccl') then error("Distributed package doesn't have NCCL built in", 2) end
+  if b == 'mpi' and not C.available('mpi') then
+    error("init_process_group: backend 'mpi' is not available in this build (install libopenmpi-dev and rebuild)", 2)
   end
   -- RANK / WORLD_SIZE (as torchrun sets them) must agree with the MPI job
   local want_rank = opts.rank or env_int('RANK')
