@@ -2,17 +2,18 @@
 -- per rank, each on its share of every epoch (DistributedSampler), gradients averaged across ranks
 -- during backward. Rank 0 logs and saves the checkpoint; the test accuracy is computed by every rank
 -- on its share of the test set and summed with all_reduce.
--- Run: mpirun -np 2 build/lutorch examples/ddp.lua [--epochs 2] [--batch 64] [--out build/ddp]
+-- Run: mpirun -np 2 build/lutorch examples/ddp.lua [--epochs 2] [--batch 64] [--limit N] [--out build/ddp]
+-- (--limit N: only the first N batches of each epoch)
 -- (as root add --allow-run-as-root; more ranks than cores: --oversubscribe). On several machines:
 --   mpirun -np 8 --hostfile hosts build/lutorch examples/ddp.lua    (hosts: "node1 slots=4" lines)
 local torch = require 'torch'
 local nn, F, dist = torch.nn, torch.nn.functional, torch.distributed
 
-local opts = { epochs = 2, batch = 64, out = 'build/ddp' }
+local opts = { epochs = 2, batch = 64, limit = 0, out = 'build/ddp' }
 for i = 1, #arg, 2 do
   local k = arg[i]:match('^%-%-(%w+)$')
   if not k or opts[k] == nil or arg[i + 1] == nil then
-    io.stderr:write('usage: ddp.lua [--epochs N] [--batch N] [--out DIR]\n')
+    io.stderr:write('usage: ddp.lua [--epochs N] [--batch N] [--limit N] [--out DIR]\n')
     os.exit(2)
   end
   opts[k] = k == 'out' and arg[i + 1] or math.tointeger(tonumber(arg[i + 1]))
@@ -50,6 +51,7 @@ for epoch = 1, opts.epochs do
     loss:backward()
     opt:step()
     seen, steps, loss_sum = seen + x:size(1), steps + 1, loss_sum + loss:item()
+    if steps == opts.limit then break end
   end
   local dt = torch.utils.clock() - t0
   -- every rank's mean loss and sample count, summed

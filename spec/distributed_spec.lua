@@ -157,6 +157,24 @@ describe('a rank that fails (MPI, 2 ranks, timeout 5 s)', function()
   end)
 end)
 
+describe('examples/ddp.lua (MPI, 2 ranks)', function()
+  mpi_it('trains, logs on rank 0 only and saves a checkpoint that loads', function()
+    local dir = sh('mktemp -d'):gsub('%s+$', '')
+    local out = sh(string.format('OMP_NUM_THREADS=1 timeout 120 %s -np 2 %s examples/ddp.lua --epochs 1 --limit 30 '
+      .. '--out %s', MPIRUN, BIN, dir))
+    local acc = tonumber(out:match('epoch 1  loss [%d.]+  test accuracy ([%d.]+)'))
+    assert(acc, out)
+    assert.is_true(acc > 0.5, out) -- 30 steps of 2 x 64 samples: well above chance (0.1)
+    local _, n = out:gsub('epoch 1 ', '')
+    assert.are.equal(1, n) -- rank 0 alone logs
+    assert.truthy(out:find('2 ranks', 1, true), out)
+    local ck = torch.load(dir .. '/ddp_mlp.safetensors')
+    assert.are.equal(2, ck.world_size)
+    assert.are.same({ 512, 784 }, ck.model['1.weight']:size())
+    os.execute('rm -rf ' .. dir)
+  end)
+end)
+
 describe('torch.distributed without a process group', function()
   local NOT_INIT = 'Default process group has not been initialized, please make sure to call init_process_group.'
   it('refuses use before init', function()
