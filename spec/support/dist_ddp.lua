@@ -3,6 +3,8 @@
 -- Writes "RESULT <name> <value>" lines to arg[1]/rank<r>.txt for the spec to check.
 local torch = require 'torch'
 local nn, dist = torch.nn, torch.distributed
+-- two CPU devices, for the module across devices below (before any tensor exists)
+if torch.cpu.device_count() < 2 then torch.cpu.set_device_count(2) end
 
 dist.init_process_group { backend = 'mpi', timeout = 20 }
 local rank, world = dist.get_rank(), dist.get_world_size()
@@ -98,6 +100,29 @@ do
     ref(x):pow(2):mean():backward()
   end
   result('shared_grad_maxdiff', maxdiff(ref, m, 'grad'))
+end
+
+-- a module across two CPU devices: the engine runs each device's part of backward on its own
+-- thread and delivers the gradients from both
+do
+  local Two = nn.Module:extend('Two')
+  function Two:init() self.a = nn.Linear(4, 5):to('cpu:0'); self.b = nn.Linear(5, 3):to('cpu:1') end
+  function Two:forward(x) return self.b(torch.tanh(self.a(x:to('cpu:0'))):to('cpu:1')) end
+  torch.manual_seed(0)
+  local m = Two()
+  torch.manual_seed(0)
+  local ref = Two()
+  local ddp = nn.DistributedDataParallel(m, { bucket_cap_mb = 0.00005 })
+  torch.manual_seed(1)
+  local x = torch.randn(N, 4)
+  local worst = 0
+  for _ = 1, 3 do
+    m:zero_grad(); ref:zero_grad()
+    ddp(part(x)):pow(2):mean():backward()
+    ref(x):pow(2):mean():backward()
+    worst = math.max(worst, maxdiff(ref, m, 'grad'))
+  end
+  result('two_devices_grad_maxdiff', worst)
 end
 
 -- an unused parameter: PyTorch's error at the next forward; with find_unused_parameters its .grad
