@@ -56,10 +56,28 @@ ifeq ($(CUDA),1)
   LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
   CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
 endif
+# Distributed: core/comm_mpi.c (and comm_nccl.c, which needs MPI for its id) with Open MPI's flags
+# when mpicc exists, else they compile to stubs that say the backend is not available. NCCL is
+# built in the CUDA build where the toolkit ships nccl.h.
+MPICC := $(shell command -v mpicc 2>/dev/null)
+ifneq ($(MPICC),)
+  MPI_CFLAGS := -DLT_WITH_MPI $(shell $(MPICC) --showme:compile)
+  MPI_LIBS := $(shell $(MPICC) --showme:link)
+  ifeq ($(CUDA),1)
+    ifneq ($(wildcard $(CUDA_HOME)/include/nccl.h),)
+      MPI_CFLAGS += -DLT_WITH_NCCL
+      MPI_LIBS += -lnccl
+    endif
+  endif
+  LDLIBS += $(MPI_LIBS)
+endif
+$(BUILD)/obj/core/comm_mpi.o $(BUILD)/obj/core/comm_nccl.o: CFLAGS += $(MPI_CFLAGS)
+
 BIN_OBJ := $(BUILD)/obj/bindings/main.o $(BUILD)/obj/bindings/repl.o
 C_TESTS := $(patsubst spec/c/%.c,$(BUILD)/test/%,$(wildcard spec/c/*.c))
 
-DEPS := lua5.4 liblua5.4-dev lua-busted libopenblas-dev libreadline-dev zlib1g-dev dataset-fashion-mnist
+DEPS := lua5.4 liblua5.4-dev lua-busted libopenblas-dev libreadline-dev zlib1g-dev dataset-fashion-mnist \
+        libopenmpi-dev openmpi-bin
 
 .PHONY: all deps build test demo bench clean install uninstall c-tests fuzz examples lib tsan-test install-module
 
@@ -103,7 +121,7 @@ $(BUILD)/lutorch: $(BIN_OBJ) $(LIB_OBJ)
 # The module for stock lua5.4: LUA_CPATH="build/?.so;;" lua5.4 -e "require 'torch'"
 $(BUILD)/torch.so: $(LIB_OBJ)
 	@echo "LD $@"
-	@$(CC) $(LDFLAGS) -shared $^ -lz -ldl -lm -lpthread $(CUDA_LIBS) -o $@
+	@$(CC) $(LDFLAGS) -shared $^ -lz -ldl -lm -lpthread $(CUDA_LIBS) $(MPI_LIBS) -o $@
 
 # The shared library for programs that embed lutorch (bindings/lutorch.h); unlike torch.so it links
 # Lua itself, since its users are C programs, not the lua5.4 interpreter.

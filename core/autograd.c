@@ -1,6 +1,7 @@
 /* Autograd: nodes, per-tensor state, grad mode, in-place rules and the backward engine. */
 #include "core/autograd.h"
 #include "core/grad.h"
+#include "core/comm.h"
 #include "core/elementwise.h"
 #include "core/factory.h"
 #include "core/reduce.h"
@@ -351,8 +352,29 @@ static int acc_grad_field(lt_tensor_t *t, lt_tensor_t *g) {
   return LT_OK;
 }
 
+/* ---- hooks for DistributedDataParallel (core/comm.h) ----
+   Called after a leaf's .grad took a gradient, and when a backward into .grad ends; set once by
+   torch.distributed, read by every engine thread. */
+static const lt_ag_hooks_t *_Atomic ag_hooks;
+
+void lt_ag_set_hooks(const lt_ag_hooks_t *h) { atomic_store(&ag_hooks, h); }
+
+static void hook_leaf(lt_tensor_t *leaf) {
+  const lt_ag_hooks_t *h = atomic_load(&ag_hooks);
+  if (h && h->leaf_grad) h->leaf_grad(h->ud, leaf);
+}
+
+static int hook_end(int rc) {
+  const lt_ag_hooks_t *h = atomic_load(&ag_hooks);
+  return h && h->backward_end ? h->backward_end(h->ud, rc) : rc;
+}
+
 static int deliver_leaf(lt_tensor_t *leaf, lt_tensor_t *g, capture_t *cap) {
-  if (!cap) return acc_grad_field(leaf, g);
+  if (!cap) {
+    int rc = acc_grad_field(leaf, g);
+    if (rc == LT_OK) hook_leaf(leaf);
+    return rc;
+  }
   for (int j = 0; j < cap->n; j++)
     if (cap->inputs[j] == leaf) {
       lt_retain(g);
@@ -525,6 +547,7 @@ static void par_run(par_t *pe, lt_node_t *n) {
       pthread_mutex_lock(m);
       rc = e->node ? acc_into(&e->node->buf[e->nr], g) : acc_grad_field(e->leaf, g);
       pthread_mutex_unlock(m);
+      if (!e->node && rc == LT_OK) hook_leaf(e->leaf);
     }
     pthread_mutex_lock(&pe->mu);
     if (e->node && --e->node->deps == 0 && rc == LT_OK) {
@@ -742,6 +765,7 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
   free(all.v);
   free(ready.v);
   free(stack.v);
+  if (!cap) rc = hook_end(rc);
   lt_set_grad_enabled(prev);
   return rc;
 }

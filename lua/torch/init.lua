@@ -115,7 +115,7 @@ torch.isinstance = torch.class.isinstance
 require 'torch.serialization'
 
 -- torch.nn, torch.F (torch.nn.functional), torch.optim and torch.data load on first use
-local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim', data = 'torch.data', cuda = 'torch.cuda' }
+local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim', data = 'torch.data', cuda = 'torch.cuda', distributed = 'torch.distributed' }
 setmetatable(torch, {
   __index = function(t, k)
     local m = lazy[k]

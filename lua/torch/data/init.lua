@@ -15,6 +15,7 @@ local data = {
   SequentialSampler = S.SequentialSampler,
   RandomSampler = S.RandomSampler,
   BatchSampler = S.BatchSampler,
+  DistributedSampler = S.DistributedSampler,
   DataLoader = L.DataLoader,
   default_collate = L.default_collate,
   get_worker_info = L.get_worker_info,

@@ -205,4 +205,77 @@ function BatchSampler:iter()
   end
 end
 
+-- ---- DistributedSampler(ds, {num_replicas, rank, shuffle = true, seed = 0, drop_last = false}) ----
+-- Rank `rank`'s share of the dataset, as PyTorch's: the indices (randperm with a generator seeded
+-- seed + epoch when shuffling, else in order), padded by repeating their head up to a multiple of
+-- num_replicas (or cut to one with drop_last), every num_replicas-th from rank's. Ranks are 0-based
+-- as torch.distributed's; the indices it yields are 1-based. num_replicas and rank default to the
+-- process group's.
+local DistributedSampler = Sampler:extend('DistributedSampler')
+M.DistributedSampler = DistributedSampler
+
+function DistributedSampler:init(dataset, opts)
+  opts = check_opts('DistributedSampler', opts,
+    { num_replicas = true, rank = true, shuffle = true, seed = true, drop_last = true })
+  local n = dataset_size('DistributedSampler', dataset)
+  local R, rank = opts.num_replicas, opts.rank
+  if R == nil or rank == nil then
+    local dist = torch.distributed
+    if not dist.is_initialized() then error('DistributedSampler: ' .. dist._NOT_INIT, 3) end
+    R = R or dist.get_world_size()
+    rank = rank or dist.get_rank()
+  end
+  if math.type(R) ~= 'integer' or R <= 0 then
+    error('DistributedSampler: num_replicas must be a positive integer, got ' .. tostring(R), 3)
+  end
+  if math.type(rank) ~= 'integer' or rank < 0 or rank >= R then
+    error(string.format('Invalid rank %s, rank should be in the interval [0, %d]', tostring(rank), R - 1), 3)
+  end
+  local shuffle = opts.shuffle
+  if shuffle == nil then shuffle = true end
+  local drop_last = opts.drop_last or false
+  local seed = opts.seed or 0
+  if math.type(seed) ~= 'integer' then error('DistributedSampler: seed must be an integer, got ' .. tostring(seed), 3) end
+  self.dataset, self.num_replicas, self.rank = dataset, R, rank
+  self.shuffle, self.seed, self.drop_last, self.epoch = shuffle and true or false, seed, drop_last and true or false, 0
+  if self.drop_last and n % R ~= 0 then
+    self.num_samples = (n - R + R - 1) // R -- ceil((n - R) / R)
+  else
+    self.num_samples = (n + R - 1) // R
+  end
+  self.total_size = self.num_samples * R
+end
+
+function DistributedSampler:__len() return self.num_samples end
+
+-- set_epoch(e): the shuffle of epoch e (the same epoch repeats the same order)
+function DistributedSampler:set_epoch(epoch)
+  if math.type(epoch) ~= 'integer' then error('DistributedSampler: set_epoch: epoch must be an integer, got ' .. tostring(epoch), 2) end
+  self.epoch = epoch
+end
+
+-- this rank's indices for the current epoch, as an array table
+function DistributedSampler:indices()
+  local n = dataset_size('DistributedSampler', self.dataset)
+  local all
+  if self.shuffle then
+    all = n > 0 and torch._data_generator(self.seed + self.epoch):randperm(n):totable() or {}
+  else
+    all = {}
+    for i = 1, n do all[i] = i end
+  end
+  local total = self.total_size
+  if not self.drop_last then
+    local have = #all
+    if have == 0 and total > 0 then error('DistributedSampler: the dataset is empty', 2) end
+    for i = have + 1, total do all[i] = all[(i - 1) % have + 1] end
+  end
+  local out = {}
+  for i = self.rank + 1, total, self.num_replicas do out[#out + 1] = all[i] end
+  return out
+end
+
+function DistributedSampler:iter() return iter_values(self:indices()) end
+function DistributedSampler:_index_tensor() return torch.tensor(self:indices(), { dtype = torch.int64 }) end
+
 return M

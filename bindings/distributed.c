@@ -1,0 +1,710 @@
+/* torch._dist: the C side of torch.distributed (lua/torch/distributed.lua) and of
+   nn.DistributedDataParallel (lua/torch/nn/distributed.lua).
+
+   The process group is one lt_comm_t (core/comm.h) per process. Its collectives check their
+   arguments here and run in the core; the Lua side gives PyTorch's errors for use before init.
+
+   The reducer does DDP's gradient averaging. Its parameters are grouped into buckets (reverse
+   parameter order, by dtype, up to a byte cap; the first bucket 1 MiB as PyTorch's), each a flat
+   buffer; after the first backward they are rebuilt in the order the gradients arrived in (rank
+   0's), as PyTorch does, so that each bucket fills as early as it can. The autograd engine calls leaf_grad after each leaf's .grad took a gradient: when every
+   parameter of a bucket got as many gradients as it got in the last iteration (once, the first
+   time), the bucket's gradients are copied into its buffer and handed to the reducer's thread,
+   which averages the buffer across ranks while backward goes on. Buckets start in bucket order, so
+   every rank issues the collectives in one order. When backward ends (backward_end) the thread is
+   waited for; one small all_reduce of per-parameter flags (used, got a gradient after its bucket
+   started) makes the ranks agree on what is left: buckets with an unused parameter are reduced then
+   (find_unused_parameters; an unused parameter's .grad stays nil when no rank used it) or leave an
+   error for the next forward (PyTorch's), buckets with late gradients are reduced again. Then the
+   averages are copied back into .grad. */
+#include "bindings/binding.h"
+#include "core/autograd.h"
+#include "core/comm.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define REDUCER_MT "torch.dist.Reducer"
+
+/* ---- the process group ---- */
+typedef struct {
+  lt_comm_t *comm;
+  int refs;           /* the Lua group and each reducer */
+} group_t;
+
+static group_t *g_group;          /* the current default group, or NULL */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void group_unref(group_t *g) {
+  pthread_mutex_lock(&g_mu);
+  bool last = --g->refs == 0;
+  pthread_mutex_unlock(&g_mu);
+  if (last) {
+    g->comm->ops->destroy(g->comm);
+    free(g);
+  }
+}
+
+static lt_comm_t *check_comm(lua_State *L, const char *op) {
+  if (!g_group)
+    luaL_error(L, "%s: Default process group has not been initialized, please make sure to call "
+                  "init_process_group.", op);
+  return g_group->comm;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* _dist.init(backend, timeout_seconds, cuda_device) -> rank, size */
+static int l_init(lua_State *L) {
+  const char *backend = luaL_checkstring(L, 1);
+  double timeout = luaL_checknumber(L, 2);
+  int device = (int)luaL_optinteger(L, 3, 0);
+  if (g_group) return luaL_error(L, "trying to initialize the default process group twice!");
+  if (!(timeout > 0)) return luaL_error(L, "init_process_group: timeout must be positive, got %f", timeout);
+  lt_comm_t *c = NULL;
+  if (strcmp(backend, "mpi") == 0) c = lt_comm_mpi_new(timeout);
+  else if (strcmp(backend, "nccl") == 0) c = lt_comm_nccl_new(timeout, device);
+  else return luaL_error(L, "Invalid backend: '%s'", backend);
+  if (!c) return lt_lua_error(L);
+  group_t *g = calloc(1, sizeof *g);
+  if (!g) {
+    c->ops->destroy(c);
+    return luaL_error(L, "init_process_group: out of memory");
+  }
+  g->comm = c;
+  g->refs = 1;
+  g_group = g;
+  lua_pushinteger(L, c->ops->rank(c));
+  lua_pushinteger(L, c->ops->size(c));
+  return 2;
+}
+
+static int l_available(lua_State *L) {
+  const char *b = luaL_checkstring(L, 1);
+  lua_pushboolean(L, strcmp(b, "mpi") == 0 ? lt_comm_mpi_available() : strcmp(b, "nccl") == 0 && lt_comm_nccl_available());
+  return 1;
+}
+
+static int l_is_initialized(lua_State *L) {
+  lua_pushboolean(L, g_group != NULL);
+  return 1;
+}
+
+static int l_rank(lua_State *L) {
+  lt_comm_t *c = check_comm(L, "get_rank");
+  lua_pushinteger(L, c->ops->rank(c));
+  return 1;
+}
+
+static int l_size(lua_State *L) {
+  lt_comm_t *c = check_comm(L, "get_world_size");
+  lua_pushinteger(L, c->ops->size(c));
+  return 1;
+}
+
+static int l_backend(lua_State *L) {
+  lt_comm_t *c = check_comm(L, "get_backend");
+  lua_pushstring(L, c->ops->name);
+  return 1;
+}
+
+static int l_destroy(lua_State *L) {
+  check_comm(L, "destroy_process_group");
+  group_t *g = g_group;
+  g_group = NULL;
+  group_unref(g);
+  return 0;
+}
+
+static lt_reduce_op check_op(lua_State *L, int idx, const char *op) {
+  lua_Integer o = luaL_optinteger(L, idx, LT_REDUCE_SUM);
+  if (o < 0 || o >= LT_NREDUCE) luaL_error(L, "%s: unknown reduce op %d (use torch.distributed.ReduceOp)", op, (int)o);
+  return (lt_reduce_op)o;
+}
+
+static int l_all_reduce(lua_State *L) {
+  lt_comm_t *c = check_comm(L, "all_reduce");
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  lt_lua_check(L, c->ops->all_reduce(c, t, check_op(L, 2, "all_reduce")));
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int l_broadcast(lua_State *L) {
+  lt_comm_t *c = check_comm(L, "broadcast");
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  lua_Integer src = luaL_checkinteger(L, 2);
+  int size = c->ops->size(c);
+  if (src < 0 || src >= size)
+    return luaL_error(L, "broadcast: Invalid rank %d, rank should be in the interval [0, %d]", (int)src, size - 1);
+  lt_lua_check(L, c->ops->broadcast(c, t, (int)src));
+  lua_settop(L, 1);
+  return 1;
+}
+
+static bool same_geometry(const lt_tensor_t *a, const lt_tensor_t *b) {
+  return a->ndim == b->ndim && memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) == 0;
+}
+
+/* the list at idx: `size` tensors of ref's shape and dtype, into ts */
+static void check_list(lua_State *L, int idx, const char *op, const char *what, int size, const lt_tensor_t *ref,
+                       lt_tensor_t **ts) {
+  luaL_checktype(L, idx, LUA_TTABLE);
+  int n = (int)luaL_len(L, idx);
+  if (n != size)
+    luaL_error(L, "%s: %s must hold world_size (%d) tensors, got %d", op, what, size, n);
+  for (int r = 0; r < size; r++) {
+    lua_geti(L, idx, r + 1);
+    lt_tensor_t *t = lt_lua_totensor(L, -1);
+    lua_pop(L, 1); /* the list keeps it alive */
+    if (!t) luaL_error(L, "%s: %s[%d] is not a tensor", op, what, r + 1);
+    char a[128], b[128];
+    if (!same_geometry(t, ref) || t->dtype != ref->dtype)
+      luaL_error(L, "%s: %s[%d] is a %s tensor of shape %s, expected %s of shape %s", op, what, r + 1,
+                 lt_dtype_name(t->dtype), lt_shape_str(t->ndim, t->sizes, a, sizeof a), lt_dtype_name(ref->dtype),
+                 lt_shape_str(ref->ndim, ref->sizes, b, sizeof b));
+    ts[r] = t;
+  }
+}
+
+/* all_gather(list, t) */
+static int l_all_gather(lua_State *L) {
+  lt_comm_t *c = check_comm(L, "all_gather");
+  lt_tensor_t *in = lt_lua_checktensor(L, 2);
+  int size = c->ops->size(c);
+  lt_tensor_t **outs = lua_newuserdatauv(L, sizeof *outs * (size_t)size, 0);
+  check_list(L, 1, "all_gather", "tensor_list", size, in, outs);
+  lt_lua_check(L, c->ops->all_gather(c, outs, in));
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* reduce_scatter(out, list, op) */
+static int l_reduce_scatter(lua_State *L) {
+  lt_comm_t *c = check_comm(L, "reduce_scatter");
+  lt_tensor_t *out = lt_lua_checktensor(L, 1);
+  lt_reduce_op op = check_op(L, 3, "reduce_scatter");
+  int size = c->ops->size(c);
+  lt_tensor_t **ins = lua_newuserdatauv(L, sizeof *ins * (size_t)size, 0);
+  check_list(L, 2, "reduce_scatter", "input_list", size, out, ins);
+  lt_lua_check(L, c->ops->reduce_scatter(c, out, ins, op));
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int l_barrier(lua_State *L) {
+  lt_comm_t *c = check_comm(L, "barrier");
+  lt_lua_check(L, c->ops->barrier(c));
+  return 0;
+}
+
+/* ---- the reducer ---- */
+typedef struct {
+  int first, last;        /* its parameters: order[first .. last) */
+  int pending;            /* parameters not ready yet in this backward */
+  lt_tensor_t *flat;
+  bool late;              /* a gradient came after it started */
+} bucket_t;
+
+typedef struct reducer {
+  group_t *group;
+  int n;                  /* parameters */
+  lt_tensor_t **params;   /* retained */
+  lt_tensor_t **views;    /* parameter i's place in its bucket's buffer */
+  int *bucket_of, *count, *expect, *order;
+  int nb;
+  bucket_t *b;
+  lt_tensor_t **hkeys;    /* open addressing: parameter pointer -> index */
+  int *hvals, hcap;
+  bool find_unused;
+  int64_t cap;            /* bucket bytes */
+  int *ready, n_ready;    /* the order parameters got their first gradient in the first backward */
+  bool rebuilt;           /* buckets rebuilt from that order (once, as PyTorch) */
+  /* per backward */
+  bool armed, touched;
+  int next_launch;        /* buckets handed to the thread */
+  int done;               /* buckets the thread finished */
+  /* the thread */
+  pthread_t th;
+  bool th_started, stop;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int comm_rc;
+  char comm_err[1024];
+  double comm_seconds, wait_seconds;
+  /* PyTorch's error for the next forward, or "" */
+  char unused_err[2048];
+  struct reducer *next;
+} reducer_t;
+
+static reducer_t *reducers;       /* registered ones, under g_mu */
+
+static int hfind(const reducer_t *r, const lt_tensor_t *t) {
+  unsigned h = (unsigned)(((uintptr_t)t >> 4) * 2654435761u) & (unsigned)(r->hcap - 1);
+  while (r->hkeys[h]) {
+    if (r->hkeys[h] == t) return r->hvals[h];
+    h = (h + 1) & (unsigned)(r->hcap - 1);
+  }
+  return -1;
+}
+
+static void hput(reducer_t *r, lt_tensor_t *t, int v) {
+  unsigned h = (unsigned)(((uintptr_t)t >> 4) * 2654435761u) & (unsigned)(r->hcap - 1);
+  while (r->hkeys[h] && r->hkeys[h] != t) h = (h + 1) & (unsigned)(r->hcap - 1);
+  r->hkeys[h] = t;
+  r->hvals[h] = v;
+}
+
+static void *reducer_thread(void *arg) {
+  reducer_t *r = arg;
+  lt_comm_t *c = r->group->comm;
+  lt_set_grad_enabled(false);
+  pthread_mutex_lock(&r->mu);
+  for (;;) {
+    while (!r->stop && r->done >= r->next_launch) pthread_cond_wait(&r->cv, &r->mu);
+    if (r->stop) break;
+    bucket_t *bk = &r->b[r->done];
+    bool skip = r->comm_rc != LT_OK;
+    pthread_mutex_unlock(&r->mu);
+    double t0 = now_s();
+    int rc = skip ? LT_OK : c->ops->all_reduce(c, bk->flat, LT_REDUCE_AVG);
+    double dt = now_s() - t0;
+    pthread_mutex_lock(&r->mu);
+    r->comm_seconds += dt;
+    if (rc != LT_OK && r->comm_rc == LT_OK) {
+      r->comm_rc = rc;
+      snprintf(r->comm_err, sizeof r->comm_err, "%s", lt_last_error());
+    }
+    r->done++;
+    pthread_cond_broadcast(&r->cv);
+  }
+  pthread_mutex_unlock(&r->mu);
+  lt_thread_exit();
+  return NULL;
+}
+
+/* copies bucket k's gradients into its buffer (zeros for parameters without one) */
+static int fill_bucket(reducer_t *r, int k) {
+  bucket_t *bk = &r->b[k];
+  for (int j = bk->first; j < bk->last; j++) {
+    int i = r->order[j];
+    lt_tensor_t *g = r->params[i]->grad;
+    int rc = g ? lt_copy_(r->views[i], g) : lt_fill_(r->views[i], lt_int_operand(0));
+    if (rc != LT_OK) return LT_ERR;
+  }
+  return LT_OK;
+}
+
+/* hands ready buckets to the thread, in bucket order (under r->mu) */
+static void launch_ready(reducer_t *r) {
+  bool any = false;
+  while (r->next_launch < r->nb && r->b[r->next_launch].pending == 0) {
+    if (fill_bucket(r, r->next_launch) != LT_OK && r->comm_rc == LT_OK) {
+      r->comm_rc = LT_ERR;
+      snprintf(r->comm_err, sizeof r->comm_err, "DistributedDataParallel: %s", lt_last_error());
+    }
+    r->next_launch++;
+    any = true;
+  }
+  if (any) pthread_cond_broadcast(&r->cv);
+}
+
+static void hook_leaf_grad(void *ud, lt_tensor_t *leaf) {
+  (void)ud;
+  pthread_mutex_lock(&g_mu);
+  for (reducer_t *r = reducers; r; r = r->next) {
+    if (!r->armed) continue;
+    int i = hfind(r, leaf);
+    if (i < 0) continue;
+    pthread_mutex_lock(&r->mu);
+    r->touched = true;
+    int k = r->bucket_of[i];
+    int c = ++r->count[i];
+    if (c == 1 && !r->rebuilt && r->n_ready < r->n) r->ready[r->n_ready++] = i;
+    if (c == r->expect[i]) {
+      if (--r->b[k].pending == 0) launch_ready(r);
+    } else if (c > r->expect[i] && k < r->next_launch) {
+      r->b[k].late = true;
+    }
+    pthread_mutex_unlock(&r->mu);
+  }
+  pthread_mutex_unlock(&g_mu);
+}
+
+/* reduces bucket k now, on this thread (after the reducer's thread went idle) */
+static int reduce_now(reducer_t *r, int k) {
+  LT_TRY(fill_bucket(r, k));
+  double t0 = now_s();
+  int rc = r->group->comm->ops->all_reduce(r->group->comm, r->b[k].flat, LT_REDUCE_AVG);
+  r->comm_seconds += now_s() - t0;
+  return rc;
+}
+
+static int build_buckets(reducer_t *r);
+
+/* After the first backward, the buckets follow the order gradients arrived in (rank 0's, so that
+   every rank has the same buckets), parameters that got none last: a bucket then fills as early as
+   it can. The gradients were copied back into .grad already, so the buffers are free. */
+static int rebuild(reducer_t *r) {
+  r->rebuilt = true;
+  int64_t n = r->n;
+  lt_tensor_t *ord = lt_empty(1, &n, LT_INT32, lt_device(LT_CPU, 0));
+  if (!ord) return LT_ERR;
+  int32_t *o = lt_data(ord);
+  bool *seen = calloc((size_t)r->n, sizeof *seen);
+  if (!seen) {
+    lt_release(ord);
+    return lt_error("DistributedDataParallel: out of memory");
+  }
+  int k = 0;
+  for (int j = 0; j < r->n_ready; j++) {
+    o[k++] = r->ready[j];
+    seen[r->ready[j]] = true;
+  }
+  for (int i = r->n - 1; i >= 0; i--)
+    if (!seen[i]) o[k++] = i;
+  free(seen);
+  int rc = r->group->comm->ops->broadcast(r->group->comm, ord, 0);
+  o = lt_data(ord);
+  for (int j = 0; j < r->n && rc == LT_OK; j++) {
+    if (o[j] < 0 || o[j] >= r->n) rc = lt_error("DistributedDataParallel: bad bucket order from rank 0");
+    else r->order[j] = o[j];
+  }
+  lt_release(ord);
+  return rc == LT_OK ? build_buckets(r) : rc;
+}
+
+static int finalize(reducer_t *r) {
+  lt_comm_t *c = r->group->comm;
+  double t0 = now_s();
+  pthread_mutex_lock(&r->mu);
+  while (r->done < r->next_launch) pthread_cond_wait(&r->cv, &r->mu);
+  pthread_mutex_unlock(&r->mu);
+  r->wait_seconds += now_s() - t0;
+  if (r->comm_rc != LT_OK) {
+    r->comm_rc = LT_OK;
+    return lt_error("%s", r->comm_err);
+  }
+  /* the ranks agree on what is left: flags[i] = used, flags[n + i] = late */
+  int64_t nf = 2 * (int64_t)r->n;
+  lt_tensor_t *flags = lt_empty(1, &nf, LT_INT32, lt_device(LT_CPU, 0));
+  if (!flags) return LT_ERR;
+  int32_t *f = lt_data(flags);
+  for (int i = 0; i < r->n; i++) {
+    f[i] = r->count[i] > 0;
+    f[r->n + i] = r->count[i] > r->expect[i] && r->bucket_of[i] < r->next_launch;
+  }
+  t0 = now_s();
+  int rc = c->ops->all_reduce(c, flags, LT_REDUCE_MAX);
+  r->comm_seconds += now_s() - t0;
+  f = lt_data(flags);
+  bool *reduced = calloc((size_t)r->nb, sizeof *reduced);
+  if (rc == LT_OK && !reduced) rc = lt_error("DistributedDataParallel: out of memory");
+  char *e = r->unused_err;
+  size_t room = sizeof r->unused_err;
+  for (int k = 0; k < r->nb && rc == LT_OK; k++) {
+    bucket_t *bk = &r->b[k];
+    bool all_used = true, late = false;
+    for (int j = bk->first; j < bk->last; j++) {
+      all_used = all_used && f[r->order[j]];
+      late = late || f[r->n + r->order[j]];
+    }
+    if (k < r->next_launch) {
+      reduced[k] = true;
+      if (late) rc = reduce_now(r, k);
+    } else if (all_used || r->find_unused) {
+      reduced[k] = true;
+      rc = reduce_now(r, k);
+    } else if (!e[0]) {
+      int len = snprintf(e, room,
+        "Expected to have finished reduction in the prior iteration before starting a new one. This error "
+        "indicates that your module has parameters that were not used in producing loss. You can enable unused "
+        "parameter detection by passing the keyword argument `find_unused_parameters = true` to "
+        "`nn.DistributedDataParallel`, and by making sure all `forward` function outputs participate in "
+        "calculating loss.\nParameter indices which did not receive grad for rank %d:", c->ops->rank(c));
+      for (int i = 0; i < r->n && len > 0 && (size_t)len < room - 16; i++)
+        if (!f[i]) len += snprintf(e + len, room - (size_t)len, " %d", i + 1);
+    }
+  }
+  /* the averages back into .grad: parameters no rank used keep theirs (nil) */
+  for (int k = 0; k < r->nb && rc == LT_OK; k++) {
+    if (!reduced[k]) continue;
+    for (int j = r->b[k].first; j < r->b[k].last && rc == LT_OK; j++) {
+      int i = r->order[j];
+      lt_tensor_t *p = r->params[i];
+      if (!f[i]) continue;
+      if (p->grad) rc = lt_copy_(p->grad, r->views[i]);
+      else rc = (p->grad = lt_clone(r->views[i])) ? LT_OK : LT_ERR;
+    }
+  }
+  for (int i = 0; i < r->n; i++)
+    if (r->count[i] > 0) r->expect[i] = r->count[i];
+  free(reduced);
+  lt_release(flags);
+  if (rc == LT_OK && !r->rebuilt) rc = rebuild(r);
+  return rc;
+}
+
+static int hook_backward_end(void *ud, int rc) {
+  (void)ud;
+  /* reducers to finish, taken off the armed state under the lock; finished without it */
+  reducer_t *todo[16];
+  int nt = 0;
+  pthread_mutex_lock(&g_mu);
+  for (reducer_t *r = reducers; r && nt < 16; r = r->next)
+    if (r->armed && r->touched) {
+      r->armed = false;
+      todo[nt++] = r;
+    }
+  pthread_mutex_unlock(&g_mu);
+  for (int t = 0; t < nt; t++) {
+    reducer_t *r = todo[t];
+    if (rc == LT_OK) rc = finalize(r);
+    else {
+      pthread_mutex_lock(&r->mu);
+      while (r->done < r->next_launch) pthread_cond_wait(&r->cv, &r->mu);
+      pthread_mutex_unlock(&r->mu);
+    }
+  }
+  return rc;
+}
+
+static const lt_ag_hooks_t ddp_hooks = {hook_leaf_grad, hook_backward_end, NULL};
+
+static reducer_t *check_reducer(lua_State *L) {
+  reducer_t **pr = luaL_checkudata(L, 1, REDUCER_MT);
+  if (!*pr) luaL_error(L, "DistributedDataParallel: the reducer is closed");
+  return *pr;
+}
+
+static void reducer_free(reducer_t *r) {
+  pthread_mutex_lock(&g_mu);
+  for (reducer_t **p = &reducers; *p; p = &(*p)->next)
+    if (*p == r) { *p = r->next; break; }
+  pthread_mutex_unlock(&g_mu);
+  if (r->th_started) {
+    pthread_mutex_lock(&r->mu);
+    r->stop = true;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->th, NULL);
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+  }
+  for (int i = 0; i < r->n; i++) {
+    if (r->params) lt_release(r->params[i]);
+    if (r->views) lt_release(r->views[i]);
+  }
+  for (int k = 0; k < r->nb && r->b; k++) lt_release(r->b[k].flat);
+  free(r->params); free(r->views); free(r->bucket_of); free(r->count); free(r->expect); free(r->order); free(r->ready);
+  free(r->b); free(r->hkeys); free(r->hvals);
+  if (r->group) group_unref(r->group);
+  free(r);
+}
+
+/* groups the parameters into buckets in r->order (reverse parameter order at first), one dtype
+   each, up to r->cap bytes (the first one up to 1 MiB); makes their buffers */
+static int build_buckets(reducer_t *r) {
+  int64_t cap = r->cap, first_cap = cap < (1 << 20) ? cap : (1 << 20);
+  for (int k = 0; k < r->nb; k++) {
+    lt_release(r->b[k].flat);
+    r->b[k].flat = NULL;
+  }
+  for (int i = 0; i < r->n; i++) {
+    lt_release(r->views[i]);
+    r->views[i] = NULL;
+  }
+  r->nb = 0;
+  int64_t bytes = 0;
+  for (int j = 0; j < r->n; j++) {
+    int i = r->order[j];
+    lt_tensor_t *p = r->params[i];
+    int64_t pb = p->numel * (int64_t)lt_elsize(p);
+    int64_t limit = r->nb <= 1 ? first_cap : cap;
+    bool open_new = r->nb == 0 || r->params[r->order[r->b[r->nb - 1].first]]->dtype != p->dtype ||
+                    (bytes > 0 && bytes + pb > limit);
+    if (open_new) {
+      r->b[r->nb].first = j;
+      r->nb++;
+      bytes = 0;
+    }
+    r->b[r->nb - 1].last = j + 1;
+    r->bucket_of[i] = r->nb - 1;
+    bytes += pb;
+  }
+  for (int k = 0; k < r->nb; k++) {
+    bucket_t *bk = &r->b[k];
+    int64_t total = 0;
+    for (int j = bk->first; j < bk->last; j++) total += r->params[r->order[j]]->numel;
+    lt_tensor_t *p0 = r->params[r->order[bk->first]];
+    if (!(bk->flat = lt_empty(1, &total, p0->dtype, p0->device))) return LT_ERR;
+    int64_t off = 0;
+    for (int j = bk->first; j < bk->last; j++) {
+      int i = r->order[j];
+      lt_tensor_t *p = r->params[i];
+      int64_t strides[LT_MAX_DIM];
+      lt_contiguous_strides(p->ndim, p->sizes, strides);
+      if (!(r->views[i] = lt_view_geometry(bk->flat, p->ndim, p->sizes, strides, off))) return LT_ERR;
+      off += p->numel;
+    }
+  }
+  return LT_OK;
+}
+
+/* _dist.reducer(params, bucket_cap_bytes, find_unused) */
+static int l_reducer(lua_State *L) {
+  lt_comm_t *c = check_comm(L, "DistributedDataParallel");
+  (void)c;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_Integer cap = luaL_checkinteger(L, 2);
+  bool find_unused = lua_toboolean(L, 3);
+  int n = (int)luaL_len(L, 1);
+  if (n <= 0) return luaL_error(L, "DistributedDataParallel: no parameters to reduce");
+  if (cap <= 0) return luaL_error(L, "DistributedDataParallel: bucket_cap_mb must be positive");
+  reducer_t **pr = lua_newuserdatauv(L, sizeof *pr, 0);
+  *pr = NULL;
+  luaL_setmetatable(L, REDUCER_MT);
+  reducer_t *r = calloc(1, sizeof *r);
+  if (!r) return luaL_error(L, "DistributedDataParallel: out of memory");
+  *pr = r;
+  r->n = n;
+  r->find_unused = find_unused;
+  r->hcap = 16;
+  while (r->hcap < 2 * n) r->hcap *= 2;
+  r->params = calloc((size_t)n, sizeof *r->params);
+  r->views = calloc((size_t)n, sizeof *r->views);
+  r->bucket_of = calloc((size_t)n, sizeof(int));
+  r->count = calloc((size_t)n, sizeof(int));
+  r->expect = calloc((size_t)n, sizeof(int));
+  r->order = calloc((size_t)n, sizeof(int));
+  r->ready = calloc((size_t)n, sizeof(int));
+  r->b = calloc((size_t)n, sizeof *r->b);
+  r->hkeys = calloc((size_t)r->hcap, sizeof *r->hkeys);
+  r->hvals = calloc((size_t)r->hcap, sizeof *r->hvals);
+  if (!r->params || !r->views || !r->bucket_of || !r->count || !r->expect || !r->order || !r->ready || !r->b || !r->hkeys ||
+      !r->hvals)
+    return luaL_error(L, "DistributedDataParallel: out of memory");
+  for (int i = 0; i < n; i++) {
+    lua_geti(L, 1, i + 1);
+    lt_tensor_t *p = lt_lua_totensor(L, -1);
+    lua_pop(L, 1);
+    if (!p) return luaL_error(L, "DistributedDataParallel: parameter %d is not a tensor", i + 1);
+    if (hfind(r, p) >= 0) return luaL_error(L, "DistributedDataParallel: parameter %d is listed twice", i + 1);
+    lt_retain(p);
+    r->params[i] = p;
+    r->expect[i] = 1;
+    hput(r, p, i);
+  }
+  r->cap = cap;
+  for (int j = 0; j < n; j++) r->order[j] = n - 1 - j;
+  if (build_buckets(r) != LT_OK) return lt_lua_error(L);
+  pthread_mutex_lock(&g_mu);
+  r->group = g_group;
+  g_group->refs++;
+  pthread_mutex_unlock(&g_mu);
+  if (pthread_mutex_init(&r->mu, NULL) != 0 || pthread_cond_init(&r->cv, NULL) != 0 ||
+      pthread_create(&r->th, NULL, reducer_thread, r) != 0)
+    return luaL_error(L, "DistributedDataParallel: cannot start the communication thread");
+  r->th_started = true;
+  pthread_mutex_lock(&g_mu);
+  r->next = reducers;
+  reducers = r;
+  pthread_mutex_unlock(&g_mu);
+  lt_ag_set_hooks(&ddp_hooks);
+  return 1;
+}
+
+/* reducer:prepare(): arms it for the backward of this forward; raises the error left by the last
+   one */
+static int r_prepare(lua_State *L) {
+  reducer_t *r = check_reducer(L);
+  if (r->unused_err[0]) {
+    lua_pushstring(L, r->unused_err);
+    r->unused_err[0] = 0;
+    return lua_error(L);
+  }
+  pthread_mutex_lock(&g_mu);
+  pthread_mutex_lock(&r->mu);
+  for (int i = 0; i < r->n; i++) r->count[i] = 0;
+  for (int k = 0; k < r->nb; k++) {
+    r->b[k].pending = 0;
+    r->b[k].late = false;
+    for (int j = r->b[k].first; j < r->b[k].last; j++) r->b[k].pending += r->expect[r->order[j]] > 0;
+  }
+  r->next_launch = r->done = 0;
+  r->touched = false;
+  r->armed = true;
+  pthread_mutex_unlock(&r->mu);
+  pthread_mutex_unlock(&g_mu);
+  return 0;
+}
+
+/* reducer:disarm(): the forward's backward will not be synchronised */
+static int r_disarm(lua_State *L) {
+  reducer_t *r = check_reducer(L);
+  pthread_mutex_lock(&g_mu);
+  r->armed = false;
+  pthread_mutex_unlock(&g_mu);
+  return 0;
+}
+
+/* reducer:stats() -> {comm_seconds, wait_seconds, buckets = {{param indices}, ...}} */
+static int r_stats(lua_State *L) {
+  reducer_t *r = check_reducer(L);
+  lua_createtable(L, 0, 3);
+  pthread_mutex_lock(&r->mu);
+  lua_pushnumber(L, r->comm_seconds);
+  lua_setfield(L, -2, "comm_seconds");
+  lua_pushnumber(L, r->wait_seconds);
+  lua_setfield(L, -2, "wait_seconds");
+  pthread_mutex_unlock(&r->mu);
+  lua_createtable(L, r->nb, 0);
+  for (int k = 0; k < r->nb; k++) {
+    lua_createtable(L, r->b[k].last - r->b[k].first, 0);
+    for (int j = r->b[k].first; j < r->b[k].last; j++) {
+      lua_pushinteger(L, r->order[j] + 1);
+      lua_rawseti(L, -2, j - r->b[k].first + 1);
+    }
+    lua_rawseti(L, -2, k + 1);
+  }
+  lua_setfield(L, -2, "buckets");
+  return 1;
+}
+
+static int r_gc(lua_State *L) {
+  reducer_t **pr = luaL_checkudata(L, 1, REDUCER_MT);
+  if (*pr) reducer_free(*pr);
+  *pr = NULL;
+  return 0;
+}
+
+void lt_open_distributed(lua_State *L, int torch) {
+  static const luaL_Reg rmethods[] = {{"prepare", r_prepare}, {"disarm", r_disarm}, {"stats", r_stats},
+                                      {"close", r_gc}, {NULL, NULL}};
+  luaL_newmetatable(L, REDUCER_MT);
+  lua_pushcfunction(L, r_gc);
+  lua_setfield(L, -2, "__gc");
+  luaL_newlib(L, rmethods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  static const luaL_Reg fns[] = {
+    {"init", l_init}, {"available", l_available}, {"is_initialized", l_is_initialized}, {"rank", l_rank},
+    {"size", l_size}, {"backend", l_backend}, {"destroy", l_destroy}, {"all_reduce", l_all_reduce},
+    {"broadcast", l_broadcast}, {"all_gather", l_all_gather}, {"reduce_scatter", l_reduce_scatter},
+    {"barrier", l_barrier}, {"reducer", l_reducer}, {NULL, NULL}};
+  luaL_newlib(L, fns);
+  static const char *ops[LT_NREDUCE] = {"SUM", "AVG", "PRODUCT", "MIN", "MAX"};
+  lua_createtable(L, 0, LT_NREDUCE);
+  for (int i = 0; i < LT_NREDUCE; i++) {
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, ops[i]);
+  }
+  lua_setfield(L, -2, "ReduceOp");
+  lua_setfield(L, torch, "_dist");
+}

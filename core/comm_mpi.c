@@ -1,0 +1,358 @@
+/* The MPI implementation of the comm interface (core/comm.h), built with Open MPI's flags when
+   mpicc exists (LT_WITH_MPI, set by the Makefile); without it, lt_comm_mpi_new says the backend is
+   not available.
+
+   MPI's error handler is set to return codes, and every code is turned into an error naming the
+   collective. Collectives are MPI's blocking ones (several times faster than the non-blocking
+   ones, which Open MPI runs through a slower component), each under a watchdog: a thread that,
+   when a collective is still running past the group's timeout (a rank died or hangs), prints an
+   error naming the collective and aborts the job with MPI_Abort, since MPI offers no way back from
+   a collective left unmatched. One lock serialises the calls into MPI: DDP's communication thread
+   and the Lua thread share the group, and collectives must start in the same order on every rank
+   anyway. float16 and bfloat16 are reduced through float32; other reductions map to MPI's types,
+   bool's SUM/MAX to logical or, PRODUCT/MIN to and. */
+#include "core/comm.h"
+#include "core/elementwise.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *lt_reduce_op_name(lt_reduce_op op) {
+  static const char *names[LT_NREDUCE] = {"SUM", "AVG", "PRODUCT", "MIN", "MAX"};
+  return (unsigned)op < LT_NREDUCE ? names[op] : "?";
+}
+
+#ifndef LT_WITH_MPI
+
+bool lt_comm_mpi_available(void) { return false; }
+
+lt_comm_t *lt_comm_mpi_new(double timeout_s) {
+  (void)timeout_s;
+  lt_error("backend 'mpi' is not available in this build (Open MPI was not found when it was built: "
+           "install libopenmpi-dev and rebuild)");
+  return NULL;
+}
+
+#else
+
+#include <mpi.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+  lt_comm_t base;
+  MPI_Comm comm;
+  int rank, size;
+} mpi_comm_t;
+
+static pthread_mutex_t mpi_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool mpi_started, mpi_finished, mpi_broken, exit_hook;
+
+bool lt_comm_mpi_available(void) { return true; }
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int mpi_fail(mpi_comm_t *c, const char *op, int code) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "error code %d", code);
+  return lt_error("%s: MPI failed on rank %d: %s", op, c->rank, msg);
+}
+
+/* ---- the watchdog: one collective at a time runs (under mpi_mu) ---- */
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool started;
+  const char *op;    /* the collective running, or NULL */
+  double deadline, timeout;
+  int rank;
+} wd = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, NULL, 0, 0, 0};
+
+static void *watchdog(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&wd.mu);
+  for (;;) {
+    if (!wd.op) {
+      pthread_cond_wait(&wd.cv, &wd.mu);
+      continue;
+    }
+    if (now_s() > wd.deadline) {
+      fprintf(stderr, "lutorch: %s: timed out after %g s on rank %d waiting for the other ranks (a rank died, "
+              "hangs, or did not call %s); aborting the job\n", wd.op, wd.timeout, wd.rank, wd.op);
+      fflush(stderr);
+      mpi_broken = true;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+      _exit(1);
+    }
+    pthread_mutex_unlock(&wd.mu);
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&wd.mu);
+  }
+  return NULL;
+}
+
+static void watch_begin(mpi_comm_t *c, const char *op) {
+  pthread_mutex_lock(&wd.mu);
+  wd.op = op;
+  wd.timeout = c->base.timeout;
+  wd.deadline = now_s() + c->base.timeout;
+  wd.rank = c->rank;
+  pthread_cond_signal(&wd.cv);
+  pthread_mutex_unlock(&wd.mu);
+}
+
+static int watch_end(mpi_comm_t *c, const char *op, int code) {
+  pthread_mutex_lock(&wd.mu);
+  wd.op = NULL;
+  pthread_mutex_unlock(&wd.mu);
+  return code == MPI_SUCCESS ? LT_OK : mpi_fail(c, op, code);
+}
+
+static MPI_Datatype mpi_type(lt_dtype dt) {
+  switch (dt) {
+  case LT_FLOAT32: return MPI_FLOAT;
+  case LT_FLOAT64: return MPI_DOUBLE;
+  case LT_INT64: return MPI_INT64_T;
+  case LT_INT32: return MPI_INT32_T;
+  case LT_INT16: return MPI_INT16_T;
+  case LT_INT8: return MPI_INT8_T;
+  case LT_UINT8: return MPI_UINT8_T;
+  case LT_BOOL: return MPI_C_BOOL;
+  default: return MPI_DATATYPE_NULL; /* 16-bit floats: reduced through float32 */
+  }
+}
+
+static MPI_Op mpi_op(lt_reduce_op op, lt_dtype dt) {
+  if (dt == LT_BOOL) return op == LT_REDUCE_PRODUCT || op == LT_REDUCE_MIN ? MPI_LAND : MPI_LOR;
+  switch (op) {
+  case LT_REDUCE_PRODUCT: return MPI_PROD;
+  case LT_REDUCE_MIN: return MPI_MIN;
+  case LT_REDUCE_MAX: return MPI_MAX;
+  default: return MPI_SUM;
+  }
+}
+
+/* AVG = SUM / size: floats divide, integers truncate as C (and NCCL) do */
+static void divide(lt_tensor_t *t, int size) {
+  void *p = lt_data(t);
+  int64_t n = t->numel;
+  switch (t->dtype) {
+  case LT_FLOAT32: for (int64_t i = 0; i < n; i++) ((float *)p)[i] /= (float)size; break;
+  case LT_FLOAT64: for (int64_t i = 0; i < n; i++) ((double *)p)[i] /= size; break;
+  case LT_INT64: for (int64_t i = 0; i < n; i++) ((int64_t *)p)[i] /= size; break;
+  case LT_INT32: for (int64_t i = 0; i < n; i++) ((int32_t *)p)[i] /= size; break;
+  case LT_INT16: for (int64_t i = 0; i < n; i++) ((int16_t *)p)[i] = (int16_t)(((int16_t *)p)[i] / size); break;
+  case LT_INT8: for (int64_t i = 0; i < n; i++) ((int8_t *)p)[i] = (int8_t)(((int8_t *)p)[i] / size); break;
+  case LT_UINT8: for (int64_t i = 0; i < n; i++) ((uint8_t *)p)[i] = (uint8_t)(((uint8_t *)p)[i] / size); break;
+  default: break;
+  }
+}
+
+/* A contiguous tensor to reduce in (t itself when it already is one of a type MPI reduces), or
+   NULL + error. */
+static lt_tensor_t *reduce_buffer(lt_tensor_t *t) {
+  if (lt_dtype_is_low_precision(t->dtype)) return lt_convert(t, LT_FLOAT32, t->device);
+  return lt_contiguous(t);
+}
+
+/* writes work back into t when it is a copy; releases work */
+static int finish_buffer(lt_tensor_t *t, lt_tensor_t *work, int rc) {
+  if (work != t && rc == LT_OK) rc = lt_copy_(t, work);
+  lt_release(work);
+  return rc;
+}
+
+static int count_of(const char *op, int64_t n, int *out) {
+  if (n > 0x7fffffff) return lt_error("%s: tensors over 2^31 - 1 elements are not supported by MPI", op);
+  *out = (int)n;
+  return LT_OK;
+}
+
+static int m_all_reduce(lt_comm_t *cc, lt_tensor_t *t, lt_reduce_op op) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  LT_TRY(lt_check_host("all_reduce", t));
+  if (t->dtype == LT_BOOL && op == LT_REDUCE_AVG)
+    return lt_error("all_reduce: ReduceOp.AVG is not supported for bool tensors");
+  lt_tensor_t *work = reduce_buffer(t);
+  if (!work) return LT_ERR;
+  int n = 0, rc = count_of("all_reduce", work->numel, &n);
+  if (rc == LT_OK && n > 0) {
+    pthread_mutex_lock(&mpi_mu);
+    watch_begin(c, "all_reduce");
+    int e = MPI_Allreduce(MPI_IN_PLACE, lt_data(work), n, mpi_type(work->dtype), mpi_op(op, work->dtype), c->comm);
+    rc = watch_end(c, "all_reduce", e);
+    pthread_mutex_unlock(&mpi_mu);
+    if (rc == LT_OK && op == LT_REDUCE_AVG) divide(work, c->size);
+  }
+  if (rc == LT_OK && work == t) lt_bump_version(t);
+  return finish_buffer(t, work, rc);
+}
+
+static int m_broadcast(lt_comm_t *cc, lt_tensor_t *t, int src) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  LT_TRY(lt_check_host("broadcast", t));
+  lt_tensor_t *work = lt_contiguous(t);
+  if (!work) return LT_ERR;
+  int n = 0, rc = count_of("broadcast", work->numel * (int64_t)lt_elsize(work), &n);
+  if (rc == LT_OK && n > 0) {
+    pthread_mutex_lock(&mpi_mu);
+    watch_begin(c, "broadcast");
+    int e = MPI_Bcast(lt_data(work), n, MPI_BYTE, src, c->comm);
+    rc = watch_end(c, "broadcast", e);
+    pthread_mutex_unlock(&mpi_mu);
+  }
+  if (rc == LT_OK && work == t) lt_bump_version(t);
+  return finish_buffer(t, work, rc);
+}
+
+static int m_all_gather(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *in) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  LT_TRY(lt_check_host("all_gather", in));
+  lt_tensor_t *src = lt_contiguous(in);
+  if (!src) return LT_ERR;
+  int64_t sizes[1] = {in->numel * (int64_t)c->size};
+  lt_tensor_t *all = lt_empty(1, sizes, in->dtype, in->device);
+  int n = 0, rc = all ? count_of("all_gather", in->numel * (int64_t)lt_elsize(in), &n) : LT_ERR;
+  if (rc == LT_OK && n > 0) {
+    pthread_mutex_lock(&mpi_mu);
+    watch_begin(c, "all_gather");
+    int e = MPI_Allgather(lt_data(src), n, MPI_BYTE, lt_data(all), n, MPI_BYTE, c->comm);
+    rc = watch_end(c, "all_gather", e);
+    pthread_mutex_unlock(&mpi_mu);
+  }
+  for (int r = 0; r < c->size && rc == LT_OK; r++) {
+    int64_t strides[LT_MAX_DIM];
+    lt_contiguous_strides(in->ndim, in->sizes, strides);
+    lt_tensor_t *part = lt_view_geometry(all, in->ndim, in->sizes, strides, in->numel * r);
+    rc = part ? lt_copy_(outs[r], part) : LT_ERR;
+    lt_release(part);
+  }
+  lt_release(all);
+  lt_release(src);
+  return rc;
+}
+
+static int m_reduce_scatter(lt_comm_t *cc, lt_tensor_t *out, lt_tensor_t *const *ins, lt_reduce_op op) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  LT_TRY(lt_check_host("reduce_scatter", out));
+  if (out->dtype == LT_BOOL && op == LT_REDUCE_AVG)
+    return lt_error("reduce_scatter: ReduceOp.AVG is not supported for bool tensors");
+  lt_dtype wdt = lt_dtype_is_low_precision(out->dtype) ? LT_FLOAT32 : out->dtype;
+  int64_t sizes[1] = {out->numel * (int64_t)c->size};
+  lt_tensor_t *send = lt_empty(1, sizes, wdt, out->device);
+  lt_tensor_t *recv = lt_empty(out->ndim, out->sizes, wdt, out->device);
+  int n = 0, rc = send && recv ? count_of("reduce_scatter", out->numel, &n) : LT_ERR;
+  for (int r = 0; r < c->size && rc == LT_OK; r++) {
+    int64_t strides[LT_MAX_DIM];
+    lt_contiguous_strides(out->ndim, out->sizes, strides);
+    lt_tensor_t *part = lt_view_geometry(send, out->ndim, out->sizes, strides, out->numel * r);
+    rc = part ? lt_copy_(part, ins[r]) : LT_ERR;
+    lt_release(part);
+  }
+  if (rc == LT_OK && n > 0) {
+    pthread_mutex_lock(&mpi_mu);
+    watch_begin(c, "reduce_scatter");
+    int e = MPI_Reduce_scatter_block(lt_data(send), lt_data(recv), n, mpi_type(wdt), mpi_op(op, wdt), c->comm);
+    rc = watch_end(c, "reduce_scatter", e);
+    pthread_mutex_unlock(&mpi_mu);
+    if (rc == LT_OK && op == LT_REDUCE_AVG) divide(recv, c->size);
+  }
+  if (rc == LT_OK) rc = lt_copy_(out, recv);
+  lt_release(send);
+  lt_release(recv);
+  return rc;
+}
+
+static int m_barrier(lt_comm_t *cc) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  pthread_mutex_lock(&mpi_mu);
+  watch_begin(c, "barrier");
+  int rc = watch_end(c, "barrier", MPI_Barrier(c->comm));
+  pthread_mutex_unlock(&mpi_mu);
+  return rc;
+}
+
+static int m_rank(const lt_comm_t *cc) { return ((const mpi_comm_t *)cc)->rank; }
+static int m_size(const lt_comm_t *cc) { return ((const mpi_comm_t *)cc)->size; }
+
+/* MPI cannot be started again once finished: the group stays for later init_process_group calls
+   and MPI itself finishes at exit. A broken group aborts the job instead, since MPI_Finalize would
+   wait for ranks that are gone. */
+static void at_exit(void) {
+  pthread_mutex_lock(&mpi_mu);
+  if (mpi_started && !mpi_finished) {
+    mpi_finished = true;
+    if (mpi_broken) {
+      fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    } else {
+      MPI_Finalize();
+    }
+  }
+  pthread_mutex_unlock(&mpi_mu);
+}
+
+static void m_destroy(lt_comm_t *cc) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  pthread_mutex_lock(&mpi_mu);
+  if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
+  pthread_mutex_unlock(&mpi_mu);
+  free(c);
+}
+
+static const lt_comm_i mpi_ops = {"mpi", m_all_reduce, m_broadcast, m_all_gather, m_reduce_scatter,
+                                  m_barrier, m_rank, m_size, m_destroy};
+
+lt_comm_t *lt_comm_mpi_new(double timeout_s) {
+  pthread_mutex_lock(&mpi_mu);
+  int rc = LT_OK;
+  if (mpi_finished) rc = lt_error("init_process_group: MPI was finalized already in this process");
+  if (rc == LT_OK && !mpi_started) {
+    int inited = 0, provided = 0;
+    MPI_Initialized(&inited);
+    if (!inited && MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
+      rc = lt_error("init_process_group: MPI_Init_thread failed");
+    else if (!inited && provided < MPI_THREAD_SERIALIZED) {
+      /* the lock serialises calls, but they may come from DDP's thread */
+      rc = lt_error("init_process_group: this MPI does not support calls from several threads");
+    }
+    if (rc == LT_OK) {
+      mpi_started = true;
+      MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+      if (!exit_hook) { atexit(at_exit); exit_hook = true; }
+      pthread_t th;
+      if (!wd.started && pthread_create(&th, NULL, watchdog, NULL) == 0) {
+        pthread_detach(th);
+        wd.started = true;
+      }
+      if (!wd.started) rc = lt_error("init_process_group: cannot start the watchdog thread");
+    }
+  }
+  mpi_comm_t *c = NULL;
+  if (rc == LT_OK && !(c = calloc(1, sizeof *c))) rc = lt_error("init_process_group: out of memory");
+  if (rc == LT_OK) {
+    c->base.ops = &mpi_ops;
+    c->base.timeout = timeout_s;
+    int e = MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
+    if (e == MPI_SUCCESS) e = MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    if (e == MPI_SUCCESS) e = MPI_Comm_rank(c->comm, &c->rank);
+    if (e == MPI_SUCCESS) e = MPI_Comm_size(c->comm, &c->size);
+    if (e != MPI_SUCCESS) {
+      rc = mpi_fail(c, "init_process_group", e);
+      free(c);
+      c = NULL;
+    }
+  }
+  pthread_mutex_unlock(&mpi_mu);
+  return c ? &c->base : NULL;
+}
+
+#endif

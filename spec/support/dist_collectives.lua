@@ -1,0 +1,200 @@
+-- Run by spec/distributed_spec.lua under mpirun (2 and 3 ranks): every collective on every dtype,
+-- on contiguous and non-contiguous (transposed) tensors, against values computed here with plain
+-- Lua loops over what each rank holds. Writes "RESULT ok <case>" or "RESULT fail <case> <why>" lines,
+-- then "RESULT checks <n>", to arg[1]/rank<r>.txt.
+local torch = require 'torch'
+local dist = torch.distributed
+
+dist.init_process_group { backend = 'mpi', timeout = 20 }
+local rank, R = dist.get_rank(), dist.get_world_size()
+local Op = dist.ReduceOp
+local lines, checks = {}, 0
+
+local function report(ok, case, why)
+  checks = checks + 1
+  lines[#lines + 1] = ok and ('RESULT ok ' .. case) or string.format('RESULT fail %s %s', case, why or '')
+end
+
+local dtypes = { 'float32', 'float64', 'float16', 'bfloat16', 'int64', 'int32', 'int16', 'int8', 'uint8', 'bool' }
+local ROWS, COLS = 3, 4 -- the base tensor; the non-contiguous case is its transpose
+
+-- what rank r holds at element (i, j) of the [ROWS, COLS] base (1-based), salt varying per use
+local function value(dt, r, i, j, salt)
+  local k = (r + i * 2 + j + salt) % 3
+  if dt == 'bool' then return k ~= 1 end
+  return k + 1
+end
+
+local function make(dt, r, salt, transposed)
+  local rows = {}
+  for i = 1, ROWS do
+    rows[i] = {}
+    for j = 1, COLS do rows[i][j] = value(dt, r, i, j, salt) end
+  end
+  local t = torch.tensor(rows, { dtype = torch[dt] })
+  if transposed then t = t:t() end
+  return t
+end
+
+-- the element of tensor t (maybe transposed) at base position (i, j), as a Lua value
+local function get(tab, transposed, i, j)
+  if transposed then return tab[j][i] end
+  return tab[i][j]
+end
+
+local function reduce(dt, op, vals)
+  if dt == 'bool' then
+    local any, all = false, true
+    for _, v in ipairs(vals) do any = any or v; all = all and v end
+    if op == Op.PRODUCT or op == Op.MIN then return all end
+    return any
+  end
+  local acc = vals[1]
+  for k = 2, #vals do
+    local v = vals[k]
+    if op == Op.SUM or op == Op.AVG then acc = acc + v
+    elseif op == Op.PRODUCT then acc = acc * v
+    elseif op == Op.MIN then acc = math.min(acc, v)
+    else acc = math.max(acc, v) end
+  end
+  if op == Op.AVG then
+    if dt:match('int') then
+      acc = acc // #vals -- values are positive: truncation is floor
+    else
+      acc = acc / #vals
+    end
+  end
+  return acc
+end
+
+local function tol(dt)
+  if dt == 'float16' then return 2e-3 end
+  if dt == 'bfloat16' then return 1e-2 end
+  if dt == 'float32' then return 1e-6 end
+  return 0
+end
+
+local function same(dt, got, want)
+  if dt == 'bool' then return got == want end
+  return math.abs(got - want) <= tol(dt) * math.max(1, math.abs(want))
+end
+
+-- compares tensor t (holding base positions, maybe transposed) with want(i, j)
+local function compare(case, dt, t, transposed, want)
+  if tostring(t.dtype) ~= tostring(torch[dt]) then return report(false, case, 'dtype changed to ' .. tostring(t.dtype)) end
+  local tab = t:totable()
+  for i = 1, ROWS do
+    for j = 1, COLS do
+      local g, w = get(tab, transposed, i, j), want(i, j)
+      if not same(dt, g, w) then
+        return report(false, case, string.format('at (%d,%d): got %s, want %s', i, j, tostring(g), tostring(w)))
+      end
+    end
+  end
+  report(true, case)
+end
+
+-- in one order on every rank (pairs' order differs between processes)
+local opnames = { { 'SUM', Op.SUM }, { 'AVG', Op.AVG }, { 'PRODUCT', Op.PRODUCT }, { 'MIN', Op.MIN }, { 'MAX', Op.MAX } }
+
+for _, dt in ipairs(dtypes) do
+  for _, tr in ipairs { false, true } do
+    local tag = dt .. (tr and '_noncontig' or '')
+    -- all_reduce with every op
+    for _, no in ipairs(opnames) do
+      local name, op = no[1], no[2]
+      if not (dt == 'bool' and op == Op.AVG) then
+        local t = make(dt, rank, 0, tr)
+        local ok, err = pcall(dist.all_reduce, t, op)
+        if not ok then report(false, 'all_reduce_' .. name .. '_' .. tag, err)
+        else
+          compare('all_reduce_' .. name .. '_' .. tag, dt, t, tr, function(i, j)
+            local vals = {}
+            for r = 0, R - 1 do vals[#vals + 1] = value(dt, r, i, j, 0) end
+            return reduce(dt, op, vals)
+          end)
+        end
+      end
+    end
+    -- broadcast from the last rank
+    local b = make(dt, rank, 1, tr)
+    dist.broadcast(b, R - 1)
+    compare('broadcast_' .. tag, dt, b, tr, function(i, j) return value(dt, R - 1, i, j, 1) end)
+    -- all_gather: list[r + 1] is rank r's
+    local list = {}
+    for r = 1, R do list[r] = torch.zeros(tr and { COLS, ROWS } or { ROWS, COLS }, { dtype = torch[dt] }) end
+    if tr then for r = 1, R do list[r] = torch.zeros({ ROWS, COLS }, { dtype = torch[dt] }):t() end end
+    dist.all_gather(list, make(dt, rank, 2, tr))
+    for r = 0, R - 1 do
+      compare(string.format('all_gather_%s_from_%d', tag, r), dt, list[r + 1], tr,
+        function(i, j) return value(dt, r, i, j, 2) end)
+    end
+    -- reduce_scatter: rank r gets op over the ranks s of their input k = r
+    local ops = dt == 'bool' and { { 'SUM', Op.SUM }, { 'MIN', Op.MIN } }
+      or { { 'SUM', Op.SUM }, { 'MAX', Op.MAX }, { 'AVG', Op.AVG } }
+    for _, no in ipairs(ops) do
+      local name, op = no[1], no[2]
+      local ins = {}
+      for k = 0, R - 1 do ins[k + 1] = make(dt, rank, 10 + k, tr) end
+      local out = torch.zeros({ ROWS, COLS }, { dtype = torch[dt] })
+      if tr then out = torch.zeros({ COLS, ROWS }, { dtype = torch[dt] }) end
+      dist.reduce_scatter(out, ins, op)
+      compare('reduce_scatter_' .. name .. '_' .. tag, dt, out, tr, function(i, j)
+        local vals = {}
+        for s = 0, R - 1 do vals[#vals + 1] = value(dt, s, i, j, 10 + rank) end
+        return reduce(dt, op, vals)
+      end)
+    end
+  end
+end
+
+-- a 0-element tensor and a large one (several MPI segments)
+do
+  local e = torch.zeros({ 0 })
+  dist.all_reduce(e)
+  report(e:numel() == 0, 'all_reduce_empty')
+  local big = torch.full({ 300000 }, rank + 1, { dtype = torch.float64 })
+  dist.all_reduce(big)
+  local want = R * (R + 1) / 2
+  report(big:min():item() == want and big:max():item() == want, 'all_reduce_large', tostring(big[1]))
+end
+
+-- argument errors
+local function check_error(case, pattern, fn)
+  local ok, err = pcall(fn)
+  report(not ok and tostring(err):find(pattern, 1, true) ~= nil, case, tostring(err))
+end
+check_error('broadcast_bad_src', string.format('Invalid rank %d, rank should be in the interval [0, %d]', R, R - 1),
+  function() dist.broadcast(torch.zeros(2), R) end)
+check_error('all_gather_short_list', 'all_gather: tensor_list must hold world_size', function()
+  dist.all_gather({ torch.zeros(2) }, torch.zeros(2))
+end)
+check_error('all_gather_bad_shape', 'all_gather: tensor_list[', function()
+  local l = {}
+  for r = 1, R do l[r] = torch.zeros(3) end
+  dist.all_gather(l, torch.zeros(2))
+end)
+check_error('reduce_scatter_bad_dtype', 'reduce_scatter: input_list[', function()
+  local l = {}
+  for r = 1, R do l[r] = torch.zeros(2, { dtype = torch.int64 }) end
+  dist.reduce_scatter(torch.zeros(2), l)
+end)
+check_error('all_reduce_bad_op', 'all_reduce: op must be one of torch.distributed.ReduceOp', function()
+  dist.all_reduce(torch.zeros(2), 9)
+end)
+check_error('all_reduce_bool_avg', 'all_reduce: ReduceOp.AVG is not supported for bool tensors', function()
+  dist.all_reduce(torch.zeros(2, { dtype = torch.bool }), Op.AVG)
+end)
+check_error('double_init', 'trying to initialize the default process group twice!', function()
+  dist.init_process_group { backend = 'mpi' }
+end)
+report(dist.get_backend() == 'mpi', 'get_backend')
+
+dist.destroy_process_group()
+report(not dist.is_initialized(), 'destroyed')
+check_error('after_destroy', 'Default process group has not been initialized', function() dist.get_rank() end)
+lines[#lines + 1] = 'RESULT checks ' .. checks
+-- each rank writes its own file (arg[1]/rank<r>.txt): mpirun may interleave the ranks' stdout
+local f = assert(io.open(string.format('%s/rank%d.txt', arg[1] or '.', rank), 'w'))
+f:write(table.concat(lines, '\n'), '\n')
+f:close()
