@@ -131,7 +131,7 @@ lib: $(BUILD)/liblutorch.so
 
 $(BUILD)/liblutorch.so: $(LIB_OBJ)
 	@echo "LD $@"
-	@$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) $^ -llua5.4 -lz -ldl -lm -lpthread $(CUDA_LIBS) -o $@
+	@$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) $^ -llua5.4 -lz -ldl -lm -lpthread $(CUDA_LIBS) $(MPI_LIBS) -o $@
 	@ln -sf liblutorch.so $(BUILD)/$(LIB_SONAME)
 
 # examples/embed: C programs built against the shared library, as a user's program would be
