@@ -43,6 +43,9 @@ run "$LT" bench/data_parallel.lua
 run $PY bench/torch_data_parallel.py --threads 2 --tag _t2
 run $PY bench/torch_data_parallel.py --threads 1 --tag _t1
 
+# DistributedDataParallel: 2 ranks under mpirun (one core each) against one process on one core
+command -v mpirun >/dev/null && run "$LT" bench/ddp.lua
+
 # Fashion-MNIST: PyTorch's reference scripts (../shared/bench, copied to bench/reference) at their
 # settings, under the same OpenBLAS kernels as lutorch (SkylakeX) and Debian's default; peak memory
 # of the MLP runs from /usr/bin/time
@@ -86,6 +89,8 @@ row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" ms 1 "$(val lutorch_conv_fwd_bwd)" "$(
 row "DataParallel MLP step, batch 256" ms 1 "$(val lutorch_dp_mlp_step_data_parallel)" "$(best min torch_dp_mlp_step_t1 torch_dp_mlp_step_t2)"
 printf '%-34s %12s %12s %10s\n' "  DP vs one device on one core" "$(val lutorch_dp_speedup_vs_one_core)x" "" "(target 1.6x)"
 printf '%-34s %12s %12s %10s\n' "  DP vs one device on all cores" "$(val lutorch_dp_speedup_vs_all_cores)x" "" "(target 1x)"
+printf '%-34s %12s %12s %10s\n' "DDP 2 ranks vs 1 rank, MLP b128" "$(val ddp_mlp_b128_speedup_2ranks)x" "" "(target 1.7x)"
+printf '%-34s %12s %12s %10s\n' "  communication per step (exposed)" "$(val ddp_mlp_b128_comm_per_step) ms" "$(val ddp_mlp_b128_comm_exposed_per_step) ms" ""
 row "Fashion-MNIST MLP epoch" s 1 "$(val lutorch_mlp_epoch)" "$(best min torch_mlp_epoch_skx_t1 torch_mlp_epoch_skx_t2 torch_mlp_epoch_default_t1)"
 row "Fashion-MNIST MLP peak memory" KiB 1 "$(val lutorch_mlp_peak_rss)" "$(val torch_mlp_peak_rss)"
 row "Fashion-MNIST MLP test accuracy" fraction 0 "$(val lutorch_mlp_test_acc)" "$(val torch_mlp_test_acc_skx_t1)"
