@@ -84,7 +84,20 @@ static inline double f64_id(double x) { return x; }
   do {                                                                                             \
     const ST *s_ = (const ST *)src;                                                                \
     DT *d_ = (DT *)dst;                                                                            \
-    if (par) {                                                                                     \
+    if (sc == 1 && dc == 1 && par) { /* both rows contiguous: a loop the compiler vectorises */   \
+      _Pragma("omp parallel for num_threads(nt) schedule(static)")                                 \
+      for (int64_t i = 0; i < rows; i++) {                                                         \
+        const ST *si_ = s_ + i * sr;                                                               \
+        DT *di_ = d_ + i * dr;                                                                     \
+        for (int64_t j = 0; j < cols; j++) di_[j] = CONV(si_[j]);                                  \
+      }                                                                                            \
+    } else if (sc == 1 && dc == 1) {                                                               \
+      for (int64_t i = 0; i < rows; i++) {                                                         \
+        const ST *si_ = s_ + i * sr;                                                               \
+        DT *di_ = d_ + i * dr;                                                                     \
+        for (int64_t j = 0; j < cols; j++) di_[j] = CONV(si_[j]);                                  \
+      }                                                                                            \
+    } else if (par) {                                                                              \
       _Pragma("omp parallel for num_threads(nt) schedule(static)")                                 \
       for (int64_t i = 0; i < rows; i++)                                                           \
         for (int64_t j = 0; j < cols; j++) d_[i * dr + j * dc] = CONV(s_[i * sr + j * sc]);        \
@@ -264,7 +277,16 @@ static void operand_init(operand_t *x, const void *p, int64_t sb, int64_t sr, in
   x->temp = convert || !x->v.ok;
   x->shared = false;
   x->off = 0;
-  if (x->temp) x->v = temp_view(rows, cols, &x->tr, &x->tc);
+  if (!x->temp) return;
+  /* a converted column-major operand (a transposed weight) keeps its layout in the temporary, so
+     that the conversion reads and writes memory in order instead of transposing */
+  int64_t ld = rows > 1 ? rows : 1;
+  if (convert && x->v.ok && x->v.trans && ld <= LT_BLAS_MAX_DIM) {
+    x->tr = 1, x->tc = ld;
+    x->v = (view_t){true, true, ld};
+    return;
+  }
+  x->v = temp_view(rows, cols, &x->tr, &x->tc);
 }
 
 /* The operand of batch item bi as BLAS reads it: its temporary (filled here) or itself. */
