@@ -5,6 +5,7 @@
 #include "core/amp.h"
 #include "core/autocast.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,12 @@ static int l_set_state(lua_State *L) {
   lt_lua_checknargs(L, 1, "_set_autocast_state");
   lt_autocast_state_t s;
   if (n != sizeof s) return luaL_error(L, "_set_autocast_state: not an autocast state (from torch._autocast_state())");
+  /* the flags are checked as bytes before they are read as bools (another value would be UB) */
+  const unsigned char *flags[] = {(const unsigned char *)p + offsetof(lt_autocast_state_t, enabled),
+                                  (const unsigned char *)p + offsetof(lt_autocast_state_t, enabled) + sizeof(bool),
+                                  (const unsigned char *)p + offsetof(lt_autocast_state_t, cache_enabled)};
+  for (int i = 0; i < 3; i++)
+    if (*flags[i] > 1) return luaL_error(L, "_set_autocast_state: not an autocast state (from torch._autocast_state())");
   memcpy(&s, p, sizeof s);
   lt_lua_check(L, lt_autocast_set_state(&s));
   return 0;

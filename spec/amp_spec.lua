@@ -292,11 +292,24 @@ describe('autocast regions', function()
     torch._set_autocast_state(s0)
     assert.is_false(torch.is_autocast_enabled('cpu'))
     H.raises(function() torch._set_autocast_state('nonsense') end, '_set_autocast_state')
-    -- another thread starts with autocast off and runs with the state it is given
-    local th = torch._lua_thread
-    if th then
-      assert.is_true(true)
-    end
+    H.raises(function() torch._set_autocast_state(string.rep('\255', #s0)) end, '_set_autocast_state')
+    -- another thread starts with autocast off (the state is per thread) and runs with the state it
+    -- is given, as DataParallel's replicas are to
+    local th <close> = torch._lua_thread { name = 'amp test' }
+    th:start(function(st)
+      local torch = require 'torch'
+      local before = torch.is_autocast_enabled('cpu')
+      local saved = torch._autocast_state()
+      torch._set_autocast_state(st)
+      local y = torch.mm(torch.randn(2, 3), torch.randn(3, 2))
+      local dt = tostring(y.dtype)
+      torch._set_autocast_state(saved)
+      return before, dt, torch.is_autocast_enabled('cpu')
+    end, { inside })
+    local before, dt, after = th:wait()
+    assert.is_false(before)
+    assert.are.equal('torch.float16', dt)
+    assert.is_false(after)
   end)
 end)
 
