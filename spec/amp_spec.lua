@@ -351,6 +351,32 @@ describe('low-precision matrix products and convolutions', function()
       assert.are.equal(dt, torch.mm(a, b).dtype)
     end)
 
+    it(tostring(dt) .. ' products of the sizes the native kernels block (odd k, ragged edges, strides, beta)', function()
+      for _, sh in ipairs({ { 64, 784, 512 }, { 7, 33, 65 }, { 100, 3, 70 }, { 65, 129, 1 }, { 1, 500, 300 },
+        { 13, 1001, 77 } }) do
+        local m, k, n = sh[1], sh[2], sh[3]
+        local a = torch.randn(m, k, { dtype = f64 }):to(dt)
+        local b = torch.randn(k, n, { dtype = f64 }):to(dt)
+        local bt = torch.randn(n, k, { dtype = f64 }):to(dt):t()
+        local at = torch.randn(k, m, { dtype = f64 }):to(dt):t()
+        local what = string.format('%dx%dx%d', m, k, n)
+        check_close(torch.mm(a, b), a:double():matmul(b:double()), tol, what)
+        check_close(torch.mm(at, bt), at:double():matmul(bt:double()), tol, what .. ' transposed')
+        local c = torch.randn(m, n, { dtype = f64 }):to(dt)
+        check_close(torch.addmm(c, a, b, { beta = 0.5, alpha = 2 }), c:double() * 0.5 + a:double():matmul(b:double()) * 2,
+          tol, what .. ' addmm')
+      end
+      -- NaN and inf go through
+      local a = torch.ones(8, 64, { dtype = dt })
+      local b = torch.ones(64, 70, { dtype = dt })
+      a[1][1] = 0 / 0
+      a[2][1] = math.huge
+      local y = torch.mm(a, b)
+      assert.is_true(y[1][5] ~= y[1][5])
+      assert.are.equal(math.huge, y[2][70])
+      assert.are.equal(64, y[3][1])
+    end)
+
     it(tostring(dt) .. ' conv2d (padding, stride, groups, non-contiguous input)', function()
       local x = torch.randn(2, 4, 7, 7, { dtype = f64 }):to(dt)
       local w = torch.randn(6, 2, 3, 3, { dtype = f64 }):to(dt)
