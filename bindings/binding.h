@@ -79,6 +79,7 @@ void lt_open_cuda(lua_State *L, int torch, int methods); /* bindings/cuda.c: tor
 void lt_open_stream(lua_State *L, int torch, int methods); /* bindings/stream.c: streams, events */
 void lt_open_lua_thread(lua_State *L, int torch); /* bindings/lua_thread.c: torch._lua_thread */
 void lt_open_distributed(lua_State *L, int torch); /* bindings/distributed.c: torch._dist */
+void lt_open_amp(lua_State *L, int torch); /* bindings/amp.c: torch._autocast_*, torch._amp_* */
 
 /* Register a function in torch (as torch.name) and/or in the tensor methods. */
 void lt_lua_register(lua_State *L, int torch, int methods, const luaL_Reg *fns, bool in_torch, bool as_method);

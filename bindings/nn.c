@@ -2,6 +2,7 @@
    PyTorch's arguments). One table, filled by one binding file per family of ops; linear is here:
    it runs every training step of every model, so its checks and its product are one C call. */
 #include "bindings/binding.h"
+#include "core/autocast.h"
 #include "core/linalg.h"
 #include "core/shape.h"
 
@@ -15,6 +16,17 @@ static int l_linear(lua_State *L) {
   if (!w) return luaL_error(L, "linear: expected weight to be a tensor, got %s", luaL_typename(L, 2));
   if (!b && !lua_isnoneornil(L, 3)) return luaL_error(L, "linear: expected bias to be a tensor or nil, got %s", luaL_typename(L, 3));
   lt_lua_checknargs(L, 3, "linear");
+  lt_tensor_t *ac[3] = {NULL, NULL, NULL};
+  if (__builtin_expect(lt_autocast_on, 0)) { /* the casts are kept on the stack (released with it) */
+    lt_tensor_t *in[3] = {x, w, b};
+    int r = lt_autocast_args(LT_AC_LOWER, 3, in, ac);
+    if (r < 0) return lt_lua_error(L);
+    if (r > 0) {
+      for (int i = 0; i < 3; i++)
+        if (ac[i]) lt_lua_pushtensor(L, ac[i]);
+      x = ac[0], w = ac[1], b = ac[2];
+    }
+  }
   if (w->ndim != 2) return luaL_error(L, "linear: weight must be 2-D, got %d-D", w->ndim);
   if (x->ndim < 1 || x->sizes[x->ndim - 1] != w->sizes[1]) {
     char a[128], c[128];

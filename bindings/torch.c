@@ -148,6 +148,7 @@ int luaopen_torch(lua_State *L) {
   lt_open_stream(L, torch, methods);
   lt_open_lua_thread(L, torch);
   lt_open_distributed(L, torch);
+  lt_open_amp(L, torch);
   static const luaL_Reg fns[] = {
       {"is_tensor", f_is_tensor}, {"set_num_threads", f_set_num_threads},
       {"get_num_threads", f_get_num_threads}, {"_set_thread_num_threads", f_set_thread_num_threads}, {"promote_types", f_promote_types},

@@ -4,6 +4,7 @@
    im2col: the input planes already are the column matrix. A batch of small products is split over
    OpenMP threads, one sample per thread at a time with its own column buffer; a few large products
    are left to the BLAS wrapper, which splits each product over the threads itself. */
+#include "core/autocast.h"
 #include "core/conv.h"
 #include "core/blas.h"
 #include "core/cuda.h"
@@ -510,6 +511,7 @@ static int wino_gw_f32(const lt_conv_geom_t *g, int64_t N, int64_t O, const floa
 lt_tensor_t *lt_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int64_t stride[2],
                        const int64_t padding[2], const int64_t dilation[2], int64_t groups) {
   lt_tensor_t *ins[3] = {x, w, b};
+  LT_AUTOCAST3(LT_AC_LOWER, x, w, b, lt_conv2d(x, w, b, stride, padding, dilation, groups))
   if (lt_ag_needed_n(3, ins)) {
     bool prev = lt_set_grad_enabled(false);
     lt_tensor_t *o = lt_conv2d(x, w, b, stride, padding, dilation, groups);

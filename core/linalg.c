@@ -1,5 +1,6 @@
 /* Matrix products: shape and dtype checks, batch broadcasting, then the device's gemm. */
 #include "core/linalg.h"
+#include "core/autocast.h"
 #include "core/grad.h"
 #include "core/cuda.h"
 #include "core/elementwise.h"
@@ -85,16 +86,19 @@ static lt_tensor_t *mm_impl(const char *op, lt_tensor_t *a, lt_tensor_t *b, lt_t
 }
 
 lt_tensor_t *lt_mm(lt_tensor_t *a, lt_tensor_t *b) {
+  LT_AUTOCAST2(LT_AC_LOWER, a, b, lt_mm(a, b))
   LT_AG_LINALG("MmBackward0", (lt_tensor_t *)NULL, a, b, 0, 1, lt_mm(a, b))
   return mm_impl("mm", a, b, NULL, 0, 1);
 }
 
 lt_tensor_t *lt_addmm(lt_tensor_t *c, lt_tensor_t *a, lt_tensor_t *b, double beta, double alpha) {
+  LT_AUTOCAST3(LT_AC_LOWER, c, a, b, lt_addmm(c, a, b, beta, alpha))
   LT_AG_LINALG("AddmmBackward0", c, a, b, beta, alpha, lt_addmm(c, a, b, beta, alpha))
   return mm_impl("addmm", a, b, c, beta, alpha);
 }
 
 lt_tensor_t *lt_bmm(lt_tensor_t *a, lt_tensor_t *b) {
+  LT_AUTOCAST2(LT_AC_LOWER, a, b, lt_bmm(a, b))
   LT_AG_LINALG("BmmBackward0", (lt_tensor_t *)NULL, a, b, 0, 1, lt_bmm(a, b))
   if (check_pair("bmm", a, b) != LT_OK) return NULL;
   if (a->ndim != 3 || b->ndim != 3) {
@@ -143,10 +147,12 @@ static lt_tensor_t *dot_impl(const char *op, lt_tensor_t *a, lt_tensor_t *b) {
 }
 
 lt_tensor_t *lt_mv(lt_tensor_t *a, lt_tensor_t *v) {
+  LT_AUTOCAST2(LT_AC_LOWER_CUDA, a, v, lt_mv(a, v))
   LT_AG_LINALG("MvBackward0", (lt_tensor_t *)NULL, a, v, 0, 1, lt_mv(a, v))
   return mv_impl("mv", a, v);
 }
 lt_tensor_t *lt_dot(lt_tensor_t *a, lt_tensor_t *b) {
+  LT_AUTOCAST2(LT_AC_PROMOTE_CUDA, a, b, lt_dot(a, b))
   LT_AG_LINALG("DotBackward0", (lt_tensor_t *)NULL, a, b, 0, 1, lt_dot(a, b))
   return dot_impl("dot", a, b);
 }
@@ -165,6 +171,7 @@ static bool batch_stride(const lt_tensor_t *t, int nb, int64_t *stride) {
 }
 
 lt_tensor_t *lt_matmul(lt_tensor_t *a, lt_tensor_t *b) {
+  LT_AUTOCAST2(LT_AC_LOWER, a, b, lt_matmul(a, b))
   LT_AG_LINALG("MmBackward0", (lt_tensor_t *)NULL, a, b, 0, 1, lt_matmul(a, b))
   if (check_pair("matmul", a, b) != LT_OK) return NULL;
   int na = a->ndim, nb = b->ndim;

@@ -1,5 +1,6 @@
 /* The negative log-likelihood loss: checks in PyTorch's order and words (with 1-based class numbers),
    the output, and the CPU loops (kernels/cpu/loss.c) over logp seen as [N, C, S]. */
+#include "core/autocast.h"
 #include "core/loss.h"
 
 #include "core/autograd.h"
@@ -101,6 +102,7 @@ static void set_scalar(lt_tensor_t *t, double v) {
 
 lt_tensor_t *lt_nll_loss(const char *op, lt_tensor_t *logp, lt_tensor_t *target, lt_tensor_t *weight,
                          bool has_ignore, int64_t ignore_index, lt_reduction reduction) {
+  LT_AUTOCAST2(LT_AC_FP32, logp, weight, lt_nll_loss(op, logp, target, weight, has_ignore, ignore_index, reduction))
   if (lt_ag_needed(logp, NULL)) return lt_ag_nll_loss(op, logp, target, weight, has_ignore, ignore_index, reduction);
   return lt_nll_loss_total(op, logp, target, weight, has_ignore, ignore_index, reduction, NULL);
 }

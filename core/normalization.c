@@ -1,5 +1,6 @@
 /* Batch and layer normalisation: checks, outputs, per-channel bookkeeping (statistics, running
    statistics, the affine coefficients, in double) and the CPU loops (kernels/cpu/normalization.c). */
+#include "core/autocast.h"
 #include "core/normalization.h"
 #include "core/cuda.h"
 
@@ -266,6 +267,7 @@ done:
 /* ---- layer norm ---- */
 
 lt_tensor_t *lt_layer_norm(lt_tensor_t *x, int n_dims, lt_tensor_t *w, lt_tensor_t *b, double eps) {
+  LT_AUTOCAST3(LT_AC_FP32_CUDA, x, w, b, lt_layer_norm(x, n_dims, w, b, eps))
   lt_tensor_t *in[3] = {x, w, b};
   if (lt_ag_needed_n(3, in)) return lt_ag_layer_norm(x, n_dims, w, b, eps);
   return lt_layer_norm_stats(x, n_dims, w, b, eps, NULL, NULL);

@@ -1,6 +1,7 @@
 /* Reductions and scans: argument checks, result dtypes and shapes, then the device's loops
    (kernels/cpu/reduce.c, or for CUDA tensors core/cuda_reduce.c; scans are host-only) over a
    description of the kept and reduced dimensions. */
+#include "core/autocast.h"
 #include "core/reduce.h"
 #include "core/grad.h"
 
@@ -161,11 +162,13 @@ static lt_tensor_t *sum_like(const char *op, lt_reduce_op rop, lt_tensor_t *x, i
 }
 
 lt_tensor_t *lt_sum(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim, lt_dtype dtype) {
+  if (dtype == LT_DTYPE_INVALID) { LT_AUTOCAST1(LT_AC_FP32_CUDA, x, lt_sum(x, ndims, dims, keepdim, dtype)) }
   if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_SUM, x, ndims, dims, keepdim, dtype, 0, NULL);
   return sum_like("sum()", LT_REDUCE_sum, x, ndims, dims, keepdim, dtype);
 }
 
 lt_tensor_t *lt_prod(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim, lt_dtype dtype) {
+  if (dtype == LT_DTYPE_INVALID) { LT_AUTOCAST1(LT_AC_FP32_CUDA, x, lt_prod(x, ndims, dims, keepdim, dtype)) }
   if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_PROD, x, ndims, dims, keepdim, dtype, 0, NULL);
   return sum_like("prod()", LT_REDUCE_prod, x, ndims, dims, keepdim, dtype);
 }
@@ -231,6 +234,7 @@ lt_tensor_t *lt_std(lt_tensor_t *x, int ndims, const int64_t *dims, int64_t corr
 }
 
 lt_tensor_t *lt_norm(lt_tensor_t *x, double p, int ndims, const int64_t *dims, bool keepdim) {
+  LT_AUTOCAST1(LT_AC_FP32_CUDA, x, lt_norm(x, p, ndims, dims, keepdim))
   if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_NORM, x, ndims, dims, keepdim, LT_DTYPE_INVALID, p, NULL);
   const char *op = "norm()";
   bool mask[LT_MAX_DIM];
@@ -435,11 +439,13 @@ static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64
 }
 
 lt_tensor_t *lt_cumsum(lt_tensor_t *x, int64_t dim, lt_dtype dtype) {
+  if (dtype == LT_DTYPE_INVALID) { LT_AUTOCAST1(LT_AC_FP32_CUDA, x, lt_cumsum(x, dim, dtype)) }
   if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_CUMSUM, x, 1, &dim, false, dtype, 0, NULL);
   return scan("cumsum()", LT_REDUCE_sum, x, dim, dtype);
 }
 
 lt_tensor_t *lt_cumprod(lt_tensor_t *x, int64_t dim, lt_dtype dtype) {
+  if (dtype == LT_DTYPE_INVALID) { LT_AUTOCAST1(LT_AC_FP32_CUDA, x, lt_cumprod(x, dim, dtype)) }
   if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_CUMPROD, x, 1, &dim, false, dtype, 0, NULL);
   return scan("cumprod()", LT_REDUCE_prod, x, dim, dtype);
 }

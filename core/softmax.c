@@ -1,5 +1,6 @@
 /* Softmax and log-softmax: checks, the output, and the CPU loops (kernels/cpu/softmax.c) over the
    input seen as [outer, n, inner] around the dimension. */
+#include "core/autocast.h"
 #include "core/softmax.h"
 
 #include "core/autograd.h"
@@ -30,6 +31,7 @@ static void geometry(const lt_tensor_t *x, int d, int64_t *outer, int64_t *n, in
 }
 
 lt_tensor_t *lt_softmax(lt_tensor_t *x, int64_t dim, bool log) {
+  LT_AUTOCAST1(LT_AC_FP32_CUDA, x, lt_softmax(x, dim, log))
   if (lt_ag_needed(x, NULL)) return lt_ag_softmax(x, dim, log);
   const char *op = log ? "log_softmax" : "softmax";
   int d;

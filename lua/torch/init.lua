@@ -113,6 +113,7 @@ torch.class = require 'torch.class'
 torch.utils.progress = require 'torch.utils.progress'
 torch.isinstance = torch.class.isinstance
 require 'torch.serialization'
+require 'torch.amp'
 
 -- torch.nn, torch.F (torch.nn.functional), torch.optim and torch.data load on first use
 local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim', data = 'torch.data', cuda = 'torch.cuda', distributed = 'torch.distributed' }
