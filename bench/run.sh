@@ -43,6 +43,10 @@ run "$LT" bench/data_parallel.lua
 run $PY bench/torch_data_parallel.py --threads 2 --tag _t2
 run $PY bench/torch_data_parallel.py --threads 1 --tag _t1
 
+# bfloat16 autocast against float32: the MLP step, lutorch and PyTorch
+run "$LT" bench/amp.lua
+run $PY bench/torch_amp.py --threads 2 --tag _t2
+
 # DistributedDataParallel: 2 ranks under mpirun (one core each) against one process on one core
 command -v mpirun >/dev/null && run "$LT" bench/ddp.lua
 
@@ -89,6 +93,8 @@ row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" ms 1 "$(val lutorch_conv_fwd_bwd)" "$(
 row "DataParallel MLP step, batch 256" ms 1 "$(val lutorch_dp_mlp_step_data_parallel)" "$(best min torch_dp_mlp_step_t1 torch_dp_mlp_step_t2)"
 printf '%-34s %12s %12s %10s\n' "  DP vs one device on one core" "$(val lutorch_dp_speedup_vs_one_core)x" "" "(target 1.6x)"
 printf '%-34s %12s %12s %10s\n' "  DP vs one device on all cores" "$(val lutorch_dp_speedup_vs_all_cores)x" "" "(target 1x)"
+row "MLP step bf16 autocast, batch 64" ms 1 "$(val lutorch_mlp_step_bf16_autocast)" "$(val torch_mlp_step_bf16_autocast_t2)"
+printf '%-34s %12s %12s %10s\n' "  bf16 autocast vs float32 step" "$(val lutorch_mlp_bf16_autocast_speedup)x" "$(val torch_mlp_bf16_autocast_speedup_t2)x" "(target >= 1x)"
 printf '%-34s %12s %12s %10s\n' "DDP 2 ranks vs 1 rank, MLP b128" "$(val ddp_mlp_b128_speedup_2ranks)x" "" "(target 1.7x)"
 printf '%-34s %12s %12s %10s\n' "  communication per step (exposed)" "$(val ddp_mlp_b128_comm_per_step) ms" "$(val ddp_mlp_b128_comm_exposed_per_step) ms" ""
 row "Fashion-MNIST MLP epoch" s 1 "$(val lutorch_mlp_epoch)" "$(best min torch_mlp_epoch_skx_t1 torch_mlp_epoch_skx_t2 torch_mlp_epoch_default_t1)"

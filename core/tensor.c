@@ -1,5 +1,6 @@
 /* Tensors and storages: creation, views, reference counts, geometry helpers. */
 #include "core/tensor.h"
+#include "core/autocast.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ static void fl_put(freelist_t *fl, void *p) {
 }
 
 void lt_thread_exit(void) {
+  lt_autocast_clear_cache(); /* a thread ending inside an autocast region: its cached casts */
   while (tensor_fl.n) free(tensor_fl.items[--tensor_fl.n]);
   while (storage_fl.n) free(storage_fl.items[--storage_fl.n]);
 }

@@ -124,6 +124,20 @@ describe('nn.DataParallel', function()
     H.assert_values(dp(torch.ones(1, 2)), { { 1, 1 } })
   end)
 
+  it('runs the replicas with the caller autocast state', function()
+    torch.manual_seed(4)
+    local m = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    local dp = nn.DataParallel(m)
+    local x = torch.randn(7, 6)
+    local ref = torch.autocast('cpu', {}, function() return m(x) end)
+    local out = torch.autocast('cpu', {}, function() return dp(x) end)
+    assert.are.equal(torch.bfloat16, ref.dtype)
+    assert.are.equal(torch.bfloat16, out.dtype) -- rows 5..7 came from cpu:1's thread, in bfloat16 too
+    assert((out:float() - ref:float()):abs():max():item() <= 2e-2 * ref:float():abs():max():item())
+    -- and outside the region, float32 again in every replica
+    assert.are.equal(torch.float32, dp(x).dtype)
+  end)
+
   it('runs the module directly with one device, moving it there', function()
     local m = nn.Linear(3, 2)
     local dp = nn.DataParallel(m, { device_ids = { 'cpu:1' } })

@@ -165,4 +165,15 @@ function cuda.Event(opts)
   return torch.Event('cuda', opts)
 end
 
+-- PyTorch's torch.cuda.amp names
+cuda.amp = {
+  autocast = function(opts, fn) return torch.autocast('cuda', opts, fn) end,
+  GradScaler = function(o)
+    local c = {}
+    for k, v in pairs(o or {}) do c[k] = v end
+    c.device = 'cuda'
+    return torch.amp.GradScaler(c)
+  end,
+}
+
 return cuda

@@ -207,10 +207,16 @@ end
 -- ---- replicas ----
 
 -- runs in a replica's own Lua state: the module (copied, with replicated parameters) on its chunk
-function DataParallel._run_replica(module, device, packed)
+-- (with the caller's autocast state, restored after: the thread's cast cache goes with it)
+function DataParallel._run_replica(module, device, packed, autocast_state)
   torch.cpu.set_device(device.type == 'cpu' and device or torch.device('cpu'))
   if device.type == 'cuda' then torch.cuda.set_device(device.index) end
-  return table.pack(module(table.unpack(packed, 1, packed.n)))
+  local saved = torch._autocast_state()
+  torch._set_autocast_state(autocast_state)
+  local res = table.pack(pcall(module, table.unpack(packed, 1, packed.n)))
+  torch._set_autocast_state(saved)
+  if not res[1] then error(res[2], 0) end
+  return table.pack(table.unpack(res, 2, res.n))
 end
 
 
@@ -260,6 +266,7 @@ function DataParallel:forward(...)
     return gather({ self.module(table.unpack(chunks[1], 1, args.n)) }, self.output_device, self.dim, 'output')
   end
   local grad = torch.is_grad_enabled()
+  local autocast_state = torch._autocast_state()
   local threads = rawget(self, '_threads')
   local per = math.max(1, torch.get_num_threads() // r)
   -- from here to the last wait this thread runs on its share of the cores: lowering its limit also
@@ -277,7 +284,7 @@ function DataParallel:forward(...)
           tostring(devices[i])), threads = per, device = devices[i] }, threads = per }
         threads[i] = th
       end
-      th.handle:start(DataParallel._run_replica, { self.module, devices[i], chunks[i] },
+      th.handle:start(DataParallel._run_replica, { self.module, devices[i], chunks[i], autocast_state },
         { subst = replica_subst(self.module, devices[i], grad), grad_enabled = grad })
       started[i] = true
     end

@@ -4,6 +4,8 @@
 local torch = require 'torch'
 local C = torch._nn
 local F = {}
+-- losses run in float32 inside autocast regions, as PyTorch's (a pass-through outside them)
+local fp32 = torch._autocast_fp32
 
 local function opts_of(o) return o or {} end
 
@@ -200,12 +202,14 @@ end
 --- F.mse_loss(x, y, {reduction = 'mean' | 'sum' | 'none'}) -> tensor: (x - y)^2, reduced
 function F.mse_loss(x, y, o)
   check_same_shape(x, y, 'mse_loss')
+  x, y = fp32(x, y)
   local d = x - y
   return reduce(d * d, o and o.reduction, 'mse_loss')
 end
 
 function F.l1_loss(x, y, o)
   check_same_shape(x, y, 'l1_loss')
+  x, y = fp32(x, y)
   return reduce((x - y):abs(), o and o.reduction, 'l1_loss')
 end
 
@@ -213,6 +217,9 @@ end
 function F.binary_cross_entropy_with_logits(x, y, o)
   o = opts_of(o)
   check_same_shape(x, y, 'binary_cross_entropy_with_logits')
+  local pw, w
+  x, y, pw, w = fp32(x, y, o.pos_weight, o.weight)
+  o = { pos_weight = pw, weight = w, reduction = o.reduction }
   local soft = (-x:abs()):exp():log1p() + (-x):relu()
   local l
   if o.pos_weight then
@@ -246,6 +253,13 @@ function F.cross_entropy(x, target, o)
   o = opts_of(o)
   check_tensor(x, 'cross_entropy')
   check_tensor(target, 'cross_entropy', 'target')
+  if o.weight then
+    local w
+    x, w = fp32(x, o.weight)
+    o = { weight = w, ignore_index = o.ignore_index, reduction = o.reduction, label_smoothing = o.label_smoothing }
+  else
+    x = fp32(x)
+  end
   local cdim = x:dim() == 1 and 1 or 2
   local logp = C.log_softmax(x, cdim)
   local red = reduction_code(o.reduction, 'cross_entropy')
