@@ -188,7 +188,7 @@ fuzz: all
 	@mkdir -p build/fuzz
 	@set -e; for t in safetensors idx; do \
 	  objs=$$(find build/obj/core build/obj/kernels -name '[a-z]*.o' ! -name $$t.o); \
-	  clang $(FUZZ_CFLAGS) spec/fuzz/$${t}_fuzz.c core/$$t.c $$objs -lz -lgomp -ldl -lm -lpthread \
+	  clang $(FUZZ_CFLAGS) spec/fuzz/$${t}_fuzz.c core/$$t.c $$objs -lz -lgomp -ldl -lm -lpthread $(MPI_LIBS) \
 	    -o build/fuzz/$$t; \
 	  mkdir -p build/fuzz/$$t-corpus build/fuzz/$$t-findings; \
 	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \

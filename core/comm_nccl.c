@@ -121,7 +121,7 @@ static int finish(lt_tensor_t *t, lt_tensor_t *work, int rc) {
 static int n_all_reduce(lt_comm_t *cc, lt_tensor_t *t, lt_reduce_op op) {
   nccl_comm_t *c = (nccl_comm_t *)cc;
   ncclDataType_t ty;
-  cudaStream_t st;
+  cudaStream_t st = NULL;
   LT_TRY(check(c, "all_reduce", t));
   LT_TRY(nccl_type("all_reduce", t->dtype, &ty));
   LT_TRY(current_stream(c, "all_reduce", &st));
@@ -134,7 +134,7 @@ static int n_all_reduce(lt_comm_t *cc, lt_tensor_t *t, lt_reduce_op op) {
 
 static int n_broadcast(lt_comm_t *cc, lt_tensor_t *t, int src) {
   nccl_comm_t *c = (nccl_comm_t *)cc;
-  cudaStream_t st;
+  cudaStream_t st = NULL;
   LT_TRY(check(c, "broadcast", t));
   LT_TRY(current_stream(c, "broadcast", &st));
   lt_tensor_t *work = lt_contiguous(t);
@@ -147,7 +147,7 @@ static int n_broadcast(lt_comm_t *cc, lt_tensor_t *t, int src) {
 
 static int n_all_gather(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *in) {
   nccl_comm_t *c = (nccl_comm_t *)cc;
-  cudaStream_t st;
+  cudaStream_t st = NULL;
   LT_TRY(check(c, "all_gather", in));
   LT_TRY(current_stream(c, "all_gather", &st));
   lt_tensor_t *src = lt_contiguous(in);
@@ -173,7 +173,7 @@ static int n_all_gather(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *in
 static int n_reduce_scatter(lt_comm_t *cc, lt_tensor_t *out, lt_tensor_t *const *ins, lt_reduce_op op) {
   nccl_comm_t *c = (nccl_comm_t *)cc;
   ncclDataType_t ty;
-  cudaStream_t st;
+  cudaStream_t st = NULL;
   LT_TRY(check(c, "reduce_scatter", out));
   LT_TRY(nccl_type("reduce_scatter", out->dtype, &ty));
   LT_TRY(current_stream(c, "reduce_scatter", &st));
