@@ -197,7 +197,7 @@ static lt_device_t memory_device(lua_State *L, int idx) {
 static int mem_stats(lua_State *L) {
   lt_memory_stats_t s;
   lt_lua_check(L, lt_memory_stats(memory_device(L, 1), &s));
-  lua_createtable(L, 0, 16);
+  lua_createtable(L, 0, 28);
 #define F(name, field) lua_pushinteger(L, s.field); lua_setfield(L, -2, name);
   F("allocated_bytes.all.current", allocated)
   F("allocated_bytes.all.peak", max_allocated)
@@ -207,8 +207,14 @@ static int mem_stats(lua_State *L) {
   F("reserved_bytes.all.peak", max_reserved)
   F("active.all.current", active_blocks)
   F("active.all.peak", max_active_blocks)
-  F("allocation.all.current", active_blocks)
-  F("allocation.all.peak", max_active_blocks)
+  F("active_bytes.all.current", active_bytes)
+  F("active_bytes.all.peak", max_active_bytes)
+  F("inactive_split.all.current", inactive_split)
+  F("inactive_split.all.peak", max_inactive_split)
+  F("inactive_split_bytes.all.current", inactive_split_bytes)
+  F("inactive_split_bytes.all.peak", max_inactive_split_bytes)
+  F("allocation.all.current", allocations)
+  F("allocation.all.peak", max_allocations)
   F("allocation.all.allocated", num_allocs)
   F("allocation.all.freed", num_frees)
   F("segment.all.current", segments)
@@ -237,6 +243,22 @@ static int mem_empty_cache(lua_State *L) {
   lua_gc(L, LUA_GCCOLLECT); /* unreachable tensors first, so their blocks can be returned */
   lt_lua_check(L, lt_memory_empty_cache(memory_device(L, 1)));
   return 0;
+}
+
+/* torch._memory_set_policy(device, policy) -> the previous policy: 'split' carves device
+   allocations into blocks as PyTorch's CUDA allocator (CUDA's default), 'class' reuses whole
+   blocks of one size class (the CPU's default). Private: the specs run the splitting code on a
+   CPU device. */
+static int f_memory_set_policy(lua_State *L) {
+  lt_lua_checknargs(L, 2, "_memory_set_policy");
+  lt_device_t d = lt_lua_checkdevice(L, 1);
+  const char *pol = luaL_checkstring(L, 2);
+  bool split = strcmp(pol, "split") == 0, was = false;
+  if (!split && strcmp(pol, "class") != 0)
+    return luaL_error(L, "_memory_set_policy: expected 'split' or 'class', got '%s'", pol);
+  lt_lua_check(L, lt_memory_set_split(d, split, &was));
+  lua_pushstring(L, was ? "split" : "class");
+  return 1;
 }
 
 /* torch._device_alias(t, device) -> t on another CPU device, sharing its memory (DataParallel's
@@ -271,6 +293,8 @@ void lt_open_device(lua_State *L, int torch, int mtab) {
 
   lua_pushcfunction(L, f_device_alias);
   lua_setfield(L, torch, "_device_alias");
+  lua_pushcfunction(L, f_memory_set_policy);
+  lua_setfield(L, torch, "_memory_set_policy");
 
   static const luaL_Reg cpu[] = {
       {"device_count", cpu_device_count}, {"set_device_count", cpu_set_device_count},
