@@ -167,9 +167,9 @@ static void free_add(device_pool_t *p, lt_block_t *b) {
   }
 }
 
-static void free_del(device_pool_t *p, lt_block_t *b) {
-  free_set_t *s = &p->sets[!b->small];
-  int i = set_lower(s, b->stream, b->size, (uintptr_t)b->ptr);
+/* Out of the free set: the block at index i of its set. */
+static void free_del_at(device_pool_t *p, free_set_t *s, int i) {
+  lt_block_t *b = s->v[i];
   memmove(&s->v[i], &s->v[i + 1], sizeof *s->v * (size_t)(s->n - i - 1));
   s->n--;
   b->is_free = false;
@@ -178,6 +178,11 @@ static void free_del(device_pool_t *p, lt_block_t *b) {
     p->stats.inactive_split--;
     p->stats.inactive_split_bytes -= (int64_t)b->size;
   }
+}
+
+static void free_del(device_pool_t *p, lt_block_t *b) {
+  free_set_t *s = &p->sets[!b->small];
+  free_del_at(p, s, set_lower(s, b->stream, b->size, (uintptr_t)b->ptr));
 }
 
 static lt_block_t *new_block(device_pool_t *p) {
@@ -372,7 +377,7 @@ static lt_block_t *split_alloc_locked(device_pool_t *p, const lt_backend_i *be, 
   int i = set_lower(s, stream, size, 0);
   if (i < s->n && s->v[i]->stream == stream) { /* best fit: the smallest of this stream that fits */
     b = s->v[i];
-    free_del(p, b);
+    free_del_at(p, s, i);
   } else {
     /* get_allocation_size: kSmallBuffer for the small pool, kLargeBuffer below kMinLargeAlloc,
        else the size rounded up to kRoundLarge */
