@@ -197,32 +197,26 @@ static lt_device_t memory_device(lua_State *L, int idx) {
 static int mem_stats(lua_State *L) {
   lt_memory_stats_t s;
   lt_lua_check(L, lt_memory_stats(memory_device(L, 1), &s));
-  lua_createtable(L, 0, 28);
+  /* PyTorch's keys: <family>.{all,large_pool,small_pool}.{current,peak,allocated,freed} */
+  static const char *const pools[LT_NSTATPOOLS] = {"all", "small_pool", "large_pool"};
+  lua_createtable(L, 0, LT_NSTATS * LT_NSTATPOOLS * 4 + 4);
+  char key[64];
+  for (int k = 0; k < LT_NSTATS; k++)
+    for (int j = 0; j < LT_NSTATPOOLS; j++) {
+      const lt_stat_t *st = &s.stat[k][j];
+      const int64_t v[4] = {st->current, st->peak, st->allocated, st->freed};
+      static const char *const what[4] = {"current", "peak", "allocated", "freed"};
+      for (int w = 0; w < 4; w++) {
+        snprintf(key, sizeof key, "%s.%s.%s", lt_stat_names[k], pools[j], what[w]);
+        lua_pushinteger(L, v[w]);
+        lua_setfield(L, -2, key);
+      }
+    }
 #define F(name, field) lua_pushinteger(L, s.field); lua_setfield(L, -2, name);
-  F("allocated_bytes.all.current", allocated)
-  F("allocated_bytes.all.peak", max_allocated)
-  F("allocated_bytes.all.allocated", total_allocated_bytes)
-  F("allocated_bytes.all.freed", total_freed_bytes)
-  F("reserved_bytes.all.current", reserved)
-  F("reserved_bytes.all.peak", max_reserved)
-  F("active.all.current", active_blocks)
-  F("active.all.peak", max_active_blocks)
-  F("active_bytes.all.current", active_bytes)
-  F("active_bytes.all.peak", max_active_bytes)
-  F("inactive_split.all.current", inactive_split)
-  F("inactive_split.all.peak", max_inactive_split)
-  F("inactive_split_bytes.all.current", inactive_split_bytes)
-  F("inactive_split_bytes.all.peak", max_inactive_split_bytes)
-  F("allocation.all.current", allocations)
-  F("allocation.all.peak", max_allocations)
-  F("allocation.all.allocated", num_allocs)
-  F("allocation.all.freed", num_frees)
-  F("segment.all.current", segments)
-  F("segment.all.peak", max_segments)
-  F("segment.all.allocated", num_device_allocs)
-  F("segment.all.freed", num_device_frees)
   F("num_alloc_retries", num_alloc_retries)
   F("num_ooms", num_ooms)
+  F("num_device_alloc", num_device_allocs)
+  F("num_device_free", num_device_frees)
 #undef F
   return 1;
 }

@@ -85,7 +85,9 @@ typedef struct {
   lt_block_t *spare;    /* block structs to reuse (a split needs one, a merge gives one back) */
   lt_block_t *pending;  /* freed, waiting for the events of the streams that used them */
   size_t cached_bytes;
-  lt_memory_stats_t stats;
+  lt_stat_t stat[LT_NSTATS][LT_NSTATPOOLS];
+  int64_t pend_blocks[2], pend_bytes[2]; /* the pending blocks of the small and large pools */
+  int64_t num_alloc_retries, num_ooms;
 } device_pool_t;
 
 static device_pool_t pools[LT_NDEVTYPES][LT_DEVICE_MAX];
@@ -105,7 +107,47 @@ static int size_class(size_t n, size_t *rounded) {
   return cls < NCLASSES ? cls : NCLASSES - 1;
 }
 
-static void update_peak(int64_t cur, int64_t *peak) { if (cur > *peak) *peak = cur; }
+const char *const lt_stat_names[LT_NSTATS] = {
+    "allocation", "segment", "active", "inactive_split",
+    "allocated_bytes", "reserved_bytes", "active_bytes", "inactive_split_bytes"};
+
+/* A statistic goes up or down by v >= 0 in the block's pool (PyTorch's update_stat on the
+   StatTypes {AGGREGATE, the pool}). Only the pools' numbers are kept, and "all"'s peak: its
+   current, allocated and freed are the pools' sums (lt_memory_stats), which halves the writes on
+   the hot path. The direction is known at each call: no branch on it. */
+static inline void stat_inc(device_pool_t *p, int kind, bool small, int64_t v) {
+  lt_stat_t *k = p->stat[kind], *s = &k[LT_STAT_SMALL_POOL + !small];
+  s->current += v;
+  s->allocated += v;
+  if (s->current > s->peak) s->peak = s->current;
+  int64_t all = k[LT_STAT_SMALL_POOL].current + k[LT_STAT_LARGE_POOL].current;
+  if (all > k[LT_STAT_ALL].peak) k[LT_STAT_ALL].peak = all;
+}
+static inline void stat_dec(device_pool_t *p, int kind, bool small, int64_t v) {
+  lt_stat_t *s = &p->stat[kind][LT_STAT_SMALL_POOL + !small];
+  s->current -= v;
+  s->freed += v;
+}
+
+/* "active" is "allocation" plus the pending blocks (freed, waiting for the streams that used
+   them), and "active_bytes" likewise: derived in lt_memory_stats, not counted on the hot path. Only
+   their peaks need care, above allocation's while blocks are pending: checked at each allocation
+   made then. */
+static void active_peaks(device_pool_t *p) {
+  lt_stat_t *al = p->stat[LT_STAT_ALLOCATION], *ab = p->stat[LT_STAT_ALLOCATED_BYTES];
+  lt_stat_t *ac = p->stat[LT_STAT_ACTIVE], *acb = p->stat[LT_STAT_ACTIVE_BYTES];
+  int64_t all = 0, all_bytes = 0;
+  for (int k = 0; k < 2; k++) {
+    int j = LT_STAT_SMALL_POOL + k;
+    int64_t n = al[j].current + p->pend_blocks[k], bytes = ab[j].current + p->pend_bytes[k];
+    if (n > ac[j].peak) ac[j].peak = n;
+    if (bytes > acb[j].peak) acb[j].peak = bytes;
+    all += n;
+    all_bytes += bytes;
+  }
+  if (all > ac[LT_STAT_ALL].peak) ac[LT_STAT_ALL].peak = all;
+  if (all_bytes > acb[LT_STAT_ALL].peak) acb[LT_STAT_ALL].peak = all_bytes;
+}
 
 static char *fmt_bytes(int64_t b, char *buf, size_t n) {
   static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -159,11 +201,8 @@ static void free_add(device_pool_t *p, lt_block_t *b) {
   b->is_free = true;
   p->cached_bytes += b->size;
   if (is_split(b)) {
-    lt_memory_stats_t *st = &p->stats;
-    st->inactive_split++;
-    update_peak(st->inactive_split, &st->max_inactive_split);
-    st->inactive_split_bytes += (int64_t)b->size;
-    update_peak(st->inactive_split_bytes, &st->max_inactive_split_bytes);
+    stat_inc(p, LT_STAT_INACTIVE_SPLIT, b->small, 1);
+    stat_inc(p, LT_STAT_INACTIVE_SPLIT_BYTES, b->small, (int64_t)b->size);
   }
 }
 
@@ -175,8 +214,8 @@ static void free_del_at(device_pool_t *p, free_set_t *s, int i) {
   b->is_free = false;
   p->cached_bytes -= b->size;
   if (is_split(b)) {
-    p->stats.inactive_split--;
-    p->stats.inactive_split_bytes -= (int64_t)b->size;
+    stat_dec(p, LT_STAT_INACTIVE_SPLIT, b->small, 1);
+    stat_dec(p, LT_STAT_INACTIVE_SPLIT_BYTES, b->small, (int64_t)b->size);
   }
 }
 
@@ -201,9 +240,8 @@ static void recycle(device_pool_t *p, lt_block_t *b) {
 /* Give a segment (a block that is its whole segment, out of the free set) back to the device. */
 static void release_segment(device_pool_t *p, const lt_backend_i *be, lt_block_t *b) {
   be->raw_free(b->device.index, b->ptr);
-  p->stats.reserved -= (int64_t)b->size;
-  p->stats.segments--;
-  p->stats.num_device_frees++;
+  stat_dec(p, LT_STAT_RESERVED_BYTES, b->small, (int64_t)b->size);
+  stat_dec(p, LT_STAT_SEGMENT, b->small, 1);
   p->sets[!b->small].nblocks--;
   recycle(p, b);
 }
@@ -231,9 +269,8 @@ static void release_class_cache_locked(const lt_backend_i *be, device_pool_t *p,
     while (b) {
       lt_block_t *next = b->next;
       be->raw_free(index, b->ptr);
-      p->stats.reserved -= (int64_t)b->size;
-      p->stats.segments--;
-      p->stats.num_device_frees++;
+      stat_dec(p, LT_STAT_RESERVED_BYTES, b->small, (int64_t)b->size);
+      stat_dec(p, LT_STAT_SEGMENT, b->small, 1);
       p->cached_bytes -= b->size;
       free(b);
       b = next;
@@ -290,15 +327,12 @@ static void clear_uses(lt_block_t *b) {
 
 /* A block no longer in use by any stream: cached, or given back to the device. */
 static void free_block_locked(device_pool_t *p, const lt_backend_i *be, lt_block_t *b) {
-  p->stats.active_blocks--;
-  p->stats.active_bytes -= (int64_t)b->size;
   if (b->in_segment) {
     split_free_locked(p, be, b);
   } else if (p->mode != MODE_CLASS || (be->cache_limit && p->cached_bytes + b->size > be->cache_limit)) {
     be->raw_free(b->device.index, b->ptr);
-    p->stats.reserved -= (int64_t)b->size;
-    p->stats.segments--;
-    p->stats.num_device_frees++;
+    stat_dec(p, LT_STAT_RESERVED_BYTES, b->small, (int64_t)b->size);
+    stat_dec(p, LT_STAT_SEGMENT, b->small, 1);
     free(b);
   } else {
     b->next = p->free_list[b->cls];
@@ -322,6 +356,8 @@ static void process_pending_locked(device_pool_t *p) {
     if (!all) { link = &b->next; continue; }
     *link = b->next;
     clear_uses(b);
+    p->pend_blocks[!b->small]--;
+    p->pend_bytes[!b->small] -= (int64_t)b->size;
     free_block_locked(p, lt_backend((lt_devtype)b->device.type), b);
   }
 }
@@ -335,12 +371,15 @@ static int64_t total_memory(const lt_backend_i *be, int index) {
 static void oom_locked(device_pool_t *p, const lt_backend_i *be, lt_device_t d, size_t n) {
   char r1[32], r2[32], r3[32], r4[32], dev[16];
   int64_t total = total_memory(be, d.index);
-  p->stats.num_ooms++;
+  lt_stat_t *ab = p->stat[LT_STAT_ALLOCATED_BYTES], *rb = p->stat[LT_STAT_RESERVED_BYTES];
+  int64_t allocated = ab[LT_STAT_SMALL_POOL].current + ab[LT_STAT_LARGE_POOL].current;
+  int64_t reserved = rb[LT_STAT_SMALL_POOL].current + rb[LT_STAT_LARGE_POOL].current;
+  p->num_ooms++;
   lt_error("out of memory on %s: tried to allocate %s (%zu bytes); %s (%lld bytes) allocated, %s (%lld bytes) "
            "reserved, %s (%lld bytes) total memory of the device",
            lt_device_format(d, dev, sizeof dev), fmt_bytes((int64_t)n, r1, sizeof r1), n,
-           fmt_bytes(p->stats.allocated, r2, sizeof r2), (long long)p->stats.allocated,
-           fmt_bytes(p->stats.reserved, r3, sizeof r3), (long long)p->stats.reserved,
+           fmt_bytes(allocated, r2, sizeof r2), (long long)allocated,
+           fmt_bytes(reserved, r3, sizeof r3), (long long)reserved,
            total >= 0 ? fmt_bytes(total, r4, sizeof r4) : "unknown", (long long)total);
 }
 
@@ -349,18 +388,15 @@ static void oom_locked(device_pool_t *p, const lt_backend_i *be, lt_device_t d, 
 static void *raw_alloc_retry_locked(device_pool_t *p, const lt_backend_i *be, int index, size_t n) {
   void *ptr = NULL;
   if (be->raw_alloc(index, n, &ptr) == LT_OK) return ptr;
-  p->stats.num_alloc_retries++;
+  p->num_alloc_retries++;
   release_cache_locked(be, p, index);
   if (be->raw_alloc(index, n, &ptr) == LT_OK) return ptr;
   return NULL;
 }
 
-static void count_segment(device_pool_t *p, size_t size) {
-  p->stats.reserved += (int64_t)size;
-  update_peak(p->stats.reserved, &p->stats.max_reserved);
-  p->stats.segments++;
-  update_peak(p->stats.segments, &p->stats.max_segments);
-  p->stats.num_device_allocs++;
+static void count_segment(device_pool_t *p, size_t size, bool small) {
+  stat_inc(p, LT_STAT_RESERVED_BYTES, small, (int64_t)size);
+  stat_inc(p, LT_STAT_SEGMENT, small, 1);
 }
 
 /* The split policy's allocation (PyTorch's malloc: get_free_block, alloc_block, maybe split);
@@ -403,7 +439,7 @@ static lt_block_t *split_alloc_locked(device_pool_t *p, const lt_backend_i *be, 
     b->in_segment = true;
     b->small = small;
     s->nblocks++;
-    count_segment(p, seg);
+    count_segment(p, seg, small);
   }
   /* should_split: the small pool splits a rest of at least kMinBlockSize, the large pool one above
      kSmallSize (no max_split_size here) */
@@ -480,21 +516,14 @@ lt_block_t *lt_alloc(lt_device_t d, size_t n) {
     b->device = d;
     b->cls = cls;
     b->stream = stream;
-    count_segment(p, rounded);
+    b->small = rounded <= K_SMALL_SIZE; /* PyTorch's pools, for the statistics */
+    count_segment(p, rounded, b->small);
   }
   b->next = NULL;
 done:;
-  lt_memory_stats_t *st = &p->stats;
-  st->allocated += (int64_t)b->size;
-  update_peak(st->allocated, &st->max_allocated);
-  st->allocations++;
-  update_peak(st->allocations, &st->max_allocations);
-  st->active_blocks++;
-  update_peak(st->active_blocks, &st->max_active_blocks);
-  st->active_bytes += (int64_t)b->size;
-  update_peak(st->active_bytes, &st->max_active_bytes);
-  st->num_allocs++;
-  st->total_allocated_bytes += (int64_t)b->size;
+  stat_inc(p, LT_STAT_ALLOCATED_BYTES, b->small, (int64_t)b->size);
+  stat_inc(p, LT_STAT_ALLOCATION, b->small, 1);
+  if (__builtin_expect(p->pending != NULL, 0)) active_peaks(p);
   spin_unlock(&p->lock);
   pressure += b->size;
   return b;
@@ -521,14 +550,14 @@ void lt_free(lt_block_t *b) {
     }
   }
   spin_lock(&p->lock);
-  p->stats.allocated -= (int64_t)b->size;
-  p->stats.allocations--;
-  p->stats.num_frees++;
-  p->stats.total_freed_bytes += (int64_t)b->size;
+  stat_dec(p, LT_STAT_ALLOCATED_BYTES, b->small, (int64_t)b->size);
+  stat_dec(p, LT_STAT_ALLOCATION, b->small, 1);
   if (deferred) {
     /* still active (PyTorch's free_block runs when the events complete) */
     b->next = p->pending;
     p->pending = b;
+    p->pend_blocks[!b->small]++;
+    p->pend_bytes[!b->small] += (int64_t)b->size;
   } else {
     free_block_locked(p, be, b);
   }
@@ -591,8 +620,55 @@ int lt_memory_stats(lt_device_t d, lt_memory_stats_t *out) {
   device_pool_t *p = pool_of("memory.stats", d);
   if (!p) return LT_ERR;
   spin_lock(&p->lock);
-  *out = p->stats;
+  memcpy(out->stat, p->stat, sizeof out->stat);
+  int64_t pend[2][2] = {{p->pend_blocks[0], p->pend_bytes[0]}, {p->pend_blocks[1], p->pend_bytes[1]}};
+  out->num_alloc_retries = p->num_alloc_retries;
+  out->num_ooms = p->num_ooms;
   spin_unlock(&p->lock);
+  /* active = allocation + pending; its peak is at least allocation's */
+  for (int bytes = 0; bytes < 2; bytes++) {
+    lt_stat_t *al = out->stat[bytes ? LT_STAT_ALLOCATED_BYTES : LT_STAT_ALLOCATION];
+    lt_stat_t *ac = out->stat[bytes ? LT_STAT_ACTIVE_BYTES : LT_STAT_ACTIVE];
+    for (int k = 0; k < 2; k++) {
+      int j = LT_STAT_SMALL_POOL + k;
+      ac[j].current = al[j].current + pend[k][bytes];
+      ac[j].allocated = al[j].allocated;
+      ac[j].freed = al[j].freed - pend[k][bytes];
+      if (al[j].peak > ac[j].peak) ac[j].peak = al[j].peak;
+    }
+    if (al[LT_STAT_ALL].peak > ac[LT_STAT_ALL].peak) ac[LT_STAT_ALL].peak = al[LT_STAT_ALL].peak;
+  }
+  for (int k = 0; k < LT_NSTATS; k++) {
+    lt_stat_t *a = &out->stat[k][LT_STAT_ALL], *sm = &out->stat[k][LT_STAT_SMALL_POOL],
+              *lg = &out->stat[k][LT_STAT_LARGE_POOL];
+    a->current = sm->current + lg->current;
+    a->allocated = sm->allocated + lg->allocated;
+    a->freed = sm->freed + lg->freed;
+  }
+#define ALL(k) (out->stat[LT_STAT_##k][LT_STAT_ALL])
+  out->allocated = ALL(ALLOCATED_BYTES).current;
+  out->max_allocated = ALL(ALLOCATED_BYTES).peak;
+  out->total_allocated_bytes = ALL(ALLOCATED_BYTES).allocated;
+  out->total_freed_bytes = ALL(ALLOCATED_BYTES).freed;
+  out->reserved = ALL(RESERVED_BYTES).current;
+  out->max_reserved = ALL(RESERVED_BYTES).peak;
+  out->allocations = ALL(ALLOCATION).current;
+  out->max_allocations = ALL(ALLOCATION).peak;
+  out->num_allocs = ALL(ALLOCATION).allocated;
+  out->num_frees = ALL(ALLOCATION).freed;
+  out->active_blocks = ALL(ACTIVE).current;
+  out->max_active_blocks = ALL(ACTIVE).peak;
+  out->active_bytes = ALL(ACTIVE_BYTES).current;
+  out->max_active_bytes = ALL(ACTIVE_BYTES).peak;
+  out->inactive_split = ALL(INACTIVE_SPLIT).current;
+  out->max_inactive_split = ALL(INACTIVE_SPLIT).peak;
+  out->inactive_split_bytes = ALL(INACTIVE_SPLIT_BYTES).current;
+  out->max_inactive_split_bytes = ALL(INACTIVE_SPLIT_BYTES).peak;
+  out->segments = ALL(SEGMENT).current;
+  out->max_segments = ALL(SEGMENT).peak;
+  out->num_device_allocs = ALL(SEGMENT).allocated;
+  out->num_device_frees = ALL(SEGMENT).freed;
+#undef ALL
   return LT_OK;
 }
 
@@ -600,14 +676,21 @@ int lt_memory_reset_peak(lt_device_t d) {
   device_pool_t *p = pool_of("memory.reset_peak", d);
   if (!p) return LT_ERR;
   spin_lock(&p->lock);
-  p->stats.max_allocated = p->stats.allocated;
-  p->stats.max_reserved = p->stats.reserved;
-  p->stats.max_allocations = p->stats.allocations;
-  p->stats.max_active_blocks = p->stats.active_blocks;
-  p->stats.max_active_bytes = p->stats.active_bytes;
-  p->stats.max_inactive_split = p->stats.inactive_split;
-  p->stats.max_inactive_split_bytes = p->stats.inactive_split_bytes;
-  p->stats.max_segments = p->stats.segments;
+  for (int k = 0; k < LT_NSTATS; k++) {
+    lt_stat_t *st = p->stat[k];
+    st[LT_STAT_SMALL_POOL].peak = st[LT_STAT_SMALL_POOL].current;
+    st[LT_STAT_LARGE_POOL].peak = st[LT_STAT_LARGE_POOL].current;
+    st[LT_STAT_ALL].peak = st[LT_STAT_SMALL_POOL].current + st[LT_STAT_LARGE_POOL].current;
+  }
+  /* active's: allocation's plus the pending blocks (their current values) */
+  for (int bytes = 0; bytes < 2; bytes++) {
+    lt_stat_t *al = p->stat[bytes ? LT_STAT_ALLOCATED_BYTES : LT_STAT_ALLOCATION];
+    lt_stat_t *ac = p->stat[bytes ? LT_STAT_ACTIVE_BYTES : LT_STAT_ACTIVE];
+    const int64_t *pend = bytes ? p->pend_bytes : p->pend_blocks;
+    ac[LT_STAT_SMALL_POOL].peak = al[LT_STAT_SMALL_POOL].current + pend[0];
+    ac[LT_STAT_LARGE_POOL].peak = al[LT_STAT_LARGE_POOL].current + pend[1];
+    ac[LT_STAT_ALL].peak = ac[LT_STAT_SMALL_POOL].peak + ac[LT_STAT_LARGE_POOL].peak;
+  }
   spin_unlock(&p->lock);
   return LT_OK;
 }
@@ -651,7 +734,8 @@ size_t lt_alloc_live_bytes(void) {
     for (int i = 0; i < LT_DEVICE_MAX; i++) {
       device_pool_t *p = &pools[t][i];
       spin_lock(&p->lock);
-      sum += p->stats.allocated;
+      sum += p->stat[LT_STAT_ALLOCATED_BYTES][LT_STAT_SMALL_POOL].current +
+             p->stat[LT_STAT_ALLOCATED_BYTES][LT_STAT_LARGE_POOL].current;
       spin_unlock(&p->lock);
     }
   return sum > 0 ? (size_t)sum : 0;

@@ -23,10 +23,30 @@ void lt_free(lt_block_t *b);
 void *lt_block_ptr(const lt_block_t *b);
 size_t lt_block_size(const lt_block_t *b);
 
-/* As PyTorch's memory_stats: "allocation" is a block handed out and not yet freed; "active" also
-   counts a freed block still waiting for the streams that used it (record_stream); an
-   "inactive split" block is a free block that is part of a split segment (split policy only). */
+/* One statistic as PyTorch's Stat: the current value, its peak, and the sums of its increases
+   (allocated) and decreases (freed). */
 typedef struct {
+  int64_t current, peak, allocated, freed;
+} lt_stat_t;
+
+/* PyTorch's StatType: every block, the small pool's (rounded sizes up to 1 MiB), the large's */
+enum { LT_STAT_ALL, LT_STAT_SMALL_POOL, LT_STAT_LARGE_POOL, LT_NSTATPOOLS };
+/* The families of memory_stats, as PyTorch: "allocation" is a block handed out and not yet freed;
+   "active" also counts a freed block still waiting for the streams that used it (record_stream);
+   an "inactive split" block is a free block that is part of a split segment (split policy only);
+   a "segment" is a device allocation. */
+enum {
+  LT_STAT_ALLOCATION, LT_STAT_SEGMENT, LT_STAT_ACTIVE, LT_STAT_INACTIVE_SPLIT,
+  LT_STAT_ALLOCATED_BYTES, LT_STAT_RESERVED_BYTES, LT_STAT_ACTIVE_BYTES, LT_STAT_INACTIVE_SPLIT_BYTES,
+  LT_NSTATS
+};
+/* memory_stats' family names, in the order above ("allocation", ..., "inactive_split_bytes") */
+extern const char *const lt_stat_names[LT_NSTATS];
+
+typedef struct {
+  lt_stat_t stat[LT_NSTATS][LT_NSTATPOOLS];
+  int64_t num_alloc_retries, num_ooms;
+  /* the same numbers of stat[..][LT_STAT_ALL] under short names */
   int64_t allocated, max_allocated;   /* bytes in blocks handed out */
   int64_t reserved, max_reserved;     /* bytes held from the device (in use + cached) */
   int64_t allocations, max_allocations; /* blocks handed out */
@@ -37,7 +57,6 @@ typedef struct {
   int64_t segments, max_segments;     /* device allocations held */
   int64_t num_allocs, num_frees;      /* blocks handed out / returned, since start */
   int64_t num_device_allocs, num_device_frees;
-  int64_t num_alloc_retries, num_ooms;
   int64_t total_allocated_bytes, total_freed_bytes; /* cumulative */
 } lt_memory_stats_t;
 

@@ -316,6 +316,18 @@ describe('the splitting allocator', function()
     local bsz = MiB + 512
     expect({ allocated = MiB + bsz, reserved = 22 * MiB, segments = 2, split = 2,
              split_bytes = MiB + 20 * MiB - bsz }, '1 MiB + 1')
+    -- and per pool, as PyTorch's small_pool / large_pool keys
+    local s = stats()
+    local function pool(key, name) return s[key:format(name)] - base[key:format(name)] end
+    assert.are.equal(2 * MiB, pool('reserved_bytes.%s.current', 'small_pool'))
+    assert.are.equal(20 * MiB, pool('reserved_bytes.%s.current', 'large_pool'))
+    assert.are.equal(MiB, pool('allocated_bytes.%s.current', 'small_pool'))
+    assert.are.equal(bsz, pool('allocated_bytes.%s.current', 'large_pool'))
+    assert.are.equal(1, pool('segment.%s.allocated', 'small_pool'))
+    assert.are.equal(1, pool('segment.%s.allocated', 'large_pool'))
+    assert.are.equal(MiB, pool('inactive_split_bytes.%s.current', 'small_pool'))
+    assert.are.equal(20 * MiB - bsz, pool('inactive_split_bytes.%s.current', 'large_pool'))
+    assert.are.equal(MiB + bsz, pool('allocated_bytes.%s.allocated', 'all'))
     -- 19.5 MiB: 20 MiB rounded to 2 MiB, and its rest of 0.5 MiB is not split: allocated grows by
     -- the whole 20 MiB (the free 19 MiB of b's segment are too few)
     local c = bytes(19 * MiB + 512 * KiB)
@@ -396,6 +408,10 @@ describe('the splitting allocator', function()
     assert.are.equal(1, torch._memory_pending(dev))
     local y = bytes(6000) -- from the segment's rest, not x's block
     assert.are.equal(px + 6144, ptr(y))
+    -- active counts x and y: its peak is above allocation's
+    expect({ allocated = 6144, allocations = 1, active = 2, active_bytes = 2 * 6144 }, 'y')
+    assert.are.equal(base['active.all.current'] + 2, stats()['active.all.peak'])
+    assert.are.equal(base['allocation.all.current'] + 1, stats()['allocation.all.peak'])
     torch.memory.empty_cache(dev) -- the segment is in use: nothing given back
     expect({ reserved = 2 * MiB, segments = 1 }, 'empty_cache while pending')
     torch._stream_hold(s, false) -- s's work completes

@@ -68,7 +68,7 @@ static bool intact(const live_t *l) {
 static void test_random(lt_device_t d) {
   enum { OPS = 4000, MAXLIVE = 200 };
   static live_t live[MAXLIVE];
-  int nlive = 0, bad_size = 0, bad_stat = 0, bad_overlap = 0, bad_bytes = 0;
+  int nlive = 0, bad_size = 0, bad_stat = 0, bad_pool = 0, bad_overlap = 0, bad_bytes = 0;
   lt_stream_t side;
   CHECK(lt_stream_new(d, &side) == LT_OK, "a side stream");
   lt_stream_t def;
@@ -109,6 +109,14 @@ static void test_random(lt_device_t d) {
         s.active_blocks - s0.active_blocks != nlive ||
         s.reserved - s0.reserved < sum + (s.inactive_split_bytes - s0.inactive_split_bytes))
       bad_stat++;
+    for (int k = 0; k < LT_NSTATS; k++) {
+      const lt_stat_t *a = s.stat[k];
+      if (a[LT_STAT_ALL].current != a[LT_STAT_SMALL_POOL].current + a[LT_STAT_LARGE_POOL].current ||
+          a[LT_STAT_ALL].allocated - a[LT_STAT_ALL].freed != a[LT_STAT_ALL].current - s0.stat[k][LT_STAT_ALL].current +
+                                                                   s0.stat[k][LT_STAT_ALL].allocated - s0.stat[k][LT_STAT_ALL].freed ||
+          a[LT_STAT_ALL].peak < a[LT_STAT_ALL].current)
+        bad_pool++;
+    }
     qsort(live, (size_t)nlive, sizeof *live, by_ptr);
     for (int i = 0; i + 1 < nlive; i++)
       if ((uintptr_t)lt_block_ptr(live[i].b) + lt_block_size(live[i].b) > (uintptr_t)lt_block_ptr(live[i + 1].b))
@@ -118,6 +126,8 @@ static void test_random(lt_device_t d) {
   }
   CHECK(bad_size == 0, "block sizes follow the rounding and split rules (%d wrong)", bad_size);
   CHECK(bad_stat == 0, "statistics match the live blocks after every step (%d wrong)", bad_stat);
+  CHECK(bad_pool == 0, "all = small pool + large pool, current = allocated - freed, peak >= current (%d wrong)",
+        bad_pool);
   CHECK(bad_overlap == 0, "live blocks never overlap (%d overlaps)", bad_overlap);
   CHECK(bad_bytes == 0, "live blocks keep their bytes (%d corrupted)", bad_bytes);
   while (nlive > 0) lt_free(live[--nlive].b);
