@@ -197,26 +197,26 @@ static lt_device_t memory_device(lua_State *L, int idx) {
 static int mem_stats(lua_State *L) {
   lt_memory_stats_t s;
   lt_lua_check(L, lt_memory_stats(memory_device(L, 1), &s));
-  lua_createtable(L, 0, 16);
+  /* PyTorch's keys: <family>.{all,large_pool,small_pool}.{current,peak,allocated,freed} */
+  static const char *const pools[LT_NSTATPOOLS] = {"all", "small_pool", "large_pool"};
+  lua_createtable(L, 0, LT_NSTATS * LT_NSTATPOOLS * 4 + 4);
+  char key[64];
+  for (int k = 0; k < LT_NSTATS; k++)
+    for (int j = 0; j < LT_NSTATPOOLS; j++) {
+      const lt_stat_t *st = &s.stat[k][j];
+      const int64_t v[4] = {st->current, st->peak, st->allocated, st->freed};
+      static const char *const what[4] = {"current", "peak", "allocated", "freed"};
+      for (int w = 0; w < 4; w++) {
+        snprintf(key, sizeof key, "%s.%s.%s", lt_stat_names[k], pools[j], what[w]);
+        lua_pushinteger(L, v[w]);
+        lua_setfield(L, -2, key);
+      }
+    }
 #define F(name, field) lua_pushinteger(L, s.field); lua_setfield(L, -2, name);
-  F("allocated_bytes.all.current", allocated)
-  F("allocated_bytes.all.peak", max_allocated)
-  F("allocated_bytes.all.allocated", total_allocated_bytes)
-  F("allocated_bytes.all.freed", total_freed_bytes)
-  F("reserved_bytes.all.current", reserved)
-  F("reserved_bytes.all.peak", max_reserved)
-  F("active.all.current", active_blocks)
-  F("active.all.peak", max_active_blocks)
-  F("allocation.all.current", active_blocks)
-  F("allocation.all.peak", max_active_blocks)
-  F("allocation.all.allocated", num_allocs)
-  F("allocation.all.freed", num_frees)
-  F("segment.all.current", segments)
-  F("segment.all.peak", max_segments)
-  F("segment.all.allocated", num_device_allocs)
-  F("segment.all.freed", num_device_frees)
   F("num_alloc_retries", num_alloc_retries)
   F("num_ooms", num_ooms)
+  F("num_device_alloc", num_device_allocs)
+  F("num_device_free", num_device_frees)
 #undef F
   return 1;
 }
@@ -237,6 +237,22 @@ static int mem_empty_cache(lua_State *L) {
   lua_gc(L, LUA_GCCOLLECT); /* unreachable tensors first, so their blocks can be returned */
   lt_lua_check(L, lt_memory_empty_cache(memory_device(L, 1)));
   return 0;
+}
+
+/* torch._memory_set_policy(device, policy) -> the previous policy: 'split' carves device
+   allocations into blocks as PyTorch's CUDA allocator (CUDA's default), 'class' reuses whole
+   blocks of one size class (the CPU's default). Private: the specs run the splitting code on a
+   CPU device. */
+static int f_memory_set_policy(lua_State *L) {
+  lt_lua_checknargs(L, 2, "_memory_set_policy");
+  lt_device_t d = lt_lua_checkdevice(L, 1);
+  const char *pol = luaL_checkstring(L, 2);
+  bool split = strcmp(pol, "split") == 0, was = false;
+  if (!split && strcmp(pol, "class") != 0)
+    return luaL_error(L, "_memory_set_policy: expected 'split' or 'class', got '%s'", pol);
+  lt_lua_check(L, lt_memory_set_split(d, split, &was));
+  lua_pushstring(L, was ? "split" : "class");
+  return 1;
 }
 
 /* torch._device_alias(t, device) -> t on another CPU device, sharing its memory (DataParallel's
@@ -271,6 +287,8 @@ void lt_open_device(lua_State *L, int torch, int mtab) {
 
   lua_pushcfunction(L, f_device_alias);
   lua_setfield(L, torch, "_device_alias");
+  lua_pushcfunction(L, f_memory_set_policy);
+  lua_setfield(L, torch, "_memory_set_policy");
 
   static const luaL_Reg cpu[] = {
       {"device_count", cpu_device_count}, {"set_device_count", cpu_set_device_count},

@@ -169,6 +169,7 @@ static const lt_backend_i cuda_backend = {
     .raw_free = be_raw_free,
     .alignment = 256,
     .cache_limit = 0, /* as PyTorch: keep everything until empty_cache or an out-of-memory */
+    .split_segments = true, /* as PyTorch's CUDACachingAllocator */
     .synchronize = be_synchronize,
     .host_accessible = false,
     .unavailable = be_unavailable,

@@ -33,6 +33,9 @@ typedef struct lt_backend_i {
   void (*raw_free)(int index, void *p);
   size_t alignment;                         /* of raw_alloc's blocks */
   size_t cache_limit;                       /* cached free bytes kept per device; 0 = no limit */
+  /* the allocator's policy (core/allocator.h): carve segments into blocks, split and merge them,
+     as PyTorch's CUDA caching allocator (true), or reuse whole blocks of one size class (false) */
+  bool split_segments;
   int (*synchronize)(int index);            /* wait for all work queued on the device */
   bool host_accessible;                     /* its memory can be read by the CPU directly */
   const char *(*unavailable)(void);         /* why device_count() is 0 ("no CUDA driver (...)") */
