@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/stream.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,13 @@
 /* ---- the CPU backend ---- */
 #define CPU_ALIGN 64
 
-static int cpu_count = 0; /* 0 until first asked: then LUTORCH_CPU_DEVICES or 1 */
-static int cpu_count_locked = 0;
+/* atomic: embedded states on several threads may ask at once */
+static atomic_int cpu_count = 0; /* 0 until first asked: then LUTORCH_CPU_DEVICES or 1 */
+static atomic_int cpu_count_locked = 0;
 
 static int cpu_raw_alloc(int index, size_t n, void **out) {
   (void)index;
-  cpu_count_locked = 1;
+  atomic_store(&cpu_count_locked, 1);
   size_t sz = (n + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
   if (sz < n) return LT_ERR;
   void *p = aligned_alloc(CPU_ALIGN, sz ? sz : CPU_ALIGN);
@@ -37,7 +39,8 @@ static int64_t cpu_total_memory(int index) {
 }
 
 static int cpu_device_count(void) {
-  if (cpu_count == 0) {
+  int c = atomic_load(&cpu_count);
+  if (c == 0) {
     const char *s = getenv("LUTORCH_CPU_DEVICES");
     int n = 1;
     if (s && *s) {
@@ -47,9 +50,10 @@ static int cpu_device_count(void) {
       else fprintf(stderr, "lutorch: ignoring LUTORCH_CPU_DEVICES=%s (expected 1 to %d)\n", s,
                    LT_DEVICE_MAX);
     }
-    cpu_count = n;
+    int zero = 0; /* the first to decide wins; the others read its answer */
+    c = atomic_compare_exchange_strong(&cpu_count, &zero, n) ? n : zero;
   }
-  return cpu_count;
+  return c;
 }
 
 static const lt_backend_i cpu_backend = {
@@ -80,10 +84,10 @@ int lt_cpu_device_count(void) { return cpu_device_count(); }
 int lt_cpu_set_device_count(int n) {
   if (n < 1 || n > LT_DEVICE_MAX)
     return lt_error("cpu.set_device_count: expected a count from 1 to %d, got %d", LT_DEVICE_MAX, n);
-  if (cpu_count_locked && n != cpu_device_count())
+  if (atomic_load(&cpu_count_locked) && n != cpu_device_count())
     return lt_error("cpu.set_device_count: CPU tensors already exist; call it before creating any "
                     "(or set LUTORCH_CPU_DEVICES before start)");
-  cpu_count = n;
+  atomic_store(&cpu_count, n);
   return LT_OK;
 }
 

@@ -33,6 +33,11 @@ describe('torch.memory', function()
     assert.are.equal(torch.memory.allocated(d), torch.memory.max_allocated(d))
     assert.is_string(torch.memory.summary(d))
     assert.is_truthy(torch.memory.summary(d):find('cpu:1', 1, true))
+    -- its rows are the statistics: the current allocation count and segments
+    local st = torch.memory.stats(d)
+    local sm = torch.memory.summary(d)
+    assert.is_truthy(sm:find('| Allocations%s+|%s+' .. st['allocation.all.current'] .. ' |'), sm)
+    assert.is_truthy(sm:find('| Non%-releasable allocs |%s+' .. st['inactive_split.all.current'] .. ' |'), sm)
   end)
 
   it('stays flat in a loop of temporaries', function()

@@ -86,22 +86,29 @@ end
 function torch.memory.summary(device)
   local s = torch.memory.stats(device)
   local name = tostring(device and torch.device(device) or torch.device('cpu:' .. torch.cpu.current_device()))
-  local line = string.rep('=', 75)
-  local row = '| %-17s | %15s | %15s | %15s |'
+  local line = string.rep('=', 76)
+  local row = '| %-21s | %14s | %14s | %14s |'
   local rows = {
     line,
-    string.format('| %-72s|', 'lutorch memory summary, device ' .. name),
-    string.rep('-', 75),
+    string.format('| %-73s|', 'lutorch memory summary, device ' .. name),
+    string.rep('-', 76),
     string.format(row, 'Metric', 'Cur Usage', 'Peak Usage', 'Tot Alloc'),
-    string.rep('-', 75),
+    string.rep('-', 76),
     string.format(row, 'Allocated memory', fmt_size(s['allocated_bytes.all.current']),
       fmt_size(s['allocated_bytes.all.peak']), fmt_size(s['allocated_bytes.all.allocated'])),
+    string.format(row, 'Active memory', fmt_size(s['active_bytes.all.current']),
+      fmt_size(s['active_bytes.all.peak']), fmt_size(s['active_bytes.all.allocated'])),
     string.format(row, 'Reserved memory', fmt_size(s['reserved_bytes.all.current']),
-      fmt_size(s['reserved_bytes.all.peak']), ''),
+      fmt_size(s['reserved_bytes.all.peak']), fmt_size(s['reserved_bytes.all.allocated'])),
+    string.format(row, 'Non-releasable', fmt_size(s['inactive_split_bytes.all.current']),
+      fmt_size(s['inactive_split_bytes.all.peak']), fmt_size(s['inactive_split_bytes.all.allocated'])),
     string.format(row, 'Allocations', s['allocation.all.current'], s['allocation.all.peak'],
       s['allocation.all.allocated']),
+    string.format(row, 'Active allocs', s['active.all.current'], s['active.all.peak'], s['active.all.allocated']),
     string.format(row, 'Reserved segments', s['segment.all.current'], s['segment.all.peak'],
       s['segment.all.allocated']),
+    string.format(row, 'Non-releasable allocs', s['inactive_split.all.current'], s['inactive_split.all.peak'],
+      s['inactive_split.all.allocated']),
     string.format(row, 'OOMs', s.num_ooms, '', ''),
     line,
   }
