@@ -4,7 +4,7 @@
    then four classes per power of two), each block is a device allocation of its own, and a freed
    block goes to its device's free list for its class, to be handed out again whole.
    Split policy (CUDA's): PyTorch's CUDACachingAllocator (c10/cuda/CUDACachingAllocator.cpp, see
-   /work/shared/reference/pytorch_semantics.md section 3): device allocations (segments) are
+   the reference notes on PyTorch, pytorch_semantics.md section 3): device allocations (segments) are
    carved into blocks; a request takes the smallest free block of its pool and stream that fits
    (best fit), split when the rest is large enough; a freed block merges with its free neighbours;
    empty_cache gives back the segments entirely free.
