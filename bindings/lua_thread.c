@@ -30,6 +30,7 @@
 
 #include <lualib.h>
 #include <pthread.h>
+#include <time.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -109,7 +110,7 @@ static void *thread_main(void *arg) {
     pthread_mutex_lock(&t->mu);
     t->status = st;
     t->has_work = false;
-    t->done = true;
+    __atomic_store_n(&t->done, true, __ATOMIC_RELEASE); /* read unlocked by a spinning wait */
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
   }
@@ -338,6 +339,19 @@ static int l_wait(lua_State *L) {
   lthread_t *t = check_thread(L);
   lt_lua_checknargs(L, 1, "wait");
   if (!t->busy) return luaL_error(L, "%s: wait without a start", t->name);
+  /* a replica usually ends about when the caller's does: spin up to 100 us before sleeping, which
+     saves the tens of microseconds a wake-up takes on a loaded machine */
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 1; !__atomic_load_n(&t->done, __ATOMIC_ACQUIRE); i++) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (i % 64 == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) > 100000) break;
+    }
+  }
   pthread_mutex_lock(&t->mu);
   while (!t->done) pthread_cond_wait(&t->cv, &t->mu);
   int st = t->status;
