@@ -85,6 +85,31 @@ int lt_lua_checkdims(lua_State *L, int idx, int *n, int64_t *dims, const char *o
   return next;
 }
 
+void lt_lua_checkoptkeys(lua_State *L, int idx, const char *op, const char *const *keys) {
+  if (!lua_istable(L, idx)) return;
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    bool known = false;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      const char *k = lua_tostring(L, -1);
+      for (int i = 0; keys[i] && !known; i++) known = strcmp(k, keys[i]) == 0;
+    }
+    if (!known) {
+      luaL_Buffer b;
+      luaL_buffinit(L, &b);
+      for (int i = 0; keys[i]; i++) {
+        if (i) luaL_addstring(&b, ", ");
+        luaL_addstring(&b, keys[i]);
+      }
+      luaL_pushresult(&b);
+      const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : luaL_typename(L, -2);
+      luaL_error(L, "%s: unknown option '%s' (its options are %s)", op, k, lua_tostring(L, -1));
+    }
+  }
+}
+
 void lt_lua_checkopts(lua_State *L, int idx, lt_lua_opts_t *o) {
   o->dtype = LT_DTYPE_INVALID;
   o->has_device = false;
@@ -92,6 +117,10 @@ void lt_lua_checkopts(lua_State *L, int idx, lt_lua_opts_t *o) {
   o->requires_grad = false;
   if (lua_isnoneornil(L, idx)) return;
   if (!lua_istable(L, idx)) luaL_typeerror(L, idx, "options table");
+  static const char *const keys[] = {"dtype", "device", "requires_grad", NULL};
+  lua_Debug ar;
+  const char *op = lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name ? ar.name : "factory";
+  lt_lua_checkoptkeys(L, idx, op, keys);
   if (lua_getfield(L, idx, "dtype") != LUA_TNIL) o->dtype = lt_lua_checkdtype(L, lua_gettop(L));
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "device") != LUA_TNIL) {

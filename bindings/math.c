@@ -32,10 +32,12 @@ static const luaL_Reg unary_fns_[] = {
     {NULL, NULL}};
 
 /* ---- binary: torch.add(a, b, {alpha}), a:add(b), a:add_(b) ---- */
-static double get_alpha(lua_State *L, int idx) {
+static double get_alpha(lua_State *L, int idx, const char *name) {
   if (lua_isnoneornil(L, idx)) return 1;
   if (lua_type(L, idx) == LUA_TNUMBER) return lua_tonumber(L, idx);
   luaL_checktype(L, idx, LUA_TTABLE);
+  static const char *const keys[] = {"alpha", NULL};
+  lt_lua_checkoptkeys(L, idx, name, keys);
   lua_getfield(L, idx, "alpha");
   double a = lua_isnil(L, -1) ? 1 : luaL_checknumber(L, -1);
   lua_pop(L, 1);
@@ -48,7 +50,7 @@ static int binary(lua_State *L, lt_binary_op op, bool inplace) {
   lt_operand_t b = lt_lua_checkoperand(L, 2);
   double alpha = 1;
   if (op == LT_BINARY_add || op == LT_BINARY_sub) {
-    alpha = get_alpha(L, 3);
+    alpha = get_alpha(L, 3, name);
     lt_lua_checknargs(L, 3, name);
   } else {
     lt_lua_checknargs(L, 2, name);

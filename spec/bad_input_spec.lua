@@ -1,6 +1,7 @@
 -- Every function of torch and every tensor method, called with wrong arguments, raises a Lua
 -- error (a string naming the problem) and never crashes the interpreter.
 local torch = require 'torch'
+local H = require 'spec.helpers'
 
 local skip = {
   -- functions that legitimately accept anything or take no arguments
@@ -60,5 +61,16 @@ describe('bad input', function()
       assert(not ok, c[1] .. ' did not raise')
       assert(tostring(err):find(c[1], 1, true), ('%s: the error %q does not name the op'):format(c[1], tostring(err)))
     end
+  end)
+  it('refuses unknown option keys instead of ignoring them', function()
+    local a = torch.ones(3)
+    H.raises(function() torch.add(a, a, { out = torch.empty(3) }) end, "add: unknown option 'out'", 'alpha')
+    H.raises(function() a:sub(a, { alpah = 2 }) end, "unknown option 'alpah'")
+    local function zeros_typo() return torch.zeros(2, { dtpye = torch.float64 }) end
+    H.raises(zeros_typo, "unknown option 'dtpye'", 'dtype, device, requires_grad')
+    H.raises(function() torch.ones(2, 2, { devcie = 'cpu' }) end, "unknown option 'devcie'")
+    -- the known ones still work
+    assert.are.equal(torch.float64, torch.zeros(2, { dtype = torch.float64, requires_grad = true }).dtype)
+    assert.are.equal(3, torch.add(a, a, { alpha = 2 })[1])
   end)
 end)
