@@ -51,6 +51,13 @@ describe('nn.DataParallel', function()
     assert.are.equal(3, lines, out)
   end)
 
+  it("gives the replicas the script's globals (and goes without those that cannot move)", function()
+    local out, ok = run(2, 'spec/support/data_parallel_globals.lua')
+    assert(ok, out)
+    local d = tonumber(out:match('ok (%S+)'))
+    assert(d and d <= 1e-5, out)
+  end)
+
   it('scatters along dim, runs each chunk on its device, and gathers on the output device', function()
     local Probe = nn.Module:extend('Probe')
     function Probe:init() nn.Module.init(self); self.scale = nn.Parameter(torch.ones(1)) end

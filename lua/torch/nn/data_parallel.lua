@@ -207,8 +207,10 @@ end
 -- ---- replicas ----
 
 -- runs in a replica's own Lua state: the module (copied, with replicated parameters) on its chunk
--- (with the caller's autocast state, restored after: the thread's cast cache goes with it)
-function DataParallel._run_replica(module, device, packed, autocast_state)
+-- (with the caller's autocast state, restored after: the thread's cast cache goes with it; and the
+-- caller's own globals, which the module's functions may use)
+function DataParallel._run_replica(module, device, packed, autocast_state, globals)
+  for k, v in pairs(globals) do _G[k] = v end
   torch.cpu.set_device(device.type == 'cpu' and device or torch.device('cpu'))
   if device.type == 'cuda' then torch.cuda.set_device(device.index) end
   local saved = torch._autocast_state()
@@ -267,6 +269,7 @@ function DataParallel:forward(...)
   end
   local grad = torch.is_grad_enabled()
   local autocast_state = torch._autocast_state()
+  local globals = {}
   local threads = rawget(self, '_threads')
   local per = math.max(1, torch.get_num_threads() // r)
   -- from here to the last wait this thread runs on its share of the cores: lowering its limit also
@@ -284,8 +287,32 @@ function DataParallel:forward(...)
           tostring(devices[i])), threads = per, device = devices[i] }, threads = per }
         threads[i] = th
       end
-      th.handle:start(DataParallel._run_replica, { self.module, devices[i], chunks[i], autocast_state },
-        { subst = replica_subst(self.module, devices[i], grad), grad_enabled = grad })
+      if not rawget(self, '_fresh') then
+        -- the names a fresh state has (libraries): every other global of the caller is the user's
+        th.handle:start(function()
+          local t = {}
+          for k in pairs(_G) do t[k] = true end
+          return t
+        end, {})
+        rawset(self, '_fresh', th.handle:wait())
+      end
+      if i == 2 then
+        local fresh = rawget(self, '_fresh')
+        for k, v in pairs(_G) do
+          if type(k) == 'string' and not fresh[k] and type(v) ~= 'thread' then globals[k] = v end
+        end
+      end
+      local args = { self.module, devices[i], chunks[i], autocast_state, globals }
+      local opts = { subst = replica_subst(self.module, devices[i], grad), grad_enabled = grad }
+      for _ = 1, 1000 do
+        local ok, e = pcall(th.handle.start, th.handle, DataParallel._run_replica, args, opts)
+        if ok then break end
+        -- a global of the caller that cannot move to another state (an open file, a coroutine):
+        -- the replica goes without it
+        local key = tostring(e):match('argument 5%.([%a_][%w_]*)')
+        if not key or globals[key] == nil then error(e, 0) end
+        globals[key] = nil
+      end
       started[i] = true
     end
     -- replica 1, here, with the wrapped module itself
