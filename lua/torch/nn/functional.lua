@@ -7,7 +7,22 @@ local F = {}
 -- losses run in float32 inside autocast regions, as PyTorch's (a pass-through outside them)
 local fp32 = torch._autocast_fp32
 
-local function opts_of(o) return o or {} end
+-- the options table of op (or an empty one), refusing keys op does not take: a misspelt option
+-- would otherwise be ignored without a word
+local function opts_of(o, op, keys)
+  if o == nil then return {} end
+  if type(o) ~= 'table' then error(string.format('%s: expected an options table, got %s', op, type(o)), 3) end
+  for k in pairs(o) do
+    local known = false
+    for _, name in ipairs(keys) do
+      if k == name then known = true; break end
+    end
+    if not known then
+      error(string.format("%s: unknown option '%s' (its options are %s)", op, tostring(k), table.concat(keys, ', ')), 3)
+    end
+  end
+  return o
+end
 
 -- a number or a pair {h, w} as two numbers
 local function pair(v, name, op)
@@ -27,12 +42,14 @@ end
 --- F.relu(x, {inplace = false}) -> tensor: max(x, 0) elementwise; in place with inplace = true
 function F.relu(x, o)
   check_tensor(x, 'relu')
+  if o ~= nil then opts_of(o, 'relu', { 'inplace' }) end
   if o and o.inplace then return x:relu_() end
   return x:relu()
 end
 --- F.gelu(x, {approximate = 'none' | 'tanh'}) -> tensor: x * Phi(x), or its tanh approximation
 function F.gelu(x, o)
   check_tensor(x, 'gelu')
+  if o ~= nil then opts_of(o, 'gelu', { 'approximate' }) end
   local approximate = o and o.approximate or 'none'
   if approximate == 'tanh' then return x:gelu_tanh() end
   if approximate ~= 'none' then error("gelu: approximate must be 'none' or 'tanh', got " .. tostring(approximate), 2) end
@@ -62,7 +79,7 @@ F.linear = C.linear
 -- x: N x C x H x W (or C x H x W), w: out x C/groups x kh x kw, b: out values or nil;
 -- padding may be a number, a pair, 'same' or 'valid'
 function F.conv2d(x, w, b, o)
-  o = opts_of(o)
+  o = opts_of(o, 'conv2d', { 'stride', 'padding', 'dilation', 'groups' })
   check_tensor(x, 'conv2d')
   check_tensor(w, 'conv2d', 'weight')
   local sh, sw = pair(o.stride or 1, 'stride', 'conv2d')
@@ -75,7 +92,7 @@ end
 --- F.max_pool2d(x, kernel_size, {stride = kernel_size, padding = 0, dilation = 1,
 -- ceil_mode = false}) -> tensor: the maximum of each window of N x C x H x W input
 function F.max_pool2d(x, k, o)
-  o = opts_of(o)
+  o = opts_of(o, 'max_pool2d', { 'stride', 'padding', 'dilation', 'ceil_mode', 'return_indices' })
   check_tensor(x, 'max_pool2d')
   local kh, kw = pair(k, 'kernel_size', 'max_pool2d')
   local sh, sw = pair(o.stride or k, 'stride', 'max_pool2d')
@@ -87,7 +104,7 @@ function F.max_pool2d(x, k, o)
 end
 
 function F.avg_pool2d(x, k, o)
-  o = opts_of(o)
+  o = opts_of(o, 'avg_pool2d', { 'stride', 'padding', 'ceil_mode', 'count_include_pad', 'divisor_override' })
   check_tensor(x, 'avg_pool2d')
   local kh, kw = pair(k, 'kernel_size', 'avg_pool2d')
   local sh, sw = pair(o.stride or k, 'stride', 'avg_pool2d')
@@ -127,14 +144,14 @@ end
 
 -- ---- normalisation ----
 function F.batch_norm(x, running_mean, running_var, w, b, o)
-  o = opts_of(o)
+  o = opts_of(o, 'batch_norm', { 'training', 'momentum', 'eps' })
   check_tensor(x, 'batch_norm')
   local training = o.training or false
   return C.batch_norm(x, w, b, running_mean, running_var, training, o.momentum or 0.1, o.eps or 1e-5)
 end
 
 function F.layer_norm(x, shape, w, b, o)
-  o = opts_of(o)
+  o = opts_of(o, 'layer_norm', { 'eps' })
   check_tensor(x, 'layer_norm')
   if type(shape) == 'number' then shape = { shape } end
   local n = #shape
@@ -153,7 +170,7 @@ end
 
 -- ---- embedding ----
 function F.embedding(idx, w, o)
-  o = opts_of(o)
+  o = opts_of(o, 'embedding', { 'padding_idx' })
   check_tensor(idx, 'embedding', 'indices')
   check_tensor(w, 'embedding', 'weight')
   if idx.dtype ~= torch.int64 and idx.dtype ~= torch.int32 then
@@ -201,6 +218,7 @@ end
 
 --- F.mse_loss(x, y, {reduction = 'mean' | 'sum' | 'none'}) -> tensor: (x - y)^2, reduced
 function F.mse_loss(x, y, o)
+  o = opts_of(o, 'mse_loss', { 'reduction' })
   check_same_shape(x, y, 'mse_loss')
   x, y = fp32(x, y)
   local d = x - y
@@ -208,6 +226,7 @@ function F.mse_loss(x, y, o)
 end
 
 function F.l1_loss(x, y, o)
+  o = opts_of(o, 'l1_loss', { 'reduction' })
   check_same_shape(x, y, 'l1_loss')
   x, y = fp32(x, y)
   return reduce((x - y):abs(), o and o.reduction, 'l1_loss')
@@ -215,7 +234,7 @@ end
 
 -- PyTorch's stable form: (1 - y) x + (1 + (pw - 1) y) (log(1 + exp(-|x|)) + max(-x, 0))
 function F.binary_cross_entropy_with_logits(x, y, o)
-  o = opts_of(o)
+  o = opts_of(o, 'binary_cross_entropy_with_logits', { 'weight', 'pos_weight', 'reduction' })
   check_same_shape(x, y, 'binary_cross_entropy_with_logits')
   local pw, w
   x, y, pw, w = fp32(x, y, o.pos_weight, o.weight)
@@ -241,7 +260,7 @@ end
 
 -- targets are 1-based class indices; ignore_index is a 1-based class (default: none)
 function F.nll_loss(logp, target, o)
-  o = opts_of(o)
+  o = opts_of(o, 'nll_loss', { 'weight', 'ignore_index', 'reduction' })
   check_tensor(logp, 'nll_loss')
   check_tensor(target, 'nll_loss', 'target')
   return C.nll_loss('nll_loss', logp, target, o.weight, o.ignore_index, reduction_code(o.reduction, 'nll_loss'))
@@ -250,7 +269,7 @@ end
 --- F.cross_entropy(x, target, {weight, ignore_index, reduction = 'mean', label_smoothing = 0})
 -- -> tensor: nll_loss(log_softmax(x)) of logits x (N x C, or C) and 1-based class targets (N)
 function F.cross_entropy(x, target, o)
-  o = opts_of(o)
+  o = opts_of(o, 'cross_entropy', { 'weight', 'ignore_index', 'reduction', 'label_smoothing' })
   check_tensor(x, 'cross_entropy')
   check_tensor(target, 'cross_entropy', 'target')
   if o.weight then
