@@ -219,6 +219,8 @@ static int reduce_dims(lua_State *L, int idx, int *n, int64_t *dims, const char 
    at idx is left for the argument count check. */
 static lt_dtype opt_dtype(lua_State *L, int idx, const char *op) {
   if (!lua_istable(L, idx) || lt_lua_todtype(L, idx) != LT_DTYPE_INVALID) return LT_DTYPE_INVALID;
+  static const char *const keys[] = {"dtype", NULL};
+  lt_lua_checkoptkeys(L, idx, op, keys);
   lt_dtype dt = LT_DTYPE_INVALID;
   if (lua_getfield(L, idx, "dtype") != LUA_TNIL) {
     dt = lt_lua_todtype(L, -1);
@@ -289,6 +291,8 @@ static int reduce_var(lua_State *L, bool is_std) {
   else if (!lua_istable(L, idx) && !lua_isnone(L, idx)) opt_keepdim(L, idx, op);
   int64_t correction = 1;
   if (lua_istable(L, idx)) {
+    static const char *const keys[] = {"unbiased", "correction", NULL};
+    lt_lua_checkoptkeys(L, idx, op, keys);
     if (lua_getfield(L, idx, "unbiased") != LUA_TNIL) correction = lua_toboolean(L, -1) ? 1 : 0;
     lua_pop(L, 1);
     if (lua_getfield(L, idx, "correction") != LUA_TNIL) correction = luaL_checkinteger(L, -1);

@@ -69,8 +69,11 @@ describe('bad input', function()
     local function zeros_typo() return torch.zeros(2, { dtpye = torch.float64 }) end
     H.raises(zeros_typo, "unknown option 'dtpye'", 'dtype, device, requires_grad')
     H.raises(function() torch.ones(2, 2, { devcie = 'cpu' }) end, "unknown option 'devcie'")
+    H.raises(function() torch.ones(2, 3):sum(2, { keepdm = true }) end, "sum: unknown option 'keepdm'", 'dtype')
+    H.raises(function() torch.ones(2, 3):std(2, { unbaised = false }) end, "std: unknown option 'unbaised'")
     -- the known ones still work
     assert.are.equal(torch.float64, torch.zeros(2, { dtype = torch.float64, requires_grad = true }).dtype)
+    assert.are.equal(torch.float64, torch.ones(2, 3):sum(2, false, { dtype = torch.float64 }).dtype)
     assert.are.equal(3, torch.add(a, a, { alpha = 2 })[1])
   end)
 end)
