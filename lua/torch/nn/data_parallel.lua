@@ -302,10 +302,10 @@ function DataParallel:forward(...)
           if type(k) == 'string' and not fresh[k] and type(v) ~= 'thread' then globals[k] = v end
         end
       end
-      local args = { self.module, devices[i], chunks[i], autocast_state, globals }
+      local replica_args = { self.module, devices[i], chunks[i], autocast_state, globals }
       local opts = { subst = replica_subst(self.module, devices[i], grad), grad_enabled = grad }
       for _ = 1, 1000 do
-        local ok, e = pcall(th.handle.start, th.handle, DataParallel._run_replica, args, opts)
+        local ok, e = pcall(th.handle.start, th.handle, DataParallel._run_replica, replica_args, opts)
         if ok then break end
         -- a global of the caller that cannot move to another state (an open file, a coroutine):
         -- the replica goes without it
