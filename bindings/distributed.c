@@ -454,17 +454,17 @@ static int finalize(reducer_t *r) {
 static int hook_backward_end(void *ud, int rc) {
   (void)ud;
   /* reducers to finish, taken off the armed state under the lock; finished without it */
-  reducer_t *todo[16];
+  reducer_t *finishing[16];
   int nt = 0;
   pthread_mutex_lock(&g_mu);
   for (reducer_t *r = reducers; r && nt < 16; r = r->next)
     if (r->armed && r->touched) {
       r->armed = false;
-      todo[nt++] = r;
+      finishing[nt++] = r;
     }
   pthread_mutex_unlock(&g_mu);
   for (int t = 0; t < nt; t++) {
-    reducer_t *r = todo[t];
+    reducer_t *r = finishing[t];
     if (rc == LT_OK) rc = finalize(r);
     else {
       pthread_mutex_lock(&r->mu);
