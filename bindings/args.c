@@ -183,3 +183,15 @@ void lt_lua_register(lua_State *L, int torch, int methods, const luaL_Reg *fns, 
     }
   }
 }
+
+/* The message handler of lua_pcall for code run on behalf of C (DataLoader workers, Lua threads,
+   embedded states): the message, or the error object's __tostring, with a traceback. */
+int lt_lua_msgh(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (!msg) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) msg = lua_tostring(L, -1);
+    else msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+  }
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}

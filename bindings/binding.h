@@ -49,6 +49,8 @@ void lt_lua_checkopts(lua_State *L, int idx, lt_lua_opts_t *o);
 /* Raises "op: unknown option 'k' (its options are a, b)" when the table at idx has a key not in
    keys (NULL-terminated); a non-table is left to the caller's own check. */
 void lt_lua_checkoptkeys(lua_State *L, int idx, const char *op, const char *const *keys);
+/* lua_pcall's message handler for code run on behalf of C: the message with a traceback. */
+int lt_lua_msgh(lua_State *L);
 /* dtype objects (torch.float32 ...) */
 void lt_lua_pushdtype(lua_State *L, lt_dtype t);
 lt_dtype lt_lua_todtype(lua_State *L, int idx);   /* LT_DTYPE_INVALID if not a dtype */

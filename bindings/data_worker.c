@@ -405,15 +405,6 @@ static msg_t *error_msg(int64_t seq, const char *fmt, ...) {
   return m;
 }
 
-static int msgh(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (!msg) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) msg = lua_tostring(L, -1);
-    else msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
 
 /* a worker stops running Lua code soon after its pool is stopped, even inside a long loop */
 static void stop_hook(lua_State *L, lua_Debug *ar) {
@@ -542,7 +533,7 @@ static void *worker_main(void *arg) {
     if (fatal) snprintf(fatal, 128, "DataLoader worker %d: cannot create a Lua state (out of memory)", w->id);
   } else {
     *(worker_t **)lua_getextraspace(L) = w;
-    lua_pushcfunction(L, msgh);
+    lua_pushcfunction(L, lt_lua_msgh);
     lua_pushcfunction(L, worker_boot);
     lua_pushlightuserdata(L, w);
     if (lua_pcall(L, 1, 3, 1) != LUA_OK) {

@@ -75,15 +75,6 @@ static lthread_t *live_head;
 static pthread_once_t atexit_once = PTHREAD_ONCE_INIT;
 static _Thread_local lthread_t *running_in; /* the Lua thread this OS thread is, if any */
 
-static int msgh(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (!msg) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) msg = lua_tostring(L, -1);
-    else msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
 
 /* a thread stops running Lua code soon after it is closed, even inside a long loop */
 static void stop_hook(lua_State *L, lua_Debug *ar) {
@@ -251,7 +242,7 @@ static int l_new(lua_State *L) {
   if (!T) return luaL_error(L, "%s: cannot create a Lua state (out of memory)", name);
   t->T = T;
   *(lthread_t **)lua_getextraspace(T) = t;
-  lua_pushcfunction(T, msgh); /* stays at index 1: the message handler of every run */
+  lua_pushcfunction(T, lt_lua_msgh); /* stays at index 1: the message handler of every run */
   lua_pushcfunction(T, boot);
   lua_pushstring(T, path);
   lua_pushstring(T, cpath);

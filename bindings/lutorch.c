@@ -74,16 +74,6 @@ const char *lutorch_errmsg(lua_State *L) {
   return s ? s : "";
 }
 
-/* The message handler: the message with a traceback (as the lutorch interpreter prints). */
-static int msgh(lua_State *L) {
-  const char *msg = lua_tostring(L, 1);
-  if (!msg) {
-    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) msg = lua_tostring(L, -1);
-    else msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-  }
-  luaL_traceback(L, L, msg, 1);
-  return 1;
-}
 
 /* ---- the state's generator ---- */
 
@@ -107,7 +97,7 @@ static void mark_thread(void);
 static int call(lua_State *L, int narg, int nres) {
   mark_thread();
   int base = lua_gettop(L) - narg;
-  lua_pushcfunction(L, msgh);
+  lua_pushcfunction(L, lt_lua_msgh);
   lua_insert(L, base);
   lt_generator_t *g = state_gen(L);
   lt_generator_t *prev = g ? lt_set_thread_generator(g) : NULL;
@@ -171,7 +161,7 @@ lua_State *lutorch_newstate(void) {
   clear_error(L); /* creates the key: later sets of it cannot fail */
   lua_gc(L, LUA_GCGEN, 0, 0); /* as the interpreter: many short-lived tensors */
   lua_pushcfunction(L, newstate_p);
-  lua_pushcfunction(L, msgh);
+  lua_pushcfunction(L, lt_lua_msgh);
   lua_insert(L, -2);
   if (lua_pcall(L, 0, 0, -2) != LUA_OK) {
     const char *m = lua_tostring(L, -1);
