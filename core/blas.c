@@ -3,6 +3,7 @@
    See blas.h. */
 #include "blas.h"
 
+#include "cpu/sgemm.h"
 #include "error.h"
 
 #include <dlfcn.h>
@@ -42,6 +43,7 @@ static struct {
   char corename[64];
   char info[1024];
   int threads;          /* most threads a product is split over (lt_blas_num_threads) */
+  bool native_sgemm;    /* float32 products by kernels/cpu/sgemm.c */
   volatile int ready;   /* set once lt_blas_init has finished */
 } B;
 
@@ -60,11 +62,19 @@ static int available_cores(void) {
 /* The best OpenBLAS core this CPU (and its OS, which must save the vector state) supports, or NULL.
    Cooperlake is SkylakeX's kernels plus bf16 ones: as fast or faster here (measured), and as
    correct. */
-static const char *choose_core(void) {
+static bool cpu_has_avx512(void) {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq");
+#else
+  return false;
+#endif
+}
+
+static const char *choose_core(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  bool avx512 = cpu_has_avx512();
   if (avx512 && __builtin_cpu_supports("avx512bf16")) return "Cooperlake";
   if (avx512) return "SkylakeX";
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
@@ -311,6 +321,15 @@ static void init_once(void) {
              none ? "LUTORCH_BLAS_LIB=none" : why[0] ? why : "no OpenBLAS",
              why2[0] ? "; " : "", why2);
   }
+  /* float32 products: our AVX-512 kernels where the CPU has them, unless LUTORCH_GEMM=blas */
+  const char *gemm_env = getenv("LUTORCH_GEMM");
+  bool want_blas = gemm_env && strcmp(gemm_env, "blas") == 0;
+  B.native_sgemm = !want_blas && cpu_has_avx512();
+  size_t len = strlen(B.info);
+  snprintf(B.info + len, sizeof B.info - len, "; float32 products: %s",
+           B.native_sgemm ? "lutorch's AVX-512 kernels"
+           : want_blas    ? "BLAS (LUTORCH_GEMM=blas)"
+                          : "BLAS (no AVX-512)");
   __atomic_store_n(&B.ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -323,6 +342,11 @@ int lt_blas_init(void) {
 
 const char *lt_blas_corename(void) {
   return __atomic_load_n(&B.ready, __ATOMIC_ACQUIRE) ? B.corename : "none";
+}
+
+bool lt_blas_sgemm_native(void) {
+  lt_blas_init();
+  return B.native_sgemm;
 }
 
 const char *lt_blas_info(void) { return __atomic_load_n(&B.ready, __ATOMIC_ACQUIRE) ? B.info : ""; }
@@ -480,6 +504,12 @@ int lt_blas_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, flo
   if (K == 0) { /* C = beta C, by us: not every BLAS scales C when K is 0 */
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0.0f : beta * C[i * ldc + j];
+    return LT_OK;
+  }
+  if (B.native_sgemm) {
+    if (lt_sgemm_avx512(transA, transB, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc,
+                        split_threads((double)M * N * K)) != 0)
+      return lt_error("sgemm: out of memory for the packing buffers");
     return LT_OK;
   }
   if (!B.lib) return fallback_sgemm(transA, transB, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);

@@ -14,6 +14,10 @@
                           the default thread count (see lt_blas_num_threads).
      LUTORCH_BLAS_LIB     a path or soname to load instead of libopenblas.so.0 / libopenblas.so;
                           "none" uses the portable loops.
+     LUTORCH_GEMM         "blas" runs float32 products through the library (or the portable
+                          loops) even where the CPU has AVX-512; by default such CPUs run them on
+                          lutorch's own kernels (kernels/cpu/sgemm.h), whatever OPENBLAS_CORETYPE
+                          says, since that variable is OpenBLAS's alone.
      LUTORCH_BLAS_TEST_BAD_KERNELS
                           (for tests only) "1" makes the check of the kernels fail once, "all"
                           always, to exercise the retry and the fallback.
@@ -45,6 +49,9 @@ const char *lt_blas_corename(void);
 /* One line on what was loaded and why ("OpenBLAS 0.3.21 ... from libopenblas.so.0, core Cooperlake
    chosen from CPU features" or "fallback: ..."); "" before lt_blas_init(). */
 const char *lt_blas_info(void);
+
+/* True when float32 products run on lutorch's AVX-512 kernels (see LUTORCH_GEMM). */
+bool lt_blas_sgemm_native(void);
 
 /* Threads: OpenBLAS itself runs single-threaded, and these wrappers split a product of more
    than LT_BLAS_SPLIT_MIN multiply-adds into row or column blocks over OpenMP threads, so that the

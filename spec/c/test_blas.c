@@ -327,6 +327,75 @@ static void matmul_suite(void) {
   }
 }
 
+/* lt_blas_sgemm on shapes around the tiles and blocks of kernels/cpu/sgemm.c (8 x 48 tiles, 256-deep
+   slices, 144-row and 1920-column blocks), every transpose, padded leading dimensions, alpha and
+   beta, NaN in C with beta 0, on one and two threads, against a float64 reference; and the
+   padding between C's rows is not written. Whichever kernels run float32 products (lutorch's own
+   on AVX-512 CPUs, else BLAS) must pass it. */
+static void sgemm_suite(void) {
+  static const int64_t shapes[][3] = {
+      {1, 1, 1},     {8, 48, 256},   {7, 47, 255},  {9, 49, 257},  {17, 97, 3},   {64, 512, 300},
+      {143, 10, 60}, {145, 95, 513}, {300, 50, 40}, {5, 1925, 20}, {40, 7, 1000}, {2, 3, 2}};
+  int nt0 = lt_blas_num_threads();
+  printf("%s# float32 products: %s\n", tag, lt_blas_sgemm_native() ? "lutorch's AVX-512 kernels" : "BLAS");
+  int n = 0;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int v = 0; v < 4; v++, n++) {
+      int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+      bool ta = v & 1, tb = (v >> 1) & 1;
+      int64_t pad = (s + v) % 3;
+      int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + (n % 2) * 5;
+      int64_t arows = ta ? K : M, brows = tb ? N : K;
+      float alpha = n % 3 == 0 ? 1.0f : n % 3 == 1 ? -0.5f : 2.0f;
+      float beta = n % 4 == 0 ? 0.0f : n % 4 == 1 ? 1.0f : n % 4 == 2 ? 0.25f : 0.0f;
+      int threads = n % 2 ? 1 : 2;
+      float *A = malloc(sizeof(float) * arows * lda), *Bm = malloc(sizeof(float) * brows * ldb);
+      float *C = malloc(sizeof(float) * M * ldc), *C0 = malloc(sizeof(float) * M * ldc);
+      if (!A || !Bm || !C || !C0) {
+        check(false, "sgemm %lldx%lldx%lld: test out of memory", (long long)M, (long long)N,
+              (long long)K);
+        free(A), free(Bm), free(C), free(C0);
+        continue;
+      }
+      fill_random(LT_FLOAT32, A, arows * lda);
+      fill_random(LT_FLOAT32, Bm, brows * ldb);
+      fill_random(LT_FLOAT32, C, M * ldc);
+      if (beta == 0 && n % 8 == 0) fill_nan(LT_FLOAT32, C, M * ldc);
+      memcpy(C0, C, sizeof(float) * M * ldc);
+      lt_blas_set_num_threads(threads);
+      int rc = lt_blas_sgemm(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
+      lt_blas_set_num_threads(nt0);
+      double max_ratio = 0;
+      int64_t bad = 0, outside = 0;
+      for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < ldc; j++) {
+          float got = C[i * ldc + j];
+          if (j >= N) { /* padding: untouched, NaN included */
+            if (memcmp(&got, &C0[i * ldc + j], sizeof got) != 0) outside++;
+            continue;
+          }
+          double acc = 0, mag = 0;
+          for (int64_t p = 0; p < K; p++) {
+            double x = ta ? A[p * lda + i] : A[i * lda + p], y = tb ? Bm[j * ldb + p] : Bm[p * ldb + j];
+            acc += x * y, mag += fabs(x * y);
+          }
+          double old = beta == 0 ? 0.0 : beta * (double)C0[i * ldc + j]; /* C0 may be NaN */
+          double want = alpha * acc + old;
+          double tol = 1.2e-7 * (K + 2) * (fabs(alpha) * mag + fabs(old)) + 1e-30;
+          double err = fabs(got - want);
+          if (!(err <= tol)) bad++;
+          else if (err / tol > max_ratio) max_ratio = err / tol;
+        }
+      check(rc == LT_OK && bad == 0 && outside == 0,
+            "sgemm %lldx%lldx%lld ta=%d tb=%d lda/ldb/ldc +%lld/+%lld/+%lld alpha=%g beta=%g "
+            "threads=%d: %s (%.2f of tolerance)%s",
+            (long long)M, (long long)N, (long long)K, ta, tb, (long long)pad, (long long)pad,
+            (long long)(ldc - N), alpha, beta, threads, rc == LT_OK ? "ok" : lt_last_error(),
+            max_ratio, bad ? " WRONG VALUES" : outside ? " WROTE OUTSIDE C" : "");
+      free(A), free(Bm), free(C), free(C0);
+    }
+}
+
 static void error_suite(void) {
   float a[4] = {1, 2, 3, 4}, o[4];
   bool bb[4] = {true, false, true, true}, bo[4];
@@ -411,7 +480,8 @@ static void core_checks(const char *expect_core, bool expect_retry) {
 }
 
 /* Run this program again with one variable set (NULL: none) and arguments; true if it passed. */
-static bool child(const char *var, const char *value, const char *const args[]) {
+static bool child2(const char *var, const char *value, const char *var2, const char *value2,
+                   const char *const args[]) {
   fflush(stdout);
   pid_t pid = fork();
   if (pid < 0) return false;
@@ -419,7 +489,9 @@ static bool child(const char *var, const char *value, const char *const args[]) 
     unsetenv("OPENBLAS_CORETYPE");
     unsetenv("LUTORCH_BLAS_LIB");
     unsetenv("LUTORCH_BLAS_TEST_BAD_KERNELS");
+    unsetenv("LUTORCH_GEMM");
     if (var) setenv(var, value, 1);
+    if (var2) setenv(var2, value2, 1);
     char *argv[16];
     int n = 0;
     argv[n++] = "test_blas";
@@ -432,6 +504,12 @@ static bool child(const char *var, const char *value, const char *const args[]) 
   int status;
   if (waitpid(pid, &status, 0) < 0) return false;
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* The library's (or the portable loops') float32 products are what these children test, so they
+   run with LUTORCH_GEMM=blas; the parent tests lutorch's own kernels where the CPU has AVX-512. */
+static bool child(const char *var, const char *value, const char *const args[]) {
+  return child2(var, value, "LUTORCH_GEMM", "blas", args);
 }
 
 int main(int argc, char **argv) {
@@ -453,6 +531,7 @@ int main(int argc, char **argv) {
   }
   core_checks(expect_core, expect_retry);
   blas_suite();
+  sgemm_suite();
   error_suite();
   matmul_suite();
 

@@ -1,0 +1,25 @@
+/* The float32 matrix product of our own, for CPUs with AVX-512 (see sgemm.c).
+
+   Debian's OpenBLAS runs whichever kernels OPENBLAS_CORETYPE names, and a user's (or a machine's)
+   setting is never overridden: with Haswell's AVX2 kernels it reaches about 45% of this machine's
+   AVX-512 peak. This product does not depend on that choice: packed panels and an 8 x 48 register
+   micro-kernel, in the style of BLIS and GotoBLAS. core/blas.c calls it for float32 products where
+   the CPU has AVX-512F (checked at run time; this file is compiled for AVX-512 whatever -march says,
+   so nothing here may run on a CPU without it). */
+#ifndef LT_CPU_SGEMM_H
+#define LT_CPU_SGEMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* C = alpha * op(A) @ op(B) + beta * C, row-major; op(A) is M x K (A is K x M when transA), op(B)
+   is K x N (B is N x K when transB), C is M x N. beta == 0 means C is not read (it may hold NaN);
+   alpha == 0 or K == 0 means A and B are not read. Splits the product over up to nt threads
+   (OpenMP; the caller decides nt). Needs AVX-512F. Returns 0, or -1 when the packing buffers could
+   not be allocated (C is then untouched). Thread-safe: each thread packs into buffers of its own,
+   kept for its next product and freed when it exits. */
+int lt_sgemm_avx512(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+                    const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+                    int64_t ldc, int nt);
+
+#endif
