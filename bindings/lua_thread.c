@@ -29,6 +29,7 @@
 #include "core/iter.h"
 
 #include <lualib.h>
+#include <omp.h>
 #include <pthread.h>
 #include <time.h>
 #include <signal.h>
@@ -53,6 +54,7 @@ typedef struct lthread {
   pthread_cond_t cv;
   /* under mu */
   bool has_work, done;
+  bool deferred; /* started with opts.defer: waits for torch._lua_threads_run or wait() */
   int nargs, status;
   bool grad_enabled;
   atomic_bool stop;
@@ -110,6 +112,41 @@ static void *thread_main(void *arg) {
   t->T = NULL;
   lt_thread_exit();
   return NULL;
+}
+
+/* Runs t's deferred call on the calling OS thread (an OpenMP worker of torch._lua_threads_run),
+   with t's kernel-thread limit, device and the caller's grad mode, as t's own pthread would;
+   restores this thread's settings after. */
+static void run_here(lthread_t *t) {
+  lthread_t *prev_in = running_in;
+  running_in = t;
+  int prev_limit = lt_thread_num_threads();
+  if (t->nthreads > 0) lt_set_thread_num_threads(t->nthreads);
+  int prev_dev[LT_NDEVTYPES];
+  for (int k = 0; k < LT_NDEVTYPES; k++) prev_dev[k] = lt_current_device((lt_devtype)k);
+  if (t->has_device) lt_set_current_device(t->device);
+  bool prev_grad = lt_set_grad_enabled(t->grad_enabled);
+  int st = lua_pcall(t->T, t->nargs, LUA_MULTRET, 1);
+  lt_set_grad_enabled(prev_grad);
+  for (int k = 0; k < LT_NDEVTYPES; k++)
+    if (prev_dev[k] != lt_current_device((lt_devtype)k))
+      (void)lt_set_current_device(lt_device((lt_devtype)k, prev_dev[k]));
+  lt_set_thread_num_threads(prev_limit);
+  running_in = prev_in;
+  pthread_mutex_lock(&t->mu);
+  t->status = st;
+  __atomic_store_n(&t->done, true, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+}
+
+/* hands a deferred call to the thread's own pthread */
+static void dispatch(lthread_t *t) {
+  pthread_mutex_lock(&t->mu);
+  t->deferred = false;
+  t->has_work = true;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
 }
 
 /* stop and join; idempotent */
@@ -283,11 +320,13 @@ static int l_start(lua_State *L) {
   if (!lua_isnoneornil(L, 4)) luaL_checktype(L, 4, LUA_TTABLE);
   lt_lua_checknargs(L, 4, "start");
   if (t->busy) return luaL_error(L, "%s: busy (start was called again before wait)", t->name);
-  bool grad = lt_grad_enabled();
+  bool grad = lt_grad_enabled(), defer = false;
   int subst = 0;
   lua_settop(L, 4);
   if (lua_istable(L, 4)) {
     if (lua_getfield(L, 4, "grad_enabled") != LUA_TNIL) grad = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    defer = lua_getfield(L, 4, "defer") != LUA_TNIL && lua_toboolean(L, -1);
     lua_pop(L, 1);
     if (lua_getfield(L, 4, "subst") != LUA_TNIL) {
       if (!lua_istable(L, -1)) return luaL_error(L, "%s: start: opts.subst must be a table", t->name);
@@ -318,10 +357,59 @@ static int l_start(lua_State *L) {
   t->nargs = n;
   t->grad_enabled = grad;
   t->done = false;
-  t->has_work = true;
+  t->deferred = defer;
+  t->has_work = !defer;
   pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
   t->busy = true;
+  return 0;
+}
+
+/* torch._lua_threads_run(threads, fn, limit): runs fn() here and the deferred calls of the Lua
+   threads in the array `threads` (each started with opts.defer) at the same time, on this thread's
+   OpenMP team: thread 0 runs fn, thread k the k-th call, each with at most `limit` kernel threads.
+   On machines where waking a sleeping thread is slow, this costs far less than handing the calls to
+   the Lua threads' own pthreads, and the team's workers, busy here, do not spin on the cores the
+   calls need. A call the team has no thread for (inside another parallel region, say) goes to its
+   own pthread. Results and errors of the calls are collected by th:wait(); fn's error is raised. */
+static int l_threads_run(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_Integer limit = luaL_optinteger(L, 3, 0);
+  lt_lua_checknargs(L, 3, "_lua_threads_run");
+  int k = (int)lua_rawlen(L, 1);
+  if (k < 0 || k > 64) return luaL_error(L, "_lua_threads_run: %d threads (at most 64)", k);
+  lthread_t *ts[64];
+  for (int i = 0; i < k; i++) {
+    lua_rawgeti(L, 1, i + 1);
+    thread_box_t *b = luaL_testudata(L, -1, THREAD_MT);
+    if (!b || !b->t) return luaL_error(L, "_lua_threads_run: element %d is not an open Lua thread", i + 1);
+    ts[i] = b->t;
+    if (!ts[i]->busy || !ts[i]->deferred)
+      return luaL_error(L, "_lua_threads_run: %s was not started with opts.defer", ts[i]->name);
+    lua_pop(L, 1);
+  }
+  lua_settop(L, 2);
+  int status = LUA_OK;
+  bool ran[64] = {false};
+  int prev_limit = lt_thread_num_threads();
+#pragma omp parallel num_threads(k + 1)
+  {
+    int id = omp_get_thread_num();
+    if (id == 0) {
+      if (limit > 0) lt_set_thread_num_threads((int)limit);
+      status = lua_pcall(L, 0, 0, 0);
+      lt_set_thread_num_threads(prev_limit);
+    } else if (id <= k) {
+      ran[id - 1] = true;
+      run_here(ts[id - 1]);
+    }
+  }
+  for (int i = 0; i < k; i++) {
+    if (!ran[i]) dispatch(ts[i]);
+    else ts[i]->deferred = false;
+  }
+  if (status != LUA_OK) return lua_error(L);
   return 0;
 }
 
@@ -330,6 +418,7 @@ static int l_wait(lua_State *L) {
   lthread_t *t = check_thread(L);
   lt_lua_checknargs(L, 1, "wait");
   if (!t->busy) return luaL_error(L, "%s: wait without a start", t->name);
+  if (t->deferred) dispatch(t); /* not run by torch._lua_threads_run: its pthread runs it now */
   /* a replica usually ends about when the caller's does: spin up to 100 us before sleeping, which
      saves the tens of microseconds a wake-up takes on a loaded machine */
   struct timespec t0, now;
@@ -413,4 +502,6 @@ void lt_open_lua_thread(lua_State *L, int torch) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_new);
   lua_setfield(L, torch, "_lua_thread");
+  lua_pushcfunction(L, l_threads_run);
+  lua_setfield(L, torch, "_lua_threads_run");
 }

@@ -476,7 +476,9 @@ static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
    to the next node and the count of pending consumers under one lock. The kernel threads of the
    machine are shared out between the devices. Graphs on one device, with a Lua backward, or for
    autograd.grad run on the caller's thread alone. */
+#include <omp.h>
 #include <pthread.h>
+#include <time.h>
 
 #define PAR_SLOTS 16
 
@@ -493,7 +495,30 @@ typedef struct {
   char err[1024];
   bool retain_graph;
   int threads;       /* kernel threads per device */
+  bool spin;         /* wait for work by spinning first (the OpenMP team's threads are all ours) */
+  unsigned gen;      /* bumped at every broadcast of cv, for the spinning waits */
 } par_t;
+
+static void par_wake(par_t *pe) {
+  __atomic_add_fetch(&pe->gen, 1, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(&pe->cv);
+}
+
+/* spins until *gen differs from g or ns nanoseconds passed; true if it changed */
+static bool spin_for_change(const unsigned *gen, unsigned g, long ns) {
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 1;; i++) {
+    if (__atomic_load_n(gen, __ATOMIC_ACQUIRE) != g) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (i % 64 == 0) {
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) > ns) return false;
+    }
+  }
+}
 
 static int slot_of(par_t *pe, lt_device_t d) {
   for (int s = 0; s < pe->nslots; s++)
@@ -552,7 +577,7 @@ static void par_run(par_t *pe, lt_node_t *n) {
     pthread_mutex_lock(&pe->mu);
     if (e->node && --e->node->deps == 0 && rc == LT_OK) {
       rc = vec_push(&pe->q[e->node->slot], e->node);
-      pthread_cond_broadcast(&pe->cv);
+      par_wake(pe);
     }
     if (rc != LT_OK) par_fail(pe, rc);
     pthread_mutex_unlock(&pe->mu);
@@ -562,19 +587,28 @@ static void par_run(par_t *pe, lt_node_t *n) {
   pthread_mutex_lock(&pe->mu);
   par_fail(pe, rc);
   if (--pe->left == 0 || pe->rc != LT_OK) pe->stop = true;
-  pthread_cond_broadcast(&pe->cv);
+  par_wake(pe);
   pthread_mutex_unlock(&pe->mu);
 }
 
-/* serve the queue of one device until the graph is done or failed */
-static void par_loop(par_t *pe, int slot) {
+/* serve the queues of slots first, first + step, ... until the graph is done or failed */
+static void par_loop(par_t *pe, int first, int step) {
   bool prev = lt_set_grad_enabled(false);
   int limit_prev = lt_thread_num_threads();
   lt_set_thread_num_threads(pe->threads);
   pthread_mutex_lock(&pe->mu);
   while (!pe->stop) {
-    nodevec_t *q = &pe->q[slot];
-    if (!q->n) {
+    nodevec_t *q = NULL;
+    for (int s = first; s < pe->nslots && !q; s += step)
+      if (pe->q[s].n) q = &pe->q[s];
+    if (!q) {
+      if (pe->spin) { /* up to 2 ms: a node of another device usually finishes sooner */
+        unsigned g = __atomic_load_n(&pe->gen, __ATOMIC_ACQUIRE);
+        pthread_mutex_unlock(&pe->mu);
+        bool changed = spin_for_change(&pe->gen, g, 2000000L);
+        pthread_mutex_lock(&pe->mu);
+        if (changed || __atomic_load_n(&pe->gen, __ATOMIC_ACQUIRE) != g) continue;
+      }
       pthread_cond_wait(&pe->cv, &pe->mu);
       continue;
     }
@@ -609,7 +643,7 @@ static void *eworker_main(void *arg) {
     par_t *pe = w->job;
     int slot = w->slot;
     pthread_mutex_unlock(&w->mu);
-    par_loop(pe, slot);
+    par_loop(pe, slot, PAR_SLOTS);
     pthread_mutex_lock(&w->mu);
     w->job = NULL;
     pthread_mutex_unlock(&w->mu);
@@ -619,6 +653,33 @@ static void *eworker_main(void *arg) {
     pthread_mutex_unlock(&pe->mu);
   }
   return NULL;
+}
+
+/* engine_parallel on this thread's OpenMP team, with a core or less per device: thread t serves
+   the devices t, t + n, ... of an n-thread team, waiting for work by spinning first. The team's
+   workers are spinning, ready, after the forward's kernels; waking sleeping threads (the pooled
+   engine threads) costs up to a millisecond on some virtual machines. */
+static int engine_team(par_t *pe, int nall, nodevec_t *ready, bool retain_graph) {
+  if (pthread_mutex_init(&pe->mu, NULL) != 0) return 1;
+  if (pthread_cond_init(&pe->cv, NULL) != 0) {
+    pthread_mutex_destroy(&pe->mu);
+    return 1;
+  }
+  pe->left = nall;
+  pe->retain_graph = retain_graph;
+  pe->spin = true;
+  int rc = LT_OK;
+  for (int i = 0; i < ready->n && rc == LT_OK; i++) rc = vec_push(&pe->q[ready->v[i]->slot], ready->v[i]);
+  ready->n = 0;
+  if (rc == LT_OK) {
+#pragma omp parallel num_threads(pe->nslots)
+    par_loop(pe, omp_get_thread_num(), omp_get_num_threads());
+    if (pe->rc != LT_OK) rc = lt_error("%s", pe->err);
+  }
+  for (int s = 0; s < PAR_SLOTS; s++) free(pe->q[s].v);
+  pthread_cond_destroy(&pe->cv);
+  pthread_mutex_destroy(&pe->mu);
+  return rc;
 }
 
 /* Runs the ready roots and everything after them across devices. Returns 1 when the graph does not
@@ -633,6 +694,9 @@ static int engine_parallel(nodevec_t *all, nodevec_t *ready, bool retain_graph) 
   }
   if (pe.nslots < 2) return 1;
   if (pthread_once(&stripes_once, stripes_init) != 0) return 1;
+  int total = lt_num_threads();
+  pe.threads = total / pe.nslots > 1 ? total / pe.nslots : 1;
+  if (pe.threads == 1 && !omp_in_parallel()) return engine_team(&pe, all->n, ready, retain_graph);
   if (pthread_mutex_trylock(&pool_mu) != 0) return 1; /* another thread's backward holds the pool */
   int rc = LT_OK;
   for (int s = 1; s < pe.nslots && rc == LT_OK; s++) {
@@ -656,8 +720,6 @@ static int engine_parallel(nodevec_t *all, nodevec_t *ready, bool retain_graph) 
   }
   pe.left = all->n;
   pe.retain_graph = retain_graph;
-  int total = lt_num_threads();
-  pe.threads = total / pe.nslots > 1 ? total / pe.nslots : 1;
   for (int i = 0; i < ready->n && rc == LT_OK; i++) rc = vec_push(&pe.q[ready->v[i]->slot], ready->v[i]);
   ready->n = 0;
   if (rc == LT_OK) {
@@ -670,7 +732,7 @@ static int engine_parallel(nodevec_t *all, nodevec_t *ready, bool retain_graph) 
       pthread_cond_signal(&w->cv);
       pthread_mutex_unlock(&w->mu);
     }
-    par_loop(&pe, 0);
+    par_loop(&pe, 0, PAR_SLOTS);
     pthread_mutex_lock(&pe.mu);
     while (pe.active > 0) pthread_cond_wait(&pe.cv, &pe.mu);
     pthread_mutex_unlock(&pe.mu);

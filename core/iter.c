@@ -145,8 +145,9 @@ void lt_set_thread_num_threads(int n) {
   omp_set_num_threads(n > 0 ? n : global_num_threads());
   /* This thread's idle OpenMP workers spin for milliseconds after each parallel region, on cores
      that other devices' threads are about to use: release them (a new region makes them again,
-     for about 40 us) when the limit drops to one thread. */
-  if (n == 1 && prev != 1) (void)omp_pause_resource_all(omp_pause_soft);
+     for 40 us to a millisecond) when the limit drops to one thread, unless this thread is itself
+     one of a team (a replica or a device's part of a backward run on the OpenMP workers). */
+  if (n == 1 && prev != 1 && !omp_in_parallel()) (void)omp_pause_resource_all(omp_pause_soft);
 }
 
 int lt_thread_num_threads(void) { return thread_num_threads; }

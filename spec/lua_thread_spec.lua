@@ -392,6 +392,47 @@ describe('Lua threads running at once', function()
     b:close()
   end)
 
+  it('run deferred calls on the caller\'s OpenMP team with torch._lua_threads_run', function()
+    local a = torch._lua_thread { name = 'cpu:1', threads = 1, device = 'cpu:1' }
+    local b = torch._lua_thread { name = 'cpu:0b', threads = 1 }
+    local flags = torch.zeros(3, { dtype = torch.int64 })
+    local function meet(f, me)
+      f[me] = 1
+      local t0 = torch.utils.clock()
+      while f[1] + f[2] + f[3] < 3 do
+        if torch.utils.clock() - t0 > 10 then return false end
+      end
+      -- the thread's settings: its device, its kernel-thread limit, the caller's grad mode
+      return true, tostring(torch.zeros(1).device), torch.get_num_threads(), torch.is_grad_enabled()
+    end
+    local before = torch.get_num_threads()
+    a:start(meet, { flags, 2 }, { defer = true })
+    b:start(meet, { flags, 3 }, { defer = true, grad_enabled = false })
+    assert.is_true(a:busy())
+    local here
+    -- the three calls meet: they run at the same time (on 2 cores: 2 threads and a third that
+    -- waits its turn would time out)
+    torch._lua_threads_run({ a, b }, function() here = { meet(flags, 1) } end, 1)
+    assert.is_true(here[1])
+    assert.are.same({ true, 'cpu:1', 1, true }, { a:wait() })
+    assert.are.same({ true, 'cpu:0', 1, false }, { b:wait() })
+    -- the caller's settings are its own again
+    assert.are.equal(before, torch.get_num_threads())
+    assert.are.equal('cpu:0', tostring(torch.zeros(1).device))
+    assert.is_true(torch.is_grad_enabled())
+    -- errors: of a call, raised by its wait; of fn, raised by _lua_threads_run
+    a:start(function() error('deferred call failed') end, {}, { defer = true })
+    H.raises(function() torch._lua_threads_run({ a }, function() error('fn failed') end) end, 'fn failed')
+    H.raises(function() a:wait() end, 'cpu:1: ', 'deferred call failed')
+    -- a deferred call never run by _lua_threads_run runs on its own thread at wait
+    a:start(function(x) return x + 1 end, { 41 }, { defer = true })
+    assert.are.equal(42, a:wait())
+    H.raises(function() torch._lua_threads_run({ a }, function() end) end, 'was not started with opts.defer')
+    H.raises(function() torch._lua_threads_run({ 1 }, function() end) end, 'element 1 is not an open Lua thread')
+    a:close()
+    b:close()
+  end)
+
   it('limit the kernel threads of a thread made with threads = 1, not the caller\'s', function()
     local before = torch.get_num_threads()
     local one = torch._lua_thread { name = 'one', threads = 1 }

@@ -22,6 +22,7 @@
 #include <immintrin.h>
 #include <omp.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #define MR 8     /* rows of a tile */
@@ -173,23 +174,20 @@ static void pack_b(bool tb, const float *B, int64_t ldb, int64_t kc, int64_t nc,
   }
 }
 
-/* ---- per-thread buffers ---------------------------------------------------------------------- */
+/* ---- packing buffers ------------------------------------------------------------------------- */
 
-typedef struct {
+/* A set of packing buffers, taken from a process-wide stack for one product by each thread that
+   runs a part of it, and given back after: as many sets exist as products have run at once, and
+   they are kept, so that no product pays for fresh memory (threads come and go: OpenMP's workers
+   are released while DataParallel runs, and a new page costs microseconds on some machines). */
+typedef struct buffers {
   float *a, *b;
   size_t na, nb; /* their sizes in floats */
+  struct buffers *next;
 } buffers_t;
 
-static pthread_key_t buf_key;
-static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
-static bool buf_key_ok;
-
-static void buffers_free(void *v) {
-  buffers_t *bf = v;
-  free(bf->a), free(bf->b), free(bf);
-}
-
-static void buf_key_init(void) { buf_key_ok = pthread_key_create(&buf_key, buffers_free) == 0; }
+static buffers_t *spare;
+static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* a buffer of at least n floats, 64-byte aligned (its old contents are not kept) */
 static bool grow(float **p, size_t *have, size_t n) {
@@ -200,20 +198,24 @@ static bool grow(float **p, size_t *have, size_t n) {
   return *p != NULL;
 }
 
-/* This thread's buffers, large enough for na and nb floats, or NULL. */
-static buffers_t *thread_buffers(size_t na, size_t nb) {
-  pthread_once(&buf_once, buf_key_init);
-  if (!buf_key_ok) return NULL;
-  buffers_t *bf = pthread_getspecific(buf_key);
-  if (!bf) {
-    bf = calloc(1, sizeof *bf);
-    if (!bf) return NULL;
-    if (pthread_setspecific(buf_key, bf) != 0) {
-      free(bf);
-      return NULL;
-    }
-  }
-  return grow(&bf->a, &bf->na, na) && grow(&bf->b, &bf->nb, nb) ? bf : NULL;
+static void give_buffers(buffers_t *bf) {
+  if (!bf) return;
+  pthread_mutex_lock(&spare_mu);
+  bf->next = spare;
+  spare = bf;
+  pthread_mutex_unlock(&spare_mu);
+}
+
+/* A set with room for na and nb floats, or NULL (out of memory). */
+static buffers_t *take_buffers(size_t na, size_t nb) {
+  pthread_mutex_lock(&spare_mu);
+  buffers_t *bf = spare;
+  if (bf) spare = bf->next;
+  pthread_mutex_unlock(&spare_mu);
+  if (!bf && !(bf = calloc(1, sizeof *bf))) return NULL;
+  if (grow(&bf->a, &bf->na, na) && grow(&bf->b, &bf->nb, nb)) return bf;
+  give_buffers(bf);
+  return NULL;
 }
 
 /* ---- the loops ------------------------------------------------------------------------------- */
@@ -272,9 +274,10 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
   int64_t unit = rows ? MR : NR, len = rows ? M : N, units = (len + unit - 1) / unit;
   if (nt > units) nt = (int)units;
   if (nt <= 1) {
-    buffers_t *bf = thread_buffers(size_a(M, K), size_b(N, K));
+    buffers_t *bf = take_buffers(size_a(M, K), size_b(N, K));
     if (!bf) return -1;
     gemm_part(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bf);
+    give_buffers(bf);
     return 0;
   }
   /* every thread gets its buffers before any writes C, so that a failure leaves C untouched */
@@ -285,7 +288,7 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
     int64_t s = units * t / n * unit, e = units * (t + 1) / n * unit;
     if (e > len) e = len;
     int64_t pm = rows ? e - s : M, pn = rows ? N : e - s;
-    const buffers_t *bf = e > s ? thread_buffers(size_a(pm, K), size_b(pn, K)) : NULL;
+    buffers_t *bf = e > s ? take_buffers(size_a(pm, K), size_b(pn, K)) : NULL;
     if (e > s && !bf) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
 #pragma omp barrier
     if (__atomic_load_n(&failed, __ATOMIC_RELAXED)) e = s;
@@ -295,6 +298,7 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
     else if (e > s)
       gemm_part(ta, tb, pm, pn, K, alpha, A, lda, tb ? B + s * ldb : B + s, ldb, beta, C + s,
                 ldc, bf);
+    give_buffers(bf);
   }
   return failed ? -1 : 0;
 }

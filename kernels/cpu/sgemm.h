@@ -16,8 +16,8 @@
    is K x N (B is N x K when transB), C is M x N. beta == 0 means C is not read (it may hold NaN);
    alpha == 0 or K == 0 means A and B are not read. Splits the product over up to nt threads
    (OpenMP; the caller decides nt). Needs AVX-512F. Returns 0, or -1 when the packing buffers could
-   not be allocated (C is then untouched). Thread-safe: each thread packs into buffers of its own,
-   kept for its next product and freed when it exits. */
+   not be allocated (C is then untouched). Thread-safe: each thread packs into a set of buffers
+   taken from a process-wide stack and given back (kept for later products). */
 int lt_sgemm_avx512(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                     int64_t ldc, int nt);

@@ -272,9 +272,14 @@ function DataParallel:forward(...)
   local globals = {}
   local threads = rawget(self, '_threads')
   local per = math.max(1, torch.get_num_threads() // r)
-  -- from here to the last wait this thread runs on its share of the cores: lowering its limit also
-  -- releases its idle OpenMP workers, which would otherwise spin on the cores the replicas use
-  local prev_threads = torch._set_thread_num_threads(per)
+  -- With a core or less per replica, the replicas run on this thread's OpenMP team (replica 1 here,
+  -- the others' calls on its workers: torch._lua_threads_run), whose workers are spinning, ready,
+  -- after the kernels before; waking the Lua threads' own sleeping pthreads costs up to a
+  -- millisecond on some virtual machines. Otherwise the Lua threads run them, and from here to the
+  -- last wait this thread runs on its share of the cores: lowering its limit also releases its idle
+  -- OpenMP workers, which would otherwise spin on the cores the replicas use.
+  local team = per == 1
+  local prev_threads = not team and torch._set_thread_num_threads(per)
   local results, err = {}, nil
   local started = {}
   local okall, e = pcall(function()
@@ -303,7 +308,7 @@ function DataParallel:forward(...)
         end
       end
       local replica_args = { self.module, devices[i], chunks[i], autocast_state, globals }
-      local opts = { subst = replica_subst(self.module, devices[i], grad), grad_enabled = grad }
+      local opts = { subst = replica_subst(self.module, devices[i], grad), grad_enabled = grad, defer = team }
       for _ = 1, 1000 do
         local ok, e = pcall(th.handle.start, th.handle, DataParallel._run_replica, replica_args, opts)
         if ok then break end
@@ -316,9 +321,18 @@ function DataParallel:forward(...)
       started[i] = true
     end
     -- replica 1, here, with the wrapped module itself
-    local ok1, res1 = pcall(function() return table.pack(self.module(table.unpack(chunks[1], 1, args.n))) end)
-    results[1] = res1
-    if not ok1 then err = string.format('DataParallel: in replica 1 on device %s: %s', tostring(devices[1]), tostring(res1)) end
+    local function replica1()
+      local ok1, res1 = pcall(function() return table.pack(self.module(table.unpack(chunks[1], 1, args.n))) end)
+      results[1] = res1
+      if not ok1 then err = string.format('DataParallel: in replica 1 on device %s: %s', tostring(devices[1]), tostring(res1)) end
+    end
+    if team then
+      local handles = {}
+      for i = 2, r do handles[i - 1] = threads[i].handle end
+      torch._lua_threads_run(handles, replica1, 1)
+    else
+      replica1()
+    end
   end)
   if not okall then err = err or tostring(e) end
   for i = 2, r do
@@ -329,7 +343,7 @@ function DataParallel:forward(...)
       end
     end
   end
-  torch._set_thread_num_threads(prev_threads)
+  if not team then torch._set_thread_num_threads(prev_threads) end
   if err then error(err, 2) end
   local n = results[1].n
   local out = {}
