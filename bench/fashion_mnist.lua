@@ -6,7 +6,9 @@
 --        after 20 warm-up steps, 200 steps timed in chunks of 20: s/epoch = median ms/step x 937.5;
 --        then the rest of epoch 1, epochs 2..N timed, and test accuracy.
 -- Images stay uint8 in memory and each batch is converted to float32 in [0, 1] (as the examples do).
--- Run: build/lutorch bench/fashion_mnist.lua mlp [--epochs 5]   or   ... cnn [--epochs 2]
+-- Run: build/lutorch bench/fashion_mnist.lua mlp [--epochs 5] [--seed 0]   or   ... cnn [--epochs 2]
+-- --seed S seeds the initialisation with S and each epoch's shuffle with 1000 S + epoch (seed 0 as
+-- before: the epoch); bench/run.sh averages the test accuracy over seeds, as the references do.
 package.path = 'bench/?.lua;' .. package.path
 local torch = require 'torch'
 local B = require 'lib'
@@ -14,9 +16,13 @@ local nn, F, optim, data = torch.nn, torch.F, torch.optim, torch.data
 
 local which = arg[1] or 'mlp'
 local epochs = which == 'mlp' and 5 or 2
-for i = 2, #arg do if arg[i] == '--epochs' then epochs = tonumber(arg[i + 1]) end end
+local seed = 0
+for i = 2, #arg do
+  if arg[i] == '--epochs' then epochs = tonumber(arg[i + 1]) end
+  if arg[i] == '--seed' then seed = math.tointeger(tonumber(arg[i + 1])) end
+end
 
-torch.manual_seed(0)
+torch.manual_seed(seed)
 local train = data.datasets.FashionMNIST { train = true }
 local test = data.datasets.FashionMNIST { train = false }
 local shape = which == 'mlp' and { -1, 784 } or { -1, 1, 28, 28 }
@@ -61,7 +67,9 @@ local function median(t)
   return s[(#s + 1) // 2], s[1], s[#s]
 end
 
-local function loader(epoch) return data.DataLoader(ds, { batch_size = 64, shuffle = true, seed = epoch }) end
+local function loader(epoch)
+  return data.DataLoader(ds, { batch_size = 64, shuffle = true, seed = seed * 1000 + epoch })
+end
 
 if which == 'mlp' then
   local times = {}

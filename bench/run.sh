@@ -71,6 +71,21 @@ run "$LT" bench/fashion_mnist.lua cnn --epochs 2
 OPENBLAS_CORETYPE=SkylakeX OMP_PROC_BIND=true run $PY $REF/torch_cnn.py --epochs 2 --threads 2 --tag _skx_t2
 OPENBLAS_CORETYPE=SkylakeX run $PY $REF/torch_cnn.py --epochs 0 --threads 1 --tag _skx_t1
 
+# test accuracy over seeds (one seed says little: the same recipe moves by about 0.01 from seed to
+# seed, for both): seed 0 ran above; seeds 1-4 for the MLP, 1-2 for the CNN, on both sides
+for s in 1 2 3 4; do
+  run "$LT" bench/fashion_mnist.lua mlp --epochs 5 --seed $s
+  sed -i "s/name=lutorch_mlp_test_acc /name=lutorch_mlp_test_acc_seed$s /; s/name=lutorch_mlp_epoch /name=lutorch_mlp_epoch_seed$s /" "$out"
+  OPENBLAS_CORETYPE=SkylakeX run $PY $REF/torch_mlp.py --epochs 5 --threads 1 --seed $s --tag _seed$s
+done
+for s in 1 2; do
+  run "$LT" bench/fashion_mnist.lua cnn --epochs 2 --seed $s
+  sed -i "s/name=lutorch_cnn_test_acc /name=lutorch_cnn_test_acc_seed$s /; s/name=lutorch_cnn_epoch_extrap /name=lutorch_cnn_epoch_extrap_seed$s /" "$out"
+  OPENBLAS_CORETYPE=SkylakeX OMP_PROC_BIND=true run $PY $REF/torch_cnn.py --epochs 2 --time-steps 20 --threads 2 --seed $s --tag _seed$s
+done
+mean() { local sum=0 k=0 v; for n in "$@"; do v=$(val "$n"); [ -z "$v" ] && continue; sum=$(awk "BEGIN{print $sum+$v}"); k=$((k + 1)); done
+  [ $k -gt 0 ] && awk "BEGIN{printf \"%.4f\", $sum/$k}"; }
+
 # the table: lutorch's figure, PyTorch's (at its best setting where there are several), ratio
 val() { grep -E "^RESULT name=$1 " "$out" | head -n 1 | sed -E 's/.* value=([^ ]+) .*/\1/'; }
 best() { # smallest (time) or largest (rate) of the named results
@@ -110,3 +125,7 @@ row "Fashion-MNIST MLP peak memory" KiB 1 "$(val lutorch_mlp_peak_rss)" "$(val t
 row "Fashion-MNIST MLP test accuracy" fraction 0 "$(val lutorch_mlp_test_acc)" "$(val torch_mlp_test_acc_skx_t1)"
 row "Fashion-MNIST CNN epoch (extrapolated)" s 1 "$(val lutorch_cnn_epoch_extrap)" "$(best min torch_cnn_epoch_extrap_skx_t2 torch_cnn_epoch_extrap_skx_t1)"
 row "Fashion-MNIST CNN test accuracy" fraction 0 "$(val lutorch_cnn_test_acc)" "$(val torch_cnn_test_acc_skx_t2)"
+row "  MLP accuracy, mean of seeds 0-4" fraction 0 "$(mean lutorch_mlp_test_acc lutorch_mlp_test_acc_seed{1,2,3,4})" \
+  "$(mean torch_mlp_test_acc_skx_t1 torch_mlp_test_acc_seed{1,2,3,4})"
+row "  CNN accuracy, mean of seeds 0-2" fraction 0 "$(mean lutorch_cnn_test_acc lutorch_cnn_test_acc_seed{1,2})" \
+  "$(mean torch_cnn_test_acc_skx_t2 torch_cnn_test_acc_seed{1,2})"
