@@ -608,6 +608,7 @@ local max_configs = {
   pool_cfg { name = '2x2' },
   pool_cfg { name = '2x2 on odd sizes (the last row and column dropped)', shape = { 2, 3, 7, 9 } },
   pool_cfg { name = '2x2 over many planes (split over threads)', shape = { 8, 16, 14, 14 } },
+  pool_cfg { name = '2x2 with rows of more than 16 windows (whole vectors and a masked tail)', shape = { 2, 3, 6, 70 } },
   pool_cfg { name = '3x3 stride 2 padding 1', k = { 3, 3 }, s = { 2, 2 }, p = { 1, 1 } },
   pool_cfg { name = 'non-square, stride 1', k = { 3, 2 }, s = { 1, 2 }, p = { 1, 0 } },
   pool_cfg { name = 'ceil_mode', k = { 2, 2 }, s = { 2, 2 }, ceil = true },
@@ -656,10 +657,11 @@ describe('max_pool2d', function()
     assert(y)
   end)
 
-  it('propagates NaN (NaN is the maximum, its index is taken) and handles -inf windows', function()
+  for _, dt in ipairs { f64, torch.float32 } do
+  it('propagates NaN (NaN is the maximum, its index is taken) and handles -inf windows: ' .. tostring(dt), function()
     local nan, inf = 0 / 0, math.huge
     local x = torch.tensor({ { { { 1, nan, 3, 4 }, { 5, 6, 7, 8 }, { -inf, -inf, 2, nan }, { -inf, -inf, nan, 1 } } } },
-      { dtype = f64 })
+      { dtype = dt })
     local y, idx = maxpool_of(x, pool_cfg { k = { 2, 2 } })
     local yt = H.flatten(y:totable())
     assert(yt[1] ~= yt[1])
@@ -673,11 +675,12 @@ describe('max_pool2d', function()
     H.assert_values(idx, widx, 0)
   end)
 
-  it('goes to the first of tied maxima', function()
-    local x = torch.ones(1, 1, 2, 4, { dtype = f64 })
+  it('goes to the first of tied maxima: ' .. tostring(dt), function()
+    local x = torch.ones(1, 1, 2, 4, { dtype = dt })
     local _, idx = maxpool_of(x, pool_cfg { k = { 2, 2 } })
     H.assert_values(idx, { { { { 1, 3 } } } }, 0)
   end)
+  end
 
   local grad_cases = {
     pool_cfg { name = '3x3 stride 2 padding 1', shape = { 2, 2, 5, 5 }, k = { 3, 3 }, s = { 2, 2 }, p = { 1, 1 } },

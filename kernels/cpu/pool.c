@@ -59,6 +59,66 @@ static inline void avg_window(const lt_pool_geom_t *g, int64_t oh, int64_t ow, b
 static inline int64_t ada_start(int64_t i, int64_t n, int64_t out) { return i * n / out; }
 static inline int64_t ada_end(int64_t i, int64_t n, int64_t out) { return ((i + 1) * n + out - 1) / out; }
 
+/* 2x2 max pooling, stride 2, of one float32 plane with AVX-512: an output row at a time, sixteen
+   windows a vector (the last vector of a row masked, so that rows of 14 or 7 outputs, a CNN's,
+   take one): even and odd columns of the two input rows are separated by permutes, and the window
+   order, NaN rule and indices are the scalar loop's. False when the plane's indices do not fit
+   32-bit offsets (the scalar loop runs then). */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+static bool max_2x2_fast_f32(const lt_pool_geom_t *g, const float *xp, float *yp, int64_t *ip) {
+  const int64_t W = g->W, OW = g->OW;
+  if (g->H * W >= ((int64_t)1 << 30)) return false;
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i one = _mm512_set1_epi32(1), w0 = _mm512_set1_epi32((int)W), w1 = _mm512_set1_epi32((int)W + 1);
+  const __m512i lane2 = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), lane2hi = _mm512_setr_epi64(16, 18, 20, 22, 24, 26, 28, 30);
+  for (int64_t oh = 0; oh < g->OH; oh++) {
+    const float *r0 = xp + 2 * oh * W, *r1 = r0 + W;
+    for (int64_t ow = 0; ow < OW; ow += 16) {
+      const int64_t k = OW - ow < 16 ? OW - ow : 16; /* windows in this vector */
+      const __mmask16 lo = (__mmask16)(k >= 8 ? 0xFFFF : (1u << (2 * k)) - 1);
+      const __mmask16 hi = (__mmask16)(k <= 8 ? 0 : k == 16 ? 0xFFFF : (1u << (2 * k - 16)) - 1);
+      const __mmask16 out = (__mmask16)(k == 16 ? 0xFFFF : (1u << k) - 1);
+      const __m512 a0 = _mm512_maskz_loadu_ps(lo, r0 + 2 * ow), a1 = _mm512_maskz_loadu_ps(hi, r0 + 2 * ow + 16);
+      const __m512 b0 = _mm512_maskz_loadu_ps(lo, r1 + 2 * ow), b1 = _mm512_maskz_loadu_ps(hi, r1 + 2 * ow + 16);
+      __m512 best = _mm512_permutex2var_ps(a0, even, a1);
+      __m512i off = _mm512_setzero_si512();
+      __m512 v = _mm512_permutex2var_ps(a0, odd, a1);
+      __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      best = _mm512_mask_mov_ps(best, take, v);
+      off = _mm512_mask_mov_epi32(off, take, one);
+      v = _mm512_permutex2var_ps(b0, even, b1);
+      take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      best = _mm512_mask_mov_ps(best, take, v);
+      off = _mm512_mask_mov_epi32(off, take, w0);
+      v = _mm512_permutex2var_ps(b0, odd, b1);
+      take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      best = _mm512_mask_mov_ps(best, take, v);
+      off = _mm512_mask_mov_epi32(off, take, w1);
+      _mm512_mask_storeu_ps(yp + oh * OW + ow, out, best);
+      /* 1-based indices: 2 oh W + 2 (ow + lane) + offset + 1 */
+      const __m512i base = _mm512_set1_epi64(2 * oh * W + 2 * ow + 1);
+      const __m512i i0 = _mm512_add_epi64(_mm512_add_epi64(base, lane2), _mm512_cvtepi32_epi64(_mm512_castsi512_si256(off)));
+      const __m512i i1 = _mm512_add_epi64(_mm512_add_epi64(base, lane2hi),
+                                          _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(off, 1)));
+      _mm512_mask_storeu_epi64(ip + oh * OW + ow, (__mmask8)(out & 0xFF), i0);
+      _mm512_mask_storeu_epi64(ip + oh * OW + ow + 8, (__mmask8)(out >> 8), i1);
+    }
+  }
+  return true;
+}
+#else
+static bool max_2x2_fast_f32(const lt_pool_geom_t *g, const float *xp, float *yp, int64_t *ip) {
+  (void)g, (void)xp, (void)yp, (void)ip;
+  return false;
+}
+#endif
+static bool max_2x2_fast_f64(const lt_pool_geom_t *g, const double *xp, double *yp, int64_t *ip) {
+  (void)g, (void)xp, (void)yp, (void)ip;
+  return false;
+}
+
 #define POOL(sfx, T)                                                                                    \
   /* 2x2 windows, stride 2, no padding or dilation, every window inside the plane: the usual     \
      pooling of CNNs, branch-free so that the compiler can vectorise it; the same choices as the     \
@@ -95,7 +155,7 @@ static inline int64_t ada_end(int64_t i, int64_t n, int64_t out) { return ((i + 
     const int64_t W = g->W;                                                                             \
     if (g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 && g->ph == 0 && g->pw == 0 && g->dh == 1 && \
         g->dw == 1 && 2 * g->OH <= g->H && 2 * g->OW <= W) {                                            \
-      max_plane_2x2_##sfx(g, xp, yp, ip);                                                               \
+      if (!max_2x2_fast_##sfx(g, xp, yp, ip)) max_plane_2x2_##sfx(g, xp, yp, ip);                       \
       return;                                                                                           \
     }                                                                                                   \
     for (int64_t oh = 0; oh < g->OH; oh++) {                                                            \
