@@ -424,6 +424,10 @@ static void wino_blocks(const lt_conv_geom_t *g, int64_t O, int64_t rows, int64_
   target = target < 64 ? 64 : target > 512 ? 512 : target;
   int64_t r = target / S;
   if (r < 1) r = 1;
+  /* nb = r S a multiple of 48 where one is near: the products' 48-column tiles are then whole
+     (kernels/cpu/sgemm.c) */
+  for (int64_t q = r; q <= r + r / 2 && q <= rows; q++)
+    if (q * S % 48 == 0) { r = q; break; }
   if (r > rows) r = rows;
   *R = r;
   *blocks = (rows + r - 1) / r;

@@ -228,6 +228,26 @@ int64_t lt_dwconv_s1_work(const lt_conv_geom_t *g) {
     const int64_t Wp = s1_wp(g), ni = s1_ni(g), kk = g->kh * g->kw, OW = g->OW, OHW = g->OH * OW;   \
     T *xp = work, *yp = work + (g->H + 2 * g->ph) * Wp;                                             \
     s1_pad_##sfx(g, x, xp);                                                                         \
+    if (kk == 9 && g->kw == 3 && g->dh == 1 && g->dw == 1) {                                        \
+      /* 3x3: the nine taps in one pass, straight into y (the same sums as the passes below) */     \
+      for (int64_t f = 0; f < nf; f++) {                                                            \
+        const T *w = wk + f * kk;                                                                   \
+        const T b = bias ? bias[f] : (T)0;                                                          \
+        const T w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6],        \
+                w7 = w[7], w8 = w[8];                                                               \
+        for (int64_t oh = 0; oh < g->OH; oh++) {                                                    \
+          const T *r0 = xp + oh * Wp, *r1 = r0 + Wp, *r2 = r1 + Wp;                                 \
+          T *yo = y + f * OHW + oh * OW;                                                            \
+          _Pragma("omp simd")                                                                       \
+          for (int64_t j = 0; j < OW; j++) {                                                        \
+            T a = b + (w0 * r0[j] + w1 * r0[j + 1] + w2 * r0[j + 2]);                               \
+            a += w3 * r1[j] + w4 * r1[j + 1] + w5 * r1[j + 2];                                      \
+            yo[j] = a + (w6 * r2[j] + w7 * r2[j + 1] + w8 * r2[j + 2]);                             \
+          }                                                                                         \
+        }                                                                                           \
+      }                                                                                             \
+      return;                                                                                       \
+    }                                                                                               \
     for (int64_t f = 0; f < nf; f++) {                                                              \
       const T *w = wk + f * kk;                                                                     \
       const T b = bias ? bias[f] : (T)0;                                                            \
@@ -261,6 +281,20 @@ int64_t lt_dwconv_s1_work(const lt_conv_geom_t *g) {
     for (int64_t f = 0; f < nf; f++) {                                                              \
       s1_widen_##sfx(g, gy + f * OHW, gp);                                                          \
       T *gwf = gw + f * kk;                                                                         \
+      if (kk == 9 && g->kw == 3 && g->dh == 1 && g->dw == 1) { /* 3x3: one pass over gp */          \
+        const T *s0 = xp, *s3 = xp + Wp, *s6 = xp + 2 * Wp;                                         \
+        T a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0;                   \
+        _Pragma("omp simd reduction(+:a0,a1,a2,a3,a4,a5,a6,a7,a8)")                                 \
+        for (int64_t i = 0; i < ni; i++) {                                                          \
+          const T v = gp[i];                                                                        \
+          a0 += v * s0[i], a1 += v * s0[i + 1], a2 += v * s0[i + 2];                                \
+          a3 += v * s3[i], a4 += v * s3[i + 1], a5 += v * s3[i + 2];                                \
+          a6 += v * s6[i], a7 += v * s6[i + 1], a8 += v * s6[i + 2];                                \
+        }                                                                                           \
+        gwf[0] += a0, gwf[1] += a1, gwf[2] += a2, gwf[3] += a3, gwf[4] += a4;                       \
+        gwf[5] += a5, gwf[6] += a6, gwf[7] += a7, gwf[8] += a8;                                     \
+        continue;                                                                                   \
+      }                                                                                             \
       int64_t t = 0;                                                                                \
       for (; t + 3 <= kk; t += 3) {                                                                 \
         const T *s0 = xp + (t / g->kw) * g->dh * Wp + (t % g->kw) * g->dw;                          \
