@@ -23,6 +23,10 @@ for i = 2, #arg do
 end
 
 torch.manual_seed(seed)
+-- results of another seed than 0 carry it in their names (lutorch_mlp_test_acc_seed3)
+local result = B.result
+local tag = seed ~= 0 and ('_seed' .. seed) or ''
+B = setmetatable({ result = function(name, ...) return result(name .. tag, ...) end }, { __index = B })
 local train = data.datasets.FashionMNIST { train = true }
 local test = data.datasets.FashionMNIST { train = false }
 local shape = which == 'mlp' and { -1, 784 } or { -1, 1, 28, 28 }

@@ -75,12 +75,10 @@ OPENBLAS_CORETYPE=SkylakeX run $PY $REF/torch_cnn.py --epochs 0 --threads 1 --ta
 # seed, for both): seed 0 ran above; seeds 1-4 for the MLP, 1-2 for the CNN, on both sides
 for s in 1 2 3 4; do
   run "$LT" bench/fashion_mnist.lua mlp --epochs 5 --seed $s
-  sed -i "s/name=lutorch_mlp_test_acc /name=lutorch_mlp_test_acc_seed$s /; s/name=lutorch_mlp_epoch /name=lutorch_mlp_epoch_seed$s /" "$out"
   OPENBLAS_CORETYPE=SkylakeX run $PY $REF/torch_mlp.py --epochs 5 --threads 1 --seed $s --tag _seed$s
 done
 for s in 1 2; do
   run "$LT" bench/fashion_mnist.lua cnn --epochs 2 --seed $s
-  sed -i "s/name=lutorch_cnn_test_acc /name=lutorch_cnn_test_acc_seed$s /; s/name=lutorch_cnn_epoch_extrap /name=lutorch_cnn_epoch_extrap_seed$s /" "$out"
   OPENBLAS_CORETYPE=SkylakeX OMP_PROC_BIND=true run $PY $REF/torch_cnn.py --epochs 2 --time-steps 20 --threads 2 --seed $s --tag _seed$s
 done
 mean() { local sum=0 k=0 v; for n in "$@"; do v=$(val "$n"); [ -z "$v" ] && continue; sum=$(awk "BEGIN{print $sum+$v}"); k=$((k + 1)); done
