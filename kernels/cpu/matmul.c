@@ -14,6 +14,7 @@
 #include "matmul.h"
 
 #include "blas.h"
+#include "bgemm.h"
 #include "error.h"
 #include "half.h"
 
@@ -499,6 +500,34 @@ static int int_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
 
 /* ---- entry point ----------------------------------------------------------------------------- */
 
+/* ---- bfloat16 on kernels/cpu/bgemm.c where the CPU has AVX512_BF16 (checked at run time) ------
+   Operands BLAS could read as they are (a unit stride each, output rows contiguous) go there; 1
+   means "not taken" (the other paths below run). */
+#ifndef BF16_NATIVE_MNK
+enum { BF16_KERNEL_MNK = 1 << 15 };
+#define BF16_NATIVE_MNK BF16_KERNEL_MNK
+#endif
+static int bf16_kernels(int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, const void *A,
+                        int64_t sAb, int64_t sAr, int64_t sAc, const void *B, int64_t sBb, int64_t sBr,
+                        int64_t sBc, double beta, void *out, int64_t sOb, int64_t sOr, int64_t sOc) {
+  if (!lt_bgemm_supported() || getenv("LT_NO_NATIVE_BF16")) return 1;
+  view_t va = blas_view(m, k, sAr, sAc), vb = blas_view(k, n, sBr, sBc);
+  if (!va.ok || !vb.ok || !(sOc == 1 || n == 1) || (n > 1 && sOr < n) || m > LT_BLAS_MAX_DIM ||
+      n > LT_BLAS_MAX_DIM || k > LT_BLAS_MAX_DIM)
+    return 1;
+  int64_t ldc = sOr > 0 ? sOr : 1; /* n == 1: rows of one element, sOr apart */
+  if (m > 1 && ldc < (n > 1 ? n : 1)) return 1;
+  int nt = (double)m * n * k >= (double)LT_BLAS_SPLIT_MIN ? loop_threads() : 1;
+  for (int64_t bi = 0; bi < batch; bi++) {
+    const uint16_t *a = (const uint16_t *)A + bi * sAb, *b = (const uint16_t *)B + bi * sBb;
+    uint16_t *o = (uint16_t *)out + bi * sOb;
+    if (lt_bgemm_avx512bf16(va.trans, vb.trans, m, n, k, (float)alpha, a, va.ld, b, vb.ld, (float)beta, o,
+                            ldc, nt) != 0)
+      return lt_error("matmul: out of memory (bfloat16 packing buffers)");
+  }
+  return LT_OK;
+}
+
 /* ---- bfloat16 with the CPU's own bf16 dot products (AVX512_BF16) -------------------------------
    vdpbf16ps adds the products of 16 pairs of bf16 values into 16 float32 sums: twice the
    multiply-adds of a float32 FMA, on operands half the size, and no conversion to float32. B is
@@ -510,7 +539,7 @@ static int int_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
 #include <immintrin.h>
 #define BF_MR 6
 #define BF_NR 64
-enum { BF16_NATIVE_MNK = 1 << 15 }; /* below this the packing costs more than it saves */
+/* (BF16_NATIVE_MNK: below it the packing costs more than it saves; defined above) */
 
 static void bf16_block(int64_t kp, const uint32_t *a, const uint16_t *panel, float *acc_out) {
   /* the loops over r and v are unrolled so that the 24 sums stay in registers */
@@ -631,6 +660,10 @@ int lt_cpu_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k, dou
   switch (dt) {
   case LT_FLOAT32: case LT_FLOAT64: case LT_FLOAT16: case LT_BFLOAT16:
     if (batch == 0 || m == 0 || n == 0) return LT_OK;
+    if (dt == LT_BFLOAT16 && k > 0 && (double)m * n * k >= BF16_NATIVE_MNK) {
+      int rc = bf16_kernels(batch, m, n, k, alpha, A, sAb, sAr, sAc, B, sBb, sBr, sBc, beta, out, sOb, sOr, sOc);
+      if (rc != 1) return rc;
+    }
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
     if (dt == LT_BFLOAT16 && k > 0 && (double)m * n * k >= BF16_NATIVE_MNK && bf16_native_on()) {
       bool done = true;

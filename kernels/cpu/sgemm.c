@@ -223,11 +223,7 @@ static void pack_b(bool tb, const float *B, int64_t ldb, int64_t kc, int64_t nc,
    runs a part of it, and given back after: as many sets exist as products have run at once, and
    they are kept, so that no product pays for fresh memory (threads come and go: OpenMP's workers
    are released while DataParallel runs, and a new page costs microseconds on some machines). */
-typedef struct buffers {
-  float *a, *b;
-  size_t na, nb; /* their sizes in floats */
-  struct buffers *next;
-} buffers_t;
+typedef lt_gemm_buffers_t buffers_t;
 
 static buffers_t *spare;
 static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -241,7 +237,7 @@ static bool grow(float **p, size_t *have, size_t n) {
   return *p != NULL;
 }
 
-static void give_buffers(buffers_t *bf) {
+void lt_gemm_give_buffers(buffers_t *bf) {
   if (!bf) return;
   pthread_mutex_lock(&spare_mu);
   bf->next = spare;
@@ -249,17 +245,18 @@ static void give_buffers(buffers_t *bf) {
   pthread_mutex_unlock(&spare_mu);
 }
 
-/* A set with room for na and nb floats, or NULL (out of memory). */
-static buffers_t *take_buffers(size_t na, size_t nb) {
+lt_gemm_buffers_t *lt_gemm_take_buffers(size_t na, size_t nb) {
   pthread_mutex_lock(&spare_mu);
   buffers_t *bf = spare;
   if (bf) spare = bf->next;
   pthread_mutex_unlock(&spare_mu);
   if (!bf && !(bf = calloc(1, sizeof *bf))) return NULL;
   if (grow(&bf->a, &bf->na, na) && grow(&bf->b, &bf->nb, nb)) return bf;
-  give_buffers(bf);
+  lt_gemm_give_buffers(bf);
   return NULL;
 }
+#define take_buffers lt_gemm_take_buffers
+#define give_buffers lt_gemm_give_buffers
 
 /* ---- the loops ------------------------------------------------------------------------------- */
 

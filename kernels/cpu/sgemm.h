@@ -10,6 +10,7 @@
 #define LT_CPU_SGEMM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* C = alpha * op(A) @ op(B) + beta * C, row-major; op(A) is M x K (A is K x M when transA), op(B)
@@ -21,5 +22,17 @@
 int lt_sgemm_avx512(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                     int64_t ldc, int nt);
+
+/* The packing buffers of the matrix-product kernels (this and bgemm.c): a set is taken for one
+   product by each thread that runs a part of it and given back after; sets are kept for later
+   products (no fresh memory, so no page faults, in a training loop). take: room for na and nb
+   floats (32-bit words), or NULL when out of memory. */
+typedef struct lt_gemm_buffers {
+  float *a, *b;
+  size_t na, nb;
+  struct lt_gemm_buffers *next;
+} lt_gemm_buffers_t;
+lt_gemm_buffers_t *lt_gemm_take_buffers(size_t na, size_t nb);
+void lt_gemm_give_buffers(lt_gemm_buffers_t *bf);
 
 #endif

@@ -17,6 +17,7 @@
    products; the children run with it), --tag TEXT (prefix of lines).
    Output: one line per check, then "N passed, N failed"; the exit status is 1 on any failure. */
 #include "blas.h"
+#include "cpu/bgemm.h"
 #include "cpu/matmul.h"
 #include "dtype.h"
 #include "error.h"
@@ -396,6 +397,69 @@ static void sgemm_suite(void) {
     }
 }
 
+/* kernels/cpu/bgemm.c directly (where the CPU has AVX512_BF16): shapes around its tiles and
+   blocks (8 x 48 tiles, 144-row and 480-column blocks), odd and even K, every transpose, odd and
+   even leading dimensions (the packing's fast paths need even ones), alpha and beta, NaN in C with
+   beta 0, one and two threads; against float64 sums of the bf16 products, each result rounded to
+   bf16 once. The padding between C's rows is not written. */
+static void bgemm_suite(void) {
+  if (!lt_bgemm_supported()) {
+    check(true, "skip: bgemm (the CPU has no AVX512_BF16)");
+    return;
+  }
+  static const int64_t shapes[][3] = {{8, 48, 16},  {7, 47, 15},  {9, 49, 17},    {64, 512, 784},
+                                      {145, 10, 33}, {3, 481, 64}, {40, 97, 1001}, {1, 1, 1}};
+  int n = 0;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int v = 0; v < 8; v++, n++) {
+      int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+      bool ta = v & 1, tb = (v >> 1) & 1;
+      int64_t pad = (v >> 2) & 1; /* odd or even leading dimensions */
+      int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + (n % 2) * 3;
+      int64_t arows = ta ? K : M, brows = tb ? N : K;
+      float alpha = n % 3 == 0 ? 1.0f : n % 3 == 1 ? -0.5f : 2.0f;
+      float beta = n % 4 == 1 ? 1.0f : n % 4 == 2 ? 0.25f : 0.0f;
+      int threads = n % 2 ? 1 : 2;
+      lt_bfloat16 *A = malloc(sizeof *A * arows * lda), *Bm = malloc(sizeof *Bm * brows * ldb);
+      lt_bfloat16 *C = malloc(sizeof *C * M * ldc), *C0 = malloc(sizeof *C0 * M * ldc);
+      if (!A || !Bm || !C || !C0) {
+        check(false, "bgemm: test out of memory");
+        free(A), free(Bm), free(C), free(C0);
+        continue;
+      }
+      fill_random(LT_BFLOAT16, A, arows * lda);
+      fill_random(LT_BFLOAT16, Bm, brows * ldb);
+      fill_random(LT_BFLOAT16, C, M * ldc);
+      if (beta == 0 && n % 8 == 0) fill_nan(LT_BFLOAT16, C, M * ldc);
+      memcpy(C0, C, sizeof *C * M * ldc);
+      int rc = lt_bgemm_avx512bf16(ta, tb, M, N, K, alpha, (const uint16_t *)A, lda, (const uint16_t *)Bm, ldb,
+                                   beta, (uint16_t *)C, ldc, threads);
+      int64_t bad = 0, outside = 0;
+      for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < ldc; j++) {
+          if (j >= N) {
+            if (C[i * ldc + j].bits != C0[i * ldc + j].bits) outside++;
+            continue;
+          }
+          double acc = 0, mag = 0;
+          for (int64_t p = 0; p < K; p++) {
+            double x = lt_bf16_to_float(ta ? A[p * lda + i] : A[i * lda + p]);
+            double y = lt_bf16_to_float(tb ? Bm[j * ldb + p] : Bm[p * ldb + j]);
+            acc += x * y, mag += fabs(x * y);
+          }
+          double old = beta == 0 ? 0.0 : beta * (double)lt_bf16_to_float(C0[i * ldc + j]);
+          double want = alpha * acc + old, got = lt_bf16_to_float(C[i * ldc + j]);
+          double tol = fabs(want) / 256 + 1.2e-7 * (K + 2) * (fabs(alpha) * mag + fabs(old)) + 1e-30;
+          if (!(fabs(got - want) <= tol)) bad++;
+        }
+      check(rc == 0 && bad == 0 && outside == 0,
+            "bgemm %lldx%lldx%lld ta=%d tb=%d lda/ldb +%lld ldc +%lld alpha=%g beta=%g threads=%d%s%s",
+            (long long)M, (long long)N, (long long)K, ta, tb, (long long)pad, (long long)(ldc - N), alpha, beta,
+            threads, bad ? " WRONG VALUES" : "", outside ? " WROTE OUTSIDE C" : "");
+      free(A), free(Bm), free(C), free(C0);
+    }
+}
+
 static void error_suite(void) {
   float a[4] = {1, 2, 3, 4}, o[4];
   bool bb[4] = {true, false, true, true}, bo[4];
@@ -532,6 +596,7 @@ int main(int argc, char **argv) {
   core_checks(expect_core, expect_retry);
   blas_suite();
   sgemm_suite();
+  bgemm_suite();
   error_suite();
   matmul_suite();
 
