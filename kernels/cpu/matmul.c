@@ -1,6 +1,8 @@
-/* The CPU batched matrix product: float32/float64 through BLAS, float16/bfloat16 through float32
-   BLAS on converted copies (bfloat16 on the CPU's bf16 dot products when built for a CPU that has
-   them, AVX512_BF16), integers with 64-bit loops. See matmul.h.
+/* The CPU batched matrix product: float32/float64 through core/blas.h (lutorch's AVX-512 kernels
+   or BLAS), float16 through float32 on converted copies, bfloat16 on the CPU's bf16 dot products
+   where it has them (kernels/cpu/bgemm.c, chosen at run time, for operands with a unit stride;
+   the block kernel below for the others when built for such a CPU; else float32 on converted
+   copies), integers with 64-bit loops. See matmul.h.
 
    Measured on 2 AVX-512 cores with OpenBLAS 0.3.21 (SkylakeX/Cooperlake kernels): its small-matrix
    path costs ~60 ns a call, less than a plain loop down to 4x4x4, so there is no direct loop for
