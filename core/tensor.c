@@ -2,6 +2,8 @@
 #include "core/tensor.h"
 #include "core/autocast.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +15,30 @@ typedef struct freelist { void *items[FREELIST_MAX]; int n; } freelist_t;
 static _Thread_local freelist_t tensor_fl, storage_fl;
 
 static void *fl_get(freelist_t *fl, size_t size) { return fl->n ? fl->items[--fl->n] : malloc(size); }
+
+/* Any thread that keeps headers (OpenMP's workers run replicas and backward nodes, and are ended by
+   omp_pause_resource) frees them when it exits, through a key's destructor. */
+static pthread_key_t fl_key;
+static pthread_once_t fl_once = PTHREAD_ONCE_INIT;
+static bool fl_key_ok;
+static _Thread_local bool fl_registered;
+static void fl_thread_end(void *v) {
+  (void)v;
+  lt_thread_exit();
+}
+static void fl_key_init(void) { fl_key_ok = pthread_key_create(&fl_key, fl_thread_end) == 0; }
+
 static void fl_put(freelist_t *fl, void *p) {
-  if (fl->n < FREELIST_MAX) fl->items[fl->n++] = p;
-  else free(p);
+  if (fl->n >= FREELIST_MAX) {
+    free(p);
+    return;
+  }
+  if (!fl_registered) {
+    fl_registered = true;
+    pthread_once(&fl_once, fl_key_init);
+    if (fl_key_ok) pthread_setspecific(fl_key, (void *)1);
+  }
+  fl->items[fl->n++] = p;
 }
 
 void lt_thread_exit(void) {
