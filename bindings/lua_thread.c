@@ -371,7 +371,8 @@ static int l_start(lua_State *L) {
    On machines where waking a sleeping thread is slow, this costs far less than handing the calls to
    the Lua threads' own pthreads, and the team's workers, busy here, do not spin on the cores the
    calls need. A call the team has no thread for (inside another parallel region, say) goes to its
-   own pthread. Results and errors of the calls are collected by th:wait(); fn's error is raised. */
+   own pthread. Results and errors of the calls are collected by th:wait(); fn's error is raised.
+   Returns how many calls ran on the team. */
 static int l_threads_run(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -405,12 +406,14 @@ static int l_threads_run(lua_State *L) {
       run_here(ts[id - 1]);
     }
   }
+  int on_team = 0;
   for (int i = 0; i < k; i++) {
     if (!ran[i]) dispatch(ts[i]);
-    else ts[i]->deferred = false;
+    else ts[i]->deferred = false, on_team++;
   }
   if (status != LUA_OK) return lua_error(L);
-  return 0;
+  lua_pushinteger(L, on_team);
+  return 1;
 }
 
 /* th:wait() -> results... */

@@ -412,7 +412,8 @@ describe('Lua threads running at once', function()
     local here
     -- the three calls meet: they run at the same time (on 2 cores: 2 threads and a third that
     -- waits its turn would time out)
-    torch._lua_threads_run({ a, b }, function() here = { meet(flags, 1) } end, 1)
+    -- both calls ran on the team's workers, not handed to the Lua threads' own pthreads
+    assert.are.equal(2, torch._lua_threads_run({ a, b }, function() here = { meet(flags, 1) } end, 1))
     assert.is_true(here[1])
     assert.are.same({ true, 'cpu:1', 1, true }, { a:wait() })
     assert.are.same({ true, 'cpu:0', 1, false }, { b:wait() })
@@ -427,6 +428,14 @@ describe('Lua threads running at once', function()
     -- a deferred call never run by _lua_threads_run runs on its own thread at wait
     a:start(function(x) return x + 1 end, { 41 }, { defer = true })
     assert.are.equal(42, a:wait())
+    -- inside a team, a nested one has no more threads: the call goes to its own pthread
+    a:start(function() return 1 end, {}, { defer = true })
+    b:start(function(x) return x * 2 end, { 21 }, { defer = true })
+    local inner
+    assert.are.equal(1, torch._lua_threads_run({ a }, function() inner = torch._lua_threads_run({ b }, function() end) end))
+    assert.are.equal(0, inner)
+    assert.are.equal(1, a:wait())
+    assert.are.equal(42, b:wait())
     H.raises(function() torch._lua_threads_run({ a }, function() end) end, 'was not started with opts.defer')
     H.raises(function() torch._lua_threads_run({ 1 }, function() end) end, 'element 1 is not an open Lua thread')
     a:close()

@@ -36,6 +36,8 @@ bool lt_bgemm_supported(void) {
 #if defined(__x86_64__)
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx512bf16,avx2,fma")
+#include "gemm_simd.h"
+
 #include <immintrin.h>
 #include <omp.h>
 
@@ -44,9 +46,6 @@ bool lt_bgemm_supported(void) {
 #define MC 144
 #define NC 480 /* a K/2 x NC panel of B: 750 KiB for K = 784, in L2 */
 
-static inline __mmask16 col_mask(int n) {
-  return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
-}
 
 /* ---- the micro-kernel ------------------------------------------------------------------------ */
 
@@ -88,31 +87,11 @@ static void micro_kernel(int64_t kp, const uint32_t *restrict a, const uint32_t 
     b += NR;
   }
   __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-  __mmask16 m0 = col_mask(nr), m1 = col_mask(nr - 16), m2 = col_mask(nr - 32);
+  __mmask16 m0 = lt_lanes16(nr), m1 = lt_lanes16(nr - 16), m2 = lt_lanes16(nr - 32);
   ROWS(STORE)
 }
 
 /* ---- packing --------------------------------------------------------------------------------- */
-
-/* dst[q * dstride + i] = src[i * sstride + q] for 32-bit words, i, q in 0..7 */
-static inline void transpose8(const uint32_t *src, int64_t sstride, uint32_t *dst, int64_t dstride) {
-  __m256 r[8], t[8], u[8];
-  for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps((const float *)(src + i * sstride));
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  for (int q = 0; q < 4; q++) {
-    _mm256_storeu_ps((float *)(dst + q * dstride), _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
-    _mm256_storeu_ps((float *)(dst + (q + 4) * dstride), _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
-  }
-}
 
 /* the pair (x(2p), x(2p + 1)) of a sequence of bf16 values at stride s, zero past k */
 static inline uint32_t pair(const uint16_t *x, int64_t s, int64_t p, int64_t k) {
@@ -129,7 +108,7 @@ static void pack_a(bool ta, const uint16_t *A, int64_t lda, int64_t mc, int64_t 
     int64_t p = 0;
     if (mr == MR && !ta && lda % 2 == 0) { /* a row's pairs are adjacent words: transpose them */
       const uint32_t *s = (const uint32_t *)(A + ir * lda);
-      for (; p + 8 <= k / 2; p += 8) transpose8(s + p, lda / 2, dst + p * MR, MR);
+      for (; p + 8 <= k / 2; p += 8) lt_transpose8x8(s + p, lda / 2, dst + p * MR, MR);
     } else if (mr == MR && ta) { /* rows 2p and 2p + 1 of A, interleaved */
       for (; p < k / 2; p++) {
         __m128i r0 = _mm_loadu_si128((const __m128i *)(A + 2 * p * lda + ir));
@@ -171,7 +150,7 @@ static void pack_b(bool tb, const uint16_t *B, int64_t ldb, int64_t k, int64_t n
       for (; j0 + 8 <= nr; j0 += 8) {
         const uint32_t *s = (const uint32_t *)(B + (jr + j0) * ldb);
         int64_t p = 0;
-        for (; p + 8 <= k / 2; p += 8) transpose8(s + p, ldb / 2, dst + p * NR + j0, NR);
+        for (; p + 8 <= k / 2; p += 8) lt_transpose8x8(s + p, ldb / 2, dst + p * NR + j0, NR);
         for (; p < kp; p++)
           for (int j = j0; j < j0 + 8; j++) dst[p * NR + j] = pair(B + (jr + j) * ldb, 1, p, k);
       }

@@ -1,8 +1,7 @@
 /* The CPU batched matrix product: float32/float64 through core/blas.h (lutorch's AVX-512 kernels
    or BLAS), float16 through float32 on converted copies, bfloat16 on the CPU's bf16 dot products
    where it has them (kernels/cpu/bgemm.c, chosen at run time, for operands with a unit stride;
-   the block kernel below for the others when built for such a CPU; else float32 on converted
-   copies), integers with 64-bit loops. See matmul.h.
+   else float32 on converted copies), integers with 64-bit loops. See matmul.h.
 
    Measured on 2 AVX-512 cores with OpenBLAS 0.3.21 (SkylakeX/Cooperlake kernels): its small-matrix
    path costs ~60 ns a call, less than a plain loop down to 4x4x4, so there is no direct loop for
@@ -504,15 +503,20 @@ static int int_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
 
 /* ---- bfloat16 on kernels/cpu/bgemm.c where the CPU has AVX512_BF16 (checked at run time) ------
    Operands BLAS could read as they are (a unit stride each, output rows contiguous) go there; 1
-   means "not taken" (the other paths below run). */
-#ifndef BF16_NATIVE_MNK
+   means "not taken": the float32 path runs (on converted copies), as it does for smaller products
+   (below BF16_KERNEL_MNK multiply-adds packing costs more than it saves) and other layouts.
+   LT_NO_NATIVE_BF16=1 in the environment turns the kernel off (to compare with the float32 path). */
 enum { BF16_KERNEL_MNK = 1 << 15 };
-#define BF16_NATIVE_MNK BF16_KERNEL_MNK
-#endif
+static bool bf16_kernel_on(void) {
+  static _Atomic int on = -1;
+  int v = on;
+  if (v < 0) on = v = lt_bgemm_supported() && getenv("LT_NO_NATIVE_BF16") == NULL;
+  return v;
+}
 static int bf16_kernels(int64_t batch, int64_t m, int64_t n, int64_t k, double alpha, const void *A,
                         int64_t sAb, int64_t sAr, int64_t sAc, const void *B, int64_t sBb, int64_t sBr,
                         int64_t sBc, double beta, void *out, int64_t sOb, int64_t sOr, int64_t sOc) {
-  if (!lt_bgemm_supported() || getenv("LT_NO_NATIVE_BF16")) return 1;
+  if (!bf16_kernel_on()) return 1;
   view_t va = blas_view(m, k, sAr, sAc), vb = blas_view(k, n, sBr, sBc);
   if (!va.ok || !vb.ok || !(sOc == 1 || n == 1) || (n > 1 && sOr < n) || m > LT_BLAS_MAX_DIM ||
       n > LT_BLAS_MAX_DIM || k > LT_BLAS_MAX_DIM)
@@ -530,124 +534,6 @@ static int bf16_kernels(int64_t batch, int64_t m, int64_t n, int64_t k, double a
   return LT_OK;
 }
 
-/* ---- bfloat16 with the CPU's own bf16 dot products (AVX512_BF16) -------------------------------
-   vdpbf16ps adds the products of 16 pairs of bf16 values into 16 float32 sums: twice the
-   multiply-adds of a float32 FMA, on operands half the size, and no conversion to float32. B is
-   packed into panels of NR columns holding its rows in pairs (panel[p][j][2] = B[2p..2p+1][j]), A
-   into rows of pairs (zero-padded to MR rows and an even k); each MR x NR block of the product is
-   summed in 24 registers. The bf16 products are exact in float32; denormal inputs count as zero
-   (the instruction's rule, as oneDNN's kernels in PyTorch). */
-#if defined(__AVX512BF16__) && defined(__AVX512F__)
-#include <immintrin.h>
-#define BF_MR 6
-#define BF_NR 64
-/* (BF16_NATIVE_MNK: below it the packing costs more than it saves; defined above) */
-
-static void bf16_block(int64_t kp, const uint32_t *a, const uint16_t *panel, float *acc_out) {
-  /* the loops over r and v are unrolled so that the 24 sums stay in registers */
-  __m512 c[BF_MR][4];
-  _Pragma("GCC unroll 6")
-  for (int r = 0; r < BF_MR; r++)
-    _Pragma("GCC unroll 4")
-    for (int v = 0; v < 4; v++) c[r][v] = _mm512_setzero_ps();
-  for (int64_t p = 0; p < kp; p++) {
-    const uint16_t *bp = panel + p * BF_NR * 2;
-    __m512bh b0 = (__m512bh)_mm512_loadu_si512((const void *)bp);
-    __m512bh b1 = (__m512bh)_mm512_loadu_si512((const void *)(bp + 32));
-    __m512bh b2 = (__m512bh)_mm512_loadu_si512((const void *)(bp + 64));
-    __m512bh b3 = (__m512bh)_mm512_loadu_si512((const void *)(bp + 96));
-    _Pragma("GCC unroll 6")
-    for (int r = 0; r < BF_MR; r++) {
-      __m512bh ar = (__m512bh)_mm512_set1_epi32((int)a[r * kp + p]);
-      c[r][0] = _mm512_dpbf16_ps(c[r][0], ar, b0);
-      c[r][1] = _mm512_dpbf16_ps(c[r][1], ar, b1);
-      c[r][2] = _mm512_dpbf16_ps(c[r][2], ar, b2);
-      c[r][3] = _mm512_dpbf16_ps(c[r][3], ar, b3);
-    }
-  }
-  _Pragma("GCC unroll 6")
-  for (int r = 0; r < BF_MR; r++)
-    _Pragma("GCC unroll 4")
-    for (int v = 0; v < 4; v++) _mm512_storeu_ps(acc_out + r * BF_NR + v * 16, c[r][v]);
-}
-
-/* out = alpha a @ b + beta out for one product; false when out of memory (nothing written) */
-static bool bf16_native(int64_t m, int64_t n, int64_t k, double alpha, const uint16_t *A, int64_t sAr,
-                        int64_t sAc, const uint16_t *B, int64_t sBr, int64_t sBc, double beta, uint16_t *O,
-                        int64_t sOr, int64_t sOc) {
-  int64_t kp = (k + 1) / 2, mb = (m + BF_MR - 1) / BF_MR, nb = (n + BF_NR - 1) / BF_NR;
-  uint32_t *ap = aligned_alloc(64, (size_t)(mb * BF_MR * kp * 4 + 64) & ~(size_t)63);
-  uint16_t *bp = aligned_alloc(64, (size_t)(nb * kp * BF_NR * 2 * 2 + 64) & ~(size_t)63);
-  if (!ap || !bp) {
-    free(ap), free(bp);
-    return false;
-  }
-  int nt = loop_threads();
-  bool par = nt > 1 && (double)m * n * k >= (double)LT_BLAS_SPLIT_MIN;
-  /* A: row i holds its pairs (A[i][2p] low, A[i][2p+1] high); rows past m and the odd k are zero */
-  _Pragma("omp parallel for num_threads(nt) schedule(static) if (par)")
-  for (int64_t i = 0; i < mb * BF_MR; i++)
-    for (int64_t p = 0; p < kp; p++) {
-      uint32_t lo = 0, hi = 0;
-      if (i < m) {
-        lo = A[i * sAr + 2 * p * sAc];
-        if (2 * p + 1 < k) hi = A[i * sAr + (2 * p + 1) * sAc];
-      }
-      ap[i * kp + p] = lo | hi << 16;
-    }
-  _Pragma("omp parallel for num_threads(nt) schedule(static) if (par)")
-  for (int64_t jb = 0; jb < nb; jb++)
-    for (int64_t p = 0; p < kp; p++) {
-      uint16_t *dst = bp + (jb * kp + p) * BF_NR * 2;
-      for (int64_t jj = 0; jj < BF_NR; jj++) {
-        int64_t j = jb * BF_NR + jj;
-        bool in = j < n;
-        dst[2 * jj] = in ? B[2 * p * sBr + j * sBc] : 0;
-        dst[2 * jj + 1] = in && 2 * p + 1 < k ? B[(2 * p + 1) * sBr + j * sBc] : 0;
-      }
-    }
-  _Pragma("omp parallel for num_threads(nt) schedule(static) collapse(2) if (par)")
-  for (int64_t jb = 0; jb < nb; jb++)
-    for (int64_t ib = 0; ib < mb; ib++) {
-      float acc[BF_MR * BF_NR] __attribute__((aligned(64)));
-      bf16_block(kp, ap + ib * BF_MR * kp, bp + jb * kp * BF_NR * 2, acc);
-      bool full = sOc == 1 && (jb + 1) * BF_NR <= n;
-      for (int r = 0; r < BF_MR; r++) {
-        int64_t i = ib * BF_MR + r;
-        if (i >= m) break;
-        if (full) { /* a whole row of the block, contiguous: 16 at a time, rounded to nearest even */
-          uint16_t *o = O + i * sOr + jb * BF_NR;
-          for (int v = 0; v < 4; v++) {
-            __m512 x = _mm512_mul_ps(_mm512_load_ps(acc + r * BF_NR + v * 16), _mm512_set1_ps((float)alpha));
-            if (beta != 0) {
-              __m512i old = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(o + v * 16)));
-              x = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(old, 16)), _mm512_set1_ps((float)beta), x);
-            }
-            _mm256_storeu_si256((__m256i *)(o + v * 16), (__m256i)_mm512_cvtneps_pbh(x));
-          }
-          continue;
-        }
-        for (int64_t jj = 0; jj < BF_NR; jj++) {
-          int64_t j = jb * BF_NR + jj;
-          if (j >= n) break;
-          uint16_t *o = O + i * sOr + j * sOc;
-          float v = (float)alpha * acc[r * BF_NR + jj];
-          if (beta != 0) v += (float)beta * lt_bf16_to_float((lt_bfloat16){*o});
-          *o = lt_float_to_bf16(v).bits;
-        }
-      }
-    }
-  free(ap), free(bp);
-  return true;
-}
-/* LT_NO_NATIVE_BF16=1 in the environment turns the kernel off (to compare with the float32 path) */
-static bool bf16_native_on(void) {
-  static _Atomic int on = -1;
-  int v = on;
-  if (v < 0) on = v = getenv("LT_NO_NATIVE_BF16") == NULL;
-  return v;
-}
-#endif
 
 int lt_cpu_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha,
                 const void *A, int64_t sAb, int64_t sAr, int64_t sAc,
@@ -662,20 +548,10 @@ int lt_cpu_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k, dou
   switch (dt) {
   case LT_FLOAT32: case LT_FLOAT64: case LT_FLOAT16: case LT_BFLOAT16:
     if (batch == 0 || m == 0 || n == 0) return LT_OK;
-    if (dt == LT_BFLOAT16 && k > 0 && (double)m * n * k >= BF16_NATIVE_MNK) {
+    if (dt == LT_BFLOAT16 && k > 0 && (double)m * n * k >= BF16_KERNEL_MNK) {
       int rc = bf16_kernels(batch, m, n, k, alpha, A, sAb, sAr, sAc, B, sBb, sBr, sBc, beta, out, sOb, sOr, sOc);
       if (rc != 1) return rc;
     }
-#if defined(__AVX512BF16__) && defined(__AVX512F__)
-    if (dt == LT_BFLOAT16 && k > 0 && (double)m * n * k >= BF16_NATIVE_MNK && bf16_native_on()) {
-      bool done = true;
-      for (int64_t bi = 0; bi < batch && done; bi++)
-        done = bf16_native(m, n, k, alpha, (const uint16_t *)A + bi * sAb, sAr, sAc, (const uint16_t *)B + bi * sBb,
-                           sBr, sBc, beta, (uint16_t *)out + bi * sOb, sOr, sOc);
-      if (done) return LT_OK;
-      if (batch > 1) return lt_error("matmul: out of memory (bfloat16 temporaries)");
-    }
-#endif
     return float_gemm(dt, batch, m, n, k, alpha, A, sAb, sAr, sAc, B, sBb, sBr, sBc, beta, out, sOb,
                       sOr, sOc);
   case LT_INT64: case LT_INT32: case LT_INT16: case LT_INT8: case LT_UINT8:

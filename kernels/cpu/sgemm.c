@@ -4,7 +4,9 @@
    KC x NR micro-panels (row p of a micro-panel holds NR consecutive columns); for each MC-row block,
    A's slice is packed into MR x KC micro-panels (column p holds MR consecutive rows); then each
    MR x NR tile of C gets a micro-kernel call that keeps the tile in 24 zmm registers and, for each
-   p, loads three vectors of B and broadcasts MR values of A into 24 fused multiply-adds. The first
+   p, loads three vectors of B and broadcasts MR values of A into 24 fused multiply-adds. Where
+   48-column tiles would waste columns (N = 32, 64, 128, ...), 32-column tiles (16 registers) run
+   instead. The first
    slice scales C by beta, the later ones add to it. Panels are zero-padded to whole tiles, so the
    kernel always runs full tiles and only its stores are clipped (masked columns, skipped rows).
 
@@ -19,6 +21,8 @@
 #pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")
 #include "sgemm.h"
 
+#include "gemm_simd.h"
+
 #include <immintrin.h>
 #include <omp.h>
 #include <pthread.h>
@@ -28,15 +32,9 @@
 #define MR 8     /* rows of a tile */
 #define NR 48    /* columns of a tile: three zmm (NR2, two, where that wastes fewer columns) */
 #define NR2 32
-#ifndef KC
 #define KC 256   /* depth of a slice: a KC x NR panel of B is 48 KiB, the L1 cache */
-#endif
-#ifndef MC
 #define MC 144   /* rows of A packed at a time: 144 KiB, in L2 */
-#endif
-#ifndef NC
 #define NC 1920  /* columns of B packed at a time: 1.9 MiB */
-#endif
 
 _Static_assert(MC % MR == 0 && NC % NR == 0 && NC % NR2 == 0, "blocks are whole tiles");
 
@@ -66,9 +64,6 @@ _Static_assert(MC % MR == 0 && NC % NR == 0 && NC % NR2 == 0, "blocks are whole 
     _mm512_mask_storeu_ps(ci + 32, m2, v2);                                                        \
   }
 
-static inline __mmask16 col_mask(int n) {
-  return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1);
-}
 
 /* c[0:mr, 0:nr] = alpha * (a panel @ b panel) + beta * c (c not read when beta == 0) */
 static void micro_kernel(int64_t kc, const float *restrict a, const float *restrict b, float *c,
@@ -83,7 +78,7 @@ static void micro_kernel(int64_t kc, const float *restrict a, const float *restr
     b += NR;
   }
   __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-  __mmask16 m0 = col_mask(nr), m1 = col_mask(nr - 16), m2 = col_mask(nr - 32);
+  __mmask16 m0 = lt_lanes16(nr), m1 = lt_lanes16(nr - 16), m2 = lt_lanes16(nr - 32);
   ROWS(STORE)
 }
 
@@ -119,35 +114,12 @@ static void micro_kernel_32(int64_t kc, const float *restrict a, const float *re
     b += NR2;
   }
   __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-  __mmask16 m0 = col_mask(nr), m1 = col_mask(nr - 16);
+  __mmask16 m0 = lt_lanes16(nr), m1 = lt_lanes16(nr - 16);
   ROWS(STORE2)
 }
 
 /* ---- packing --------------------------------------------------------------------------------- */
 
-/* dst[q * dstride + i] = src[i * sstride + q] for i, q in 0..7 */
-static inline void transpose8(const float *src, int64_t sstride, float *dst, int64_t dstride) {
-  __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + sstride),
-         r2 = _mm256_loadu_ps(src + 2 * sstride), r3 = _mm256_loadu_ps(src + 3 * sstride),
-         r4 = _mm256_loadu_ps(src + 4 * sstride), r5 = _mm256_loadu_ps(src + 5 * sstride),
-         r6 = _mm256_loadu_ps(src + 6 * sstride), r7 = _mm256_loadu_ps(src + 7 * sstride);
-  __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
-         t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
-         t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
-         t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-  __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE),
-         u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE),
-         u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE),
-         u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
-  _mm256_storeu_ps(dst + dstride, _mm256_permute2f128_ps(u1, u5, 0x20));
-  _mm256_storeu_ps(dst + 2 * dstride, _mm256_permute2f128_ps(u2, u6, 0x20));
-  _mm256_storeu_ps(dst + 3 * dstride, _mm256_permute2f128_ps(u3, u7, 0x20));
-  _mm256_storeu_ps(dst + 4 * dstride, _mm256_permute2f128_ps(u0, u4, 0x31));
-  _mm256_storeu_ps(dst + 5 * dstride, _mm256_permute2f128_ps(u1, u5, 0x31));
-  _mm256_storeu_ps(dst + 6 * dstride, _mm256_permute2f128_ps(u2, u6, 0x31));
-  _mm256_storeu_ps(dst + 7 * dstride, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
 
 /* Rows [0, mc) and columns [0, kc) of op(A) into MR x kc micro-panels, zero-padded to whole tiles.
    op(A)(i, p) is A[p * lda + i] when ta, else A[i * lda + p]. */
@@ -166,7 +138,7 @@ static void pack_a(bool ta, const float *A, int64_t lda, int64_t mc, int64_t kc,
     } else if (mr == MR) {
       const float *s = A + ir * lda;
       int64_t p = 0;
-      for (; p + 8 <= kc; p += 8) transpose8(s + p, lda, d + p * MR, MR);
+      for (; p + 8 <= kc; p += 8) lt_transpose8x8(s + p, lda, d + p * MR, MR);
       for (; p < kc; p++)
         for (int i = 0; i < MR; i++) d[p * MR + i] = s[i * lda + p];
     } else {
@@ -188,7 +160,7 @@ static void pack_b(bool tb, const float *B, int64_t ldb, int64_t kc, int64_t nc,
     float *d = dst;
     if (!tb) {
       const float *s = B + jr;
-      __mmask16 m0 = col_mask(nr), m1 = col_mask(nr - 16), m2 = col_mask(nr - 32);
+      __mmask16 m0 = lt_lanes16(nr), m1 = lt_lanes16(nr - 16), m2 = lt_lanes16(nr - 32);
       if (w == NR)
         for (int64_t p = 0; p < kc; p++, s += ldb, d += NR) {
           _mm512_store_ps(d, _mm512_maskz_loadu_ps(m0, s));
@@ -206,7 +178,7 @@ static void pack_b(bool tb, const float *B, int64_t ldb, int64_t kc, int64_t nc,
     int j0 = 0;
     for (; j0 + 8 <= nr; j0 += 8) { /* eight columns of op(B) (rows of B) at a time */
       int64_t p = 0;
-      for (; p + 8 <= kc; p += 8) transpose8(s + j0 * ldb + p, ldb, d + p * w + j0, w);
+      for (; p + 8 <= kc; p += 8) lt_transpose8x8(s + j0 * ldb + p, ldb, d + p * w + j0, w);
       for (; p < kc; p++)
         for (int j = j0; j < j0 + 8; j++) d[p * w + j] = s[j * ldb + p];
     }
