@@ -36,7 +36,9 @@ CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -fopenmp -fPIC $(OPT) \
 LDLIBS := -llua5.4 -lreadline -lz -ldl -lm -lpthread
 LDFLAGS := -fopenmp $(LDSAN)
 
-CORE_SRC := $(wildcard core/*.c) $(wildcard kernels/cpu/*.c)
+# the distributed plugin's sources (core/comm_plugin.h): built into lutorch_mpi.so, not the core
+PLUGIN_SRC := core/comm_mpi.c core/comm_nccl.c core/comm_shim.c
+CORE_SRC := $(filter-out $(PLUGIN_SRC),$(wildcard core/*.c)) $(wildcard kernels/cpu/*.c)
 BIND_SRC := $(filter-out bindings/main.c bindings/repl.c,$(wildcard bindings/*.c))
 LUA_SRC := $(sort $(shell find lua -name '*.lua'))
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(BIND_SRC)) $(BUILD)/obj/lua_modules.o
@@ -57,8 +59,9 @@ ifeq ($(CUDA),1)
   CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
 endif
 # Distributed: core/comm_mpi.c (and comm_nccl.c, which needs MPI for its id) with Open MPI's flags
-# when mpicc exists, else they compile to stubs that say the backend is not available. NCCL is
-# built in the CUDA build where the toolkit ships nccl.h.
+# in the plugin $(BUILD)/lutorch_mpi.so when mpicc exists (the core loads it on first use: linking
+# Open MPI would cost every start-up ~4 ms); without it the MPI backend says it is not available.
+# NCCL is built in the CUDA build where the toolkit ships nccl.h.
 MPICC := $(shell command -v mpicc 2>/dev/null)
 ifneq ($(MPICC),)
   MPI_CFLAGS := -DLT_WITH_MPI $(shell $(MPICC) --showme:compile)
@@ -69,9 +72,20 @@ ifneq ($(MPICC),)
       MPI_LIBS += -lnccl
     endif
   endif
-  LDLIBS += $(MPI_LIBS)
+  PLUGIN := $(BUILD)/lutorch_mpi.so
+  $(BUILD)/obj/core/comm_plugin.o: CFLAGS += -DLT_WITH_MPI
 endif
-$(BUILD)/obj/core/comm_mpi.o $(BUILD)/obj/core/comm_nccl.o: CFLAGS += $(MPI_CFLAGS)
+PLUGIN_OBJ := $(patsubst %.c,$(BUILD)/obj/plugin/%.o,$(PLUGIN_SRC))
+
+$(BUILD)/obj/plugin/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "CC $< (plugin)"
+	@$(CC) $(CFLAGS) $(MPI_CFLAGS) -fvisibility=hidden -c $< -o $@
+
+# -z defs: every symbol the plugin uses comes from its own objects, Open MPI or the C library
+$(BUILD)/lutorch_mpi.so: $(PLUGIN_OBJ)
+	@echo "LD $@"
+	@$(CC) $(LDFLAGS) -shared -Wl,-z,defs $^ $(MPI_LIBS) $(CUDA_LIBS) -lpthread -o $@
 
 BIN_OBJ := $(BUILD)/obj/bindings/main.o $(BUILD)/obj/bindings/repl.o
 C_TESTS := $(patsubst spec/c/%.c,$(BUILD)/test/%,$(wildcard spec/c/*.c))
@@ -84,7 +98,7 @@ DEPS := lua5.4 liblua5.4-dev lua-busted libopenblas-dev libreadline-dev zlib1g-d
 all: deps
 	@$(MAKE) --no-print-directory build
 
-build: $(BUILD)/lutorch $(BUILD)/torch.so
+build: $(BUILD)/lutorch $(BUILD)/torch.so $(PLUGIN)
 
 # Installs, only where missing, the Debian packages the project needs (run as root).
 deps:
@@ -121,17 +135,17 @@ $(BUILD)/lutorch: $(BIN_OBJ) $(LIB_OBJ)
 # The module for stock lua5.4: LUA_CPATH="build/?.so;;" lua5.4 -e "require 'torch'"
 $(BUILD)/torch.so: $(LIB_OBJ)
 	@echo "LD $@"
-	@$(CC) $(LDFLAGS) -shared $^ -lz -ldl -lm -lpthread $(CUDA_LIBS) $(MPI_LIBS) -o $@
+	@$(CC) $(LDFLAGS) -shared $^ -lz -ldl -lm -lpthread $(CUDA_LIBS) -o $@
 
 # The shared library for programs that embed lutorch (bindings/lutorch.h); unlike torch.so it links
 # Lua itself, since its users are C programs, not the lua5.4 interpreter.
 LIB_VERSION := 0.1.0
 LIB_SONAME := liblutorch.so.0
-lib: $(BUILD)/liblutorch.so
+lib: $(BUILD)/liblutorch.so $(PLUGIN)
 
 $(BUILD)/liblutorch.so: $(LIB_OBJ)
 	@echo "LD $@"
-	@$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) $^ -llua5.4 -lz -ldl -lm -lpthread $(CUDA_LIBS) $(MPI_LIBS) -o $@
+	@$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) $^ -llua5.4 -lz -ldl -lm -lpthread $(CUDA_LIBS) -o $@
 	@ln -sf liblutorch.so $(BUILD)/$(LIB_SONAME)
 
 # examples/embed: C programs built against the shared library, as a user's program would be
@@ -188,7 +202,7 @@ fuzz: all
 	@mkdir -p build/fuzz
 	@set -e; for t in safetensors idx; do \
 	  objs=$$(find build/obj/core build/obj/kernels -name '[a-z]*.o' ! -name $$t.o); \
-	  clang $(FUZZ_CFLAGS) spec/fuzz/$${t}_fuzz.c core/$$t.c $$objs -lz -lgomp -ldl -lm -lpthread $(MPI_LIBS) \
+	  clang $(FUZZ_CFLAGS) spec/fuzz/$${t}_fuzz.c core/$$t.c $$objs -lz -lgomp -ldl -lm -lpthread \
 	    -o build/fuzz/$$t; \
 	  mkdir -p build/fuzz/$$t-corpus build/fuzz/$$t-findings; \
 	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
@@ -226,12 +240,14 @@ install: build lib
 	  -e 's|@VERSION@|$(LIB_VERSION)|g' lutorch.pc.in > $(DEST)$(LIBDIR)/pkgconfig/lutorch.pc
 	chmod 644 $(DEST)$(LIBDIR)/pkgconfig/lutorch.pc
 	install -m 644 doc/lutorch.1 $(DEST)$(MANDIR)/man1/lutorch.1
+	$(if $(PLUGIN),install -d $(DEST)$(LIBDIR)/lutorch && install -m 755 $(PLUGIN) $(DEST)$(LIBDIR)/lutorch/lutorch_mpi.so)
 	@$(MAKE) --no-print-directory install-module
 
 # the module alone (LuaRocks' install step: lutorch-scm-1.rockspec)
-install-module: $(BUILD)/torch.so
+install-module: $(BUILD)/torch.so $(PLUGIN)
 	install -d $(DEST)$(LUA_CMOD_DIR)
 	install -m 755 $(BUILD)/torch.so $(DEST)$(LUA_CMOD_DIR)/torch.so
+	$(if $(PLUGIN),install -d $(DEST)$(LUA_CMOD_DIR)/lutorch && install -m 755 $(PLUGIN) $(DEST)$(LUA_CMOD_DIR)/lutorch/lutorch_mpi.so)
 	@set -e; for f in $(LUA_INSTALL); do \
 	  rel=$${f#lua/}; install -d $(DEST)$(LUA_LMOD_DIR)/$$(dirname $$rel); \
 	  install -m 644 $$f $(DEST)$(LUA_LMOD_DIR)/$$rel; \
@@ -240,7 +256,9 @@ install-module: $(BUILD)/torch.so
 uninstall:
 	rm -f $(DEST)$(BINDIR)/lutorch $(DEST)$(LIBDIR)/liblutorch.so $(DEST)$(LIBDIR)/$(LIB_SONAME) \
 	  $(DEST)$(LIBDIR)/liblutorch.so.$(LIB_VERSION) $(DEST)$(INCLUDEDIR)/lutorch.h $(DEST)$(LIBDIR)/pkgconfig/lutorch.pc \
-	  $(DEST)$(MANDIR)/man1/lutorch.1 $(DEST)$(LUA_CMOD_DIR)/torch.so
+	  $(DEST)$(MANDIR)/man1/lutorch.1 $(DEST)$(LUA_CMOD_DIR)/torch.so \
+	  $(DEST)$(LIBDIR)/lutorch/lutorch_mpi.so $(DEST)$(LUA_CMOD_DIR)/lutorch/lutorch_mpi.so
+	@rmdir $(DEST)$(LIBDIR)/lutorch $(DEST)$(LUA_CMOD_DIR)/lutorch 2>/dev/null || true
 	rm -f $(patsubst lua/%,$(DEST)$(LUA_LMOD_DIR)/%,$(LUA_INSTALL))
 	@rmdir $(sort $(dir $(patsubst lua/%,$(DEST)$(LUA_LMOD_DIR)/%,$(LUA_INSTALL)))) 2>/dev/null || true
 	@rmdir $(DEST)$(LUA_LMOD_DIR)/torch 2>/dev/null || true

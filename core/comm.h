@@ -1,7 +1,8 @@
 /* The comm interface: collectives over the processes of a distributed job (one process per rank),
    with an MPI implementation (core/comm_mpi.c: CPUs and clusters, started by mpirun) and an NCCL
    one (core/comm_nccl.c: CUDA tensors; its unique id travels over MPI). torch.distributed and DDP
-   call them through the function pointers of lt_comm_i.
+   call them through the function pointers of lt_comm_i. Both implementations live in a plugin
+   loaded on first use (core/comm_plugin.h).
 
    Every collective is blocking for its caller but never waits forever: past the group's timeout (a
    rank died or hangs) MPI's implementation prints an error naming the collective and aborts the

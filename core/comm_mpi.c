@@ -1,6 +1,6 @@
-/* The MPI implementation of the comm interface (core/comm.h), built with Open MPI's flags when
-   mpicc exists (LT_WITH_MPI, set by the Makefile); without it, lt_comm_mpi_new says the backend is
-   not available.
+/* The MPI implementation of the comm interface (core/comm.h), built with Open MPI's flags into
+   the distributed plugin (lutorch_mpi.so, core/comm_plugin.h) when mpicc exists; the core loads it
+   on the first use of the backend.
 
    MPI's error handler is set to return codes, and every code is turned into an error naming the
    collective. Collectives are MPI's blocking ones (several times faster than the non-blocking
@@ -17,24 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *lt_reduce_op_name(lt_reduce_op op) {
-  static const char *names[LT_NREDUCE] = {"SUM", "AVG", "PRODUCT", "MIN", "MAX"};
-  return (unsigned)op < LT_NREDUCE ? names[op] : "?";
-}
-
-#ifndef LT_WITH_MPI
-
-bool lt_comm_mpi_available(void) { return false; }
-
-lt_comm_t *lt_comm_mpi_new(double timeout_s) {
-  (void)timeout_s;
-  lt_error("backend 'mpi' is not available in this build (Open MPI was not found when it was built: "
-           "install libopenmpi-dev and rebuild)");
-  return NULL;
-}
-
-#else
 
 #include <mpi.h>
 #include <pthread.h>
@@ -349,5 +331,3 @@ lt_comm_t *lt_comm_mpi_new(double timeout_s) {
   pthread_mutex_unlock(&mpi_mu);
   return c ? &c->base : NULL;
 }
-
-#endif

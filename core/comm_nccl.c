@@ -1,5 +1,5 @@
-/* The NCCL implementation of the comm interface (core/comm.h), for CUDA tensors: compiled in the
-   CUDA build when the toolkit ships nccl.h (LT_WITH_NCCL) and Open MPI is present (LT_WITH_MPI: the
+/* The NCCL implementation of the comm interface (core/comm.h), for CUDA tensors: compiled into the
+   distributed plugin (core/comm_plugin.h) of the CUDA build when the toolkit ships nccl.h (LT_WITH_NCCL) and Open MPI is present (LT_WITH_MPI: the
    ranks, and rank 0's unique id broadcast to the others, come from the MPI job); a stub otherwise.
 
    Each collective is enqueued on the device's current stream and then polled (stream done, or

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-const size_t lt_dtype_sizes[LT_NDTYPES] = {4, 8, 2, 2, 8, 4, 2, 1, 1, 1};
+const size_t lt_dtype_sizes[LT_NDTYPES] = LT_DTYPE_SIZES_INIT;
 static const char *const names[LT_NDTYPES] = {"float32", "float64", "float16", "bfloat16", "int64",
                                               "int32",   "int16",   "int8",    "uint8",    "bool"};
 

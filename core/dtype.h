@@ -24,6 +24,8 @@ typedef enum {
 
 #define LT_DTYPE_INVALID ((lt_dtype)-1)
 
+/* element sizes in dtype order (the initialiser is shared with core/comm_shim.c's copy) */
+#define LT_DTYPE_SIZES_INIT {4, 8, 2, 2, 8, 4, 2, 1, 1, 1}
 extern const size_t lt_dtype_sizes[LT_NDTYPES];
 static inline size_t lt_dtype_size(lt_dtype t) { return (unsigned)t < LT_NDTYPES ? lt_dtype_sizes[t] : 0; }
 /* PyTorch's name without the prefix: "float32", "int64", "bool". */

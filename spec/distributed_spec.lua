@@ -217,6 +217,38 @@ describe('torch.distributed without a process group', function()
   end)
 end)
 
+describe('the MPI plugin (lutorch_mpi.so, loaded on first use)', function()
+  local BUILD = os.getenv('LUTORCH_BUILD') or 'build'
+  local built = io.open(BUILD .. '/lutorch_mpi.so') ~= nil
+  -- a chunk printing whether Open MPI's library is mapped, before and after asking for the backend
+  local probe = [[local function mapped() local f = io.open('/proc/self/maps'); local m = f:read('a'); f:close()
+return m:find('libmpi', 1, true) ~= nil end
+local before = mapped()
+local avail = torch.distributed.is_mpi_available()
+print(before, avail, mapped())]]
+
+  it('is not loaded at start-up, only when the MPI backend is asked for', function()
+    local out, rc = sh(BIN .. " -e " .. string.format('%q', probe):gsub('\\\n', ' '))
+    assert.are.equal(0, rc, out)
+    assert.are.equal(string.format('false\t%s\t%s\n', built, built), out)
+  end)
+
+  it('says where it looked when it is missing', function()
+    local dir = sh('mktemp -d'):gsub('%s+$', '')
+    sh('cp ' .. BIN .. ' ' .. dir .. '/lutorch')
+    local out, rc = sh(dir .. "/lutorch -e \"print(torch.distributed.is_mpi_available()); " ..
+      "torch.distributed.init_process_group('mpi')\"")
+    os.execute('rm -rf ' .. dir)
+    assert.are_not.equal(0, rc)
+    assert.truthy(out:find('false\n', 1, true), out)
+    if built then
+      assert.truthy(out:find("backend 'mpi' is not available: its plugin lutorch_mpi.so is not in " .. dir, 1, true), out)
+    else
+      assert.truthy(out:find("backend 'mpi' is not available in this build", 1, true), out)
+    end
+  end)
+end)
+
 describe('data.DistributedSampler', function()
   local DS = torch.data.DistributedSampler
   local function ds(n) return torch.data.TensorDataset(torch.arange(n)) end

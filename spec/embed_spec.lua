@@ -145,6 +145,13 @@ describe('make install', function()
     out, _, rc = sh(q(prefix .. '/bin/lutorch') .. ' -e "print(torch.ones(3):sum():item())"')
     assert.are.equal(0, rc)
     assert.are.equal('3.0\n', out)
+    -- the MPI plugin, where the build has one: found by the installed interpreter beside its lib/
+    local plugin = exists(BUILD .. '/lutorch_mpi.so')
+    assert.are.equal(plugin, exists(prefix .. '/lib/lutorch/lutorch_mpi.so'))
+    assert.are.equal(plugin, exists(prefix .. '/lib/lua/5.4/lutorch/lutorch_mpi.so'))
+    out, _, rc = sh(q(prefix .. '/bin/lutorch') .. ' -e "print(torch.distributed.is_mpi_available())"')
+    assert.are.equal(0, rc)
+    assert.are.equal(tostring(plugin) .. '\n', out)
     out, _, rc = sh('man -l ' .. q(prefix .. '/share/man/man1/lutorch.1') .. ' 2>&1 | col -b')
     if rc == 0 and out ~= '' then
       assert.is_truthy(out:find('lutorch %- Lua 5%.4 interpreter'), out)
@@ -168,11 +175,12 @@ for i = 1, 2 do for j = 1, 2 do
   ok = ok and c[i][j] == s
 end end
 local lin = torch.nn.Linear(3, 2)
-print(ok, lin(torch.ones(4, 3)).shape[1], package.searchpath('torch', package.cpath) ~= nil)
+print(ok, lin(torch.ones(4, 3)).shape[1], package.searchpath('torch', package.cpath) ~= nil,
+  torch.distributed.is_mpi_available())
 ]]
     local out, err, rc = sh(env .. ' lua5.4 -', code)
     assert.are.equal(0, rc, err)
-    assert.are.equal('true\t4\ttrue\n', out)
+    assert.are.equal('true\t4\ttrue\t' .. tostring(exists(BUILD .. '/lutorch_mpi.so')) .. '\n', out)
   end)
 
   it('builds a C program with pkg-config --cflags --libs lutorch', function()
