@@ -49,6 +49,7 @@
 #include <lua.h>
 
 #include "repl.h"
+#include "lua_modules.h"
 
 #define PROMPT1 "> "
 #define PROMPT2 ">> "
@@ -923,13 +924,6 @@ static const cdoc_t CDOCS[] = {
     {"torch.nn.functional.linear", "F.linear(x, w, b) -> tensor\nx w^T + b (b may be nil)."},
     {NULL, NULL}};
 
-/* The Lua modules built into the library (tools/embed.lua writes them). */
-typedef struct {
-  const char *name, *path, *source;
-  size_t len;
-} lua_module_t;
-extern const lua_module_t lt_lua_modules[];
-extern const int lt_lua_nmodules;
 
 /* source(path) -> the text of the built-in module at path ("lua/torch/nn/linear.lua") or nil */
 static int module_source(lua_State *L) {

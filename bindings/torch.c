@@ -1,6 +1,7 @@
 /* luaopen_torch: builds the torch table from the binding parts and runs the Lua side, whose
    sources are compiled into the library (build/lua_modules.c), so that one file is the module. */
 #include "bindings/binding.h"
+#include "bindings/lua_modules.h"
 #include "bindings/lutorch.h"
 #include "core/blas.h"
 #include "core/iter.h"
@@ -11,20 +12,17 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct {
-  const char *name;   /* module name: "torch.format" */
-  const char *path;   /* source path, for tracebacks */
-  const char *source;
-  size_t len;
-} lt_lua_module_t;
-extern const lt_lua_module_t lt_lua_modules[];
-extern const int lt_lua_nmodules;
+int lt_lua_load_module(lua_State *L, const lt_lua_module_t *m) {
+  if (m->bclen && luaL_loadbufferx(L, m->bytecode, m->bclen, m->path, "b") == LUA_OK) return LUA_OK;
+  if (m->bclen) lua_pop(L, 1); /* the bytecode's error message */
+  char chunkname[256];
+  snprintf(chunkname, sizeof chunkname, "@%s", m->path);
+  return luaL_loadbufferx(L, m->source, m->len, chunkname, "t");
+}
 
 static int load_module(lua_State *L) {
   const lt_lua_module_t *m = lua_touserdata(L, lua_upvalueindex(1));
-  char chunkname[256];
-  snprintf(chunkname, sizeof chunkname, "@%s", m->path);
-  if (luaL_loadbuffer(L, m->source, m->len, chunkname) != LUA_OK) return lua_error(L);
+  if (lt_lua_load_module(L, m) != LUA_OK) return lua_error(L);
   lua_pushstring(L, m->name);
   lua_call(L, 1, 1);
   return 1;
@@ -178,7 +176,7 @@ int luaopen_torch(lua_State *L) {
   lua_setfield(L, -2, "torch");
   lua_pop(L, 1);
   if (init) {
-    if (luaL_loadbuffer(L, init->source, init->len, "@lua/torch/init.lua") != LUA_OK) return lua_error(L);
+    if (lt_lua_load_module(L, init) != LUA_OK) return lua_error(L);
     lua_pushvalue(L, torch);
     lua_call(L, 1, 0);
   }

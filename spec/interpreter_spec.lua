@@ -127,6 +127,20 @@ describe('lutorch interpreter', function()
     assert.are.equal('table\ttrue\ttrue\n', out)
   end)
 
+  it("errors in torch's own Lua code name its file and line (its modules run as bytecode)", function()
+    local out, rc = run("-e 'torch.nn.Linear(2, 3)(torch.ones(5))'", { merge = true })
+    assert.are.equal(1, rc)
+    -- the line of linear.lua that calls F.linear, found in the source the bytecode came from
+    local n, line = 0, nil
+    for l in io.lines('lua/torch/nn/linear.lua') do
+      n = n + 1
+      if not line and l:find('F.linear(', 1, true) then line = n end
+    end
+    assert.is_not_nil(line)
+    assert.is_truthy(out:find('lua/torch/nn/linear.lua:' .. line .. ': linear: input of shape', 1, true), out)
+    assert.is_truthy(out:find('in function <lua/torch/nn/linear.lua:', 1, true), out)
+  end)
+
   it('runs a script with arg and ...', function()
     local script = write_temp([[
 print(arg[0] == SCRIPT_NAME_PLACEHOLDER)
