@@ -336,7 +336,8 @@ static void matmul_suite(void) {
 static void sgemm_suite(void) {
   static const int64_t shapes[][3] = {
       {1, 1, 1},     {8, 48, 256},   {7, 47, 255},  {9, 49, 257},  {17, 97, 3},   {64, 512, 300},
-      {143, 10, 60}, {145, 95, 513}, {300, 50, 40}, {5, 1925, 20}, {40, 7, 1000}, {2, 3, 2}};
+      {143, 10, 60}, {145, 95, 513}, {300, 50, 40}, {5, 1925, 20}, {40, 7, 1000}, {2, 3, 2},
+      {120, 143, 70}, {128, 1930, 30}, {129, 143, 33}};
   int nt0 = lt_blas_num_threads();
   printf("%s# float32 products: %s\n", tag, lt_blas_sgemm_native() ? "lutorch's AVX-512 kernels" : "BLAS");
   int n = 0;
