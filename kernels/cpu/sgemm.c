@@ -10,11 +10,12 @@
    slice scales C by beta, the later ones add to it. Panels are zero-padded to whole tiles, so the
    kernel always runs full tiles and only its stores are clipped (masked columns, skipped rows).
 
-   With few rows of C (DIRECT_M) and B row-major, B is not packed: the kernel reads it in place.
-   Packing transposes through 8 x 8 blocks in registers where the source runs the other way
-   (A row-major, B transposed). Threads: C is split into column blocks (or row blocks, when it is
-   taller than wide) of whole tiles, each thread packing its own panels; products this small are
-   cheaper to pack twice than to synchronise.
+   A row-major is not packed at all: the kernels broadcast its values from its rows in place. With
+   few rows of C (DIRECT_M) and B row-major, B is not packed either. B transposed is packed through
+   8 x 8 transpositions in registers; A @ B^T with few rows of A (a Linear layer's forward) runs
+   as (B @ A^T)^T, so that the small A is the transposed side (SWAP_M). Threads: C is split into
+   column blocks (or row blocks, when it is taller than wide) of whole tiles, each thread packing
+   its own panels; products this small are cheaper to pack twice than to synchronise.
 
    Measured on 2 cores of an AMD EPYC with AVX-512 (FMA ceiling ~210 GFLOP/s a core): n = 1024
    runs at ~150-175 GFLOP/s on one core, OpenBLAS 0.3.21's SkylakeX kernels at ~170 and its Haswell
@@ -138,36 +139,76 @@ static void micro_kernel_32(int64_t kc, const float *restrict a, const float *re
   ROWS(STORE2)
 }
 
+/* A read where it lies (row-major, lda apart: rows past mr repeat the last, computed but not
+   stored), B a packed panel or B itself (b_ps floats from one row of the panel to the next),
+   loaded under the masks of its nr columns */
+#define FMAD(i)                                                                                    \
+  {                                                                                                \
+    __m512 a_ = _mm512_set1_ps(a##i[p]);                                                           \
+    c##i##0 = _mm512_fmadd_ps(a_, b0, c##i##0);                                                    \
+    c##i##1 = _mm512_fmadd_ps(a_, b1, c##i##1);                                                    \
+    c##i##2 = _mm512_fmadd_ps(a_, b2, c##i##2);                                                    \
+  }
+#define FMAD2(i)                                                                                   \
+  {                                                                                                \
+    __m512 a_ = _mm512_set1_ps(a##i[p]);                                                           \
+    c##i##0 = _mm512_fmadd_ps(a_, b0, c##i##0);                                                    \
+    c##i##1 = _mm512_fmadd_ps(a_, b1, c##i##1);                                                    \
+  }
+#define AROWS                                                                                      \
+  const float *a0 = a, *a1 = a + (mr > 1 ? 1 : 0) * lda, *a2 = a + (mr > 2 ? 2 : mr - 1) * lda,    \
+              *a3 = a + (mr > 3 ? 3 : mr - 1) * lda, *a4 = a + (mr > 4 ? 4 : mr - 1) * lda,        \
+              *a5 = a + (mr > 5 ? 5 : mr - 1) * lda, *a6 = a + (mr > 6 ? 6 : mr - 1) * lda,        \
+              *a7 = a + (mr > 7 ? 7 : mr - 1) * lda;
+
+static void micro_kernel_da(int64_t kc, const float *restrict a, int64_t lda, const float *restrict b,
+                            int64_t b_ps, float *c, int64_t ldc, int mr, int nr, float alpha, float beta) {
+  ROWS(DECL)
+  AROWS
+  __mmask16 m0 = lt_lanes16(nr), m1 = lt_lanes16(nr - 16), m2 = lt_lanes16(nr - 32);
+  for (int i = 0; i < mr; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < kc; p++) {
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16),
+           b2 = _mm512_maskz_loadu_ps(m2, b + 32);
+    ROWS(FMAD)
+    b += b_ps;
+  }
+  __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  ROWS(STORE)
+}
+
+static void micro_kernel_da32(int64_t kc, const float *restrict a, int64_t lda, const float *restrict b,
+                              int64_t b_ps, float *c, int64_t ldc, int mr, int nr, float alpha, float beta) {
+  ROWS(DECL2)
+  AROWS
+  __mmask16 m0 = lt_lanes16(nr), m1 = lt_lanes16(nr - 16);
+  for (int i = 0; i < mr; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < kc; p++) {
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+    ROWS(FMAD2)
+    b += b_ps;
+  }
+  __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  ROWS(STORE2)
+}
+
 /* ---- packing --------------------------------------------------------------------------------- */
 
 
-/* Rows [0, mc) and columns [0, kc) of op(A) into MR x kc micro-panels, zero-padded to whole tiles.
-   op(A)(i, p) is A[p * lda + i] when ta, else A[i * lda + p]. */
-static void pack_a(bool ta, const float *A, int64_t lda, int64_t mc, int64_t kc, float *dst) {
+/* Rows [0, mc) and columns [0, kc) of op(A) = A^T into MR x kc micro-panels, zero-padded to whole
+   tiles: op(A)(i, p) is A[p * lda + i]. (A row-major is never packed: the kernels read it in place.) */
+static void pack_a(const float *A, int64_t lda, int64_t mc, int64_t kc, float *dst) {
   for (int64_t ir = 0; ir < mc; ir += MR, dst += MR * kc) {
     int mr = mc - ir < MR ? (int)(mc - ir) : MR;
     float *d = dst;
-    if (ta && mr == MR) {
-      const float *s = A + ir;
+    const float *s = A + ir;
+    if (mr == MR) {
       for (int64_t p = 0; p < kc; p++) _mm256_store_ps(d + p * MR, _mm256_loadu_ps(s + p * lda));
-    } else if (ta) {
-      __mmask8 m = (__mmask8)((1u << mr) - 1);
-      const float *s = A + ir;
-      for (int64_t p = 0; p < kc; p++)
-        _mm256_store_ps(d + p * MR, _mm256_maskz_loadu_ps(m, s + p * lda));
-    } else if (mr == MR) {
-      const float *s = A + ir * lda;
-      int64_t p = 0;
-      for (; p + 8 <= kc; p += 8) lt_transpose8x8(s + p, lda, d + p * MR, MR);
-      for (; p < kc; p++)
-        for (int i = 0; i < MR; i++) d[p * MR + i] = s[i * lda + p];
     } else {
-      const float *s = A + ir * lda;
-      for (int64_t p = 0; p < kc; p++) {
-        int i = 0;
-        for (; i < mr; i++) d[p * MR + i] = s[i * lda + p];
-        for (; i < MR; i++) d[p * MR + i] = 0;
-      }
+      __mmask8 m = (__mmask8)((1u << mr) - 1);
+      for (int64_t p = 0; p < kc; p++) _mm256_store_ps(d + p * MR, _mm256_maskz_loadu_ps(m, s + p * lda));
     }
   }
 }
@@ -252,15 +293,22 @@ lt_gemm_buffers_t *lt_gemm_take_buffers(size_t na, size_t nb) {
 
 /* ---- the loops ------------------------------------------------------------------------------- */
 
-/* B row-major, 48-column tiles and at most DIRECT_M rows of C: the kernel reads B where it lies.
-   Its panel then serves few tiles, and copying it cost more than reading it strided (measured
-   here: 64 x 512 x 256 1.3x faster on two threads, 1.1x on one; with many rows, packing wins) */
+/* A row-major: the kernels read it where it lies (its rows are contiguous along k, and a broadcast
+   loads from any address), so it is never packed; measured here 1.05-1.5x over packing it.
+   B row-major, 48-column tiles, at most DIRECT_M rows of C and rows of at most 1024 floats: the
+   kernel reads B where it lies too. Its panel then serves few tiles, and copying it cost more than
+   reading it strided (64 x 512 x 256 1.3x faster on two threads, 1.1x on one); with many rows
+   packing wins, and with long rows the panel's rows fall on too many pages. */
 #define DIRECT_M 128
+/* A @ B^T with at most SWAP_M rows of A (a Linear layer's forward on a batch): computed as
+   (B @ A^T)^T, so that the small A is the packed (transposed) side and B's rows are read in place,
+   instead of transposing all of B into panels: 1.3-1.5x here at 64 x 512 x 784 */
+#define SWAP_M 128
 
 static void gemm_part(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                       float *C, int64_t ldc, int w, const buffers_t *bf) {
-  const bool direct = !tb && w == NR && M <= DIRECT_M;
+  const bool direct = !tb && w == NR && M <= DIRECT_M && ldb <= 1024, direct_a = !ta;
   for (int64_t jc = 0; jc < N; jc += NC) {
     int64_t nc = N - jc < NC ? N - jc : NC;
     for (int64_t pc = 0; pc < K; pc += KC) {
@@ -269,22 +317,59 @@ static void gemm_part(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float a
       float be = pc == 0 ? beta : 1.0f;
       for (int64_t ic = 0; ic < M; ic += MC) {
         int64_t mc = M - ic < MC ? M - ic : MC;
-        pack_a(ta, ta ? A + pc * lda + ic : A + ic * lda + pc, lda, mc, kc, bf->a);
+        if (!direct_a) pack_a(A + pc * lda + ic, lda, mc, kc, bf->a);
         for (int64_t jr = 0; jr < nc; jr += w) {
           int nr = nc - jr < w ? (int)(nc - jr) : w;
+          const float *bp = direct ? B + pc * ldb + jc + jr : bf->b + jr * kc;
+          int64_t bps = direct ? ldb : w;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             int mr = mc - ir < MR ? (int)(mc - ir) : MR;
             float *c = C + (ic + ir) * ldc + jc + jr;
-            if (direct)
-              micro_kernel_direct(kc, bf->a + ir * kc, B + pc * ldb + jc + jr, ldb, c, ldc, mr, nr, alpha, be);
+            if (direct_a) {
+              const float *ap = A + (ic + ir) * lda + pc;
+              if (w == NR) micro_kernel_da(kc, ap, lda, bp, bps, c, ldc, mr, nr, alpha, be);
+              else micro_kernel_da32(kc, ap, lda, bp, bps, c, ldc, mr, nr, alpha, be);
+            } else if (direct)
+              micro_kernel_direct(kc, bf->a + ir * kc, bp, ldb, c, ldc, mr, nr, alpha, be);
             else if (w == NR)
               micro_kernel(kc, bf->a + ir * kc, bf->b + jr * kc, c, ldc, mr, nr, alpha, be);
-            else micro_kernel_32(kc, bf->a + ir * kc, bf->b + jr * kc, c, ldc, mr, nr, alpha, be);
+            else
+              micro_kernel_32(kc, bf->a + ir * kc, bf->b + jr * kc, c, ldc, mr, nr, alpha, be);
           }
         }
       }
     }
   }
+}
+
+/* C[i, j] = alpha * T[j, i] + beta * C[i, j] for i < m, j < n (C not read when beta == 0) */
+static void transpose_into(const float *T, int64_t ldt, int64_t n, int64_t m, float alpha, float beta,
+                           float *C, int64_t ldc) {
+  float blk[64];
+  __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  int64_t i = 0;
+  for (; i + 8 <= m; i += 8) {
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      lt_transpose8x8(T + j * ldt + i, ldt, blk, 8);
+      for (int r = 0; r < 8; r++) {
+        float *c = C + (i + r) * ldc + j;
+        __m256 v = _mm256_mul_ps(va, _mm256_loadu_ps(blk + 8 * r));
+        if (beta != 0) v = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), v);
+        _mm256_storeu_ps(c, v);
+      }
+    }
+    for (; j < n; j++)
+      for (int r = 0; r < 8; r++) {
+        float *c = C + (i + r) * ldc + j;
+        *c = beta == 0 ? alpha * T[j * ldt + i + r] : alpha * T[j * ldt + i + r] + beta * *c;
+      }
+  }
+  for (; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      float *c = C + i * ldc + j;
+      *c = beta == 0 ? alpha * T[j * ldt + i] : alpha * T[j * ldt + i] + beta * *c;
+    }
 }
 
 /* C = beta * C, not reading C when beta is 0 */
@@ -317,6 +402,29 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
   if (K <= 0 || alpha == 0) {
     scale_c(M, N, beta, C, ldc);
     return 0;
+  }
+  if (!ta && tb && M <= SWAP_M && N >= M && N >= 4 * MR) {
+    /* T = B @ A^T (N x M) with B's rows read in place and A's packed, then C = alpha T^T + beta C:
+       packing A (M x K) is cheaper than transposing B (N x K) into panels */
+    const int w2 = tile_width(M);
+    int64_t units = (N + MR - 1) / MR;
+    if (nt > units) nt = (int)units;
+    int failed = 0;
+#pragma omp parallel num_threads(nt)
+    {
+      int t = omp_get_thread_num(), n = omp_get_num_threads();
+      int64_t s = units * t / n * MR, e = units * (t + 1) / n * MR;
+      if (e > N) e = N;
+      buffers_t *bf = e > s ? take_buffers((size_t)((e - s) * M), size_b(M, K, w2)) : NULL;
+      if (e > s && !bf) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+#pragma omp barrier
+      if (!__atomic_load_n(&failed, __ATOMIC_RELAXED) && e > s) {
+        gemm_part(false, true, e - s, M, K, 1.0f, B + s * ldb, ldb, A, lda, 0.0f, bf->a, M, w2, bf);
+        transpose_into(bf->a, M, e - s, M, alpha, beta, C + s, ldc);
+      }
+      give_buffers(bf);
+    }
+    return failed ? -1 : 0;
   }
   bool rows = M > N; /* split the longer side of C, in whole tiles */
   const int w = tile_width(N);
