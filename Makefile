@@ -33,7 +33,7 @@ endif
 
 CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -fopenmp -fPIC $(OPT) \
           -I. -Icore -Ikernels -I$(LUA_INC) -MMD -MP
-LDLIBS := -llua5.4 -lreadline -lz -ldl -lm -lpthread
+LDLIBS := -llua5.4 -lz -ldl -lm -lpthread
 LDFLAGS := -fopenmp $(LDSAN)
 
 # the distributed plugin's sources (core/comm_plugin.h): built into lutorch_mpi.so, not the core

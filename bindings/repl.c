@@ -42,8 +42,102 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
 #include <readline/history.h>
 #include <readline/readline.h>
+
+/* GNU readline is loaded when a REPL on a terminal starts, not linked: mapping it (and the
+   terminfo library it needs) cost every start of the interpreter ~25 page faults, on machines
+   where a fault costs tens of microseconds. Each readline name this file uses stands for the
+   symbol of that name found in libreadline.so.8 (rl_load); without the library, the REPL reads
+   plain lines, as it does from a pipe. */
+#define RL_FUNCS(X) \
+  X(append_history) X(clear_history) \
+  X(add_history) X(history_get) X(history_truncate_file) X(read_history) \
+  X(readline) X(rl_callback_handler_install) X(rl_callback_handler_remove) X(rl_callback_read_char) \
+  X(rl_callback_sigcleanup) X(rl_cleanup_after_signal) X(rl_completion_matches) X(rl_display_match_list) \
+  X(rl_filename_completion_function) X(rl_forced_update_display) X(rl_free_line_state) X(rl_redisplay) \
+  X(rl_resize_terminal) X(stifle_history) X(using_history) X(write_history) \
+  /* */
+#define RL_VARS(X) \
+  X(history_base) X(history_comment_char) X(history_length) X(history_multiline_entries) \
+  X(history_write_timestamps) X(rl_attempted_completion_function) X(rl_attempted_completion_over) X(rl_basic_word_break_characters) \
+  X(rl_catch_signals) X(rl_catch_sigwinch) X(rl_completer_quote_characters) X(rl_completer_word_break_characters) \
+  X(rl_completion_append_character) X(rl_completion_display_matches_hook) X(rl_completion_quote_character) X(rl_completion_word_break_hook) \
+  X(rl_end) X(rl_instream) X(rl_line_buffer) X(rl_outstream) \
+  X(rl_point) X(rl_readline_name) \
+  /* */
+static struct {
+#define X(n) __typeof__(&n) p_##n;
+  RL_FUNCS(X) RL_VARS(X)
+#undef X
+} rl;
+
+/* Loads readline once; false (and why, in *why) when it cannot be. */
+static int rl_load(const char **why) {
+  static int state; /* 0 not tried, 1 loaded, -1 failed */
+  static char msg[256];
+  if (state == 0) {
+    void *h = dlopen("libreadline.so.8", RTLD_NOW | RTLD_LOCAL);
+    state = h ? 1 : -1;
+    if (!h) snprintf(msg, sizeof msg, "%s", dlerror());
+#define X(n)                                                                        \
+    if (state == 1 && !(rl.p_##n = (__typeof__(rl.p_##n))dlsym(h, #n))) {          \
+      snprintf(msg, sizeof msg, "libreadline.so.8 has no symbol %s", #n);           \
+      state = -1;                                                                   \
+    }
+    RL_FUNCS(X) RL_VARS(X)
+#undef X
+  }
+  *why = msg;
+  return state == 1;
+}
+
+/* from here on, the names are readline's as loaded */
+#define append_history (*rl.p_append_history)
+#define clear_history (*rl.p_clear_history)
+#define add_history (*rl.p_add_history)
+#define history_get (*rl.p_history_get)
+#define history_truncate_file (*rl.p_history_truncate_file)
+#define read_history (*rl.p_read_history)
+#define readline (*rl.p_readline)
+#define rl_callback_handler_install (*rl.p_rl_callback_handler_install)
+#define rl_callback_handler_remove (*rl.p_rl_callback_handler_remove)
+#define rl_callback_read_char (*rl.p_rl_callback_read_char)
+#define rl_callback_sigcleanup (*rl.p_rl_callback_sigcleanup)
+#define rl_cleanup_after_signal (*rl.p_rl_cleanup_after_signal)
+#define rl_completion_matches (*rl.p_rl_completion_matches)
+#define rl_display_match_list (*rl.p_rl_display_match_list)
+#define rl_filename_completion_function (*rl.p_rl_filename_completion_function)
+#define rl_forced_update_display (*rl.p_rl_forced_update_display)
+#define rl_free_line_state (*rl.p_rl_free_line_state)
+#define rl_redisplay (*rl.p_rl_redisplay)
+#define rl_resize_terminal (*rl.p_rl_resize_terminal)
+#define stifle_history (*rl.p_stifle_history)
+#define using_history (*rl.p_using_history)
+#define write_history (*rl.p_write_history)
+#define history_base (*rl.p_history_base)
+#define history_comment_char (*rl.p_history_comment_char)
+#define history_length (*rl.p_history_length)
+#define history_multiline_entries (*rl.p_history_multiline_entries)
+#define history_write_timestamps (*rl.p_history_write_timestamps)
+#define rl_attempted_completion_function (*rl.p_rl_attempted_completion_function)
+#define rl_attempted_completion_over (*rl.p_rl_attempted_completion_over)
+#define rl_basic_word_break_characters (*rl.p_rl_basic_word_break_characters)
+#define rl_catch_signals (*rl.p_rl_catch_signals)
+#define rl_catch_sigwinch (*rl.p_rl_catch_sigwinch)
+#define rl_completer_quote_characters (*rl.p_rl_completer_quote_characters)
+#define rl_completer_word_break_characters (*rl.p_rl_completer_word_break_characters)
+#define rl_completion_append_character (*rl.p_rl_completion_append_character)
+#define rl_completion_display_matches_hook (*rl.p_rl_completion_display_matches_hook)
+#define rl_completion_quote_character (*rl.p_rl_completion_quote_character)
+#define rl_completion_word_break_hook (*rl.p_rl_completion_word_break_hook)
+#define rl_end (*rl.p_rl_end)
+#define rl_instream (*rl.p_rl_instream)
+#define rl_line_buffer (*rl.p_rl_line_buffer)
+#define rl_outstream (*rl.p_rl_outstream)
+#define rl_point (*rl.p_rl_point)
+#define rl_readline_name (*rl.p_rl_readline_name)
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -1215,6 +1309,11 @@ static struct sigaction old_sigint, old_sigwinch;
 static void repl_begin(lua_State *L) {
   repl_L = L;
   use_readline = isatty(STDIN_FILENO);
+  const char *why = NULL;
+  if (use_readline && !rl_load(&why)) {
+    fprintf(stderr, "lutorch: no line editing (cannot load GNU readline: %s)\n", why);
+    use_readline = 0;
+  }
   if (use_readline) {
     rl_readline_name = "lutorch"; /* for $if lutorch in ~/.inputrc */
     /* We handle SIGINT and SIGWINCH ourselves (see read_line_rl). */

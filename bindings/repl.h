@@ -5,7 +5,8 @@
  *
  * The REPL uses GNU readline (line editing, history in ~/.lutorch_history,
  * Tab completion of Lua names) when standard input is a terminal, and plain
- * line reads otherwise.  Link with -llua5.4 -lreadline.
+ * line reads otherwise.  Link with -llua5.4 -ldl (readline is loaded at run
+ * time, when the loop starts on a terminal).
  */
 #ifndef LUTORCH_REPL_H
 #define LUTORCH_REPL_H

@@ -326,6 +326,20 @@ describe('the REPL', function()
     assert.are.equal('nil\n', out)
   end)
 
+  it('keeps history in ~/.lutorch_history across sessions on a terminal (readline, loaded at the start)', function()
+    local ok = sh('command -v script')
+    if ok == '' then pending('script(1) is not installed: no terminal to drive readline') return end
+    local run = 'HOME=' .. q(home) .. ' TERM=dumb script -qfec ' .. q(q(BIN)) .. ' /dev/null'
+    sh(run, 'y = 6 * 7\n')
+    local f = io.open(home .. '/.lutorch_history')
+    local hist = f and f:read('a') or ''
+    if f then f:close() end
+    assert.is_truthy(hist:find('y = 6 * 7', 1, true), hist)
+    -- Ctrl-P brings the last session's line back; running it again defines y in this one
+    local out = sh(run, '\16\nprint(y + 1)\n')
+    assert.is_truthy(out:find('43', 1, true), out)
+  end)
+
   it('completes file names inside strings, absolute paths too', function()
     local ok = sh('command -v script')
     if ok == '' then pending('script(1) is not installed: no terminal to drive readline') return end
