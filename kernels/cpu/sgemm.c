@@ -419,8 +419,12 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
       if (e > s && !bf) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
 #pragma omp barrier
       if (!__atomic_load_n(&failed, __ATOMIC_RELAXED) && e > s) {
-        gemm_part(false, true, e - s, M, K, 1.0f, B + s * ldb, ldb, A, lda, 0.0f, bf->a, M, w2, bf);
-        transpose_into(bf->a, M, e - s, M, alpha, beta, C + s, ldc);
+        /* T starts as beta C^T and takes the slices as C would: the same roundings in the same
+           order, so that for beta 0 or 1 (a bias) C gets the bits the direct product gives */
+        float *T = bf->a;
+        if (beta != 0) transpose_into(C + s, ldc, M, e - s, beta, 0.0f, T, M);
+        gemm_part(false, true, e - s, M, K, alpha, B + s * ldb, ldb, A, lda, beta != 0 ? 1.0f : 0.0f, T, M, w2, bf);
+        transpose_into(T, M, e - s, M, 1.0f, 0.0f, C + s, ldc);
       }
       give_buffers(bf);
     }
