@@ -84,25 +84,6 @@ static void micro_kernel(int64_t kc, const float *restrict a, const float *restr
   ROWS(STORE)
 }
 
-/* the same reading B where it lies (row-major, ldb apart) instead of from a packed panel, masked to
-   its nr columns */
-static void micro_kernel_direct(int64_t kc, const float *restrict a, const float *restrict b, int64_t ldb,
-                                float *c, int64_t ldc, int mr, int nr, float alpha, float beta) {
-  ROWS(DECL)
-  __mmask16 m0 = lt_lanes16(nr), m1 = lt_lanes16(nr - 16), m2 = lt_lanes16(nr - 32);
-  for (int i = 0; i < mr; i++) _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-#pragma GCC unroll 4
-  for (int64_t p = 0; p < kc; p++) {
-    __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16),
-           b2 = _mm512_maskz_loadu_ps(m2, b + 32);
-    ROWS(FMA)
-    a += MR;
-    b += ldb;
-  }
-  __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-  ROWS(STORE)
-}
-
 /* the same with 32 columns: 16 accumulators, still enough to hide the FMA latency */
 #define DECL2(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0;
 #define FMA2(i)                                                                                    \
@@ -139,19 +120,20 @@ static void micro_kernel_32(int64_t kc, const float *restrict a, const float *re
   ROWS(STORE2)
 }
 
-/* A read where it lies (row-major, lda apart: rows past mr repeat the last, computed but not
-   stored), B a packed panel or B itself (b_ps floats from one row of the panel to the next),
-   loaded under the masks of its nr columns */
+/* Row i of A at a + i * lda, its element p a_ps floats further (A read where it lies: lda apart,
+   a_ps 1; or a packed panel: 1 and MR), rows past mr repeating the last (computed, not stored); B a
+   packed panel or B itself (b_ps floats from one row of the panel to the next), loaded under the
+   masks of its nr columns */
 #define FMAD(i)                                                                                    \
   {                                                                                                \
-    __m512 a_ = _mm512_set1_ps(a##i[p]);                                                           \
+    __m512 a_ = _mm512_set1_ps(a##i[p * a_ps]);                                                    \
     c##i##0 = _mm512_fmadd_ps(a_, b0, c##i##0);                                                    \
     c##i##1 = _mm512_fmadd_ps(a_, b1, c##i##1);                                                    \
     c##i##2 = _mm512_fmadd_ps(a_, b2, c##i##2);                                                    \
   }
 #define FMAD2(i)                                                                                   \
   {                                                                                                \
-    __m512 a_ = _mm512_set1_ps(a##i[p]);                                                           \
+    __m512 a_ = _mm512_set1_ps(a##i[p * a_ps]);                                                    \
     c##i##0 = _mm512_fmadd_ps(a_, b0, c##i##0);                                                    \
     c##i##1 = _mm512_fmadd_ps(a_, b1, c##i##1);                                                    \
   }
@@ -161,7 +143,7 @@ static void micro_kernel_32(int64_t kc, const float *restrict a, const float *re
               *a5 = a + (mr > 5 ? 5 : mr - 1) * lda, *a6 = a + (mr > 6 ? 6 : mr - 1) * lda,        \
               *a7 = a + (mr > 7 ? 7 : mr - 1) * lda;
 
-static void micro_kernel_da(int64_t kc, const float *restrict a, int64_t lda, const float *restrict b,
+static void micro_kernel_da(int64_t kc, const float *restrict a, int64_t lda, int64_t a_ps, const float *restrict b,
                             int64_t b_ps, float *c, int64_t ldc, int mr, int nr, float alpha, float beta) {
   ROWS(DECL)
   AROWS
@@ -178,8 +160,9 @@ static void micro_kernel_da(int64_t kc, const float *restrict a, int64_t lda, co
   ROWS(STORE)
 }
 
-static void micro_kernel_da32(int64_t kc, const float *restrict a, int64_t lda, const float *restrict b,
-                              int64_t b_ps, float *c, int64_t ldc, int mr, int nr, float alpha, float beta) {
+static void micro_kernel_da32(int64_t kc, const float *restrict a, int64_t lda, int64_t a_ps,
+                              const float *restrict b, int64_t b_ps, float *c, int64_t ldc, int mr, int nr,
+                              float alpha, float beta) {
   ROWS(DECL2)
   AROWS
   __mmask16 m0 = lt_lanes16(nr), m1 = lt_lanes16(nr - 16);
@@ -327,10 +310,10 @@ static void gemm_part(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float a
             float *c = C + (ic + ir) * ldc + jc + jr;
             if (direct_a) {
               const float *ap = A + (ic + ir) * lda + pc;
-              if (w == NR) micro_kernel_da(kc, ap, lda, bp, bps, c, ldc, mr, nr, alpha, be);
-              else micro_kernel_da32(kc, ap, lda, bp, bps, c, ldc, mr, nr, alpha, be);
-            } else if (direct)
-              micro_kernel_direct(kc, bf->a + ir * kc, bp, ldb, c, ldc, mr, nr, alpha, be);
+              if (w == NR) micro_kernel_da(kc, ap, lda, 1, bp, bps, c, ldc, mr, nr, alpha, be);
+              else micro_kernel_da32(kc, ap, lda, 1, bp, bps, c, ldc, mr, nr, alpha, be);
+            } else if (direct) /* a packed panel of A: row i at i, step MR */
+              micro_kernel_da(kc, bf->a + ir * kc, 1, MR, bp, bps, c, ldc, mr, nr, alpha, be);
             else if (w == NR)
               micro_kernel(kc, bf->a + ir * kc, bf->b + jr * kc, c, ldc, mr, nr, alpha, be);
             else
