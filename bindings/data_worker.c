@@ -18,6 +18,7 @@
      torch._worker_pool_thread_rng() -> whether each worker has a generator of its own
      torch._worker_data_ptr(t) -> the address of t's element 0 (to check that data is shared) */
 #include "bindings/binding.h"
+#include "bindings/lua_alloc.h"
 #include "bindings/lutorch.h"
 #include "core/autograd.h"
 #include "core/random.h"
@@ -527,7 +528,7 @@ static void *worker_main(void *arg) {
     gen = lt_generator_new(seed);
     if (gen) prev_gen = lt_set_thread_generator(gen);
   }
-  lua_State *L = luaL_newstate();
+  lua_State *L = lt_lua_newstate();
   if (!L) {
     fatal = malloc(128);
     if (fatal) snprintf(fatal, 128, "DataLoader worker %d: cannot create a Lua state (out of memory)", w->id);

@@ -22,6 +22,7 @@
    A thread's state is only touched by one OS thread at a time: by its pthread while it runs a
    function, by the caller (copying) while it waits. */
 #include "bindings/binding.h"
+#include "bindings/lua_alloc.h"
 #include "bindings/lua_transfer.h"
 #include "bindings/lutorch.h"
 #include "core/autograd.h"
@@ -275,7 +276,7 @@ static int l_new(lua_State *L) {
   if (!t->to || !t->back) return lt_lua_error(L);
   lt_transfer_link(t->to, t->back);
 
-  lua_State *T = luaL_newstate();
+  lua_State *T = lt_lua_newstate();
   if (!T) return luaL_error(L, "%s: cannot create a Lua state (out of memory)", name);
   t->T = T;
   *(lthread_t **)lua_getextraspace(T) = t;

@@ -10,6 +10,7 @@
    so that two states on two threads draw the same numbers as each alone would. */
 #include "bindings/lutorch.h"
 #include "bindings/binding.h"
+#include "bindings/lua_alloc.h"
 #include "core/autograd.h"
 #include "core/blas.h"
 #include "core/random.h"
@@ -153,7 +154,7 @@ static int newstate_p(lua_State *L) {
 lua_State *lutorch_newstate(void) {
   mark_thread();
   newstate_err[0] = '\0';
-  lua_State *L = luaL_newstate();
+  lua_State *L = lt_lua_newstate();
   if (!L) {
     snprintf(newstate_err, sizeof newstate_err, "lutorch_newstate: cannot create a Lua state: out of memory");
     return NULL;

@@ -20,6 +20,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "lua_alloc.h"
 #include "repl.h"
 
 #include "lutorch.h"
@@ -279,7 +280,7 @@ static int pmain(lua_State *L) {
 
 int main(int argc, char **argv) {
   int status, ok;
-  lua_State *L = luaL_newstate();
+  lua_State *L = lt_lua_newstate();
   if (L == NULL) {
     fprintf(stderr, "%s: cannot create state: not enough memory\n", PROGNAME);
     return EXIT_FAILURE;
