@@ -1,6 +1,8 @@
 /* Autograd from Lua: backward, torch.autograd.grad, detach, requires_grad_, retain_grad, set_,
    grad mode, and the C node behind torch.autograd.Function (its backward calls back into Lua). */
 #include "bindings/binding.h"
+
+#include <pthread.h>
 #include "core/autograd.h"
 
 #include <stdlib.h>
@@ -47,6 +49,7 @@ static int t_backward(lua_State *L) {
   lt_tensor_t *g = lua_isnoneornil(L, 2) ? NULL : lt_lua_checktensor(L, 2);
   bool retain = opt_bool(L, 3, "retain_graph", false);
   engine_L = L;
+  lt_lua_unrefs_drain(L);
   lt_lua_check(L, lt_backward(1, &t, &g, retain));
   return 0;
 }
@@ -191,15 +194,92 @@ static int lua_fn_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
   return rc;
 }
 
+/* A Lua function's node is freed wherever its last tensor is released: in a tensor box's __gc
+   (lt_lua_finalizing is then that box's state), but also inside the allocator of lutorch's states
+   (a box freed by the collector, bindings/lua_alloc.c), on an engine thread, or while its state
+   closes, where no Lua may run. Outside a finalizer of its own state, its registry reference is
+   dropped later by its state at a safe point (lt_lua_unrefs_drain: the next Function call or
+   backward there), or forgotten when the state closes (lt_lua_unrefs_forget). */
+_Thread_local lua_State *lt_lua_finalizing;
+
+typedef struct unref {
+  lua_State *L; /* the main thread of the state */
+  int ref;
+  struct unref *next;
+} unref_t;
+static pthread_mutex_t unref_mu = PTHREAD_MUTEX_INITIALIZER;
+static unref_t *unrefs;
+
 static void lua_fn_free(lt_node_t *n) {
   lua_fn_ctx_t *c = n->ctx;
-  if (c->fn != LUA_NOREF) luaL_unref(c->L, LUA_REGISTRYINDEX, c->fn);
+  int ref = c->fn;
   c->fn = LUA_NOREF;
+  if (ref == LUA_NOREF) return;
+  if (lt_lua_finalizing == c->L) {
+    luaL_unref(c->L, LUA_REGISTRYINDEX, ref);
+    return;
+  }
+  unref_t *u = malloc(sizeof *u);
+  if (!u) return; /* the registry slot stays taken until the state closes: no harm */
+  u->L = c->L;
+  u->ref = ref;
+  pthread_mutex_lock(&unref_mu);
+  u->next = unrefs;
+  unrefs = u;
+  pthread_mutex_unlock(&unref_mu);
+}
+
+/* the entries of the state whose main thread is main, unlinked */
+static unref_t *unrefs_take(lua_State *main) {
+  unref_t *mine = NULL;
+  pthread_mutex_lock(&unref_mu);
+  for (unref_t **link = &unrefs; *link;) {
+    unref_t *u = *link;
+    if (u->L == main) {
+      *link = u->next;
+      u->next = mine;
+      mine = u;
+    } else {
+      link = &u->next;
+    }
+  }
+  pthread_mutex_unlock(&unref_mu);
+  return mine;
+}
+
+static lua_State *main_thread(lua_State *L) {
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lua_State *m = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  return m;
+}
+
+void lt_lua_unrefs_drain(lua_State *L) {
+  if (!__atomic_load_n(&unrefs, __ATOMIC_RELAXED)) return;
+  for (unref_t *u = unrefs_take(main_thread(L)), *next; u; u = next) {
+    next = u->next;
+    luaL_unref(L, LUA_REGISTRYINDEX, u->ref);
+    free(u);
+  }
+}
+
+void lt_lua_unrefs_forget(lua_State *main) {
+  for (unref_t *u = unrefs_take(main), *next; u; u = next) {
+    next = u->next;
+    free(u);
+  }
+}
+
+/* a state's sentinel: when it closes (its finalizers run before any object is freed) */
+static int unrefs_on_close(lua_State *L) {
+  lt_lua_unrefs_forget(main_thread(L));
+  return 0;
 }
 
 /* torch.autograd._record(name, inputs (array, nil holes allowed, length n), n, outputs, backward)
    -> outputs with history (an output that is also an input is replaced by an alias) */
 static int f_record_function(lua_State *L) {
+  lt_lua_unrefs_drain(L);
   const char *name = luaL_checkstring(L, 1);
   int n_in = (int)luaL_checkinteger(L, 3);
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -279,4 +359,10 @@ void lt_open_autograd(lua_State *L, int torch, int methods) {
       {"backward", f_backward}, {"grad", f_grad}, {"_record", f_record_function}, {NULL, NULL}};
   luaL_setfuncs(L, ag, 0);
   lua_setfield(L, torch, "autograd");
+  lua_newuserdatauv(L, 1, 0);
+  lua_newtable(L);
+  lua_pushcfunction(L, unrefs_on_close);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, LUA_REGISTRYINDEX, "lutorch.unrefs_sentinel");
 }

@@ -83,6 +83,12 @@ void lt_open_serialize(lua_State *L, int torch); /* bindings/serialize.c: torch.
 void lt_open_cuda(lua_State *L, int torch, int methods); /* bindings/cuda.c: torch._cuda, pin_memory */
 void lt_open_stream(lua_State *L, int torch, int methods); /* bindings/stream.c: streams, events */
 void lt_open_lua_thread(lua_State *L, int torch); /* bindings/lua_thread.c: torch._lua_thread */
+/* bindings/autograd.c: the registry references of freed Lua autograd functions, dropped by their
+   state at safe points (drain) or forgotten when it closes (forget: main is its main thread);
+   lt_lua_finalizing: the state (main thread) whose tensor-box finalizer this thread is running */
+void lt_lua_unrefs_drain(lua_State *L);
+void lt_lua_unrefs_forget(lua_State *main);
+extern _Thread_local lua_State *lt_lua_finalizing;
 void lt_open_distributed(lua_State *L, int torch); /* bindings/distributed.c: torch._dist */
 void lt_open_amp(lua_State *L, int torch); /* bindings/amp.c: torch._autocast_*, torch._amp_* */
 

@@ -1,6 +1,8 @@
-/* The tensor userdata: a box holding one reference to a C tensor, released by __gc. Its __index
+/* The tensor userdata: a box holding one reference to a C tensor, released when Lua frees the box
+   (by the allocator of lutorch's states, bindings/lua_alloc.c; by __gc elsewhere). Its __index
    serves methods, properties (shape, dtype, device, ...) and Torch7-style indexing. */
 #include "bindings/binding.h"
+#include "bindings/lua_alloc.h"
 #include "core/autograd.h"
 #include "core/shape.h"
 #include "core/index.h"
@@ -46,7 +48,11 @@ static _Thread_local size_t gc_debt, gc_since_full, gc_full_threshold = GC_FULL_
 
 void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
   if (!t) { lt_lua_error(L); return; }
+  /* in lutorch's own states the allocator releases the tensor when Lua frees the box (no __gc) */
+  int managed = lt_lua_boxes_managed(L);
+  if (managed) lt_lua_box_next();
   tensor_box_t *box = lua_newuserdatauv(L, sizeof *box, 0);
+  if (managed) lt_lua_box_made(L, box);
   box->magic = BOX_MAGIC;
   box->t = t;
   lua_rawgeti(L, LUA_REGISTRYINDEX, TENSOR_MT_REGKEY);
@@ -84,10 +90,23 @@ int lt_lua_error(lua_State *L) {
   return luaL_error(L, "%s", *msg ? msg : "unknown error");
 }
 
+void lt_lua_box_release(void *p) {
+  tensor_box_t *box = p;
+  if (box->magic != BOX_MAGIC) return;
+  lt_release(box->t);
+  box->t = NULL;
+  box->magic = 0;
+}
+
 static int t_gc(lua_State *L) {
   tensor_box_t *box = tobox(L, 1);
   if (!box) return 0;
+  lua_State *prev = lt_lua_finalizing;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  lt_lua_finalizing = lua_tothread(L, -1); /* a Lua function's node freed now may unref at once */
+  lua_pop(L, 1);
   lt_release(box->t);
+  lt_lua_finalizing = prev;
   box->t = NULL;
   box->magic = 0;
   return 0;
@@ -466,8 +485,10 @@ void lt_open_tensor(lua_State *L, int torch, int mtab) {
   lua_setfield(L, mt, "__index");
   lua_pushcfunction(L, t_newindex);
   lua_setfield(L, mt, "__newindex");
-  lua_pushcfunction(L, t_gc);
-  lua_setfield(L, mt, "__gc");
+  if (!lt_lua_boxes_managed(L)) { /* elsewhere (lua5.4 with torch.so, sanitizer builds) a finalizer */
+    lua_pushcfunction(L, t_gc);
+    lua_setfield(L, mt, "__gc");
+  }
   lua_pushcfunction(L, t_tostring);
   lua_setfield(L, mt, "__tostring");
   lua_pushcfunction(L, t_len);
