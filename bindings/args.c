@@ -5,6 +5,8 @@
 
 lt_operand_t lt_lua_checkoperand(lua_State *L, int idx) {
   lt_operand_t o;
+  lt_tensor_t *t = lt_lua_totensor(L, idx); /* the common case first: one API call fewer */
+  if (t) return lt_tensor_operand(t);
   switch (lua_type(L, idx)) {
     case LUA_TNUMBER:
       if (lua_isinteger(L, idx)) return lt_int_operand(lua_tointeger(L, idx));
@@ -13,11 +15,9 @@ lt_operand_t lt_lua_checkoperand(lua_State *L, int idx) {
       o = lt_int_operand(lua_toboolean(L, idx));
       o.kind = LT_OPERAND_BOOL;
       return o;
-    default: {
-      lt_tensor_t *t = lt_lua_totensor(L, idx);
-      if (!t) luaL_typeerror(L, idx, "tensor or number");
-      return lt_tensor_operand(t);
-    }
+    default:
+      luaL_typeerror(L, idx, "tensor or number");
+      return lt_int_operand(0); /* not reached */
   }
 }
 

@@ -205,18 +205,17 @@ static void *alloc_f(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 int lt_lua_boxes_managed(lua_State *L) { return MANAGED_BOXES && lua_getallocf(L, NULL) == alloc_f; }
 
-void lt_lua_box_next(void) {
+void *lt_lua_newbox(lua_State *L, size_t size) {
+  void *ud;
+  if (!MANAGED_BOXES || lua_getallocf(L, &ud) != alloc_f) return lua_newuserdatauv(L, size, 0);
+  arena_t *a = ud;
   box_next = 1;
   box_block = NULL;
-}
-
-void lt_lua_box_made(lua_State *L, void *box) {
-  void *ud;
-  lua_getallocf(L, &ud);
-  arena_t *a = ud;
+  void *box = lua_newuserdatauv(L, size, 0);
   if (box_block && !a->box_off) a->box_off = (char *)box - (char *)box_block;
   box_next = 0;
   box_block = NULL;
+  return box;
 }
 
 /* ---- luaL_newstate's panic function and warnings (lauxlib.c keeps its own static) ---- */

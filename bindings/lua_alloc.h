@@ -10,12 +10,11 @@
 lua_State *lt_lua_newstate(void);
 
 /* Tensor boxes without a finalizer (bindings/tensor.c, lt_lua_pushtensor): in a state made by
-   lt_lua_newstate (and not in sanitizer builds), a box is made between lt_lua_box_next() and
-   lt_lua_box_made(L, box), and when Lua frees it the allocator calls lt_lua_box_release(box),
-   defined by the bindings, which releases its tensor. */
+   lt_lua_newstate (and not in sanitizer builds) lt_lua_boxes_managed is true, lt_lua_newbox makes
+   a box (a userdata of size bytes, no user values; elsewhere a plain one), and when Lua frees it
+   the allocator calls lt_lua_box_release(box), defined by the bindings, which releases its tensor. */
 int lt_lua_boxes_managed(lua_State *L);
-void lt_lua_box_next(void);
-void lt_lua_box_made(lua_State *L, void *box);
+void *lt_lua_newbox(lua_State *L, size_t size);
 void lt_lua_box_release(void *box);
 
 #endif

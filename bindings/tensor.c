@@ -49,10 +49,7 @@ static _Thread_local size_t gc_debt, gc_since_full, gc_full_threshold = GC_FULL_
 void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
   if (!t) { lt_lua_error(L); return; }
   /* in lutorch's own states the allocator releases the tensor when Lua frees the box (no __gc) */
-  int managed = lt_lua_boxes_managed(L);
-  if (managed) lt_lua_box_next();
-  tensor_box_t *box = lua_newuserdatauv(L, sizeof *box, 0);
-  if (managed) lt_lua_box_made(L, box);
+  tensor_box_t *box = lt_lua_newbox(L, sizeof *box);
   box->magic = BOX_MAGIC;
   box->t = t;
   lua_rawgeti(L, LUA_REGISTRYINDEX, TENSOR_MT_REGKEY);

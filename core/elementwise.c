@@ -261,7 +261,7 @@ lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double a
   if (a.kind == LT_OPERAND_TENSOR && b.kind == LT_OPERAND_TENSOR && binary_fast_path(op, a.t, b.t, alpha, out)) {
     lt_tensor_t *o = out;
     if (o) lt_retain(o);
-    else if (!(o = lt_empty(a.t->ndim, a.t->sizes, a.t->dtype, a.t->device))) return NULL;
+    else if (!(o = lt_empty_as_contiguous(a.t))) return NULL;
     int64_t es = (int64_t)lt_elsize(o);
     char *d[3] = {lt_data(o), lt_data(a.t), lt_data(b.t)};
     int64_t st[3] = {es, es, es};

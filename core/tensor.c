@@ -138,6 +138,14 @@ lt_tensor_t *lt_empty(int ndim, const int64_t *sizes, lt_dtype dt, lt_device_t d
 
 lt_tensor_t *lt_empty_like(const lt_tensor_t *t) { return lt_empty(t->ndim, t->sizes, t->dtype, t->device); }
 
+lt_tensor_t *lt_empty_as_contiguous(const lt_tensor_t *t) {
+  lt_storage_t *s = storage_new((size_t)t->numel * lt_dtype_size(t->dtype), t->device);
+  if (!s) return NULL;
+  lt_tensor_t *o = tensor_shell(s, t->dtype, t->ndim, t->sizes, t->strides, 0);
+  if (!o) storage_release(s);
+  return o;
+}
+
 lt_tensor_t *lt_from_blob(void *data, int ndim, const int64_t *sizes, const int64_t *strides,
                           lt_dtype dt, lt_device_t dev, void (*release)(void *, void *), void *ctx) {
   if (ndim < 0 || ndim > LT_MAX_DIM) {
