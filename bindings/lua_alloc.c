@@ -7,11 +7,14 @@
    slabs go back to the system when the state closes: lua_close frees the state's first block (its
    global state) last of all.
 
-   Tensor boxes (bindings/tensor.c) carry no finalizer in these states: lt_lua_pushtensor marks
-   the next allocation as a box (lt_lua_box_next), which then comes from slabs of boxes only, and
-   when Lua frees a block of the box size from one of those slabs, the box's tensor is released
-   there (lt_lua_box_release). A finalizer costs Lua a protected call and an extra collection
-   cycle for each object: ~30 ns a tensor op. Sanitizer builds keep __gc (and malloc for all).
+   Tensor boxes (bindings/tensor.c) carry no finalizer in these states: lt_lua_newbox marks the
+   next allocation as a box, which then comes from SLAB-aligned slabs of boxes only (their
+   addresses in a set), and when Lua frees a block of the box size from one of those slabs, the
+   box's tensor is released there (lt_lua_box_release; where a userdata's memory starts in its
+   block is measured once, on a state of its own). A finalizer costs Lua a protected call and an
+   extra collection cycle for each object: ~30 ns a tensor op. Nothing here calls Lua: what a
+   released tensor frees must not either (bindings/autograd.c defers the registry references of
+   Lua functions). Sanitizer builds keep __gc (and malloc for all).
 
    Lua passes every block's size back when it frees or resizes it, so blocks carry no header: a
    block freed with size n is at least n rounded up to 16 bytes long. Resizing within a size keeps
@@ -22,6 +25,8 @@
 #include "bindings/binding.h"
 
 #include <lauxlib.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,15 +54,15 @@ typedef struct {
   lua_State *main;     /* the state's main thread */
   /* boxes: blocks of box_size from SLAB-aligned slabs of their own, whose addresses are in a set */
   size_t box_size;     /* 0 until the first box */
-  ptrdiff_t box_off;   /* from a box's block to the box (its userdata memory) */
   void *box_free;
   char *box_cur, *box_end;
   uintptr_t *box_slabs; /* open addressing; 0 is empty */
   size_t box_cap, box_n;
 } arena_t;
 
-static _Thread_local int box_next;       /* the next userdata this thread makes is a box */
-static _Thread_local void *box_block;    /* the block of the last box made */
+static _Thread_local int box_next; /* the next userdata this thread makes is a box */
+static ptrdiff_t box_off;           /* from a userdata's block to its memory (lt_lua_newstate) */
+static int probe_ok;                /* box_off is known */
 
 static inline int class_of(size_t n) { return (int)((n - 1) / GRAIN); } /* n in 1..SMALL */
 
@@ -165,7 +170,6 @@ static void *alloc_f(void *ud, void *ptr, size_t osize, size_t nsize) {
       void *b = box_alloc(a, nsize);
       if (b) {
         box_next = 0;
-        box_block = b;
         return b;
       }
     }
@@ -175,7 +179,7 @@ static void *alloc_f(void *ud, void *ptr, size_t osize, size_t nsize) {
   }
   if (nsize == 0) {
     if (osize == a->box_size && box_slab_has(a, ptr)) {
-      lt_lua_box_release((char *)ptr + a->box_off);
+      lt_lua_box_release((char *)ptr + box_off);
       *(void **)ptr = a->box_free;
       a->box_free = ptr;
     } else if (osize <= SMALL) {
@@ -203,19 +207,47 @@ static void *alloc_f(void *ud, void *ptr, size_t osize, size_t nsize) {
   return p;
 }
 
-int lt_lua_boxes_managed(lua_State *L) { return MANAGED_BOXES && lua_getallocf(L, NULL) == alloc_f; }
+int lt_lua_boxes_managed(lua_State *L) { return MANAGED_BOXES && probe_ok && lua_getallocf(L, NULL) == alloc_f; }
 
 void *lt_lua_newbox(lua_State *L, size_t size) {
-  void *ud;
-  if (!MANAGED_BOXES || lua_getallocf(L, &ud) != alloc_f) return lua_newuserdatauv(L, size, 0);
-  arena_t *a = ud;
+  if (!lt_lua_boxes_managed(L)) return lua_newuserdatauv(L, size, 0);
   box_next = 1;
-  box_block = NULL;
-  void *box = lua_newuserdatauv(L, size, 0);
-  if (box_block && !a->box_off) a->box_off = (char *)box - (char *)box_block;
+  void *box = lua_newuserdatauv(L, size, 0); /* may run finalizers after the box is made */
   box_next = 0;
-  box_block = NULL;
   return box;
+}
+
+/* ---- where a userdata's memory starts in its block: Lua's layout, measured once on a state of
+   its own ---- */
+
+static void *probe_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  if (nsize == 0) {
+    free(ptr);
+    return NULL;
+  }
+  void *p = realloc(ptr, nsize);
+  if (!ptr && osize == LUA_TUSERDATA) *(void **)ud = p;
+  return p;
+}
+
+static int probe_f(lua_State *L) {
+  void **block = lua_touserdata(L, 1);
+  char *u = lua_newuserdatauv(L, 16, 0);
+  lua_pushinteger(L, (lua_Integer)(u - (char *)*block));
+  return 1;
+}
+
+static void probe(void) {
+  void *block = NULL;
+  lua_State *L = lua_newstate(probe_alloc, &block);
+  if (!L) return;
+  lua_pushcfunction(L, probe_f);
+  lua_pushlightuserdata(L, &block);
+  if (lua_pcall(L, 1, 1, 0) == LUA_OK && block) {
+    box_off = (ptrdiff_t)lua_tointeger(L, -1);
+    probe_ok = 1;
+  }
+  lua_close(L);
 }
 
 /* ---- luaL_newstate's panic function and warnings (lauxlib.c keeps its own static) ---- */
@@ -260,6 +292,8 @@ static void warn_on(void *ud, const char *msg, int tocont) {
 }
 
 lua_State *lt_lua_newstate(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, probe);
   arena_t *a = calloc(1, sizeof *a);
   if (!a) return NULL;
   tore_down = 0;
