@@ -85,7 +85,8 @@ const char *lutorch_dtype_name(lutorch_dtype dt);
 
 /* A new Lua state with the standard libraries open and `torch` loaded as a global (as in the lutorch
    interpreter; `require 'torch'` returns the same table). NULL when it fails: lutorch_errmsg(NULL)
-   says why (on the calling thread). */
+   says why (on the calling thread). The state has lutorch's own allocator, which also releases
+   the tensors of the state's tensor objects when Lua frees them: do not replace it (lua_setallocf). */
 lua_State *lutorch_newstate(void);
 
 /* Opens the standard libraries and torch in a state of your own; a lua_CFunction, call it with

@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tensor and storage headers are recycled through small per-thread free lists: an op makes one of
-   each, and malloc/free pairs were a fifth of the cost of a small op. */
-#define FREELIST_MAX 1024 /* the collector frees hundreds of tensors at a time */
-typedef struct freelist { void *items[FREELIST_MAX]; int n; } freelist_t;
+/* Tensor and storage headers are recycled through per-thread free lists: an op makes one of each,
+   and malloc/free pairs were a fifth of the cost of a small op. A list's array is allocated by
+   its thread's first put (a thread's static TLS is zeroed at its start: 64 KiB there cost the
+   interpreter's start-up 16 page faults). */
+#define FREELIST_MAX 4096 /* the collector frees thousands of tensors at a time (a step per MiB of them) */
+typedef struct freelist { void **items; int n; } freelist_t;
 static _Thread_local freelist_t tensor_fl, storage_fl;
 
 static void *fl_get(freelist_t *fl, size_t size) { return fl->n ? fl->items[--fl->n] : malloc(size); }
@@ -29,7 +31,7 @@ static void fl_thread_end(void *v) {
 static void fl_key_init(void) { fl_key_ok = pthread_key_create(&fl_key, fl_thread_end) == 0; }
 
 static void fl_put(freelist_t *fl, void *p) {
-  if (fl->n >= FREELIST_MAX) {
+  if (fl->n >= FREELIST_MAX || (!fl->items && !(fl->items = malloc(sizeof(void *) * FREELIST_MAX)))) {
     free(p);
     return;
   }
@@ -45,6 +47,9 @@ void lt_thread_exit(void) {
   lt_autocast_clear_cache(); /* a thread ending inside an autocast region: its cached casts */
   while (tensor_fl.n) free(tensor_fl.items[--tensor_fl.n]);
   while (storage_fl.n) free(storage_fl.items[--storage_fl.n]);
+  free(tensor_fl.items);
+  free(storage_fl.items);
+  tensor_fl.items = storage_fl.items = NULL;
 }
 
 static lt_storage_t *storage_new(size_t nbytes, lt_device_t dev) {
