@@ -146,7 +146,9 @@ lt_tensor_t *lt_empty_like(const lt_tensor_t *t) { return lt_empty(t->ndim, t->s
 lt_tensor_t *lt_empty_as_contiguous(const lt_tensor_t *t) {
   lt_storage_t *s = storage_new((size_t)t->numel * lt_dtype_size(t->dtype), t->device);
   if (!s) return NULL;
-  lt_tensor_t *o = tensor_shell(s, t->dtype, t->ndim, t->sizes, t->strides, 0);
+  int64_t strides[LT_MAX_DIM]; /* lt_empty's (t's may differ where a size is 1) */
+  lt_contiguous_strides(t->ndim, t->sizes, strides);
+  lt_tensor_t *o = tensor_shell(s, t->dtype, t->ndim, t->sizes, strides, 0);
   if (!o) storage_release(s);
   return o;
 }

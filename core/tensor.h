@@ -45,8 +45,8 @@ typedef struct lt_tensor {
 /* A new contiguous tensor; its memory is uninitialised. NULL + error on failure. */
 lt_tensor_t *lt_empty(int ndim, const int64_t *sizes, lt_dtype dt, lt_device_t dev);
 lt_tensor_t *lt_empty_like(const lt_tensor_t *t);
-/* A new tensor of contiguous t's geometry, dtype and (resolved) device, without checking them again
-   (the small-op fast paths). */
+/* A new contiguous tensor of contiguous t's sizes, dtype and (resolved) device, without checking
+   them again (the small-op fast paths). */
 lt_tensor_t *lt_empty_as_contiguous(const lt_tensor_t *t);
 /* A tensor over caller memory: release(ctx, data) runs when the last view of it dies. */
 lt_tensor_t *lt_from_blob(void *data, int ndim, const int64_t *sizes, const int64_t *strides,

@@ -298,3 +298,17 @@ describe('float16 and bfloat16', function()
     assert.are.equal(0, torch.tensor({ 2 ^ -25 }):half():item()) -- a tie rounds to even (zero)
   end)
 end)
+
+describe('the small-op fast path', function()
+  it('gives results contiguous strides of their own, whatever the inputs have on size-1 dims', function()
+    local x = torch.tensor({ { 1, 2, 3 } }):t() -- 3x1, strides (1, 3): contiguous, not canonical
+    local y = torch.ones(3, 1)
+    assert.are.same({ 1, 3 }, { x:stride(1), x:stride(2) })
+    local z = x + y
+    assert.are.same({ 1, 1 }, { z:stride(1), z:stride(2) })
+    assert.are.same({ { 2 }, { 3 }, { 4 } }, z:totable())
+    z = y * x
+    assert.are.same({ 1, 1 }, { z:stride(1), z:stride(2) })
+    assert.are.same({ { 1 }, { 2 }, { 3 } }, z:totable())
+  end)
+end)
