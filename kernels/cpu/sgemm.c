@@ -363,6 +363,7 @@ static void scale_c(int64_t M, int64_t N, float beta, float *C, int64_t ldc) {
 
 /* The packed panels' sizes, in floats, for an M x N x K product: at most MC x KC of A and KC x NC
    of B, in whole tiles. */
+/* (A is packed only when transposed: a row-major A is read in place and needs no buffer) */
 static size_t size_a(int64_t M, int64_t K) {
   int64_t mc = M < MC ? M : MC, kc = K < KC ? K : KC;
   return (size_t)((mc + MR - 1) / MR * MR * kc);
@@ -418,7 +419,7 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
   int64_t unit = rows ? MR : w, len = rows ? M : N, units = (len + unit - 1) / unit;
   if (nt > units) nt = (int)units;
   if (nt <= 1) {
-    buffers_t *bf = take_buffers(size_a(M, K), size_b(N, K, w));
+    buffers_t *bf = take_buffers(ta ? size_a(M, K) : 0, size_b(N, K, w));
     if (!bf) return -1;
     gemm_part(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, w, bf);
     give_buffers(bf);
@@ -432,7 +433,7 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
     int64_t s = units * t / n * unit, e = units * (t + 1) / n * unit;
     if (e > len) e = len;
     int64_t pm = rows ? e - s : M, pn = rows ? N : e - s;
-    buffers_t *bf = e > s ? take_buffers(size_a(pm, K), size_b(pn, K, w)) : NULL;
+    buffers_t *bf = e > s ? take_buffers(ta ? size_a(pm, K) : 0, size_b(pn, K, w)) : NULL;
     if (e > s && !bf) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
 #pragma omp barrier
     if (__atomic_load_n(&failed, __ATOMIC_RELAXED)) e = s;
