@@ -5,9 +5,11 @@
 #include "core/dtype.h"
 #include "core/elementwise.h"
 #include "core/tensor.h"
+#include "kernels/fastmath.h"
 #include "kernels/half.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -174,8 +176,52 @@ static void test_views_and_ops(void) {
   lt_release(a);
 }
 
+/* the error of got against the exact want, in units of the last place of float at want (the
+   spacing of floats around want's exponent; subnormals share one spacing) */
+static double ulp_error(float got, double want) {
+  if (want != want) return got != got ? 0 : INFINITY;
+  if (isinf(want) || isinf(got)) return (double)got == (double)(float)want ? 0 : INFINITY;
+  int e;
+  frexp(want == 0 ? ldexp(1.0, -149) : fabs(want), &e);
+  int ex = e - 1 < -126 ? -126 : e - 1;
+  return fabs((double)got - want) / ldexp(1.0, ex - 23);
+}
+
+/* the vectorisable float exp of the kernels (kernels/fastmath.h) against double exp: under one
+   ulp on every 61st float and on every float where results overflow, are subnormal or underflow */
+static void test_expf(void) {
+  double worst = 0;
+  float worst_x = 0;
+  long over = 0;
+  for (uint64_t u = 0; u < (1ull << 32); u += 61) {
+    lt_f32u v;
+    v.u = (uint32_t)u;
+    double err = ulp_error(lt_expf(v.f), exp((double)v.f));
+    if (err > worst) worst = err, worst_x = v.f;
+  }
+  for (float x = -105.0f; x < -87.0f; x = nextafterf(x, 0.0f)) {
+    double err = ulp_error(lt_expf(x), exp((double)x));
+    if (err >= 1) over++;
+    if (err > worst) worst = err, worst_x = x;
+  }
+  for (float x = 88.0f; x < 90.0f; x = nextafterf(x, 100.0f)) {
+    double err = ulp_error(lt_expf(x), exp((double)x));
+    if (err >= 1) over++;
+    if (err > worst) worst = err, worst_x = x;
+  }
+  CHECK(worst < 1.0 && over == 0, "lt_expf: %.3f ulp at %a (%ld values near the range's ends >= 1 ulp)", worst,
+        worst_x, over);
+  CHECK(lt_expf(0.0f) == 1.0f && lt_expf(-0.0f) == 1.0f, "exp(0) = 1 exactly");
+  CHECK(lt_expf(INFINITY) == INFINITY && lt_expf(-INFINITY) == 0.0f, "exp(inf) = inf, exp(-inf) = 0");
+  CHECK(lt_expf(NAN) != lt_expf(NAN), "exp(nan) is nan");
+  CHECK(lt_expf(88.72283172607422f) < INFINITY && lt_expf(88.72283935546875f) == INFINITY,
+        "exp overflows from 88.72283935546875, the first float whose exp rounds to infinity");
+  CHECK(lt_expf(-103.27892f) == 0x1p-149f && lt_expf(-104.0f) == 0.0f, "the smallest subnormal and underflow to 0");
+}
+
 int main(void) {
   test_half();
+  test_expf();
   test_promotion();
   test_devices();
   test_allocator();
