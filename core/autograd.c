@@ -473,14 +473,21 @@ static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
    on a thread of their own: the caller's for the roots' device, a pooled engine thread for each
    other, as PyTorch's engine has a thread per device. A node runs on the thread of the device of its
    output; backward functions and the fitting of gradients run unlocked, the hand-over of gradients
-   to the next node and the count of pending consumers under one lock. The kernel threads of the
-   machine are shared out between the devices. Graphs on one device, with a Lua backward, or for
+   to the next node and the count of pending consumers under one lock; gradients for leaves are
+   summed into .grad once every device is done, in device order, on all the caller's kernel threads
+   (par_flush). The kernel threads of the machine are shared out between the devices. Graphs on one device, with a Lua backward, or for
    autograd.grad run on the caller's thread alone. */
 #include <omp.h>
 #include <pthread.h>
 #include <time.h>
 
 #define PAR_SLOTS 16
+
+struct leaf_grad {
+  lt_tensor_t *leaf, *g;
+  int dev; /* the device of the node that made it: 0 for the leaf's own, else its index + 1 */
+  int seq; /* the order of arrival, among the gradients of one device */
+};
 
 typedef struct {
   pthread_mutex_t mu;
@@ -497,6 +504,9 @@ typedef struct {
   int threads;       /* kernel threads per device */
   bool spin;         /* wait for work by spinning first (the OpenMP team's threads are all ours) */
   unsigned gen;      /* bumped at every broadcast of cv, for the spinning waits */
+  /* gradients for leaves, under mu: summed into .grad after the devices' threads finish */
+  struct leaf_grad *pend;
+  int npend, cap_pend;
 } par_t;
 
 static void par_wake(par_t *pe) {
@@ -551,6 +561,53 @@ static void stripes_init(void) {
 }
 static pthread_mutex_t *stripe_of(const void *p) { return &stripes[((uintptr_t)p >> 6) % STRIPES]; }
 
+/* Gradients for leaves wait until every device's part of the graph has run (under pe->mu; consumes
+   g). Then par_flush sums them into .grad on the calling thread, with all of its kernel threads:
+   each thread adds its share, so the sum and the optimizer step after it (split the same way) read
+   memory their own core wrote; a gradient summed by the thread of the device that made it would
+   cross to the other cores twice. The order is fixed: the gradient made on the leaf's device first
+   (taken as .grad without a copy when nothing else holds it), then the others by device. */
+static int par_defer_leaf(par_t *pe, lt_tensor_t *leaf, lt_tensor_t *g, lt_device_t from) {
+  if (pe->npend == pe->cap_pend) {
+    int cap = pe->cap_pend ? pe->cap_pend * 2 : 32;
+    struct leaf_grad *p = realloc(pe->pend, sizeof *p * (size_t)cap);
+    if (!p) {
+      lt_release(g);
+      return lt_error("backward: out of memory");
+    }
+    pe->pend = p;
+    pe->cap_pend = cap;
+  }
+  bool own = lt_device_eq(from, leaf->device);
+  pe->pend[pe->npend] = (struct leaf_grad){leaf, g, own ? 0 : from.index + 1, pe->npend};
+  pe->npend++;
+  return LT_OK;
+}
+
+static int leaf_grad_cmp(const void *a, const void *b) {
+  const struct leaf_grad *x = a, *y = b;
+  if (x->leaf != y->leaf) return (uintptr_t)x->leaf < (uintptr_t)y->leaf ? -1 : 1;
+  if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+  return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int par_flush(par_t *pe, int rc) {
+  if (rc == LT_OK && pe->npend > 1) qsort(pe->pend, (size_t)pe->npend, sizeof *pe->pend, leaf_grad_cmp);
+  for (int i = 0; i < pe->npend; i++) {
+    lt_tensor_t *leaf = pe->pend[i].leaf, *g = pe->pend[i].g;
+    if (rc != LT_OK) {
+      lt_release(g);
+      continue;
+    }
+    rc = acc_grad_field(leaf, g);
+    if (rc == LT_OK) hook_leaf(leaf);
+  }
+  free(pe->pend);
+  pe->pend = NULL;
+  pe->npend = pe->cap_pend = 0;
+  return rc;
+}
+
 static void par_run(par_t *pe, lt_node_t *n) {
   int rc = LT_OK;
   lt_tensor_t *gin_local[8], **gin = NULL;
@@ -567,14 +624,14 @@ static void par_run(par_t *pe, lt_node_t *n) {
       lt_release(g);
       g = NULL;
     }
-    if (g) { /* the sum runs under a lock of its target only, so other deliveries go on */
-      pthread_mutex_t *m = stripe_of(e->node ? (const void *)e->node : (const void *)e->leaf);
+    if (g && e->node) { /* the sum runs under a lock of its target only, so other deliveries go on */
+      pthread_mutex_t *m = stripe_of(e->node);
       pthread_mutex_lock(m);
-      rc = e->node ? acc_into(&e->node->buf[e->nr], g) : acc_grad_field(e->leaf, g);
+      rc = acc_into(&e->node->buf[e->nr], g);
       pthread_mutex_unlock(m);
-      if (!e->node && rc == LT_OK) hook_leaf(e->leaf);
     }
     pthread_mutex_lock(&pe->mu);
+    if (g && !e->node) rc = par_defer_leaf(pe, e->leaf, g, pe->dev[n->slot]);
     if (e->node && --e->node->deps == 0 && rc == LT_OK) {
       rc = vec_push(&pe->q[e->node->slot], e->node);
       par_wake(pe);
@@ -676,6 +733,7 @@ static int engine_team(par_t *pe, int nall, nodevec_t *ready, bool retain_graph)
     par_loop(pe, omp_get_thread_num(), omp_get_num_threads());
     if (pe->rc != LT_OK) rc = lt_error("%s", pe->err);
   }
+  rc = par_flush(pe, rc);
   for (int s = 0; s < PAR_SLOTS; s++) free(pe->q[s].v);
   pthread_cond_destroy(&pe->cv);
   pthread_mutex_destroy(&pe->mu);
@@ -738,6 +796,7 @@ static int engine_parallel(nodevec_t *all, nodevec_t *ready, bool retain_graph) 
     pthread_mutex_unlock(&pe.mu);
     if (pe.rc != LT_OK) rc = lt_error("%s", pe.err);
   }
+  rc = par_flush(&pe, rc);
   for (int s = 0; s < PAR_SLOTS; s++) free(pe.q[s].v);
   pthread_cond_destroy(&pe.cv);
   pthread_mutex_destroy(&pe.mu);

@@ -33,6 +33,12 @@ describe('nn.DataParallel', function()
     end
   end)
 
+  it("sums the replicas' gradients in device order, the same bits every backward", function()
+    local out, ok = run(3, 'spec/support/data_parallel_order.lua')
+    assert(ok, out)
+    assert.are.equal('exact 20', out:match('^%s*(.-)%s*$'))
+  end)
+
   it('equals the single-device run over the visible GPUs', function()
     local n = torch.cuda.device_count()
     if n < 2 then
