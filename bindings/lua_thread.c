@@ -56,6 +56,7 @@ typedef struct lthread {
   /* under mu */
   bool has_work, done;
   bool deferred; /* started with opts.defer: waits for torch._lua_threads_run or wait() */
+  int waiters;   /* callers asleep in wait(): the only ones a finished call wakes */
   int nargs, status;
   bool grad_enabled;
   atomic_bool stop;
@@ -105,7 +106,7 @@ static void *thread_main(void *arg) {
     t->status = st;
     t->has_work = false;
     __atomic_store_n(&t->done, true, __ATOMIC_RELEASE); /* read unlocked by a spinning wait */
-    pthread_cond_broadcast(&t->cv);
+    if (t->waiters) pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
   }
   /* the state is closed here, so that its tensors' headers return to this thread's caches */
@@ -137,7 +138,9 @@ static void run_here(lthread_t *t) {
   pthread_mutex_lock(&t->mu);
   t->status = st;
   __atomic_store_n(&t->done, true, __ATOMIC_RELEASE);
-  pthread_cond_broadcast(&t->cv);
+  /* waking the thread's own pthread for nothing costs a system call and, on a machine with as many
+     cores as the team has threads, a core the team needs */
+  if (t->waiters) pthread_cond_broadcast(&t->cv);
   pthread_mutex_unlock(&t->mu);
 }
 
@@ -360,7 +363,7 @@ static int l_start(lua_State *L) {
   t->done = false;
   t->deferred = defer;
   t->has_work = !defer;
-  pthread_cond_broadcast(&t->cv);
+  if (!defer) pthread_cond_broadcast(&t->cv); /* a deferred call wakes no one (see run_here) */
   pthread_mutex_unlock(&t->mu);
   t->busy = true;
   return 0;
@@ -437,7 +440,9 @@ static int l_wait(lua_State *L) {
     }
   }
   pthread_mutex_lock(&t->mu);
+  t->waiters++;
   while (!t->done) pthread_cond_wait(&t->cv, &t->mu);
+  t->waiters--;
   int st = t->status;
   pthread_mutex_unlock(&t->mu);
   t->busy = false;

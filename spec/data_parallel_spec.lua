@@ -85,6 +85,58 @@ describe('nn.DataParallel', function()
     assert.are.same({ 2, 4 }, y:size())
   end)
 
+  it("keeps each replica's copy of the module between forwards, copied again when either changes", function()
+    local Scale = nn.Module:extend('Scale')
+    function Scale:init()
+      nn.Module.init(self)
+      self.w = nn.Parameter(torch.ones(1))
+      self.factor = 2
+      self.cfg = { offset = 0 }
+      self.extra = function(v) return v end
+    end
+    function Scale:forward(x) return self.extra(x * self.w * self.factor + self.cfg.offset) end
+    local m = Scale()
+    local dp = nn.DataParallel(m)
+    local x = torch.ones(4, 1)
+    local function rows() local y = dp(x); return { y[1][1], y[4][1] } end
+    local function copies() return rawget(dp, '_copies') end
+    assert.are.same({ 2, 2 }, rows())
+    assert.are.same({ 2, 2 }, rows())
+    assert.are.equal(1, copies()) -- kept
+    m.factor = 3 -- a field
+    assert.are.same({ 3, 3 }, rows())
+    assert.are.equal(2, copies())
+    m.cfg.offset = 10 -- inside a plain table of the module
+    assert.are.same({ 13, 13 }, rows())
+    assert.are.equal(3, copies())
+    m.extra = function(v) return v + 100 end -- another function
+    assert.are.same({ 113, 113 }, rows())
+    torch.no_grad(function() m.w:fill_(2) end) -- parameters are the module's own at every forward
+    assert.are.same({ 116, 116 }, rows())
+    assert.are.equal(4, copies())
+    m:eval()
+    rows()
+    assert.are.equal(5, copies())
+
+    -- a forward that changes the module on the second device only: PyTorch's replicas start from
+    -- the wrapped module at every forward, so the change never shows in the next forward
+    local Count = nn.Module:extend('Count')
+    function Count:init() nn.Module.init(self); self.w = nn.Parameter(torch.ones(1)); self.cfg = {} end
+    function Count:forward(x)
+      if x.device.index == 1 then
+        self.count = (self.count or 0) + 1
+        self.cfg.n = (self.cfg.n or 0) + 1
+      end
+      return x * self.w + (self.count or 0) * 1000 + (self.cfg.n or 0)
+    end
+    local dpc = nn.DataParallel(Count())
+    for _ = 1, 3 do
+      local y = dpc(x)
+      assert.are.same({ 1, 1002 }, { y[1][1], y[4][1] })
+    end
+    assert.are.equal(3, rawget(dpc, '_copies'))
+  end)
+
   it('trains 100 steps to the same parameters as the plain module', function()
     local function make()
       torch.manual_seed(3)

@@ -6,7 +6,9 @@
 -- A Lua state runs one thread at a time, so replica 1 runs here, on the caller's thread, with the
 -- wrapped module itself (its buffers' in-place updates persist, as on PyTorch's first device), and
 -- every other replica runs in a Lua state of its own on its own thread (torch._lua_thread), into
--- which the module is copied with its parameters replaced by their replicas. The machine's kernel
+-- which the module is copied with its parameters replaced by their replicas. The copy is kept there
+-- between forwards, which then send only the new replicas of the parameters and buffers, for as long
+-- as neither the module nor the copy changes (see "keeping replicas" below). The machine's kernel
 -- threads are shared out between the replicas. Backward goes through the copies, so the replicas'
 -- gradients are summed into the wrapped module's parameters; the autograd engine runs each
 -- device's part of the graph on a thread of its own.
@@ -206,31 +208,174 @@ end
 
 -- ---- replicas ----
 
--- runs in a replica's own Lua state: the module (copied, with replicated parameters) on its chunk
--- (with the caller's autocast state, restored after: the thread's cast cache goes with it; and the
--- caller's own globals, which the module's functions may use)
-function DataParallel._run_replica(module, device, packed, autocast_state, globals)
+-- ---- keeping replicas ----
+-- A replica's copy of the module stays in its Lua state between forwards, for as long as neither
+-- the module nor the copy changes. Every module instance counts the changes made to its fields
+-- (nn.Module's CHANGES), so a description of a module tree (describe below) is: each module with
+-- its count and metatable, in the order of its fields, and a walk of every other table a field
+-- holds (keys and values in iteration order, metatables, functions and tensors by identity, tables
+-- met before by their first visit). The caller describes the module at
+-- each forward and copies it afresh when the description differs; the replica describes its copy
+-- after each forward and drops it when the forward changed it. So every forward starts from what the
+-- module is, as PyTorch replicates the module at every forward. Classes (tables with an __index),
+-- loaded modules and the globals are named, not walked (a copy refers to them by name too).
+
+local WALK_MAX = 100000 -- values walked at most; a larger module is copied at every forward
+local SEEN, TABLE, END, TOKEN, FLOAT, NIL, MODULE = {}, {}, {}, {}, {}, {}, {}
+local VALS, CHANGES = Module._VALS, Module._CHANGES
+local libs, nlibs = {}, -1
+
+-- the modules of package.loaded, as a set (rebuilt when a module loads)
+local function libset()
+  local n = 0
+  for _ in pairs(package.loaded) do n = n + 1 end
+  if n ~= nlibs then
+    libs, nlibs = {}, n
+    for _, m in pairs(package.loaded) do libs[m] = true end
+  end
+  return libs
+end
+
+-- appends x to the walk (or compares it with the reference walk)
+local function put(w, x)
+  if x == nil then x = NIL end
+  local n = w.n + 1
+  w.n = n
+  local ref = w.ref
+  if ref then
+    if ref[n] ~= x then w.same = false end
+  else
+    w.out[n] = x
+  end
+end
+
+-- Walks v into w.out (w.ref: compares with it instead, clearing w.same at the first difference).
+-- w.tok maps the tensors of the current replicas to their indices (walked as TOKEN, index), and
+-- w.slots, when set, collects where they are: {table, key, j = index}.
+-- Modules are walked through their fields (w.modules) or, by default, as any table.
+local walk_module
+local function walk(w, v, owner, key)
+  local t = type(v)
+  if t == 'table' and not w.lib[v] and rawget(v, '__index') == nil and v ~= _G then
+    local id = w.seen[v]
+    if id then
+      put(w, SEEN); put(w, id)
+      return
+    end
+    if w.modules and rawget(v, VALS) ~= nil then return walk_module(w, v) end
+    w.nseen = w.nseen + 1
+    w.seen[v] = w.nseen
+    put(w, TABLE); put(w, debug.getmetatable(v))
+    for k, x in next, v do
+      if w.tok[k] or w.n > WALK_MAX then w.same = false; w.toolong = true; return end
+      walk(w, k)
+      walk(w, x, v, k)
+      if not w.same then return end
+    end
+    put(w, END)
+  elseif t == 'function' then
+    -- by identity: the copy of a function is made once and kept (bindings/lua_transfer.h), so a
+    -- copy of the module made again would hold the same copy of it
+    put(w, v)
+  else
+    local j = w.tok[v]
+    if j then
+      put(w, TOKEN); put(w, j)
+      if w.slots then w.slots[#w.slots + 1] = { owner, key, j = j } end
+    else
+      put(w, v)
+      if t == 'number' and math.type(v) == 'float' then put(w, FLOAT) end
+    end
+  end
+end
+
+-- a module: its change count and metatable, its submodules, and the fields that are neither
+-- modules nor covered by the count (the contents of tables)
+function walk_module(w, m)
+  w.nseen = w.nseen + 1
+  w.seen[m] = w.nseen
+  put(w, MODULE); put(w, rawget(m, CHANGES)); put(w, debug.getmetatable(m))
+  local vals = rawget(m, VALS)
+  for k, x in next, vals do
+    if type(x) == 'table' then
+      put(w, k)
+      walk(w, x, vals, k)
+      if not w.same then return end
+    elseif w.tok[x] then
+      put(w, k)
+      walk(w, x, vals, k)
+    end
+  end
+  put(w, END)
+end
+
+-- the description of module m (or, given ref, whether m's equals ref), and the tables and functions
+-- met; nil when m is too large to keep copies of. all: walk every field of every table (at a copy,
+-- with slots: to find where the replicas of the parameters and buffers are)
+local function describe(m, tok, ref, slots)
+  local w = { out = {}, ref = ref, tok = tok or {}, slots = slots, n = 0, seen = {}, nseen = 0, same = true,
+              lib = libset(), modules = not slots }
+  walk(w, m)
+  if w.toolong then return nil end
+  if ref then return w.same and w.n == ref.n, w.seen end
+  w.out.n = w.n
+  return w.out, w.seen
+end
+DataParallel._describe = describe
+
+-- the tensors of arrays a and b as TOKEN indices: a's 1..#a, b's #a + 1..
+local function tokens(a, b)
+  local tok = {}
+  for j, t in ipairs(a) do tok[t] = j end
+  for j, t in ipairs(b) do tok[t] = #a + j end
+  return tok
+end
+
+-- in a replica's state: its kept copy ({module, slots, description}), or nil
+local kept
+
+-- Runs in a replica's own Lua state: the module (a fresh copy, or false for the kept copy with the
+-- new replicas of the parameters and buffers put in their places) on its chunk, with the caller's
+-- autocast state (restored after: the thread's cast cache goes with it) and the caller's own
+-- globals, which the module's functions may use. Returns the results, with kept = whether the copy
+-- is kept for the next forward.
+function DataParallel._run_replica(module, device, packed, autocast_state, globals, params, buffers)
   for k, v in pairs(globals) do _G[k] = v end
   torch.cpu.set_device(device.type == 'cpu' and device or torch.device('cpu'))
   if device.type == 'cuda' then torch.cuda.set_device(device.index) end
+  local tok = tokens(params, buffers)
+  if module then
+    local slots = {}
+    local desc = describe(module, tok, nil, slots) and describe(module, tok)
+    kept = desc and { module = module, slots = slots, desc = desc } or nil
+  elseif kept then
+    module = kept.module
+    local np = #params
+    for _, slot in ipairs(kept.slots) do
+      local t = slot.j <= np and params[slot.j] or buffers[slot.j - np]
+      rawset(slot[1], slot[2], t)
+    end
+  else
+    error('DataParallel: the replica lost its copy of the module', 0)
+  end
   local saved = torch._autocast_state()
   torch._set_autocast_state(autocast_state)
   local res = table.pack(pcall(module, table.unpack(packed, 1, packed.n)))
   torch._set_autocast_state(saved)
-  if not res[1] then error(res[2], 0) end
-  return table.pack(table.unpack(res, 2, res.n))
+  if kept and not describe(kept.module, tok, kept.desc) then kept = nil end
+  if not res[1] then kept = nil; error(res[2], 0) end
+  local out = table.pack(table.unpack(res, 2, res.n))
+  out.kept = kept ~= nil
+  return out
 end
 
-
-local function replica_subst(module, dev, grad)
-  local subst = {}
-  for _, p in ipairs(module:parameters()) do
-    if subst[p] == nil then subst[p] = move(grad and p or p:detach(), dev) end
-  end
-  for _, b in ipairs(module:buffers()) do
-    if subst[b] == nil then subst[b] = b:detach():to(dev, { copy = true }) end
-  end
-  return subst
+-- the replicas of the parameters and buffers on dev: parameters through autograd (detached when
+-- grad is off), buffers copied
+local function replicate(params, buffers, dev, grad)
+  local p, b = {}, {}
+  for j, t in ipairs(params) do p[j] = move(grad and t or t:detach(), dev) end
+  for j, t in ipairs(buffers) do b[j] = t:detach():to(dev, { copy = true }) end
+  return p, b
 end
 
 function DataParallel:_check_devices()
@@ -279,6 +424,16 @@ function DataParallel:forward(...)
   -- last wait this thread runs on its share of the cores: lowering its limit also releases its idle
   -- OpenMP workers, which would otherwise spin on the cores the replicas use.
   local team = per == 1
+  -- whether the replicas' kept copies of the module are still good: the module walks as it did at
+  -- their copy, and shares nothing with the globals and the arguments sent beside it
+  local module_params, module_buffers = self.module:parameters(), self.module:buffers()
+  local desc = rawget(self, '_desc')
+  local same, seen = false, nil
+  if desc then same, seen = describe(self.module, nil, desc) end
+  if not same then
+    desc, seen = describe(self.module)
+    rawset(self, '_desc', desc)
+  end
   local prev_threads = not team and torch._set_thread_num_threads(per)
   local results, err = {}, nil
   local started = {}
@@ -306,9 +461,30 @@ function DataParallel:forward(...)
         for k, v in pairs(_G) do
           if type(k) == 'string' and not fresh[k] and type(v) ~= 'thread' then globals[k] = v end
         end
+        if same then
+          for _, v in pairs(globals) do
+            if seen[v] then same = false end
+          end
+        end
       end
-      local replica_args = { self.module, devices[i], chunks[i], autocast_state, globals }
-      local opts = { subst = replica_subst(self.module, devices[i], grad), grad_enabled = grad, defer = team }
+      local keep = same
+      if keep then
+        for j = 1, args.n do
+          if seen[chunks[i][j]] then keep = false end
+        end
+      end
+      local params, buffers = replicate(module_params, module_buffers, devices[i], grad)
+      local send = not (keep and th.kept)
+      local replica_args = { send and self.module, devices[i], chunks[i], autocast_state, globals, params, buffers }
+      local opts = { grad_enabled = grad, defer = team }
+      if send then
+        rawset(self, '_copies', (rawget(self, '_copies') or 0) + 1)
+        local subst = {}
+        for j, t in ipairs(module_params) do subst[t] = params[j] end
+        for j, t in ipairs(module_buffers) do if subst[t] == nil then subst[t] = buffers[j] end end
+        opts.subst = subst
+      end
+      th.kept = false
       for _ = 1, 1000 do
         local ok, e = pcall(th.handle.start, th.handle, DataParallel._run_replica, replica_args, opts)
         if ok then break end
@@ -338,7 +514,9 @@ function DataParallel:forward(...)
   for i = 2, r do
     if started[i] then
       local okw, res = pcall(threads[i].handle.wait, threads[i].handle)
-      if okw then results[i] = res
+      if okw then
+        results[i] = res
+        threads[i].kept = res.kept
       elseif not err then err = tostring(res)
       end
     end

@@ -14,11 +14,15 @@ local VALS = setmetatable({}, { __name = 'nn.Module values' })     -- name -> va
 local KIND = setmetatable({}, { __name = 'nn.Module kinds' })      -- name -> 'param' | 'buffer' | 'module'
 local ORDER = setmetatable({}, { __name = 'nn.Module order' })     -- kind -> array of names
 local NONPERSIST = setmetatable({}, { __name = 'nn.Module non-persistent buffers' })
+-- the number of changes made to the instance's fields (assignments, registrations, removals), so
+-- that a copy of it (a DataParallel replica's) can tell whether it is still current
+local CHANGES = setmetatable({}, { __name = 'nn.Module changes' })
 
 local Module = class.Object:extend('Module')
 -- reachable from package.loaded, so that a copy of an instance in another Lua state (a
 -- DataParallel replica's thread) is keyed by that state's own keys
 Module._VALS, Module._KIND, Module._ORDER, Module._NONPERSIST = VALS, KIND, ORDER, NONPERSIST
+Module._CHANGES = CHANGES
 
 function Module.__alloc(cls)
   return setmetatable({
@@ -26,6 +30,7 @@ function Module.__alloc(cls)
     [KIND] = {},
     [ORDER] = { param = {}, buffer = {}, module = {} },
     [NONPERSIST] = {},
+    [CHANGES] = 0,
   }, cls)
 end
 
@@ -50,7 +55,10 @@ function Module.__index(t, k)
   return getmetatable(t)[k]
 end
 
+local function changed(t) rawset(t, CHANGES, (rawget(t, CHANGES) or 0) + 1) end
+
 local function remove_name(t, k)
+  changed(t)
   local kind = t[KIND][k]
   if kind then
     local list = t[ORDER][kind]
@@ -72,6 +80,7 @@ local function check_member_name(what, k, level)
 end
 
 local function register(t, kind, k, v)
+  changed(t)
   if t[KIND][k] ~= kind then
     remove_name(t, k)
     t[KIND][k] = kind
@@ -86,6 +95,7 @@ end
 -- or nil; anything else is a plain field.
 local function setattr(t, k, v, level)
   level = (level or 1) + 1
+  changed(t)
   local vals = t[VALS]
   if type(k) ~= 'string' then vals[k] = v; return end
   local kind = t[KIND][k]
@@ -293,6 +303,7 @@ function Module:train(mode)
   if mode == nil then mode = true end
   if type(mode) ~= 'boolean' then error('train: training mode is expected to be boolean, got ' .. type(mode), 2) end
   self[VALS].training = mode
+  changed(self)
   for _, c in ipairs(self:children()) do c:train(mode) end
   return self
 end
