@@ -135,6 +135,11 @@ describe('nn.DataParallel', function()
       assert.are.same({ 1, 1002 }, { y[1][1], y[4][1] })
     end
     assert.are.equal(3, rawget(dpc, '_copies'))
+
+    -- a replica a forward left out (fewer chunks than devices) gets the changed module too
+    local out, ok = run(3, 'spec/support/data_parallel_keep.lua')
+    assert(ok, out)
+    assert.are.equal('2 2 2 2 2 2\n3 3 3 3\n3 3 3 3 3 3\n', out)
   end)
 
   it('trains 100 steps to the same parameters as the plain module', function()

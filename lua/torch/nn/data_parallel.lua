@@ -289,12 +289,12 @@ local function walk(w, v, owner, key)
   end
 end
 
--- a module: its change count and metatable, its submodules, and the fields that are neither
+-- a module: itself, its change count and metatable, its submodules, and the fields that are neither
 -- modules nor covered by the count (the contents of tables)
 function walk_module(w, m)
   w.nseen = w.nseen + 1
   w.seen[m] = w.nseen
-  put(w, MODULE); put(w, rawget(m, CHANGES)); put(w, debug.getmetatable(m))
+  put(w, MODULE); put(w, m); put(w, rawget(m, CHANGES)); put(w, debug.getmetatable(m))
   local vals = rawget(m, VALS)
   for k, x in next, vals do
     if type(x) == 'table' then
@@ -433,6 +433,8 @@ function DataParallel:forward(...)
   if not same then
     desc, seen = describe(self.module)
     rawset(self, '_desc', desc)
+    -- every kept copy is out of date, also those of replicas this forward does not use
+    for _, th in pairs(threads) do th.kept = false end
   end
   local prev_threads = not team and torch._set_thread_num_threads(per)
   local results, err = {}, nil
