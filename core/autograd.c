@@ -475,8 +475,8 @@ static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
    output; backward functions and the fitting of gradients run unlocked, the hand-over of gradients
    to the next node and the count of pending consumers under one lock; gradients for leaves are
    summed into .grad once every device is done, in device order, on all the caller's kernel threads
-   (par_flush). The kernel threads of the machine are shared out between the devices. Graphs on one device, with a Lua backward, or for
-   autograd.grad run on the caller's thread alone. */
+   (par_flush). The kernel threads of the machine are shared out between the devices. Graphs on one
+   device, with a Lua backward, or for autograd.grad run on the caller's thread alone. */
 #include <omp.h>
 #include <pthread.h>
 #include <time.h>

@@ -214,11 +214,11 @@ end
 -- (nn.Module's CHANGES), so a description of a module tree (describe below) is: each module with
 -- its count and metatable, in the order of its fields, and a walk of every other table a field
 -- holds (keys and values in iteration order, metatables, functions and tensors by identity, tables
--- met before by their first visit). The caller describes the module at
--- each forward and copies it afresh when the description differs; the replica describes its copy
--- after each forward and drops it when the forward changed it. So every forward starts from what the
--- module is, as PyTorch replicates the module at every forward. Classes (tables with an __index),
--- loaded modules and the globals are named, not walked (a copy refers to them by name too).
+-- met before by their first visit). The caller describes the module at each forward and copies it
+-- afresh when the description differs; the replica describes its copy after each forward and drops
+-- it when the forward changed it. So every forward starts from what the module is, as PyTorch
+-- replicates the module at every forward. Classes (tables with an __index), loaded modules and the
+-- globals are named, not walked (a copy refers to them by name too).
 
 local WALK_MAX = 100000 -- values walked at most; a larger module is copied at every forward
 local SEEN, TABLE, END, TOKEN, FLOAT, NIL, MODULE = {}, {}, {}, {}, {}, {}, {}
@@ -309,9 +309,9 @@ function walk_module(w, m)
   put(w, END)
 end
 
--- the description of module m (or, given ref, whether m's equals ref), and the tables and functions
--- met; nil when m is too large to keep copies of. all: walk every field of every table (at a copy,
--- with slots: to find where the replicas of the parameters and buffers are)
+-- the description of module m (or, given ref, whether m's equals ref), and the tables met; nil when
+-- m is too large to keep copies of. Given slots (at a copy, to find where the replicas of the
+-- parameters and buffers are), every field of every table is walked, modules' too.
 local function describe(m, tok, ref, slots)
   local w = { out = {}, ref = ref, tok = tok or {}, slots = slots, n = 0, seen = {}, nseen = 0, same = true,
               lib = libset(), modules = not slots }
