@@ -297,13 +297,10 @@ function walk_module(w, m)
   put(w, MODULE); put(w, m); put(w, rawget(m, CHANGES)); put(w, debug.getmetatable(m))
   local vals = rawget(m, VALS)
   for k, x in next, vals do
-    if type(x) == 'table' then
+    if type(x) == 'table' then -- other fields (tensors included) change only by assignment: counted
       put(w, k)
       walk(w, x, vals, k)
       if not w.same then return end
-    elseif w.tok[x] then
-      put(w, k)
-      walk(w, x, vals, k)
     end
   end
   put(w, END)
