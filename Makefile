@@ -31,7 +31,7 @@ ifeq ($(NATIVE),1)
   OPT += -march=native
 endif
 
-CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -fopenmp -fPIC $(OPT) \
+CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -fopenmp -fPIC -fno-math-errno $(OPT) \
           -I. -Icore -Ikernels -I$(LUA_INC) -MMD -MP
 LDLIBS := -llua5.4 -lz -ldl -lm -lpthread
 LDFLAGS := -fopenmp $(LDSAN)

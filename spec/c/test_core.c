@@ -7,10 +7,12 @@
 #include "core/tensor.h"
 #include "kernels/fastmath.h"
 #include "kernels/half.h"
+#include "kernels/cpu/elementwise.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int passed, failed;
@@ -219,9 +221,68 @@ static void test_expf(void) {
   CHECK(lt_expf(-103.27892f) == 0x1p-149f && lt_expf(-104.0f) == 0.0f, "the smallest subnormal and underflow to 0");
 }
 
+/* Large contiguous outputs of the cheap binary ops are written with streamed (non-temporal)
+   stores a cache line at a time (kernels/cpu/elementwise.c). Every dtype, outputs at 0, 1 and 3
+   elements past a line boundary (plain stores up to the first boundary), odd lengths (a tail),
+   tensor and scalar second operands: the result must equal, bit for bit, the same loop run over
+   pieces small enough for plain stores; and float32 add against x + alpha * y computed here. */
+static void test_streamed_stores(void) {
+  const lt_binary_op ops[] = {LT_BINARY_add, LT_BINARY_sub, LT_BINARY_mul, LT_BINARY_div, LT_BINARY_maximum};
+  const int64_t piece = 4096;
+  for (int dt = 0; dt < LT_NDTYPES; dt++) {
+    size_t size = lt_dtype_size((lt_dtype)dt);
+    int64_t n = (int64_t)((16u << 20) / size) + 37; /* past LT_STREAM_BYTES on any thread count */
+    char *x = aligned_alloc(64, (size_t)n * size + 64), *y = aligned_alloc(64, (size_t)n * size + 64);
+    char *got = aligned_alloc(64, (size_t)n * size + 256), *want = aligned_alloc(64, (size_t)n * size + 256);
+    float *fx = malloc((size_t)n * sizeof(float)), *fy = malloc((size_t)n * sizeof(float));
+    if (!x || !y || !got || !want || !fx || !fy) {
+      CHECK(0, "streamed stores: out of memory");
+      free(x), free(y), free(got), free(want), free(fx), free(fy);
+      return;
+    }
+    for (int64_t i = 0; i < n; i++) fx[i] = (float)(i * 7919 % 101), fy[i] = (float)(i % 97 + 1);
+    lt_loop_fn cast = lt_cpu_cast_loop((lt_dtype)dt, LT_FLOAT32);
+    int64_t cs[2] = {(int64_t)size, sizeof(float)};
+    char *cd[2] = {x, (char *)fx};
+    cast(cd, cs, n, NULL);
+    cd[0] = y, cd[1] = (char *)fy;
+    cast(cd, cs, n, NULL);
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+      lt_loop_fn loop = lt_cpu_binary_loop(ops[k], (lt_dtype)dt);
+      if (!loop) continue; /* div has no integer loop */
+      lt_binary_ctx_t ctx = {2.0, 2};
+      for (int scalar = 0; scalar < 2; scalar++) {
+        for (int off = 0; off < 4; off += off == 0 ? 1 : 2) {
+          int64_t m = n - off;
+          char *g = got + off * size, *w = want + off * size;
+          int64_t st[3] = {(int64_t)size, (int64_t)size, scalar ? 0 : (int64_t)size};
+          memset(got, 0x5a, (size_t)n * size + 256);
+          memset(want, 0x5a, (size_t)n * size + 256);
+          char *d[3] = {g, x, y};
+          loop(d, st, m, &ctx);
+          for (int64_t b = 0; b < m; b += piece) {
+            char *dp[3] = {w + b * size, x + b * size, scalar ? y : y + b * size};
+            loop(dp, st, m - b < piece ? m - b : piece, &ctx);
+          }
+          CHECK(memcmp(got, want, (size_t)n * size + 256) == 0, "streamed %s (op %d, %s operand, offset %d) equals plain stores",
+                lt_dtype_name((lt_dtype)dt), (int)ops[k], scalar ? "scalar" : "tensor", off);
+          if (dt == LT_FLOAT32 && ops[k] == LT_BINARY_add) {
+            long bad = 0;
+            for (int64_t i = 0; i < m; i++)
+              if (((float *)g)[i] != fx[i] + 2.0f * (scalar ? fy[0] : fy[i])) bad++;
+            CHECK(bad == 0, "streamed float32 add: %ld of %ld wrong (offset %d)", bad, (long)m, off);
+          }
+        }
+      }
+    }
+    free(x), free(y), free(got), free(want), free(fx), free(fy);
+  }
+}
+
 int main(void) {
   test_half();
   test_expf();
+  test_streamed_stores();
   test_promotion();
   test_devices();
   test_allocator();
