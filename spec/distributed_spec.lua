@@ -66,11 +66,16 @@ describe('torch.distributed collectives (MPI)', function()
   end
 end)
 
-describe('nn.DistributedDataParallel (MPI, 2 ranks)', function()
+-- Each rank's reducer overlaps its all-reduces with backward on its own thread, or (one core a
+-- rank) reduces at the end of backward: both forced, and the choice made for ranks bound to a core.
+for _, mode in ipairs { { '1', '', true }, { '0', '', false }, { nil, '--bind-to core', false } } do
+describe(string.format('nn.DistributedDataParallel (MPI, 2 ranks, %s)', mode[1] == nil and 'ranks bound to a core'
+  or mode[1] == '1' and 'overlapped' or 'reduced at the end of backward'), function()
   local res
   local function results()
     if res then return res end
-    local ranks, out = mpi_job(2, 'spec/support/dist_ddp.lua')
+    local ranks, out = mpi_job(2, 'spec/support/dist_ddp.lua', nil,
+      (mode[1] and '-x LUTORCH_DDP_OVERLAP=' .. mode[1] .. ' ' or '-x LUTORCH_DDP_OVERLAP= ') .. mode[2])
     res = {}
     for r = 0, 1 do
       res[r] = {}
@@ -143,7 +148,11 @@ describe('nn.DistributedDataParallel (MPI, 2 ranks)', function()
       assert.are.equal('true', x.mismatch_error)
     end)
   end)
+  mpi_it(mode[3] and 'overlaps the all-reduces with backward' or 'reduces at the end of backward', function()
+    each_rank(function(x) assert.are.equal(tostring(mode[3]), x.overlap) end)
+  end)
 end)
+end
 
 describe('a rank that fails (MPI, 2 ranks, timeout 5 s)', function()
   mpi_it('a hanging rank makes the other fail with a timeout error, not hang', function()

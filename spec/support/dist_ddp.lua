@@ -58,6 +58,7 @@ local function check_case(tag, opts)
   end
   result(tag .. '_param_maxdiff_50', maxdiff(ref, local_model, 'param'))
   result(tag .. '_buckets', #ddp:comm_stats().buckets)
+  result('overlap', ddp:comm_stats().overlap)
   -- no_sync: two local backward passes (the first inside no_sync), averaged once
   o1:zero_grad(); o2:zero_grad()
   do
