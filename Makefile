@@ -5,6 +5,7 @@
 # CUDA=1 (the CUDA backend, in build/cuda: kernels/cuda/*.cu by nvcc, the CUDA runtime and cuBLAS).
 
 SHELL := /bin/bash
+.DEFAULT_GOAL := all
 CC ?= gcc
 NATIVE ?= 1
 PREFIX ?= /usr/local
