@@ -18,6 +18,9 @@ lt_tensor_t *lt_lua_totensor(lua_State *L, int idx);            /* NULL if not a
 lt_tensor_t *lt_lua_checktensor(lua_State *L, int idx);         /* raises "bad argument" */
 /* Push a new reference (consumed); raises the core's error when t is NULL. */
 void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t);
+/* Indices the core gives 0-based, made 1-based in place: idx itself, or NULL with the error set
+   (idx released) when that fails; NULL passes through. */
+lt_tensor_t *lt_lua_one_based(lt_tensor_t *idx);
 /* Push an op's result: for an in-place op (the result is self, argument 1) push argument 1 and
    drop the extra reference, else push the new tensor. Raises the core's error when r is NULL. */
 void lt_lua_pushresult(lua_State *L, lt_tensor_t *r, bool inplace);

@@ -327,10 +327,7 @@ static int f_randperm(lua_State *L) {
     return luaL_error(L, "randperm: the 1-based values 1..%d do not fit in %s (at most %d)", (int)n,
                       lt_dtype_name(dt), (int)maxv[dt]);
   lt_tensor_t *t = lt_randperm(n, dt, opt_device(&o, lt_device(LT_CPU, -1)), NULL);
-  if (t && !lt_dtype_is_floating(dt)) { /* 1-based, like every index in lutorch */
-    lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(t), lt_int_operand(1), 1, t);
-    lt_release(r);
-  }
+  if (t && !lt_dtype_is_floating(dt)) t = lt_lua_one_based(t); /* 1-based, like every index in lutorch */
   push_new(L, t, &o);
   return 1;
 }

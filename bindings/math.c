@@ -328,13 +328,6 @@ static int r_norm(lua_State *L) {
   return 1;
 }
 
-/* indices come back 0-based from the core: make them 1-based in place */
-static lt_tensor_t *one_based(lt_tensor_t *idx) {
-  if (!idx) return NULL;
-  lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(idx), lt_int_operand(1), 1, idx);
-  lt_release(r);
-  return idx;
-}
 
 /* max(x) -> value; max(x, dim, keepdim) -> values, indices; max(a, b) -> maximum */
 static int minmax(lua_State *L, bool is_max) {
@@ -357,7 +350,7 @@ static int minmax(lua_State *L, bool is_max) {
   lt_tensor_t *values = NULL, *indices = NULL;
   lt_lua_check(L, (is_max ? lt_max_dim : lt_min_dim)(x, dim, keepdim, &values, &indices));
   lt_lua_pushtensor(L, values);
-  lt_lua_pushtensor(L, one_based(indices));
+  lt_lua_pushtensor(L, lt_lua_one_based(indices));
   return 2;
 }
 static int r_max(lua_State *L) { return minmax(L, true); }
@@ -371,7 +364,7 @@ static int argminmax(lua_State *L, bool is_max) {
   bool keepdim = opt_keepdim(L, 3, op);
   lt_lua_checknargs(L, 3, op);
   lt_tensor_t *r = (is_max ? lt_argmax : lt_argmin)(x, has_dim, dim, keepdim);
-  lt_lua_pushtensor(L, one_based(r));
+  lt_lua_pushtensor(L, lt_lua_one_based(r));
   return 1;
 }
 static int r_argmax(lua_State *L) { return argminmax(L, true); }

@@ -343,12 +343,7 @@ static int s_index_fill_(lua_State *L) {
 static int s_nonzero(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   lt_lua_checknargs(L, 1, "nonzero");
-  lt_tensor_t *r = lt_nonzero(x);
-  if (r) {
-    lt_tensor_t *r1 = lt_binary(LT_BINARY_add, lt_tensor_operand(r), lt_int_operand(1), 1, r);
-    lt_release(r1);
-  }
-  lt_lua_pushtensor(L, r);
+  lt_lua_pushtensor(L, lt_lua_one_based(lt_nonzero(x)));
   return 1;
 }
 

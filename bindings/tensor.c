@@ -46,6 +46,14 @@ lt_tensor_t *lt_lua_checktensor(lua_State *L, int idx) {
 #define GC_FULL_MIN ((size_t)32 << 20)
 static _Thread_local size_t gc_debt, gc_since_full, gc_full_threshold = GC_FULL_MIN;
 
+lt_tensor_t *lt_lua_one_based(lt_tensor_t *idx) {
+  if (!idx) return NULL;
+  lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(idx), lt_int_operand(1), 1, idx);
+  if (!r) { lt_release(idx); return NULL; }
+  lt_release(r);
+  return idx;
+}
+
 void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
   if (!t) { lt_lua_error(L); return; }
   /* in lutorch's own states the allocator releases the tensor when Lua frees the box (no __gc) */
@@ -304,10 +312,12 @@ static lt_tensor_t *user_rows(lua_State *L, lt_tensor_t *key, int64_t size) {
   if (!k) lt_lua_error(L);
   lt_tensor_t *zero = lt_compare(LT_COMPARE_eq, lt_tensor_operand(k), lt_int_operand(0), NULL);
   lt_tensor_t *any = zero ? lt_any(zero, 0, NULL, false) : NULL;
-  bool has_zero = any && lt_get_int(any, 0);
+  lt_operand_t z = lt_int_operand(0); /* read through lt_item: `any` may live on a device */
+  bool ok = any && lt_item(any, &z) == LT_OK;
+  bool has_zero = ok && z.i != 0;
   lt_release(zero);
   lt_release(any);
-  lt_tensor_t *pos = has_zero ? NULL : lt_compare(LT_COMPARE_gt, lt_tensor_operand(k), lt_int_operand(0), NULL);
+  lt_tensor_t *pos = !ok || has_zero ? NULL : lt_compare(LT_COMPARE_gt, lt_tensor_operand(k), lt_int_operand(0), NULL);
   lt_tensor_t *r = NULL;
   if (pos) {
     lt_tensor_t *a = lt_binary(LT_BINARY_sub, lt_tensor_operand(k), lt_int_operand(1), 1, NULL);

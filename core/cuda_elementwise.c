@@ -13,7 +13,8 @@
 #include "core/cuda_check.h"
 #include "kernels/cuda/elementwise.h"
 
-_Static_assert(LT_FLOAT32 == 0 && LT_FLOAT16 == 2 && LT_BFLOAT16 == 3,
+_Static_assert(LT_FLOAT32 == 0 && LT_FLOAT64 == 1 && LT_FLOAT16 == 2 && LT_BFLOAT16 == 3 && LT_INT64 == 4 &&
+                   LT_INT32 == 5 && LT_INT16 == 6 && LT_INT8 == 7 && LT_UINT8 == 8 && LT_BOOL == 9,
                "the dtype numbers kernels/cuda/elementwise.cu uses");
 
 static bool same_shape(const lt_tensor_t *a, const lt_tensor_t *b) {
@@ -64,7 +65,8 @@ static int launch(const char *name, const lt_ew_desc_t *d, lt_tensor_t *out, int
   if (rc == LT_OK) {
     switch (d->kind) {
       case LT_EW_UNARY: e = lt_cuda_k_unary(st, d->op, d->dtype, o, p[0], n); break;
-      case LT_EW_BINARY: e = lt_cuda_k_binary(st, d->op, d->dtype, o, p[0], p[1], bits[0], bits[1], d->alpha, n); break;
+      case LT_EW_BINARY: e = lt_cuda_k_binary(st, d->op, d->dtype, o, p[0], p[1], bits[0], bits[1], d->alpha, d->ialpha, n);
+        break;
       case LT_EW_COMPARE: e = lt_cuda_k_compare(st, d->op, d->dtype, o, p[0], p[1], bits[0], bits[1], n); break;
       case LT_EW_UNARY_GRAD: e = lt_cuda_k_unary_grad(st, d->op, d->dtype, o, p[0], p[1], p[2], n); break;
       case LT_EW_WHERE:

@@ -230,6 +230,12 @@ static int check_int_divisor(const char *name, const lt_operand_t *b) {
   }
   lt_tensor_t *z = lt_compare(LT_COMPARE_eq, *b, lt_int_operand(0), NULL);
   if (!z) return LT_ERR;
+  if (!lt_backend((lt_devtype)z->device.type)->host_accessible) { /* read a device's mask on the host */
+    lt_tensor_t *h = lt_convert(z, LT_BOOL, lt_device(LT_CPU, 0));
+    lt_release(z);
+    if (!h) return LT_ERR;
+    z = h;
+  }
   int found = 0;
   const bool *p = lt_data(z);
   for (int64_t i = 0; i < z->numel && !found; i++) found = p[i];

@@ -92,7 +92,7 @@ end)
 
 describe('torch.cuda with a GPU', function()
   local dtypes_all = H.all_dtypes
-  local kernel_dtypes = { torch.float32, torch.float16, torch.bfloat16 }
+  local kernel_dtypes = { torch.float32, torch.float64, torch.float16, torch.bfloat16 }
 
   gpu_it('copies every dtype to the device and back, contiguous or not', function()
     for _, dt in ipairs(dtypes_all) do
@@ -105,6 +105,37 @@ describe('torch.cuda with a GPU', function()
       same(g:t():cpu(), x:t(), 0, tostring(dt) .. ' device view')
       same(g:to('cuda:0', { copy = true }):cpu(), x, 0, tostring(dt) .. ' device to device')
       same(g:to(torch.float64):cpu(), x:to(torch.float64), 0, tostring(dt) .. ' converted on device')
+    end
+  end)
+
+  gpu_it('copies strided and broadcast views on the device, every dtype', function()
+    for _, dt in ipairs(dtypes_all) do
+      local x = H.grid(4, 5, dt)
+      local x3 = torch.cat({ x, x, x }, 1):view(3, 4, 5)
+      local g, g3 = x:cuda(), x3:cuda()
+      local name = tostring(dt)
+      same(g:t():contiguous():cpu(), x:t():contiguous(), 0, 'transpose ' .. name)
+      same(g3:permute(3, 1, 2):contiguous():cpu(), x3:permute(3, 1, 2):contiguous(), 0, 'permute ' .. name)
+      same(g3:narrow(3, 2, 3):narrow(2, 2, 2):contiguous():cpu(), x3:narrow(3, 2, 3):narrow(2, 2, 2):contiguous(), 0,
+        'narrowed ' .. name)
+      same(g[2]:expand(3, 4, 5):contiguous():cpu(), x[2]:expand(3, 4, 5):contiguous(), 0, 'expanded row ' .. name)
+      same(g:narrow(2, 3, 1):expand(4, 6):contiguous():cpu(), x:narrow(2, 3, 1):expand(4, 6):contiguous(), 0,
+        'expanded column ' .. name)
+      local d, h = torch.zeros(3, 4, 5, { dtype = dt, device = 'cuda' }), torch.zeros(3, 4, 5, { dtype = dt })
+      d:copy_(g[3])
+      h:copy_(x[3])
+      same(d:cpu(), h, 0, 'broadcast copy_ ' .. name)
+      d:narrow(3, 2, 3):copy_(g3:narrow(3, 1, 3))
+      h:narrow(3, 2, 3):copy_(x3:narrow(3, 1, 3))
+      same(d:cpu(), h, 0, 'strided destination ' .. name)
+      d:select(2, 3):copy_(g3:select(2, 4))
+      h:select(2, 3):copy_(x3:select(2, 4))
+      same(d:cpu(), h, 0, 'selected destination ' .. name)
+      same(g:t():to(torch.float64):cpu(), x:t():to(torch.float64), 0, 'transposed and converted ' .. name)
+      local e, f = torch.zeros(5, 4, { dtype = torch.float32, device = 'cuda' }), torch.zeros(5, 4)
+      e:copy_(g:t())
+      f:copy_(x:t())
+      same(e:cpu(), f, 0, 'converted into a contiguous destination from a transpose ' .. name)
     end
   end)
 
@@ -164,17 +195,65 @@ describe('torch.cuda with a GPU', function()
     end
   end)
 
-  gpu_it('refuses the ops it has no kernels for, without touching device memory', function()
-    local g = torch.ones(3, 3, { device = 'cuda' })
-    H.raises(function() return g:sum() end, 'sum', 'cuda')
-    H.raises(function() return g:mm(g) end, 'mm', 'not implemented for CUDA tensors yet')
-    H.raises(function() return g:to(torch.float64):exp() end, 'exp', 'float64')
-    H.raises(function() return g + torch.ones(3, 3) end, 'same device')
+  gpu_it('runs the integer and bool elementwise ops exactly as the CPU does', function()
+    for _, dt in ipairs { torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8 } do
+      torch.manual_seed(3)
+      local a = torch.randint(dt == torch.uint8 and 0 or -9, 10, { 5, 6 }, { dtype = dt })
+      local b = torch.randint(1, 10, { 5, 6 }, { dtype = dt })
+      local e = torch.randint(0, 4, { 5, 6 }, { dtype = dt })
+      local row = torch.randint(1, 5, { 6 }, { dtype = dt })
+      local ga, gb, ge, grow = a:cuda(), b:cuda(), e:cuda(), row:cuda()
+      local name = tostring(dt)
+      for _, op in ipairs { 'abs', 'neg', 'relu', 'sign', 'square', 'floor', 'ceil', 'round', 'trunc', 'exp', 'sqrt' } do
+        same(ga[op](ga):cpu(), a[op](a), 1e-6, op .. ' ' .. name)
+        same(ga:t()[op](ga:t()):cpu(), a:t()[op](a:t()), 1e-6, op .. ' transposed ' .. name)
+      end
+      for _, op in ipairs { 'add', 'sub', 'mul', 'div', 'maximum', 'minimum', 'fmod', 'remainder' } do
+        same(ga[op](ga, gb):cpu(), a[op](a, b), 1e-6, op .. ' ' .. name)
+        same(ga[op](ga, grow):cpu(), a[op](a, row), 1e-6, op .. ' broadcast ' .. name)
+        same(ga[op](ga, 3):cpu(), a[op](a, 3), 1e-6, op .. ' number ' .. name)
+        same(ga:t()[op](ga:t(), gb:t()):cpu(), a:t()[op](a:t(), b:t()), 1e-6, op .. ' transposed ' .. name)
+      end
+      same(ga:pow(ge):cpu(), a:pow(e), 0, 'pow ' .. name)
+      same(ga:add(gb, { alpha = 3 }):cpu(), a:add(b, { alpha = 3 }), 0, 'add alpha ' .. name)
+      same(ga:sub(gb, { alpha = -2 }):cpu(), a:sub(b, { alpha = -2 }), 0, 'sub alpha ' .. name)
+      same((ga * 100):cpu(), a * 100, 0, 'wrapping ' .. name)
+      for _, op in ipairs { 'eq', 'ne', 'lt', 'le', 'gt', 'ge', 'logical_and', 'logical_or', 'logical_xor' } do
+        same(ga[op](ga, ge):cpu(), a[op](a, e), 0, op .. ' ' .. name)
+        same(ga[op](ga, 2):cpu(), a[op](a, 2), 0, op .. ' number ' .. name)
+      end
+      same(ga:argmax(2):cpu(), a:argmax(2), 0, 'argmax ' .. name)
+      same(torch.where(ga:gt(2), ga, gb):cpu(), torch.where(a:gt(2), a, b), 0, 'where ' .. name)
+      local c, w = ga:clone(), a:clone()
+      c:narrow(2, 2, 3):add_(1)
+      w:narrow(2, 2, 3):add_(1)
+      same(c:cpu(), w, 0, 'in-place on a view ' .. name)
+      local z = gb:clone()
+      z[{ 2, 3 }] = 0
+      H.raises(function() return ga:fmod(z) end, 'fmod', 'division by zero')
+      H.raises(function() return ga:remainder(0) end, 'remainder', 'division by zero')
+    end
+    local p, q = torch.tensor({ true, false, true, false }), torch.tensor({ true, true, false, false })
+    local gp, gq = p:cuda(), q:cuda()
+    same((gp + gq):cpu(), p + q, 0, 'bool add')
+    same((gp * gq):cpu(), p * q, 0, 'bool mul')
+    same(gp:logical_xor(gq):cpu(), p:logical_xor(q), 0, 'bool xor')
+    same(gp:eq(gq):cpu(), p:eq(q), 0, 'bool eq')
+    same(gp:logical_not():cpu(), p:logical_not(), 0, 'logical_not')
+    same((gp + 1):cpu(), p + 1, 0, 'bool + number')
+  end)
+
+  gpu_it('refuses the ops it has no kernels for, and mixed devices', function()
+    local g = torch.ones(3, 3, { device = 'cuda', dtype = torch.int64 })
+    H.raises(function() return g:mm(g) end, 'mm', 'not implemented for CUDA tensors of dtype int64')
+    H.raises(function() return g:float() + torch.ones(3, 3) end, 'same device')
   end)
 
   gpu_it('reads values back from the device', function()
     local g = torch.tensor({ { 1.5, 2 }, { 3, 4 } }):to('cuda')
-    assert.are.equal(1.5, g[1][1]:item())
+    assert.are.equal(1.5, g[1][1])
+    assert.are.equal(1.5, g[{ 1, 1 }])
+    assert.are.equal(7, g[2]:sum():item())
     assert.are.same({ { 1.5, 2 }, { 3, 4 } }, g:totable())
     assert.truthy(tostring(g):find("device='cuda:0'", 1, true))
   end)

@@ -2,6 +2,7 @@
 -- losses), their argument checks and error messages. Values of every function against PyTorch
 -- are in nn_parity_spec.lua; the C kernels have their own specs.
 local torch = require 'torch'
+local H = require 'spec.helpers'
 local F = torch.nn.functional
 
 local function err(fn, ...)
@@ -34,6 +35,11 @@ describe('nn.functional', function()
       assert.are.equal(x, F.dropout(x, 0.5, false))
       assert.are.equal(x, F.dropout(x, 0, true))
       assert.is_true(F.dropout(x, 1, true):eq(0):all():item())
+    end)
+    it('refuses a probability that is not a number in [0, 1], naming it', function()
+      local x = torch.randn(5, 4)
+      H.raises(function() return F.dropout(x, { p = 0.5 }) end, 'dropout', 'p must be a number', 'table')
+      H.raises(function() return F.dropout(x, 1.5) end, 'dropout', 'between 0 and 1')
     end)
     it('passes the gradient through the kept elements only, scaled', function()
       torch.manual_seed(2)

@@ -537,7 +537,7 @@ describe('torch.load map_location', function()
       { ['lutorch.devices'] = '{"w":"cuda:0","b":"cuda:1"}', format = 'pt' })
 
     it('raises the error that suggests map_location = cpu', function()
-      assert.is_false(torch.cuda.is_available())
+      if torch.cuda.is_available() then pending('a GPU is present: the no-CUDA error cannot arise') return end
       H.raises(function() torch.load(p) end, 'torch.load', p, 'CUDA device', 'torch.cuda.is_available() is false',
         "map_location = 'cpu'")
       H.raises(function() torch.load(p, { map_location = { ['cuda:0'] = 'cpu' } }) end, 'cuda:1',

@@ -1,23 +1,48 @@
 /* The CUDA elementwise kernels: grid-stride loops over contiguous operands whose per-element math
    is the X-macro op table of kernels/elementwise.h, the same bodies the CPU loops expand, so what
-   CI tests on the CPU is what runs here. float16/bfloat16 load to float32 and store back with the
-   shared round-to-nearest-even conversions of kernels/half.h. */
+   CI tests on the CPU is what runs here. Every dtype of the CPU loops, computing as they do:
+   float16/bfloat16 load to float32 and store back with the shared round-to-nearest-even
+   conversions of kernels/half.h, float64 computes in double, the integer types and bool in int64
+   with the tables' integer bodies (ops without one never see an integer dtype: the core converts
+   their inputs to float32 first, as on the CPU). */
 #include "kernels/cuda/elementwise.h"
 #include "kernels/elementwise.h"
 
 #include <cuda_runtime.h>
 
 /* lt_dtype numbering (core/dtype.h; checked by core/cuda_elementwise.c) */
-enum { DT_F32 = 0, DT_F16 = 2, DT_BF16 = 3 };
+enum { DT_F32 = 0, DT_F64, DT_F16, DT_BF16, DT_I64, DT_I32, DT_I16, DT_I8, DT_U8, DT_BOOL };
 
-/* ---- loads and stores of the storage types, computing in float ---- */
+/* ---- loads and stores of the storage types ----
+   Each storage type computes in the CPU loops' compute type (kernels/cpu/elementwise.c): float for
+   float32, float16 and bfloat16; double for float64; int64 for the integer types and bool. */
 __device__ __forceinline__ float ld(float v) { return v; }
+__device__ __forceinline__ double ld(double v) { return v; }
 __device__ __forceinline__ float ld(lt_half v) { return lt_half_to_float(v); }
 __device__ __forceinline__ float ld(lt_bfloat16 v) { return lt_bf16_to_float(v); }
-template <typename ST> __device__ __forceinline__ ST st(float v);
-template <> __device__ __forceinline__ float st<float>(float v) { return v; }
-template <> __device__ __forceinline__ lt_half st<lt_half>(float v) { return lt_float_to_half(v); }
-template <> __device__ __forceinline__ lt_bfloat16 st<lt_bfloat16>(float v) { return lt_float_to_bf16(v); }
+__device__ __forceinline__ int64_t ld(int64_t v) { return v; }
+__device__ __forceinline__ int64_t ld(int32_t v) { return v; }
+__device__ __forceinline__ int64_t ld(int16_t v) { return v; }
+__device__ __forceinline__ int64_t ld(int8_t v) { return v; }
+__device__ __forceinline__ int64_t ld(uint8_t v) { return v; }
+__device__ __forceinline__ int64_t ld(bool v) { return v; }
+template <typename ST> struct store {
+  template <typename CT> __device__ __forceinline__ static ST f(CT v) { return (ST)v; }
+};
+template <> struct store<lt_half> {
+  __device__ __forceinline__ static lt_half f(float v) { return lt_float_to_half(v); }
+};
+template <> struct store<lt_bfloat16> {
+  __device__ __forceinline__ static lt_bfloat16 f(float v) { return lt_float_to_bf16(v); }
+};
+template <> struct store<bool> {
+  template <typename CT> __device__ __forceinline__ static bool f(CT v) { return v != 0; }
+};
+template <typename ST> struct is_floating { static const bool value = false; };
+template <> struct is_floating<float> { static const bool value = true; };
+template <> struct is_floating<double> { static const bool value = true; };
+template <> struct is_floating<lt_half> { static const bool value = true; };
+template <> struct is_floating<lt_bfloat16> { static const bool value = true; };
 
 /* a scalar operand's storage bytes as its storage type */
 template <typename ST> __host__ __device__ ST from_bits(uint64_t bits) {
@@ -26,23 +51,37 @@ template <typename ST> __host__ __device__ ST from_bits(uint64_t bits) {
   return v;
 }
 
-/* ---- per-element functors from the op tables ---- */
-#define LT_X(name, kind, fbody, ibody) \
-  struct un_##name { __device__ static float f(float v) { typedef float T; return (T)(fbody); } };
+/* ---- per-element functors from the op tables: one overload per compute type ---- */
+#define LT_X(name, kind, fbody, ibody)                                                       \
+  struct un_##name {                                                                         \
+    __device__ static float f(float v) { typedef float T; return (T)(fbody); }               \
+    __device__ static double f(double v) { typedef double T; return (T)(fbody); }            \
+    __device__ static int64_t f(int64_t v) { (void)v; return (int64_t)(ibody); }             \
+  };
 LT_UNARY_OPS(LT_X)
 #undef LT_X
 
-#define LT_X(name, kind, fbody, ibody)                                  \
-  struct bin_##name {                                                   \
-    __device__ static float f(float a, float b, float alpha) {          \
-      typedef float T; (void)alpha; return (T)(fbody);                  \
-    }                                                                   \
+#define LT_X(name, kind, fbody, ibody)                                                       \
+  struct bin_##name {                                                                        \
+    __device__ static float f(float a, float b, float alpha, int64_t ialpha) {               \
+      typedef float T; (void)alpha; (void)ialpha; return (T)(fbody);                         \
+    }                                                                                        \
+    __device__ static double f(double a, double b, double alpha, int64_t ialpha) {           \
+      typedef double T; (void)alpha; (void)ialpha; return (T)(fbody);                        \
+    }                                                                                        \
+    __device__ static int64_t f(int64_t a, int64_t b, double alpha, int64_t ialpha) {        \
+      (void)a; (void)b; (void)alpha; (void)ialpha; return (int64_t)(ibody);                  \
+    }                                                                                        \
   };
 LT_BINARY_OPS(LT_X)
 #undef LT_X
 
-#define LT_X(name, body) \
-  struct cmp_##name { __device__ static bool f(float a, float b) { return body; } };
+#define LT_X(name, body)                                                   \
+  struct cmp_##name {                                                      \
+    __device__ static bool f(float a, float b) { return body; }            \
+    __device__ static bool f(double a, double b) { return body; }          \
+    __device__ static bool f(int64_t a, int64_t b) { return body; }        \
+  };
 LT_COMPARE_OPS(LT_X)
 #undef LT_X
 
@@ -50,6 +89,9 @@ LT_COMPARE_OPS(LT_X)
   struct ungrad_##name {                                                             \
     __device__ static float f(float g, float x, float y) {                           \
       typedef float T; (void)g; (void)x; (void)y; return (T)(body);                  \
+    }                                                                                \
+    __device__ static double f(double g, double x, double y) {                       \
+      typedef double T; (void)g; (void)x; (void)y; return (T)(body);                 \
     }                                                                                \
   };
 LT_UNARY_GRADS(LT_X)
@@ -68,12 +110,15 @@ static_assert(0 LT_COMPARE_OPS(LT_X) == LT_NCOMPARE, "compare op table");
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
 template <typename ST, typename F> __global__ void unary_k(ST *o, const ST *x, int64_t n) {
-  GRID_STRIDE(i, n) o[i] = st<ST>(F::f(ld(x[i])));
+  GRID_STRIDE(i, n) o[i] = store<ST>::f(F::f(ld(x[i])));
 }
 
+/* alpha in the compute type for floating types (as the CPU loops), ialpha for the integer ones */
 template <typename ST, typename F>
-__global__ void binary_k(ST *o, const ST *a, const ST *b, ST sa, ST sb, float alpha, int64_t n) {
-  GRID_STRIDE(i, n) o[i] = st<ST>(F::f(ld(a ? a[i] : sa), ld(b ? b[i] : sb), alpha));
+__global__ void binary_k(ST *o, const ST *a, const ST *b, ST sa, ST sb, double alpha, int64_t ialpha, int64_t n) {
+  typedef decltype(ld(sa)) CT;
+  CT al = (CT)alpha;
+  GRID_STRIDE(i, n) o[i] = store<ST>::f(F::f(ld(a ? a[i] : sa), ld(b ? b[i] : sb), al, ialpha));
 }
 
 template <typename ST, typename F>
@@ -83,7 +128,7 @@ __global__ void compare_k(bool *o, const ST *a, const ST *b, ST sa, ST sb, int64
 
 template <typename ST, typename F>
 __global__ void unary_grad_k(ST *o, const ST *g, const ST *x, const ST *y, int64_t n) {
-  GRID_STRIDE(i, n) o[i] = st<ST>(F::f(ld(g[i]), ld(x[i]), ld(y[i])));
+  GRID_STRIDE(i, n) o[i] = store<ST>::f(F::f(ld(g[i]), ld(x[i]), ld(y[i])));
 }
 
 template <typename U>
@@ -108,7 +153,9 @@ static dim3 grid_for(int64_t n) {
 template <typename ST> static int unary_t(void *stream, int op, void *out, const void *x, int64_t n) {
   switch (op) {
 #define LT_X(name, kind, fbody, ibody) \
-  case LT_UNARY_##name: LAUNCH((unary_k<ST, un_##name>), n, (ST *)out, (const ST *)x);
+  case LT_UNARY_##name:                                                                     \
+    if constexpr (is_floating<ST>::value || kind) LAUNCH((unary_k<ST, un_##name>), n, (ST *)out, (const ST *)x); \
+    else return -1;
     LT_UNARY_OPS(LT_X)
 #undef LT_X
     default: return -1;
@@ -117,12 +164,14 @@ template <typename ST> static int unary_t(void *stream, int op, void *out, const
 
 template <typename ST>
 static int binary_t(void *stream, int op, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb, double alpha,
-                    int64_t n) {
+                    int64_t ialpha, int64_t n) {
   switch (op) {
-#define LT_X(name, kind, fbody, ibody)                                                                  \
-  case LT_BINARY_##name:                                                                                \
-    LAUNCH((binary_k<ST, bin_##name>), n, (ST *)out, (const ST *)a, (const ST *)b, from_bits<ST>(sa), \
-           from_bits<ST>(sb), (float)alpha);
+#define LT_X(name, kind, fbody, ibody)                                                                    \
+  case LT_BINARY_##name:                                                                                  \
+    if constexpr (is_floating<ST>::value || kind)                                                         \
+      LAUNCH((binary_k<ST, bin_##name>), n, (ST *)out, (const ST *)a, (const ST *)b, from_bits<ST>(sa), \
+             from_bits<ST>(sb), alpha, ialpha);                                                           \
+    else return -1;
     LT_BINARY_OPS(LT_X)
 #undef LT_X
     default: return -1;
@@ -144,7 +193,8 @@ static int compare_t(void *stream, int op, void *out, const void *a, const void 
 
 template <typename ST>
 static int unary_grad_t(void *stream, int op, void *out, const void *g, const void *x, const void *y, int64_t n) {
-  switch (op) {
+  if constexpr (!is_floating<ST>::value) return -1; /* gradients are floating */
+  else switch (op) {
 #define LT_X(name, ux, uy, body)                                                                      \
   case LT_UNARY_##name:                                                                               \
     LAUNCH((unary_grad_k<ST, ungrad_##name>), n, (ST *)out, (const ST *)g, (const ST *)x, (const ST *)y);
@@ -154,25 +204,32 @@ static int unary_grad_t(void *stream, int op, void *out, const void *g, const vo
   }
 }
 
-#define BY_DTYPE(dtype, call)                    \
-  switch (dtype) {                               \
-    case DT_F32: { typedef float ST; call; }     \
-    case DT_F16: { typedef lt_half ST; call; }   \
+#define BY_DTYPE(dtype, call)                       \
+  switch (dtype) {                                  \
+    case DT_F32: { typedef float ST; call; }        \
+    case DT_F64: { typedef double ST; call; }       \
+    case DT_F16: { typedef lt_half ST; call; }      \
     case DT_BF16: { typedef lt_bfloat16 ST; call; } \
-    default: return -1;                          \
+    case DT_I64: { typedef int64_t ST; call; }      \
+    case DT_I32: { typedef int32_t ST; call; }      \
+    case DT_I16: { typedef int16_t ST; call; }      \
+    case DT_I8: { typedef int8_t ST; call; }        \
+    case DT_U8: { typedef uint8_t ST; call; }       \
+    case DT_BOOL: { typedef bool ST; call; }        \
+    default: return -1;                             \
   }
 
 extern "C" {
 
-int lt_cuda_k_supported(int dtype) { return dtype == DT_F32 || dtype == DT_F16 || dtype == DT_BF16; }
+int lt_cuda_k_supported(int dtype) { return dtype >= DT_F32 && dtype <= DT_BOOL; }
 
 int lt_cuda_k_unary(void *stream, int op, int dtype, void *out, const void *x, int64_t n) {
   BY_DTYPE(dtype, return unary_t<ST>(stream, op, out, x, n))
 }
 
 int lt_cuda_k_binary(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
-                     double alpha, int64_t n) {
-  BY_DTYPE(dtype, return binary_t<ST>(stream, op, out, a, b, sa, sb, alpha, n))
+                     double alpha, int64_t ialpha, int64_t n) {
+  BY_DTYPE(dtype, return binary_t<ST>(stream, op, out, a, b, sa, sb, alpha, ialpha, n))
 }
 
 int lt_cuda_k_compare(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,

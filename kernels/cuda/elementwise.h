@@ -1,6 +1,6 @@
 /* The CUDA elementwise kernels' launchers (kernels/cuda/elementwise.cu), callable from C: they get
    device pointers, a count and the op; they know nothing of tensors. Operands are contiguous and
-   of one dtype (float32, float16 or bfloat16, lt_dtype numbering); an input pointer NULL is a
+   of one dtype (any, lt_dtype numbering); an input pointer NULL is a
    scalar given by its storage bytes (sa, sb). Each returns the launch's cudaError_t as an int
    (0 on success), or -1 when the op or dtype has no CUDA kernel. Work is queued on `stream` (a
    cudaStream_t; NULL is the legacy default stream) of the current device. */
@@ -15,8 +15,9 @@ extern "C" {
 
 int lt_cuda_k_supported(int dtype);
 int lt_cuda_k_unary(void *stream, int op, int dtype, void *out, const void *x, int64_t n);
+/* alpha scales b in add and sub: alpha for the floating dtypes, ialpha for the integer ones */
 int lt_cuda_k_binary(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
-                     double alpha, int64_t n);
+                     double alpha, int64_t ialpha, int64_t n);
 /* out is bool */
 int lt_cuda_k_compare(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
                       int64_t n);

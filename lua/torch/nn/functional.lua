@@ -133,6 +133,7 @@ end
 function F.dropout(x, p, training, inplace)
   check_tensor(x, 'dropout')
   p = p or 0.5
+  if type(p) ~= 'number' then error('dropout: p must be a number, got ' .. type(p), 2) end
   if training == nil then training = true end
   if p < 0 or p > 1 then error('dropout: probability has to be between 0 and 1, but got ' .. p, 2) end
   if not training or p == 0 then return x end
