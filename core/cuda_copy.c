@@ -1,6 +1,8 @@
 /* Copies that touch CUDA memory, and pinned host memory. A copy of one dtype between contiguous
-   tensors of one shape is one cudaMemcpy; every other copy (dtype conversion, broadcasting, strided
-   views) is staged through host memory, where the CPU's conversion loops do the work: slower, but
+   tensors of one shape is one cudaMemcpy; on one device, a strided or broadcast copy is the
+   strided-copy kernel and a conversion the cast kernel (on operands made contiguous by it); every
+   other copy (between devices or with the host, strided or converting) is staged through host
+   memory, where the CPU's conversion loops do the work: slower, but
    the CPU never reads device memory, and the results are the CPU's to the bit.
    Synchronisation is PyTorch's (Copy.cu): a copy is queued on the current stream of the CUDA
    device, after the work queued there before it; a host<->device copy then waits for that stream,
@@ -21,6 +23,7 @@ static _Thread_local bool copy_non_blocking;
 
 #ifdef LT_WITH_CUDA
 #include "core/cuda_check.h"
+#include "kernels/cuda/cast.h"
 
 #include <pthread.h>
 
@@ -98,6 +101,36 @@ static int copy_hd(lt_tensor_t *dst, const lt_tensor_t *src, size_t nbytes, bool
   return LT_OK;
 }
 
+/* dst = src (broadcast to dst's shape) of one dtype on one device: the strided-copy kernel over
+   dst's dims, with adjacent dims merged where both tensors step through them as one */
+static int copy_strided_d2d(lt_tensor_t *dst, const lt_tensor_t *src, int dev) {
+  lt_cuda_strided_t g;
+  memset(&g, 0, sizeof g);
+  int shift = dst->ndim - src->ndim; /* src's dims align with dst's last ones (lt_copy_ checked) */
+  g.n = dst->numel;
+  for (int d = 0; d < dst->ndim; d++) {
+    int64_t sz = dst->sizes[d];
+    if (sz == 1) continue; /* a dim of one element moves nothing */
+    int sd = d - shift;
+    int64_t ss = sd >= 0 && src->sizes[sd] != 1 ? src->strides[sd] : 0;
+    int64_t ds = dst->strides[d];
+    if (g.nd > 0 && g.dst_stride[g.nd - 1] == ds * sz && g.src_stride[g.nd - 1] == ss * sz) {
+      g.sizes[g.nd - 1] *= sz; /* the previous dim steps over this one whole, in both */
+      g.dst_stride[g.nd - 1] = ds;
+      g.src_stride[g.nd - 1] = ss;
+      continue;
+    }
+    if (g.nd == LT_CUDA_COPY_MAXDIM) return lt_error("copy_: more than %d dims", LT_CUDA_COPY_MAXDIM);
+    g.sizes[g.nd] = sz;
+    g.dst_stride[g.nd] = ds;
+    g.src_stride[g.nd] = ss;
+    g.nd++;
+  }
+  int rc = lt_cuda_k_strided_copy((int)lt_elsize(dst), lt_data(dst), lt_data(src), &g,
+                                  (void *)lt_cuda_current_stream(dev));
+  return lt_cuda_after_launch(dev, rc, "copy_", (int)dst->dtype);
+}
+
 int lt_cuda_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
   bool dh = dst->device.type != LT_CUDA, sh = src->device.type != LT_CUDA;
   int dev = dh ? src->device.index : dst->device.index;
@@ -108,6 +141,12 @@ int lt_cuda_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
     size_t nbytes = (size_t)dst->numel * es;
     if (!dh && !sh) LT_TRY(copy_d2d(dst, src, nbytes));
     else LT_TRY(copy_hd(dst, src, nbytes, sh, dev));
+    lt_bump_version(dst);
+    return LT_OK;
+  }
+  if (!dh && !sh && dst->device.index == src->device.index && dst->dtype == src->dtype) {
+    /* a strided or broadcast copy on one device: a kernel, nothing through the host */
+    LT_TRY(copy_strided_d2d(dst, src, dev));
     lt_bump_version(dst);
     return LT_OK;
   }

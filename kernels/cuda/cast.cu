@@ -43,6 +43,37 @@ template <typename DT> static int from_src(int sdt, void *dst, const void *src, 
   }
 }
 
+/* ---- strided copies of one dtype: moved as words of the element's size ---- */
+template <typename U> __global__ void strided_k(U *dst, const U *src, const lt_cuda_strided_t g) {
+  GRID_STRIDE(i, g.n) {
+    int64_t r = i, so = 0, dof = 0;
+    for (int d = g.nd - 1; d >= 0; d--) {
+      int64_t s = g.sizes[d], k = r % s;
+      r /= s;
+      so += k * g.src_stride[d];
+      dof += k * g.dst_stride[d];
+    }
+    dst[dof] = src[so];
+  }
+}
+
+template <typename U> static int strided(void *dst, const void *src, const lt_cuda_strided_t *g, cudaStream_t s) {
+  if (g->n > 0) strided_k<U><<<grid_for(g->n), 256, 0, s>>>((U *)dst, (const U *)src, *g);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int lt_cuda_k_strided_copy(int elsize, void *dst, const void *src, const lt_cuda_strided_t *g, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  if (g->nd < 0 || g->nd > LT_CUDA_COPY_MAXDIM) return -1;
+  switch (elsize) {
+    case 1: return strided<uint8_t>(dst, src, g, s);
+    case 2: return strided<uint16_t>(dst, src, g, s);
+    case 4: return strided<uint32_t>(dst, src, g, s);
+    case 8: return strided<uint64_t>(dst, src, g, s);
+    default: return -1;
+  }
+}
+
 extern "C" int lt_cuda_k_cast(int ddt, void *dst, int sdt, const void *src, int64_t n, void *stream) {
   cudaStream_t s = (cudaStream_t)stream;
   switch (ddt) {

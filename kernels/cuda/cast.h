@@ -13,6 +13,19 @@ extern "C" {
 
 int lt_cuda_k_cast(int dst_dtype, void *dst, int src_dtype, const void *src, int64_t n, void *stream);
 
+/* A strided copy of one dtype on one device: element k of the row-major order over sizes goes from
+   src + sum(k_d * src_stride[d]) to dst + sum(k_d * dst_stride[d]) (strides in elements, 0 for a
+   broadcast source dim), for elements of `elsize` bytes (1, 2, 4 or 8). */
+#define LT_CUDA_COPY_MAXDIM 16
+typedef struct {
+  int nd;
+  int64_t n;
+  int64_t sizes[LT_CUDA_COPY_MAXDIM];
+  int64_t dst_stride[LT_CUDA_COPY_MAXDIM];
+  int64_t src_stride[LT_CUDA_COPY_MAXDIM];
+} lt_cuda_strided_t;
+int lt_cuda_k_strided_copy(int elsize, void *dst, const void *src, const lt_cuda_strided_t *g, void *stream);
+
 #ifdef __cplusplus
 }
 #endif
