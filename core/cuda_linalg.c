@@ -258,30 +258,51 @@ int lt_cuda_conv2d_backward(const lt_conv_geom_t *g, int64_t N, int64_t Cout, in
   int64_t OHW = g->OH * g->OW, Kg = (g->C / groups) * g->kh * g->kw, Cog = Cout / groups;
   size_t es = lt_elsize(gy);
   int rc = LT_OK;
-  if (gb) rc = lt_cuda_after_launch(dev, lt_cuda_k_bias_grad(kind, lt_data(gb), lt_data(gy), N, Cout, OHW, st), op, (int)dt);
+  if (gb) {
+    int64_t S = lt_cuda_k_bias_grad_splits(N, Cout), nparts = Cout * S;
+    lt_tensor_t *part = lt_empty(1, &nparts, LT_FLOAT64, gy->device);
+    if (!part) return LT_ERR;
+    rc = lt_cuda_after_launch(dev, lt_cuda_k_bias_grad(kind, lt_data(gb), lt_data(gy), N, Cout, OHW, lt_data(part), S, st),
+                              op, (int)dt);
+    lt_release(part); /* back to the stream's cache: later work on this stream is ordered after */
+  }
   if (gw && N == 0 && rc == LT_OK)
     LT_CUDA_CHECK(dev, cudaMemsetAsync(lt_data(gw), 0, (size_t)gw->numel * es, lt_cuda_current_stream(dev)));
   if (rc != LT_OK || (!gx && !gw) || N == 0) {
     if (rc == LT_OK && gb) lt_bump_version(gb);
     return rc;
   }
-  int64_t colsz = g->C * g->kh * g->kw * OHW, chunk = conv_chunk(N, colsz), csz = chunk * colsz;
+  /* the weight gradient goes through per-sample products (ws: a chunk's samples' gW, Cout x Kg each)
+     summed by one more product with a vector of ones: two cuBLAS calls a chunk and group, where a
+     call per sample made hundreds of tiny launches */
+  int64_t colsz = g->C * g->kh * g->kw * OHW, wsz = Cout * Kg, chunk = conv_chunk(N, colsz);
+  if (gw && conv_chunk(N, wsz) < chunk) chunk = conv_chunk(N, wsz);
+  int64_t csz = chunk * colsz, wssz = chunk * wsz;
   lt_tensor_t *cols = lt_empty(1, &csz, dt, gy->device);
-  if (!cols) return LT_ERR;
+  lt_tensor_t *ws = gw ? lt_empty(1, &wssz, dt, gy->device) : NULL;
+  lt_tensor_t *ones = gw ? lt_empty(1, &chunk, dt, gy->device) : NULL;
+  if (!cols || (gw && (!ws || !ones || lt_fill_(ones, lt_int_operand(1)) != LT_OK))) {
+    lt_release(cols);
+    lt_release(ws);
+    lt_release(ones);
+    return LT_ERR;
+  }
   char *cd = lt_data(cols);
   for (int64_t n0 = 0; n0 < N && rc == LT_OK; n0 += chunk) {
     int64_t nb = N - n0 < chunk ? N - n0 : chunk;
     if (gw) {
-      /* gW[group] (Cog x Kg) += gY[n, group] (Cog x OHW) @ cols[n, group]^T: column-major
-         gW^T (Kg x Cog) = cols (op T of the OHW x Kg view) @ gY^T, summed sample by sample */
+      /* ws[n, group] (Cog x Kg) = gY[n, group] (Cog x OHW) @ cols[n, group]^T for every sample of
+         the chunk at once: column-major ws^T (Kg x Cog) = cols (op T of the OHW x Kg view) @ gY^T */
       const char *xn = (const char *)lt_data(x) + (size_t)(n0 * g->C * g->H * g->W) * es;
       rc = lt_cuda_after_launch(dev, lt_cuda_k_im2col(kind, g, nb, xn, cd, st), op, (int)dt);
-      for (int64_t n = 0; n < nb && rc == LT_OK; n++)
-        for (int64_t gi = 0; gi < groups && rc == LT_OK; gi++)
-          rc = cm_gemm(dev, dt, h, CUBLAS_OP_T, CUBLAS_OP_N, Kg, Cog, OHW,
-                       cd + (size_t)(n * colsz + gi * Kg * OHW) * es, OHW, 0,
-                       (const char *)lt_data(gy) + (size_t)(((n0 + n) * Cout + gi * Cog) * OHW) * es, OHW, 0,
-                       n0 + n == 0 ? 0.0 : 1.0, (char *)lt_data(gw) + (size_t)(gi * Cog * Kg) * es, Kg, 0, 1);
+      for (int64_t gi = 0; gi < groups && rc == LT_OK; gi++)
+        rc = cm_gemm(dev, dt, h, CUBLAS_OP_T, CUBLAS_OP_N, Kg, Cog, OHW, cd + (size_t)(gi * Kg * OHW) * es, OHW, colsz,
+                     (const char *)lt_data(gy) + (size_t)((n0 * Cout + gi * Cog) * OHW) * es, OHW, Cout * OHW, 0.0,
+                     (char *)lt_data(ws) + (size_t)(gi * Cog * Kg) * es, Kg, wsz, nb);
+      /* gW (+)= the sum over the chunk's samples: column-major gW (wsz x 1) = ws (wsz x nb) @ ones */
+      if (rc == LT_OK)
+        rc = cm_gemm(dev, dt, h, CUBLAS_OP_N, CUBLAS_OP_N, wsz, 1, nb, lt_data(ws), wsz, 0, lt_data(ones), nb, 0,
+                     n0 == 0 ? 0.0 : 1.0, lt_data(gw), wsz, 0, 1);
     }
     if (gx && rc == LT_OK) {
       /* cols[n, group] (Kg x OHW) = W[group]^T @ gY[n, group]: column-major cols^T = gY^T @ W, then col2im */
@@ -297,6 +318,8 @@ int lt_cuda_conv2d_backward(const lt_conv_geom_t *g, int64_t N, int64_t Cout, in
     }
   }
   lt_release(cols);
+  lt_release(ws);
+  lt_release(ones);
   if (rc == LT_OK) {
     if (gx) lt_bump_version(gx);
     if (gw) lt_bump_version(gw);
