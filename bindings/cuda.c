@@ -104,11 +104,26 @@ static int t_is_pinned(lua_State *L) {
   return 1;
 }
 
-/* torch._cuda.bench_gemm(n, dtype, iters) -> ms per product, with cuBLAS called directly */
+/* torch._cuda.bench_gemm(n, dtype, iters [, a, b]) -> ms per product, with cuBLAS called directly
+   on a and b (contiguous n x n CUDA tensors of dtype) or on zeros of its own */
 static int c_bench_gemm(lua_State *L) {
   double ms = 0;
-  lt_lua_check(L, lt_cuda_bench_gemm(-1, (int)luaL_checkinteger(L, 1), lt_lua_checkdtype(L, 2),
-                                     (int)luaL_checkinteger(L, 3), &ms));
+  lua_Integer n = luaL_checkinteger(L, 1);
+  lt_dtype dt = lt_lua_checkdtype(L, 2);
+  int iters = (int)luaL_checkinteger(L, 3);
+  if (n <= 0 || n > 65536) return luaL_error(L, "cuda.bench_gemm: n must be in 1..65536, got %lld", (long long)n);
+  const void *ab[2] = {NULL, NULL};
+  if (!lua_isnoneornil(L, 4)) {
+    for (int k = 0; k < 2; k++) {
+      lt_tensor_t *t = lt_lua_checktensor(L, 4 + k);
+      if (t->device.type != LT_CUDA || !lt_is_contiguous(t) || t->dtype != dt || t->ndim != 2 || t->sizes[0] != n ||
+          t->sizes[1] != n)
+        return luaL_error(L, "cuda.bench_gemm: operand %d must be a contiguous %lldx%lld CUDA tensor of %s", k + 1,
+                          (long long)n, (long long)n, lt_dtype_name(dt));
+      ab[k] = lt_data(t);
+    }
+  }
+  lt_lua_check(L, lt_cuda_bench_gemm(-1, (int)n, dt, ab[0], ab[1], iters, &ms));
   lua_pushnumber(L, ms);
   return 1;
 }

@@ -150,8 +150,10 @@ int lt_cuda_adam(const char *op, lt_tensor_t *p, const lt_tensor_t *g, lt_tensor
 
 /* Reference rates for bench/cuda_bench.lua (core/cuda_bench.c): milliseconds per call of cuBLAS's
    n x n product (float32, or float16/bfloat16 with float32 accumulation) and of cudaMemcpyAsync
-   device-to-device or from pinned host memory, on the current stream, timed with events. */
-int lt_cuda_bench_gemm(int index, int n, lt_dtype dt, int iters, double *ms);
+   device-to-device or from pinned host memory, on the current stream, timed with events. The
+   product reads a and b (n x n of dtype dt in device memory) when given, else zeros of its own:
+   the GPU runs faster on zeros, so a fair comparison hands it the operands lutorch multiplied. */
+int lt_cuda_bench_gemm(int index, int n, lt_dtype dt, const void *a, const void *b, int iters, double *ms);
 int lt_cuda_bench_memcpy(int index, size_t bytes, bool from_pinned_host, int iters, double *ms);
 
 /* Pinned host memory, from a small cache; NULL with an error when CUDA is unavailable. */

@@ -20,7 +20,7 @@ static int timed(int dev, cudaStream_t st, cudaEvent_t a, cudaEvent_t b, double 
   return LT_OK;
 }
 
-int lt_cuda_bench_gemm(int index, int n, lt_dtype dt, int iters, double *ms) {
+int lt_cuda_bench_gemm(int index, int n, lt_dtype dt, const void *a, const void *b, int iters, double *ms) {
   if (n <= 0 || iters <= 0) return lt_error("cuda.bench_gemm: n and iters must be positive");
   cudaDataType_t ty = dt == LT_FLOAT16 ? CUDA_R_16F : dt == LT_BFLOAT16 ? CUDA_R_16BF : CUDA_R_32F;
   if (dt != LT_FLOAT16 && dt != LT_BFLOAT16 && dt != LT_FLOAT32)
@@ -28,17 +28,20 @@ int lt_cuda_bench_gemm(int index, int n, lt_dtype dt, int iters, double *ms) {
   LT_TRY(lt_cuda_use(index));
   int dev = index < 0 ? lt_current_device(LT_CUDA) : index;
   size_t es = dt == LT_FLOAT32 ? 4 : 2, bytes = (size_t)n * (size_t)n * es;
-  void *A = NULL, *B = NULL, *C = NULL;
+  void *A = NULL, *B = NULL, *C = NULL; /* its own operands (zeros), when a and b are not given */
   cublasHandle_t h = NULL;
   cudaEvent_t e0 = NULL, e1 = NULL;
   cudaStream_t st = lt_cuda_current_stream(dev);
   int rc = LT_ERR;
   float alpha = 1, beta = 0;
-  if (lt_cuda_report(cudaMalloc(&A, bytes), "cudaMalloc(&A, bytes)", __FILE__, __LINE__, dev) != LT_OK) goto done;
-  if (lt_cuda_report(cudaMalloc(&B, bytes), "cudaMalloc(&B, bytes)", __FILE__, __LINE__, dev) != LT_OK) goto done;
+  if (!a || !b) {
+    if (lt_cuda_report(cudaMalloc(&A, bytes), "cudaMalloc(&A, bytes)", __FILE__, __LINE__, dev) != LT_OK) goto done;
+    if (lt_cuda_report(cudaMalloc(&B, bytes), "cudaMalloc(&B, bytes)", __FILE__, __LINE__, dev) != LT_OK) goto done;
+    if (lt_cuda_report(cudaMemsetAsync(A, 0, bytes, st), "cudaMemsetAsync(A)", __FILE__, __LINE__, dev) != LT_OK) goto done;
+    if (lt_cuda_report(cudaMemsetAsync(B, 0, bytes, st), "cudaMemsetAsync(B)", __FILE__, __LINE__, dev) != LT_OK) goto done;
+    a = A, b = B;
+  }
   if (lt_cuda_report(cudaMalloc(&C, bytes), "cudaMalloc(&C, bytes)", __FILE__, __LINE__, dev) != LT_OK) goto done;
-  if (lt_cuda_report(cudaMemsetAsync(A, 0, bytes, st), "cudaMemsetAsync(A)", __FILE__, __LINE__, dev) != LT_OK) goto done;
-  if (lt_cuda_report(cudaMemsetAsync(B, 0, bytes, st), "cudaMemsetAsync(B)", __FILE__, __LINE__, dev) != LT_OK) goto done;
   if (lt_cublas_report(cublasCreate(&h), "cublasCreate(&h)", __FILE__, __LINE__, dev) != LT_OK) goto done;
   if (lt_cublas_report(cublasSetStream(h, st), "cublasSetStream(h, st)", __FILE__, __LINE__, dev) != LT_OK) goto done;
   if (lt_cuda_report(cudaEventCreate(&e0), "cudaEventCreate(&e0)", __FILE__, __LINE__, dev) != LT_OK) goto done;
@@ -46,7 +49,8 @@ int lt_cuda_bench_gemm(int index, int n, lt_dtype dt, int iters, double *ms) {
   for (int i = 0; i <= iters; i++) {
     if (i == 1 && lt_cuda_report(cudaEventRecord(e0, st), "cudaEventRecord(e0, st)", __FILE__, __LINE__, dev) != LT_OK)
       goto done;
-    cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, A, ty, n, B, ty, n, &beta, C, ty, n,
+    /* C^T = b^T a^T in cuBLAS's column-major terms: C = a @ b, as lutorch's matmul computes it */
+    cublasStatus_t s = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b, ty, n, a, ty, n, &beta, C, ty, n,
                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (lt_cublas_report(s, "cublasGemmEx(...)", __FILE__, __LINE__, dev) != LT_OK) goto done;
   }
@@ -91,8 +95,8 @@ done:
 
 #else /* ---- a build without CUDA ---- */
 
-int lt_cuda_bench_gemm(int index, int n, lt_dtype dt, int iters, double *ms) {
-  (void)index; (void)n; (void)dt; (void)iters; (void)ms;
+int lt_cuda_bench_gemm(int index, int n, lt_dtype dt, const void *a, const void *b, int iters, double *ms) {
+  (void)index; (void)n; (void)dt; (void)a; (void)b; (void)iters; (void)ms;
   return lt_error("cuda.bench_gemm: CUDA is not available: %s", lt_cuda_unavailable_reason());
 }
 int lt_cuda_bench_memcpy(int index, size_t bytes, bool from_pinned_host, int iters, double *ms) {
