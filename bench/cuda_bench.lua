@@ -83,4 +83,18 @@ do
     opt:step()
   end, 50)
   B.result('lutorch_cuda_cnn_step_b256', ms, 'ms')
+  -- the same step under float16 autocast with a GradScaler
+  local scaler = torch.amp.GradScaler { device = 'cuda' }
+  ms = gpu_ms(function()
+    opt:zero_grad()
+    local loss
+    do
+      local ac <close> = torch.autocast('cuda')
+      loss = F.cross_entropy(model(x), y)
+    end
+    scaler:scale(loss):backward()
+    scaler:step(opt)
+    scaler:update()
+  end, 50)
+  B.result('lutorch_cuda_cnn_step_b256_fp16_autocast', ms, 'ms')
 end

@@ -25,11 +25,24 @@ def step():
     opt.step()
 
 
-step()
-e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-e0.record()
-for _ in range(50):
-    step()
-e1.record()
-e1.synchronize()
-print("RESULT name=torch_cuda_cnn_step_b256 value=%.6g unit=ms" % (e0.elapsed_time(e1) / 50))
+scaler = torch.amp.GradScaler("cuda")
+
+
+def amp_step():
+    opt.zero_grad()
+    with torch.autocast("cuda"):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+
+
+for name, f in (("torch_cuda_cnn_step_b256", step), ("torch_cuda_cnn_step_b256_fp16_autocast", amp_step)):
+    f()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0.record()
+    for _ in range(50):
+        f()
+    e1.record()
+    e1.synchronize()
+    print("RESULT name=%s value=%.6g unit=ms" % (name, e0.elapsed_time(e1) / 50))
