@@ -123,6 +123,12 @@ end
 function M.run(spec)
   local o = parse(spec.argv or {}, { epochs = spec.epochs or 5, batch = 64, lr = 0.05, seed = 0, workers = 0,
     out = 'build/' .. spec.name })
+  local ckpt = o.out .. '/checkpoint.safetensors'
+  if o.resume then -- a bad argument fails before the data is read
+    local f = io.open(ckpt, 'rb')
+    if not f then error('--resume: no checkpoint at ' .. ckpt, 0) end
+    f:close()
+  end
   torch.manual_seed(o.seed)
   local Xtr, Ytr = load(true)
   local Xte, Yte = load(false)
@@ -130,12 +136,8 @@ function M.run(spec)
   local model = spec.make_model()
   local opt = optim.SGD(model:parameters(), { lr = o.lr, momentum = 0.9 })
   os.execute('mkdir -p "' .. o.out .. '"')
-  local ckpt = o.out .. '/checkpoint.safetensors'
   local log, start = {}, 1
   if o.resume then
-    local f = io.open(ckpt, 'rb')
-    if not f then error('--resume: no checkpoint at ' .. ckpt, 0) end
-    f:close()
     local state = torch.load(ckpt)
     model:load_state_dict(state.model)
     opt:load_state_dict(state.optim)
