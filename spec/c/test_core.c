@@ -226,14 +226,18 @@ static void test_expf(void) {
    elements past a line boundary (plain stores up to the first boundary), odd lengths (a tail),
    tensor and scalar second operands: the result must equal, bit for bit, the same loop run over
    pieces small enough for plain stores; and float32 add against x + alpha * y computed here. */
+/* 64-byte aligned memory: C11's aligned_alloc wants a size that is a multiple of the alignment
+   (AddressSanitizer refuses others) */
+static void *alloc64(size_t n) { return aligned_alloc(64, (n + 63) & ~(size_t)63); }
+
 static void test_streamed_stores(void) {
   const lt_binary_op ops[] = {LT_BINARY_add, LT_BINARY_sub, LT_BINARY_mul, LT_BINARY_div, LT_BINARY_maximum};
   const int64_t piece = 4096;
   for (int dt = 0; dt < LT_NDTYPES; dt++) {
     size_t size = lt_dtype_size((lt_dtype)dt);
     int64_t n = (int64_t)((16u << 20) / size) + 37; /* past LT_STREAM_BYTES on any thread count */
-    char *x = aligned_alloc(64, (size_t)n * size + 64), *y = aligned_alloc(64, (size_t)n * size + 64);
-    char *got = aligned_alloc(64, (size_t)n * size + 256), *want = aligned_alloc(64, (size_t)n * size + 256);
+    char *x = alloc64((size_t)n * size + 64), *y = alloc64((size_t)n * size + 64);
+    char *got = alloc64((size_t)n * size + 256), *want = alloc64((size_t)n * size + 256);
     float *fx = malloc((size_t)n * sizeof(float)), *fy = malloc((size_t)n * sizeof(float));
     if (!x || !y || !got || !want || !fx || !fy) {
       CHECK(0, "streamed stores: out of memory");
