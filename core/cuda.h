@@ -48,8 +48,7 @@ int lt_cuda_copy_(lt_tensor_t *dst, const lt_tensor_t *src);
 
 /* The elementwise ops on CUDA tensors (core/cuda_elementwise.c): out and the inputs are on one
    CUDA device; an input NULL is the scalar of `size` bytes at scalar[k]. kind and op name the op
-   of kernels/elementwise.h. Errors name the op ("exp: not implemented for CUDA tensors of dtype
-   float64 yet"). */
+   of kernels/elementwise.h, for every dtype; errors name the op. */
 typedef enum { LT_EW_UNARY, LT_EW_BINARY, LT_EW_COMPARE, LT_EW_UNARY_GRAD, LT_EW_WHERE, LT_EW_FILL } lt_ew_kind;
 typedef struct {
   lt_ew_kind kind;

@@ -105,7 +105,7 @@ static int sync_after_launch(void) {
 }
 
 int lt_cuda_after_launch(int index, int rc, const char *op, int dtype) {
-  if (rc == -1) return lt_error("%s: not implemented for CUDA tensors of dtype %s yet", op, lt_dtype_name((lt_dtype)dtype));
+  if (rc == -1) return lt_error("%s: no CUDA kernel for dtype %s", op, lt_dtype_name((lt_dtype)dtype));
   if (rc != 0) {
     (void)cudaGetLastError();
     return lt_error("%s: CUDA error on cuda:%d: %s (%s) in the kernel launch", op, index,

@@ -82,9 +82,6 @@ static int launch(const char *name, const lt_ew_desc_t *d, lt_tensor_t *out, int
 
 int lt_cuda_elementwise(const char *name, const lt_ew_desc_t *d, lt_tensor_t *out, int nin,
                         const lt_tensor_t *const *ins, void *const *scalar) {
-  bool by_size = d->kind == LT_EW_WHERE || d->kind == LT_EW_FILL;
-  if (!by_size && !lt_cuda_k_supported(d->dtype))
-    return lt_error("%s: not implemented for CUDA tensors of dtype %s yet", name, lt_dtype_name(d->dtype));
   if (out->numel == 0) return LT_OK;
   if (lt_is_contiguous(out)) return launch(name, d, out, nin, ins, scalar);
   /* a strided output (an in-place op on a view): computed contiguous, then copied into place */

@@ -150,7 +150,6 @@ int64_t lt_cuda_k_bias_grad_splits(int64_t N, int64_t Cout) {
   int64_t s = (1024 + Cout - 1) / Cout; /* about 1024 blocks in all */
   if (s > 64) s = 64;
   if (s > N) s = N;
-  if (Cout * s > 65535 * (int64_t)65535) s = 1;
   return s < 1 ? 1 : s;
 }
 

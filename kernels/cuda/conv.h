@@ -1,8 +1,8 @@
 /* The CUDA convolution helpers (kernels/cuda/conv.cu) for im2col + cuBLAS 2-D convolution
    (core/cuda_linalg.c): im2col / col2im over a chunk of samples, bias add and bias gradient. The
-   per-element index math is here, as LT_HD functions, so that a host build can check it against a
-   direct convolution. Layouts: x (nb, C, H, W); col (nb, C*kh*kw, OH*OW), rows channel-major then
-   kernel row then kernel column (the rows of a contiguous (Cout, C/groups, kh, kw) weight, group
+   per-thread index math is here, as LT_HD functions, so that a host build checks it against the
+   CPU's im2col and col2im (spec/c/test_conv_index.c). Layouts: x (nb, C, H, W); col (nb, C*kh*kw,
+   OH*OW), rows channel-major then kernel row then kernel column (the rows of a contiguous (Cout, C/groups, kh, kw) weight, group
    after group); y (N, Cout, OH*OW). Launchers take T = float32 (dtype 0) or float64 (dtype 1)
    device pointers and a cudaStream_t as `stream`, and return the launch's cudaError_t as an int,
    or -1 for another dtype. */
@@ -14,38 +14,11 @@
 
 #include <stdint.h>
 
-/* the column-matrix element (row, p) of sample image x (C, H, W): 0 in the padding */
-#define LT_IM2COL_AT(T)                                                                             \
-  LT_HD T lt_im2col_at_##T(const lt_conv_geom_t *g, const T *x, int64_t row, int64_t p) {           \
-    int64_t kj = row % g->kw, ki = (row / g->kw) % g->kh, c = row / (g->kw * g->kh);                \
-    int64_t ow = p % g->OW, oh = p / g->OW;                                                          \
-    int64_t h = oh * g->sh - g->ph + ki * g->dh, w = ow * g->sw - g->pw + kj * g->dw;               \
-    return (h >= 0 && h < g->H && w >= 0 && w < g->W) ? x[(c * g->H + h) * g->W + w] : (T)0;        \
-  }                                                                                                 \
-  /* the image element (c, h, w) gathered from the column matrix col (C*kh*kw, OH*OW): the sum of   \
-     the entries that im2col copied from it (col2im without atomics) */                             \
-  LT_HD T lt_col2im_at_##T(const lt_conv_geom_t *g, const T *col, int64_t c, int64_t h, int64_t w) { \
-    T s = 0;                                                                                        \
-    int64_t OHW = g->OH * g->OW;                                                                    \
-    for (int64_t ki = 0; ki < g->kh; ki++) {                                                        \
-      int64_t hh = h + g->ph - ki * g->dh;                                                          \
-      if (hh < 0 || hh % g->sh != 0 || hh / g->sh >= g->OH) continue;                               \
-      for (int64_t kj = 0; kj < g->kw; kj++) {                                                      \
-        int64_t ww = w + g->pw - kj * g->dw;                                                        \
-        if (ww < 0 || ww % g->sw != 0 || ww / g->sw >= g->OW) continue;                             \
-        s += col[((c * g->kh + ki) * g->kw + kj) * OHW + (hh / g->sh) * g->OW + ww / g->sw];        \
-      }                                                                                             \
-    }                                                                                               \
-    return s;                                                                                       \
-  }
-LT_IM2COL_AT(float)
-LT_IM2COL_AT(double)
-
 /* The kernels' per-thread forms, in index type IT (int32_t where a launch's indices fit):
    lt_im2col_pixel writes output position p's kh*kw column entries of one (sample, channel) plane
    x, at out, out + OHW, ... (the rows of that channel, kernel row then column); lt_col2im_pixel
-   gathers image element (h, w) of one plane from that plane's kh*kw column rows, in
-   lt_col2im_at's order (the same sum, to the bit). */
+   gathers image element (h, w) of one plane from that plane's kh*kw column rows (kernel row, then
+   column: no atomics, one order every run). */
 #define LT_CONV_PIXEL(T, IT)                                                                          \
   LT_HD void lt_im2col_pixel_##T##_##IT(const lt_conv_geom_t *g, const T *x, IT p, T *out) {          \
     IT OW = (IT)g->OW, OHW = (IT)(g->OH * g->OW), H = (IT)g->H, W = (IT)g->W;                       \

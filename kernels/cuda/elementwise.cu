@@ -221,8 +221,6 @@ static int unary_grad_t(void *stream, int op, void *out, const void *g, const vo
 
 extern "C" {
 
-int lt_cuda_k_supported(int dtype) { return dtype >= DT_F32 && dtype <= DT_BOOL; }
-
 int lt_cuda_k_unary(void *stream, int op, int dtype, void *out, const void *x, int64_t n) {
   BY_DTYPE(dtype, return unary_t<ST>(stream, op, out, x, n))
 }

@@ -13,7 +13,6 @@
 extern "C" {
 #endif
 
-int lt_cuda_k_supported(int dtype);
 int lt_cuda_k_unary(void *stream, int op, int dtype, void *out, const void *x, int64_t n);
 /* alpha scales b in add and sub: alpha for the floating dtypes, ialpha for the integer ones */
 int lt_cuda_k_binary(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
