@@ -136,10 +136,26 @@ static lt_reduce_op check_op(lua_State *L, int idx, const char *op) {
   return (lt_reduce_op)o;
 }
 
+/* The NCCL backend takes CUDA tensors only, as PyTorch's (the comm itself also stages CPU tensors,
+   for the reducer's bookkeeping); the MPI backend takes tensors of any device. */
+static void check_device(lua_State *L, const lt_comm_t *c, const char *op, const char *what, const lt_tensor_t *t) {
+  if (strcmp(c->ops->name, "nccl") == 0 && t->device.type != LT_CUDA)
+    luaL_error(L, "%s: the NCCL backend needs CUDA tensors, but %s is on the CPU (move it with :cuda(), or use "
+                  "the 'mpi' backend for CPU tensors)", op, what);
+}
+
+/* an average of booleans has no bool result: refused for every backend */
+static void check_bool_avg(lua_State *L, const char *op, const lt_tensor_t *t, lt_reduce_op rop) {
+  if (t->dtype == LT_BOOL && rop == LT_REDUCE_AVG) luaL_error(L, "%s: ReduceOp.AVG is not supported for bool tensors", op);
+}
+
 static int l_all_reduce(lua_State *L) {
   lt_comm_t *c = check_comm(L, "all_reduce");
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
-  lt_lua_check(L, c->ops->all_reduce(c, t, check_op(L, 2, "all_reduce")));
+  check_device(L, c, "all_reduce", "tensor", t);
+  lt_reduce_op op = check_op(L, 2, "all_reduce");
+  check_bool_avg(L, "all_reduce", t, op);
+  lt_lua_check(L, c->ops->all_reduce(c, t, op));
   lua_settop(L, 1);
   return 1;
 }
@@ -147,6 +163,7 @@ static int l_all_reduce(lua_State *L) {
 static int l_broadcast(lua_State *L) {
   lt_comm_t *c = check_comm(L, "broadcast");
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  check_device(L, c, "broadcast", "tensor", t);
   lua_Integer src = luaL_checkinteger(L, 2);
   int size = c->ops->size(c);
   if (src < 0 || src >= size)
@@ -161,8 +178,8 @@ static bool same_geometry(const lt_tensor_t *a, const lt_tensor_t *b) {
 }
 
 /* the list at idx: `size` tensors of ref's shape and dtype, into ts */
-static void check_list(lua_State *L, int idx, const char *op, const char *what, int size, const lt_tensor_t *ref,
-                       lt_tensor_t **ts) {
+static void check_list(lua_State *L, const lt_comm_t *c, int idx, const char *op, const char *what, int size,
+                       const lt_tensor_t *ref, lt_tensor_t **ts) {
   luaL_checktype(L, idx, LUA_TTABLE);
   int n = (int)luaL_len(L, idx);
   if (n != size)
@@ -172,6 +189,9 @@ static void check_list(lua_State *L, int idx, const char *op, const char *what, 
     lt_tensor_t *t = lt_lua_totensor(L, -1);
     lua_pop(L, 1); /* the list keeps it alive */
     if (!t) luaL_error(L, "%s: %s[%d] is not a tensor", op, what, r + 1);
+    char name[64];
+    snprintf(name, sizeof name, "%s[%d]", what, r + 1);
+    check_device(L, c, op, name, t);
     char a[128], b[128];
     if (!same_geometry(t, ref) || t->dtype != ref->dtype)
       luaL_error(L, "%s: %s[%d] is a %s tensor of shape %s, expected %s of shape %s", op, what, r + 1,
@@ -185,9 +205,10 @@ static void check_list(lua_State *L, int idx, const char *op, const char *what, 
 static int l_all_gather(lua_State *L) {
   lt_comm_t *c = check_comm(L, "all_gather");
   lt_tensor_t *in = lt_lua_checktensor(L, 2);
+  check_device(L, c, "all_gather", "tensor", in);
   int size = c->ops->size(c);
   lt_tensor_t **outs = lua_newuserdatauv(L, sizeof *outs * (size_t)size, 0);
-  check_list(L, 1, "all_gather", "tensor_list", size, in, outs);
+  check_list(L, c, 1, "all_gather", "tensor_list", size, in, outs);
   lt_lua_check(L, c->ops->all_gather(c, outs, in));
   lua_settop(L, 1);
   return 1;
@@ -200,7 +221,9 @@ static int l_reduce_scatter(lua_State *L) {
   lt_reduce_op op = check_op(L, 3, "reduce_scatter");
   int size = c->ops->size(c);
   lt_tensor_t **ins = lua_newuserdatauv(L, sizeof *ins * (size_t)size, 0);
-  check_list(L, 2, "reduce_scatter", "input_list", size, out, ins);
+  check_device(L, c, "reduce_scatter", "output", out);
+  check_bool_avg(L, "reduce_scatter", out, op);
+  check_list(L, c, 2, "reduce_scatter", "input_list", size, out, ins);
   lt_lua_check(L, c->ops->reduce_scatter(c, out, ins, op));
   lua_settop(L, 1);
   return 1;

@@ -156,8 +156,6 @@ static int count_of(const char *op, int64_t n, int *out) {
 static int m_all_reduce(lt_comm_t *cc, lt_tensor_t *t, lt_reduce_op op) {
   mpi_comm_t *c = (mpi_comm_t *)cc;
   LT_TRY(lt_check_host("all_reduce", t));
-  if (t->dtype == LT_BOOL && op == LT_REDUCE_AVG)
-    return lt_error("all_reduce: ReduceOp.AVG is not supported for bool tensors");
   lt_tensor_t *work = reduce_buffer(t);
   if (!work) return LT_ERR;
   int n = 0, rc = count_of("all_reduce", work->numel, &n);
@@ -220,8 +218,6 @@ static int m_all_gather(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *in
 static int m_reduce_scatter(lt_comm_t *cc, lt_tensor_t *out, lt_tensor_t *const *ins, lt_reduce_op op) {
   mpi_comm_t *c = (mpi_comm_t *)cc;
   LT_TRY(lt_check_host("reduce_scatter", out));
-  if (out->dtype == LT_BOOL && op == LT_REDUCE_AVG)
-    return lt_error("reduce_scatter: ReduceOp.AVG is not supported for bool tensors");
   lt_dtype wdt = lt_dtype_is_low_precision(out->dtype) ? LT_FLOAT32 : out->dtype;
   int64_t sizes[1] = {out->numel * (int64_t)c->size};
   lt_tensor_t *send = lt_empty(1, sizes, wdt, out->device);

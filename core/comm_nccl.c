@@ -2,9 +2,13 @@
    distributed plugin (core/comm_plugin.h) of the CUDA build when the toolkit ships nccl.h (LT_WITH_NCCL) and Open MPI is present (LT_WITH_MPI: the
    ranks, and rank 0's unique id broadcast to the others, come from the MPI job); a stub otherwise.
 
-   Each collective is enqueued on the device's current stream and then polled (stream done, or
+   Each collective makes the group's device current for the calling thread (DDP's reducer calls from
+   its own thread), is enqueued on the device's current stream and then polled (stream done, or
    ncclCommGetAsyncError) against the group's deadline; on a timeout or an asynchronous error the
-   communicator is aborted (ncclCommAbort) and the error names the collective. */
+   communicator is aborted (ncclCommAbort) and the error names the collective. all_reduce and
+   broadcast also take CPU tensors, staged through the device: the reducer's own bookkeeping (used
+   flags, bucket order) is on the CPU; users' CPU tensors are refused by the bindings, as PyTorch's
+   NCCL backend refuses them. */
 #include "core/comm.h"
 
 #if !defined(LT_WITH_NCCL) || !defined(LT_WITH_MPI)
@@ -20,6 +24,7 @@ lt_comm_t *lt_comm_nccl_new(double timeout_s, int device) {
 
 #else
 
+#include "core/cuda_check.h"
 #include "core/elementwise.h"
 #include "core/stream.h"
 
@@ -104,12 +109,26 @@ static ncclRedOp_t nccl_op(lt_reduce_op op, lt_dtype dt) {
   }
 }
 
-static int check(nccl_comm_t *c, const char *op, const lt_tensor_t *t) {
+/* the group usable, t on its device (or on the CPU where cpu_ok), the device current */
+static int check(nccl_comm_t *c, const char *op, const lt_tensor_t *t, bool cpu_ok) {
   if (c->broken) return lt_error("%s: the process group is broken by an earlier error", op);
-  if (t->device.type != LT_CUDA || t->device.index != c->device)
+  bool here = t->device.type == LT_CUDA && t->device.index == c->device;
+  if (!here && !(cpu_ok && t->device.type == LT_CPU))
     return lt_error("%s: the NCCL backend needs tensors on cuda:%d, got one on %s", op, c->device,
                     t->device.type == LT_CUDA ? "another CUDA device" : "the CPU");
+  if (lt_cuda_use(c->device) != LT_OK) return lt_error("%s: %s", op, lt_last_error());
   return LT_OK;
+}
+
+/* a contiguous tensor on the group's device holding t's values: t itself when it is one */
+static lt_tensor_t *work_of(nccl_comm_t *c, lt_tensor_t *t) {
+  if (t->device.type == LT_CUDA) return lt_contiguous(t);
+  lt_tensor_t *w = lt_empty(t->ndim, t->sizes, t->dtype, lt_device(LT_CUDA, c->device));
+  if (w && lt_copy_(w, t) != LT_OK) {
+    lt_release(w);
+    return NULL;
+  }
+  return w;
 }
 
 static int finish(lt_tensor_t *t, lt_tensor_t *work, int rc) {
@@ -122,10 +141,10 @@ static int n_all_reduce(lt_comm_t *cc, lt_tensor_t *t, lt_reduce_op op) {
   nccl_comm_t *c = (nccl_comm_t *)cc;
   ncclDataType_t ty;
   cudaStream_t st = NULL;
-  LT_TRY(check(c, "all_reduce", t));
+  LT_TRY(check(c, "all_reduce", t, true));
   LT_TRY(nccl_type("all_reduce", t->dtype, &ty));
   LT_TRY(current_stream(c, "all_reduce", &st));
-  lt_tensor_t *work = lt_contiguous(t);
+  lt_tensor_t *work = work_of(c, t);
   if (!work) return LT_ERR;
   ncclResult_t r = ncclAllReduce(lt_data(work), lt_data(work), (size_t)work->numel, ty, nccl_op(op, t->dtype), c->comm, st);
   int rc = r != ncclSuccess ? nccl_fail(c, "all_reduce", r) : wait_stream(c, st, "all_reduce");
@@ -135,9 +154,9 @@ static int n_all_reduce(lt_comm_t *cc, lt_tensor_t *t, lt_reduce_op op) {
 static int n_broadcast(lt_comm_t *cc, lt_tensor_t *t, int src) {
   nccl_comm_t *c = (nccl_comm_t *)cc;
   cudaStream_t st = NULL;
-  LT_TRY(check(c, "broadcast", t));
+  LT_TRY(check(c, "broadcast", t, true));
   LT_TRY(current_stream(c, "broadcast", &st));
-  lt_tensor_t *work = lt_contiguous(t);
+  lt_tensor_t *work = work_of(c, t);
   if (!work) return LT_ERR;
   ncclResult_t r = ncclBroadcast(lt_data(work), lt_data(work), (size_t)work->numel * lt_elsize(work), ncclUint8, src,
                                  c->comm, st);
@@ -148,7 +167,7 @@ static int n_broadcast(lt_comm_t *cc, lt_tensor_t *t, int src) {
 static int n_all_gather(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *in) {
   nccl_comm_t *c = (nccl_comm_t *)cc;
   cudaStream_t st = NULL;
-  LT_TRY(check(c, "all_gather", in));
+  LT_TRY(check(c, "all_gather", in, false));
   LT_TRY(current_stream(c, "all_gather", &st));
   lt_tensor_t *src = lt_contiguous(in);
   int64_t sizes[1] = {in->numel * (int64_t)c->size};
@@ -174,7 +193,7 @@ static int n_reduce_scatter(lt_comm_t *cc, lt_tensor_t *out, lt_tensor_t *const 
   nccl_comm_t *c = (nccl_comm_t *)cc;
   ncclDataType_t ty;
   cudaStream_t st = NULL;
-  LT_TRY(check(c, "reduce_scatter", out));
+  LT_TRY(check(c, "reduce_scatter", out, false));
   LT_TRY(nccl_type("reduce_scatter", out->dtype, &ty));
   LT_TRY(current_stream(c, "reduce_scatter", &st));
   int64_t sizes[1] = {out->numel * (int64_t)c->size};
@@ -246,8 +265,7 @@ lt_comm_t *lt_comm_nccl_new(double timeout_s, int device) {
   if (idt && mpi->ops->broadcast(mpi, idt, 0) != LT_OK) rc = LT_ERR;
   if (rc == LT_OK) {
     memcpy(&id, lt_data(idt), sizeof id);
-    cudaError_t e = cudaSetDevice(device);
-    if (e != cudaSuccess) rc = lt_error("init_process_group: cuda:%d: %s", device, cudaGetErrorString(e));
+    if (lt_cuda_use(device) != LT_OK) rc = lt_error("init_process_group: %s", lt_last_error());
   }
   if (rc == LT_OK) {
     ncclResult_t r = ncclCommInitRank(&c->comm, c->size, id, c->rank);

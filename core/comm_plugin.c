@@ -29,10 +29,17 @@ static char why[2 * PATH_MAX + 512]; /* why there is no plugin */
 #ifdef LT_WITH_MPI
 static int host_error(const char *msg) { return lt_error("%s", msg); }
 
+#ifdef LT_WITH_CUDA
+#include "core/cuda_check.h"
+static int host_cuda_use(int index) { return lt_cuda_use(index); }
+#else
+static int host_cuda_use(int index) { return lt_error("cuda:%d: this build has no CUDA backend", index); }
+#endif
+
 static const lt_comm_host_t host = {
     LT_COMM_PLUGIN_ABI, sizeof(lt_tensor_t), host_error, lt_last_error, lt_dtype_name, lt_reduce_op_name,
     lt_check_host, lt_empty, lt_view_geometry, lt_release, lt_contiguous_strides, lt_contiguous, lt_convert,
-    lt_copy_, lt_stream_current, lt_stream_handle,
+    lt_copy_, lt_stream_current, lt_stream_handle, host_cuda_use,
 };
 
 /* the directory of the file this code was loaded from, into dir[PATH_MAX] */

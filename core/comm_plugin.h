@@ -14,7 +14,7 @@
 #include "core/elementwise.h"
 #include "core/stream.h"
 
-#define LT_COMM_PLUGIN_ABI 1
+#define LT_COMM_PLUGIN_ABI 2
 #define LT_COMM_PLUGIN_FILE "lutorch_mpi.so"
 #define LT_COMM_PLUGIN_ENTRY "lt_comm_plugin_init"
 
@@ -37,6 +37,7 @@ typedef struct {
   int (*copy_)(lt_tensor_t *dst, const lt_tensor_t *src);
   int (*stream_current)(lt_device_t d, lt_stream_t *out);
   void *(*stream_handle)(lt_stream_t s);
+  int (*cuda_use)(int index); /* make cuda:index the calling thread's CUDA device (core/cuda_check.h) */
 } lt_comm_host_t;
 
 /* the plugin, as the core sees it */

@@ -44,6 +44,7 @@ lt_tensor_t *lt_convert(const lt_tensor_t *x, lt_dtype dt, lt_device_t dev) { re
 int lt_copy_(lt_tensor_t *dst, const lt_tensor_t *src) { return H->copy_(dst, src); }
 int lt_stream_current(lt_device_t d, lt_stream_t *out) { return H->stream_current(d, out); }
 void *lt_stream_handle(lt_stream_t s) { return H->stream_handle(s); }
+int lt_cuda_use(int index) { return H->cuda_use(index); }
 
 __attribute__((visibility("default"))) const lt_comm_plugin_t *lt_comm_plugin_init(const lt_comm_host_t *host) {
   static const lt_comm_plugin_t plugin = {LT_COMM_PLUGIN_ABI, lt_comm_mpi_new, false, lt_comm_nccl_new};

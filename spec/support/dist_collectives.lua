@@ -1,11 +1,14 @@
 -- Run by spec/distributed_spec.lua under mpirun (2 and 3 ranks): every collective on every dtype,
 -- on contiguous and non-contiguous (transposed) tensors, against values computed here with plain
 -- Lua loops over what each rank holds. Writes "RESULT ok <case>" or "RESULT fail <case> <why>" lines,
--- then "RESULT checks <n>", to arg[1]/rank<r>.txt.
+-- then "RESULT checks <n>", to arg[1]/rank<r>.txt. With arg[2] = 'nccl': the NCCL backend on CUDA
+-- tensors (one GPU a rank), every dtype NCCL has (int16, which it lacks, must be refused).
 local torch = require 'torch'
 local dist = torch.distributed
+local BACKEND = arg[2] or 'mpi'
+local DEV = BACKEND == 'nccl' and 'cuda' or 'cpu'
 
-dist.init_process_group { backend = 'mpi', timeout = 20 }
+dist.init_process_group { backend = BACKEND, timeout = 20 }
 local rank, R = dist.get_rank(), dist.get_world_size()
 local Op = dist.ReduceOp
 local lines, checks = {}, 0
@@ -31,7 +34,7 @@ local function make(dt, r, salt, transposed)
     rows[i] = {}
     for j = 1, COLS do rows[i][j] = value(dt, r, i, j, salt) end
   end
-  local t = torch.tensor(rows, { dtype = torch[dt] })
+  local t = torch.tensor(rows, { dtype = torch[dt], device = DEV })
   if transposed then t = t:t() end
   return t
 end
@@ -97,7 +100,18 @@ end
 -- in one order on every rank (pairs' order differs between processes)
 local opnames = { { 'SUM', Op.SUM }, { 'AVG', Op.AVG }, { 'PRODUCT', Op.PRODUCT }, { 'MIN', Op.MIN }, { 'MAX', Op.MAX } }
 
+local function check_error(case, pattern, fn)
+  local ok, err = pcall(fn)
+  report(not ok and tostring(err):find(pattern, 1, true) ~= nil, case, tostring(err))
+end
+
 for _, dt in ipairs(dtypes) do
+  if BACKEND == 'nccl' and dt == 'int16' then
+    check_error('nccl_int16_refused', 'NCCL does not support tensors of dtype int16', function()
+      dist.all_reduce(make(dt, rank, 0, false))
+    end)
+    goto next_dtype
+  end
   for _, tr in ipairs { false, true } do
     local tag = dt .. (tr and '_noncontig' or '')
     -- all_reduce with every op
@@ -122,8 +136,8 @@ for _, dt in ipairs(dtypes) do
     compare('broadcast_' .. tag, dt, b, tr, function(i, j) return value(dt, R - 1, i, j, 1) end)
     -- all_gather: list[r + 1] is rank r's
     local list = {}
-    for r = 1, R do list[r] = torch.zeros(tr and { COLS, ROWS } or { ROWS, COLS }, { dtype = torch[dt] }) end
-    if tr then for r = 1, R do list[r] = torch.zeros({ ROWS, COLS }, { dtype = torch[dt] }):t() end end
+    for r = 1, R do list[r] = torch.zeros(tr and { COLS, ROWS } or { ROWS, COLS }, { dtype = torch[dt], device = DEV }) end
+    if tr then for r = 1, R do list[r] = torch.zeros({ ROWS, COLS }, { dtype = torch[dt], device = DEV }):t() end end
     dist.all_gather(list, make(dt, rank, 2, tr))
     for r = 0, R - 1 do
       compare(string.format('all_gather_%s_from_%d', tag, r), dt, list[r + 1], tr,
@@ -136,8 +150,8 @@ for _, dt in ipairs(dtypes) do
       local name, op = no[1], no[2]
       local ins = {}
       for k = 0, R - 1 do ins[k + 1] = make(dt, rank, 10 + k, tr) end
-      local out = torch.zeros({ ROWS, COLS }, { dtype = torch[dt] })
-      if tr then out = torch.zeros({ COLS, ROWS }, { dtype = torch[dt] }) end
+      local out = torch.zeros({ ROWS, COLS }, { dtype = torch[dt], device = DEV })
+      if tr then out = torch.zeros({ COLS, ROWS }, { dtype = torch[dt], device = DEV }) end
       dist.reduce_scatter(out, ins, op)
       compare('reduce_scatter_' .. name .. '_' .. tag, dt, out, tr, function(i, j)
         local vals = {}
@@ -146,49 +160,60 @@ for _, dt in ipairs(dtypes) do
       end)
     end
   end
+  ::next_dtype::
 end
 
 -- a 0-element tensor and a large one (several MPI segments)
 do
-  local e = torch.zeros({ 0 })
+  local e = torch.zeros({ 0 }, { device = DEV })
   dist.all_reduce(e)
   report(e:numel() == 0, 'all_reduce_empty')
-  local big = torch.full({ 300000 }, rank + 1, { dtype = torch.float64 })
+  local big = torch.full({ 300000 }, rank + 1, { dtype = torch.float64, device = DEV })
   dist.all_reduce(big)
   local want = R * (R + 1) / 2
   report(big:min():item() == want and big:max():item() == want, 'all_reduce_large', tostring(big[1]))
 end
 
 -- argument errors
-local function check_error(case, pattern, fn)
-  local ok, err = pcall(fn)
-  report(not ok and tostring(err):find(pattern, 1, true) ~= nil, case, tostring(err))
-end
+local function z(n, dt) return torch.zeros(n, { dtype = dt, device = DEV }) end
 check_error('broadcast_bad_src', string.format('Invalid rank %d, rank should be in the interval [0, %d]', R, R - 1),
-  function() dist.broadcast(torch.zeros(2), R) end)
+  function() dist.broadcast(z(2), R) end)
 check_error('all_gather_short_list', 'all_gather: tensor_list must hold world_size', function()
-  dist.all_gather({ torch.zeros(2) }, torch.zeros(2))
+  dist.all_gather({}, z(2)) -- none: short for every world size
 end)
 check_error('all_gather_bad_shape', 'all_gather: tensor_list[', function()
   local l = {}
-  for r = 1, R do l[r] = torch.zeros(3) end
-  dist.all_gather(l, torch.zeros(2))
+  for r = 1, R do l[r] = z(3) end
+  dist.all_gather(l, z(2))
 end)
 check_error('reduce_scatter_bad_dtype', 'reduce_scatter: input_list[', function()
   local l = {}
-  for r = 1, R do l[r] = torch.zeros(2, { dtype = torch.int64 }) end
-  dist.reduce_scatter(torch.zeros(2), l)
+  for r = 1, R do l[r] = z(2, torch.int64) end
+  dist.reduce_scatter(z(2), l)
 end)
 check_error('all_reduce_bad_op', 'all_reduce: op must be one of torch.distributed.ReduceOp', function()
-  dist.all_reduce(torch.zeros(2), 9)
+  dist.all_reduce(z(2), 9)
 end)
 check_error('all_reduce_bool_avg', 'all_reduce: ReduceOp.AVG is not supported for bool tensors', function()
-  dist.all_reduce(torch.zeros(2, { dtype = torch.bool }), Op.AVG)
+  dist.all_reduce(z(2, torch.bool), Op.AVG)
 end)
 check_error('double_init', 'trying to initialize the default process group twice!', function()
-  dist.init_process_group { backend = 'mpi' }
+  dist.init_process_group { backend = BACKEND }
 end)
-report(dist.get_backend() == 'mpi', 'get_backend')
+report(dist.get_backend() == BACKEND, 'get_backend')
+if BACKEND == 'nccl' then
+  -- PyTorch's NCCL backend takes CUDA tensors only
+  check_error('nccl_cpu_tensor', 'all_reduce: the NCCL backend needs CUDA tensors, but tensor is on the CPU',
+    function() dist.all_reduce(torch.zeros(2)) end)
+  check_error('nccl_cpu_list', 'all_gather: the NCCL backend needs CUDA tensors, but tensor_list[1] is on the CPU',
+    function()
+      local l = {}
+      for r = 1, R do l[r] = torch.zeros(2) end
+      dist.all_gather(l, z(2))
+    end)
+  dist.barrier()
+  report(true, 'barrier')
+end
 
 dist.destroy_process_group()
 report(not dist.is_initialized(), 'destroyed')

@@ -1,19 +1,22 @@
 -- Run by spec/distributed_spec.lua under mpirun (2 ranks): DDP against one process on the whole
 -- batch, computed here too (every rank builds the reference model with rank 0's initial values).
--- Writes "RESULT <name> <value>" lines to arg[1]/rank<r>.txt for the spec to check.
+-- Writes "RESULT <name> <value>" lines to arg[1]/rank<r>.txt for the spec to check. With
+-- arg[2] = 'nccl': the NCCL backend, the models and data on each rank's GPU.
 local torch = require 'torch'
 local nn, dist = torch.nn, torch.distributed
+local BACKEND = arg[2] or 'mpi'
+local DEV = BACKEND == 'nccl' and 'cuda' or 'cpu'
 -- two CPU devices, for the module across devices below (before any tensor exists)
 if torch.cpu.device_count() < 2 then torch.cpu.set_device_count(2) end
 
-dist.init_process_group { backend = 'mpi', timeout = 20 }
+dist.init_process_group { backend = BACKEND, timeout = 20 }
 local rank, world = dist.get_rank(), dist.get_world_size()
 local out = {}
 local function result(name, v) out[#out + 1] = string.format('RESULT %s %s', name, tostring(v)) end
 
 local function make(seed)
   torch.manual_seed(seed)
-  return nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 6), nn.Tanh(), nn.Linear(6, 3))
+  return nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 6), nn.Tanh(), nn.Linear(6, 3)):to(DEV)
 end
 
 local function maxdiff(ma, mb, what)
@@ -33,7 +36,7 @@ local function loss_of(model, x, y) return ((model(x) - y) ^ 2):mean() end
 torch.manual_seed(100)
 local N = 8
 local xs, ys = {}, {}
-for s = 1, 52 do xs[s], ys[s] = torch.randn(N, 5), torch.randn(N, 3) end
+for s = 1, 52 do xs[s], ys[s] = torch.randn(N, 5):to(DEV), torch.randn(N, 3):to(DEV) end
 local half = N // world
 local function part(t) return t:narrow(1, rank * half + 1, half) end
 
@@ -85,16 +88,16 @@ check_case('many_buckets', { bucket_cap_mb = 0.00005 }) -- 52 bytes: one paramet
 -- a parameter used twice (weight sharing): its two gradients arrive separately
 do
   torch.manual_seed(3)
-  local lin = nn.Linear(4, 4)
+  local lin = nn.Linear(4, 4):to(DEV)
   local Twice = nn.Module:extend('Twice')
   function Twice:init(l) self.l = l end
   function Twice:forward(x) return self.l(torch.tanh(self.l(x))) end
   local m, ref = Twice(lin), nil
   torch.manual_seed(3)
-  ref = Twice(nn.Linear(4, 4))
+  ref = Twice(nn.Linear(4, 4):to(DEV))
   local ddp = nn.DistributedDataParallel(m, { bucket_cap_mb = 0.00005 })
   torch.manual_seed(5)
-  local x = torch.randn(N, 4)
+  local x = torch.randn(N, 4):to(DEV)
   for _ = 1, 2 do
     m:zero_grad(); ref:zero_grad()
     ddp(part(x)):pow(2):mean():backward()
@@ -105,7 +108,7 @@ end
 
 -- a module across two CPU devices: the engine runs each device's part of backward on its own
 -- thread and delivers the gradients from both
-do
+if DEV == 'cpu' then
   local Two = nn.Module:extend('Two')
   function Two:init() self.a = nn.Linear(4, 5):to('cpu:0'); self.b = nn.Linear(5, 3):to('cpu:1') end
   function Two:forward(x) return self.b(torch.tanh(self.a(x:to('cpu:0'))):to('cpu:1')) end
@@ -133,13 +136,13 @@ do
   function Unused:init() self.a = nn.Linear(3, 2); self.b = nn.Linear(3, 2) end
   function Unused:forward(x) return self.a(x) end
   torch.manual_seed(0)
-  local ddp = nn.DistributedDataParallel(Unused())
-  local x = torch.randn(4, 3)
+  local ddp = nn.DistributedDataParallel(Unused():to(DEV))
+  local x = torch.randn(4, 3):to(DEV)
   ddp(x):sum():backward()
   local ok, err = pcall(function() return ddp(x) end)
   result('unused_error', not ok and tostring(err):find('Expected to have finished reduction in the prior iteration', 1, true) ~= nil)
   result('unused_error_indices', tostring(err):match('rank %d+: ([%d ]+)') or tostring(err))
-  local m = Unused()
+  local m = Unused():to(DEV)
   local ddp2 = nn.DistributedDataParallel(m, { find_unused_parameters = true })
   for _ = 1, 2 do ddp2(x):sum():backward() end
   result('find_unused_ok', m.b.weight.grad == nil and m.a.weight.grad ~= nil)
@@ -147,9 +150,9 @@ end
 
 -- PyTorch's example: Linear(3, 1) with x = 1 on rank 0 and x = 2 on rank 1: weight grad 1.5
 do
-  local lin = nn.Linear(3, 1)
+  local lin = nn.Linear(3, 1):to(DEV)
   local ddp = nn.DistributedDataParallel(lin)
-  ddp(torch.full({ 1, 3 }, rank + 1.0)):sum():backward()
+  ddp(torch.full({ 1, 3 }, rank + 1.0, { device = DEV })):sum():backward()
   local g = lin.weight.grad:totable()[1]
   result('linear_grad', string.format('%g %g %g', g[1], g[2], g[3]))
 end
@@ -160,10 +163,10 @@ do
   function WithBuf:init() self.l = nn.Linear(2, 2); self:register_buffer('b', torch.zeros(1)) end
   function WithBuf:forward(x) return self.l(x) end
   for _, bb in ipairs { true, false } do
-    local m = WithBuf()
+    local m = WithBuf():to(DEV)
     local ddp = nn.DistributedDataParallel(m, { broadcast_buffers = bb })
     m.b:fill_(100 + rank)
-    ddp(torch.ones(1, 2)):sum():backward()
+    ddp(torch.ones(1, 2, { device = DEV })):sum():backward()
     result('buffer_after_forward_' .. tostring(bb), m.b:item())
   end
 end
@@ -179,12 +182,20 @@ do
   ok, err = pcall(nn.DistributedDataParallel, nn.Linear(2, 2), { device_ids = { 0, 1 } })
   result('device_ids_two_error', not ok and tostring(err):find('device_ids can only be None or contain a single element.', 1, true) ~= nil)
   -- the ranks must wrap the same parameters
-  ok, err = pcall(nn.DistributedDataParallel, nn.Linear(2, 2 + rank))
+  ok, err = pcall(nn.DistributedDataParallel, nn.Linear(2, 2 + rank):to(DEV))
   result('mismatch_error', not ok and tostring(err):find('the ranks wrap modules with different parameters', 1, true) ~= nil)
+  if BACKEND == 'nccl' then
+    ok, err = pcall(nn.DistributedDataParallel, nn.Linear(2, 2))
+    result('nccl_cpu_module_error', not ok and tostring(err):find('the NCCL backend needs the module on a CUDA device', 1, true) ~= nil)
+    -- device_ids = {0} moves a CUDA module to that device
+    local g = nn.Linear(2, 2):to(DEV)
+    ok = pcall(nn.DistributedDataParallel, g, { device_ids = { 0 } })
+    result('nccl_device_ids_ok', ok and g.weight.device.type == 'cuda')
+  end
 end
 
 -- errors
-result('double_init', select(2, pcall(dist.init_process_group, { backend = 'mpi' })))
+result('double_init', select(2, pcall(dist.init_process_group, { backend = BACKEND })))
 
 dist.destroy_process_group()
 local f = assert(io.open(string.format('%s/rank%d.txt', arg[1] or '.', rank), 'w'))

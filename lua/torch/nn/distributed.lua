@@ -52,6 +52,10 @@ function DDP:init(module, opts)
       module:to(dev)
     end
   end
+  if dist.get_backend() == 'nccl' and params[1].device.type ~= 'cuda' then
+    error('DistributedDataParallel: the NCCL backend needs the module on a CUDA device, but its parameters are on '
+      .. tostring(params[1].device) .. ' (move it with :cuda() or pass device_ids)', 3)
+  end
   local cap = opts.bucket_cap_mb or 25
   if type(cap) ~= 'number' or not (cap > 0) then
     error('DistributedDataParallel: bucket_cap_mb must be a positive number, got ' .. tostring(cap), 3)
@@ -67,7 +71,7 @@ function DDP:init(module, opts)
   for i, p in ipairs(params) do shapes[i] = tostring(p.dtype) .. table.concat(p:size(), 'x') end
   local sig = 0
   for _, c in utf8.codes(table.concat(shapes, ';')) do sig = (sig * 31 + c) % 2147483647 end
-  local mine = torch.tensor({ sig, #params }, { dtype = torch.int64 })
+  local mine = torch.tensor({ sig, #params }, { dtype = torch.int64, device = params[1].device })
   local lo, hi = mine:clone(), mine:clone()
   dist.all_reduce(lo, dist.ReduceOp.MIN)
   dist.all_reduce(hi, dist.ReduceOp.MAX)
