@@ -81,5 +81,5 @@ local single, l1 = train(mlp(), opts.steps, opts.batch)
 print(string.format('one device (%s, %d threads): %8.0f samples/s   loss %.4f', tostring(first),
   torch.get_num_threads(), single, l1))
 local parallel, l2 = train(nn.DataParallel(mlp()), opts.steps, opts.batch)
-print(string.format('DataParallel over %d devices:     %8.0f samples/s   loss %.4f   (%.2fx)', ndev, parallel, l2,
+print(string.format('DataParallel over %d device%s:     %8.0f samples/s   loss %.4f   (%.2fx)', ndev, ndev == 1 and '' or 's', parallel, l2,
   parallel / single))

@@ -4,7 +4,9 @@
 -- and --resume from it to the same numbers as an uninterrupted run.
 --
 -- Options (after the script name): --epochs N, --batch N, --lr X, --seed N, --workers N,
--- --out DIR (default build/<name>), --resume, --quiet (no progress bar), --limit N (at most N
+-- --device D (default cuda where a GPU is present, else cpu; the images travel as uint8 from pinned
+-- memory and become float32 there), --out DIR (default build/<name>), --resume, --quiet (no progress
+-- bar), --limit N (at most N
 -- training batches per epoch and N * 1000 test images: for quick checks), --augment (a random
 -- horizontal flip per sample, in Lua, by the DataLoader's workers when --workers N > 0).
 -- Each epoch also reports how long the loop waited for the loader, as a share of the epoch.
@@ -23,7 +25,7 @@ local function parse(argv, defaults)
     local known = key and (defaults[key] ~= nil or key == 'resume' or key == 'quiet' or key == 'limit' or
       key == 'augment')
     if not known then error('unknown argument ' .. a .. ' (options: --epochs N --batch N --lr X --seed N '
-      .. '--workers N --out DIR --resume --quiet --limit N --augment)', 0) end
+      .. '--workers N --device D --out DIR --resume --quiet --limit N --augment)', 0) end
     if key == 'resume' or key == 'quiet' or key == 'augment' then
       o[key] = true
       i = i + 1
@@ -44,21 +46,21 @@ local function load(train)
   return ds.data, ds.targets
 end
 
-local function as_input(x, shape)
+local function as_input(x, shape, device)
   local n = x:size(1)
-  x = x:float():div_(255)
+  x = x:to(device):float():div_(255)
   if shape == 'flat' then return x:view(n, 784) end
   return x:view(n, 1, 28, 28)
 end
 
-local function evaluate(model, X, Y, shape)
+local function evaluate(model, X, Y, shape, device)
   model:eval()
   local correct, loss = 0, 0
   torch.no_grad(function()
     for i = 1, X:size(1), 1000 do
       local j = math.min(i + 999, X:size(1))
-      local out = model(as_input(X[{ { i, j } }], shape))
-      local y = Y[{ { i, j } }]
+      local out = model(as_input(X[{ { i, j } }], shape, device))
+      local y = Y[{ { i, j } }]:to(device)
       loss = loss + F.cross_entropy(out, y, { reduction = 'sum' }):item()
       correct = correct + out:argmax(2):eq(y):sum():item()
     end
@@ -122,7 +124,14 @@ end
 -- M.run{name, make_model = function() ... end, shape = 'flat' | 'image', epochs, argv}
 function M.run(spec)
   local o = parse(spec.argv or {}, { epochs = spec.epochs or 5, batch = 64, lr = 0.05, seed = 0, workers = 0,
-    out = 'build/' .. spec.name })
+    out = 'build/' .. spec.name, device = torch.cuda.is_available() and 'cuda' or 'cpu' })
+  -- a bad or unavailable device fails here, before the data is read
+  local ok, device = pcall(torch.device, tostring(o.device))
+  if ok and device.type == 'cuda' and not torch.cuda.is_available() then
+    ok, device = false, 'CUDA is not available: ' .. tostring(torch._cuda.unavailable_reason())
+  end
+  if not ok then error('--device ' .. tostring(o.device) .. ': ' .. tostring(device):gsub('^.-torch%.device: ', ''), 0) end
+  local cuda = device.type == 'cuda'
   local ckpt = o.out .. '/checkpoint.safetensors'
   if o.resume then -- a bad argument fails before the data is read
     local f = io.open(ckpt, 'rb')
@@ -133,12 +142,12 @@ function M.run(spec)
   local Xtr, Ytr = load(true)
   local Xte, Yte = load(false)
   if o.limit then Xte, Yte = Xte:narrow(1, 1, math.min(Xte:size(1), o.limit * 1000)), Yte:narrow(1, 1, math.min(Yte:size(1), o.limit * 1000)) end
-  local model = spec.make_model()
+  local model = spec.make_model():to(device)
   local opt = optim.SGD(model:parameters(), { lr = o.lr, momentum = 0.9 })
   os.execute('mkdir -p "' .. o.out .. '"')
   local log, start = {}, 1
   if o.resume then
-    local state = torch.load(ckpt)
+    local state = torch.load(ckpt, { map_location = tostring(device) })
     model:load_state_dict(state.model)
     opt:load_state_dict(state.optim)
     log = state.log
@@ -146,12 +155,13 @@ function M.run(spec)
     print(string.format('resumed from %s after epoch %d', ckpt, state.epoch))
   end
   print(model)
+  print('training on ' .. tostring(model:parameters()[1].device))
   local train = data.TensorDataset(Xtr, Ytr)
   if o.augment then train = require('fashion_mnist_data').FlippedFashionMNIST(true) end
   for epoch = start, o.epochs do
     -- a fresh shuffle per epoch from (seed, epoch): a resumed run sees the same batches
     local loader = data.DataLoader(train, { batch_size = o.batch, shuffle = true, seed = o.seed * 1000 + epoch,
-      num_workers = o.workers })
+      num_workers = o.workers, pin_memory = cuda })
     local bar = torch.utils.progress(loader, { desc = string.format('epoch %d/%d', epoch, o.epochs),
       disable = o.quiet })
     local t0 = torch.utils.clock()
@@ -161,7 +171,7 @@ function M.run(spec)
       wait = wait + (torch.utils.clock() - last)
       batches = batches + 1
       if o.limit and batches > o.limit then break end
-      local loss = F.cross_entropy(model(as_input(x, spec.shape)), y)
+      local loss = F.cross_entropy(model(as_input(x, spec.shape, device)), y:to(device))
       opt:zero_grad()
       loss:backward()
       opt:step()
@@ -171,7 +181,7 @@ function M.run(spec)
       last = torch.utils.clock()
     end
     local seconds = torch.utils.clock() - t0
-    local test_loss, test_acc = evaluate(model, Xte, Yte, spec.shape)
+    local test_loss, test_acc = evaluate(model, Xte, Yte, spec.shape, device)
     log[#log + 1] = { epoch = epoch, train_loss = sum / seen, test_loss = test_loss, test_acc = test_acc,
       seconds = seconds }
     print(string.format('epoch %d  train loss %.4f  test loss %.4f  test accuracy %.4f  (%.2f s, %.1f%% waiting '

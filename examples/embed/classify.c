@@ -26,12 +26,14 @@ static const char *const CLASSES[10] = {"T-shirt/top", "Trouser", "Pullover", "D
                                         "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
 
 /* The model of examples/fashion_mnist_mlp.lua, its weights from the checkpoint ({model = state
-   dict, optim = ..., epoch = ...}), and a function from a batch of uint8 images to class indices. */
+   dict, optim = ..., epoch = ...}), and a function from a batch of uint8 images to class indices.
+   The checkpoint's tensors come to the CPU whichever device trained it (a GPU, by default, where
+   one is present). */
 static const char *SETUP =
     "local nn = torch.nn\n"
     "local model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),\n"
     "                            nn.Linear(256, 10))\n"
-    "local ckpt = torch.load(checkpoint)\n"
+    "local ckpt = torch.load(checkpoint, {map_location = 'cpu'})\n"
     "model:load_state_dict(ckpt.model)\n"
     "model:eval()\n"
     "trained_epochs = ckpt.epoch\n"
