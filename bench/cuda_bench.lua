@@ -56,6 +56,27 @@ do
   B.result('ratio_cuda_add_vs_copy', bw_add / bw_copy, 'x', '(target >= 0.85)')
 end
 
+-- inputs read in place: a row broadcast over 1e8 floats ([1e4, 1e4] + [1e4]) and a transposed
+-- operand; their bandwidth (the bytes an ideal kernel moves) against the same copy
+do
+  local r = 10000
+  local a, row = torch.ones(r, r, { device = dev }), torch.ones(r, { device = dev })
+  local at = torch.ones(r, r, { device = dev }):t()
+  local bc = gpu_ms(function() return a + row end, 20)
+  local tr = gpu_ms(function() return a + at end, 20)
+  -- the former path, for comparison: the operand copied contiguous, then a contiguous add
+  local bc_old = gpu_ms(function() return a + row:expand(r, r):contiguous() end, 20)
+  local tr_old = gpu_ms(function() return a + at:contiguous() end, 20)
+  local copy = torch._cuda.bench_memcpy(4 * r * r, false, 20)
+  local bw_copy = 2 * 4 * r * r / copy / 1e6
+  B.result('lutorch_cuda_add_broadcast_row_bandwidth', 2 * 4 * r * r / bc / 1e6, 'GB/s',
+    string.format('(%.3f ms; %.2fx of the copy)', bc, 2 * 4 * r * r / bc / 1e6 / bw_copy))
+  B.result('lutorch_cuda_add_transposed_bandwidth', 3 * 4 * r * r / tr / 1e6, 'GB/s',
+    string.format('(%.3f ms; %.2fx of the copy)', tr, 3 * 4 * r * r / tr / 1e6 / bw_copy))
+  B.result('ratio_cuda_broadcast_in_place_vs_copied_first', bc_old / bc, 'x', string.format('(%.3f ms copied first)', bc_old))
+  B.result('ratio_cuda_transposed_in_place_vs_copied_first', tr_old / tr, 'x', string.format('(%.3f ms copied first)', tr_old))
+end
+
 -- pinned host-to-device copy of 256 MiB
 do
   local n = 64 * 1024 * 1024

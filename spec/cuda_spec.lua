@@ -195,6 +195,60 @@ describe('torch.cuda with a GPU', function()
     end
   end)
 
+  -- the kernels read strided and broadcast inputs in place (kernels/cuda/elementwise.h's geometry,
+  -- up to 8 merged dims) and copy the others contiguous first: both against the CPU
+  gpu_it('reads strided, sliced, permuted and broadcast inputs in place, every dtype, and falls back beyond 8 dims', function()
+    for _, dt in ipairs(dtypes_all) do
+      local name = tostring(dt)
+      local function mk(shape, seed)
+        torch.manual_seed(seed)
+        local x = torch.rand(shape) * 8 - 2
+        if dt == torch.bool then return x:gt(1) end
+        if dt == torch.uint8 then x = x + 2 end
+        return x:to(dt)
+      end
+      local tol = dt.is_floating_point and 4 * H.tol(dt) + 1e-6 or 0
+      -- 5 dims against 3 broadcast ones, a size-1 dim in the middle of each
+      local a, b = mk({ 2, 3, 1, 4, 5 }, 1), mk({ 4, 1, 5 }, 2)
+      local ga, gb = a:cuda(), b:cuda()
+      same((ga + gb):cpu(), a + b, tol, 'add broadcast ' .. name)
+      same(ga:lt(gb):cpu(), a:lt(b), 0, 'lt broadcast ' .. name)
+      -- a slice (an offset and row strides) with a permuted tensor
+      local big = mk({ 6, 7, 5 }, 3)
+      local sl, gsl = big[{ { 2, 5 }, { 3, 6 } }], big:cuda()[{ { 2, 5 }, { 3, 6 } }]
+      local pm = mk({ 5, 4, 4 }, 4)
+      local p, gp = pm:permute(3, 2, 1), pm:cuda():permute(3, 2, 1)
+      same((gsl * gp):cpu(), sl * p, tol, 'mul slice by permuted ' .. name)
+      same(gsl:maximum(gp):cpu(), sl:maximum(p), tol, 'maximum slice by permuted ' .. name)
+      -- where: a broadcast condition, a transposed and an expanded operand
+      local c = mk({ 4, 1 }, 5):to(torch.float32):gt(2)
+      local x, y = mk({ 3, 4 }, 6):t(), mk({ 1, 3 }, 7):expand(4, 3)
+      same(torch.where(c:cuda(), x:cuda(), y:cuda()):cpu(), torch.where(c, x, y), 0, 'where broadcast ' .. name)
+      if dt ~= torch.bool then
+        same(gsl:neg():cpu(), sl:neg(), tol, 'neg slice ' .. name)
+        same(gp:abs():cpu(), p:abs(), tol, 'abs permuted ' .. name)
+      end
+      -- 8 dims that cannot merge (read in place) and 9 (copied first)
+      for _, nd in ipairs { 8, 9 } do
+        local shape, perm = {}, {}
+        for d = 1, nd do shape[d], perm[d] = 2, nd + 1 - d end
+        local q, r = mk(shape, 8), mk(shape, 9)
+        local gq, gr = q:cuda():permute(table.unpack(perm)), r:cuda()
+        same((gq + gr):cpu(), q:permute(table.unpack(perm)) + r, tol, nd .. ' permuted dims ' .. name)
+      end
+    end
+    -- a gradient expanded from a number reaches relu's and tanh's backward as a broadcast input
+    for _, dt in ipairs(kernel_dtypes) do
+      local x = (torch.rand(6, 5) * 4 - 2):to(dt)
+      local gx = x:cuda():requires_grad_()
+      local cx = x:clone():requires_grad_()
+      local lg, lc = (gx:relu() + gx:tanh()):sum(), (cx:relu() + cx:tanh()):sum()
+      lg:backward()
+      lc:backward()
+      same(gx.grad:cpu(), cx.grad, 4 * H.tol(dt) + 1e-6, 'relu + tanh backward ' .. tostring(dt))
+    end
+  end)
+
   gpu_it('runs the integer and bool elementwise ops exactly as the CPU does', function()
     for _, dt in ipairs { torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8 } do
       torch.manual_seed(3)

@@ -1,4 +1,5 @@
-/* The CUDA elementwise kernels: grid-stride loops over contiguous operands whose per-element math
+/* The CUDA elementwise kernels: grid-stride loops over a contiguous output, reading inputs that are
+   contiguous, or strided or broadcast through a geometry (one pass, no copy first), whose per-element math
    is the X-macro op table of kernels/elementwise.h, the same bodies the CPU loops expand, so what
    CI tests on the CPU is what runs here. Every dtype of the CPU loops, computing as they do:
    float16/bfloat16 load to float32 and store back with the shared round-to-nearest-even
@@ -9,6 +10,7 @@
 #include "kernels/elementwise.h"
 
 #include <cuda_runtime.h>
+#include <string.h>
 
 /* lt_dtype numbering (core/dtype.h; checked by core/cuda_elementwise.c) */
 enum { DT_F32 = 0, DT_F64, DT_F16, DT_BF16, DT_I64, DT_I32, DT_I16, DT_I8, DT_U8, DT_BOOL };
@@ -105,35 +107,61 @@ static_assert(0 LT_BINARY_OPS(LT_X) == LT_NBINARY, "binary op table");
 static_assert(0 LT_COMPARE_OPS(LT_X) == LT_NCOMPARE, "compare op table");
 #undef LT_X
 
+/* ---- where the inputs' elements are ----
+   Flat: every input contiguous over the output, element i at i (the kernels as they were).
+   Strided: per input, a geometry of kernels/cuda/ew_geo.h (n < 2^31, so 32-bit coordinates). */
+struct Flat {
+  __device__ __forceinline__ int64_t at(int, int64_t i) const { return i; }
+};
+/* the geometries of up to three inputs, by value in the kernel's parameters */
+struct Strided {
+  struct {
+    int nd;
+    lt_ew_dim_t d[LT_CUDA_EW_MAXDIM];
+  } g[3];
+  __device__ __forceinline__ int64_t at(int k, int64_t i) const {
+    return g[k].nd == 0 ? i : lt_ew_offset(g[k].d, g[k].nd, (uint32_t)i);
+  }
+};
+static Strided strided_of(const lt_cuda_ew_geo_t *geo, int nin) {
+  Strided s;
+  memset(&s, 0, sizeof s);
+  for (int k = 0; k < nin; k++) {
+    s.g[k].nd = geo[k].nd;
+    for (int d = 0; d < geo[k].nd; d++) s.g[k].d[d] = lt_ew_dim_make(geo[k].sizes[d], geo[k].strides[d]);
+  }
+  return s;
+}
+
 /* ---- grid-stride kernels ---- */
 #define GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
 
-template <typename ST, typename F> __global__ void unary_k(ST *o, const ST *x, int64_t n) {
-  GRID_STRIDE(i, n) o[i] = store<ST>::f(F::f(ld(x[i])));
+template <typename ST, typename F, typename G> __global__ void unary_k(ST *o, const ST *x, G g, int64_t n) {
+  GRID_STRIDE(i, n) o[i] = store<ST>::f(F::f(ld(x[g.at(0, i)])));
 }
 
 /* alpha in the compute type for floating types (as the CPU loops), ialpha for the integer ones */
-template <typename ST, typename F>
-__global__ void binary_k(ST *o, const ST *a, const ST *b, ST sa, ST sb, double alpha, int64_t ialpha, int64_t n) {
+template <typename ST, typename F, typename G>
+__global__ void binary_k(ST *o, const ST *a, const ST *b, ST sa, ST sb, double alpha, int64_t ialpha, G g, int64_t n) {
   typedef decltype(ld(sa)) CT;
   CT al = (CT)alpha;
-  GRID_STRIDE(i, n) o[i] = store<ST>::f(F::f(ld(a ? a[i] : sa), ld(b ? b[i] : sb), al, ialpha));
+  GRID_STRIDE(i, n) o[i] = store<ST>::f(F::f(ld(a ? a[g.at(0, i)] : sa), ld(b ? b[g.at(1, i)] : sb), al, ialpha));
 }
 
-template <typename ST, typename F>
-__global__ void compare_k(bool *o, const ST *a, const ST *b, ST sa, ST sb, int64_t n) {
-  GRID_STRIDE(i, n) o[i] = F::f(ld(a ? a[i] : sa), ld(b ? b[i] : sb));
+template <typename ST, typename F, typename G>
+__global__ void compare_k(bool *o, const ST *a, const ST *b, ST sa, ST sb, G g, int64_t n) {
+  GRID_STRIDE(i, n) o[i] = F::f(ld(a ? a[g.at(0, i)] : sa), ld(b ? b[g.at(1, i)] : sb));
 }
 
-template <typename ST, typename F>
-__global__ void unary_grad_k(ST *o, const ST *g, const ST *x, const ST *y, int64_t n) {
-  GRID_STRIDE(i, n) o[i] = store<ST>::f(F::f(ld(g[i]), ld(x[i]), ld(y[i])));
+template <typename ST, typename F, typename G>
+__global__ void unary_grad_k(ST *o, const ST *gr, const ST *x, const ST *y, G g, int64_t n) {
+  GRID_STRIDE(i, n) o[i] = store<ST>::f(F::f(ld(gr[g.at(0, i)]), ld(x[g.at(1, i)]), ld(y[g.at(2, i)])));
 }
 
-template <typename U>
-__global__ void where_k(U *o, const bool *c, const U *a, const U *b, U sa, U sb, int64_t n) {
-  GRID_STRIDE(i, n) o[i] = c[i] ? (a ? a[i] : sa) : (b ? b[i] : sb);
+template <typename U, typename G>
+__global__ void where_k(U *o, const bool *c, const U *a, const U *b, U sa, U sb, G g, int64_t n) {
+  GRID_STRIDE(i, n) o[i] = c[g.at(0, i)] ? (a ? a[g.at(1, i)] : sa) : (b ? b[g.at(2, i)] : sb);
 }
 
 template <typename U> __global__ void fill_k(U *o, U v, int64_t n) { GRID_STRIDE(i, n) o[i] = v; }
@@ -149,12 +177,12 @@ static dim3 grid_for(int64_t n) {
     return (int)cudaGetLastError();                                                             \
   } while (0)
 
-/* ---- dispatch on dtype, then op ---- */
-template <typename ST> static int unary_t(void *stream, int op, void *out, const void *x, int64_t n) {
+/* ---- dispatch on dtype, then op (G: Flat or Strided) ---- */
+template <typename ST, typename G> static int unary_t(void *stream, int op, void *out, const void *x, G g, int64_t n) {
   switch (op) {
 #define LT_X(name, kind, fbody, ibody) \
   case LT_UNARY_##name:                                                                     \
-    if constexpr (is_floating<ST>::value || kind) LAUNCH((unary_k<ST, un_##name>), n, (ST *)out, (const ST *)x); \
+    if constexpr (is_floating<ST>::value || kind) LAUNCH((unary_k<ST, un_##name, G>), n, (ST *)out, (const ST *)x, g); \
     else return -1;
     LT_UNARY_OPS(LT_X)
 #undef LT_X
@@ -162,15 +190,15 @@ template <typename ST> static int unary_t(void *stream, int op, void *out, const
   }
 }
 
-template <typename ST>
+template <typename ST, typename G>
 static int binary_t(void *stream, int op, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb, double alpha,
-                    int64_t ialpha, int64_t n) {
+                    int64_t ialpha, G g, int64_t n) {
   switch (op) {
 #define LT_X(name, kind, fbody, ibody)                                                                    \
   case LT_BINARY_##name:                                                                                  \
     if constexpr (is_floating<ST>::value || kind)                                                         \
-      LAUNCH((binary_k<ST, bin_##name>), n, (ST *)out, (const ST *)a, (const ST *)b, from_bits<ST>(sa), \
-             from_bits<ST>(sb), alpha, ialpha);                                                           \
+      LAUNCH((binary_k<ST, bin_##name, G>), n, (ST *)out, (const ST *)a, (const ST *)b, from_bits<ST>(sa), \
+             from_bits<ST>(sb), alpha, ialpha, g);                                                        \
     else return -1;
     LT_BINARY_OPS(LT_X)
 #undef LT_X
@@ -178,31 +206,42 @@ static int binary_t(void *stream, int op, void *out, const void *a, const void *
   }
 }
 
-template <typename ST>
-static int compare_t(void *stream, int op, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb, int64_t n) {
+template <typename ST, typename G>
+static int compare_t(void *stream, int op, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb, G g,
+                     int64_t n) {
   switch (op) {
-#define LT_X(name, body)                                                                                 \
-  case LT_COMPARE_##name:                                                                                \
-    LAUNCH((compare_k<ST, cmp_##name>), n, (bool *)out, (const ST *)a, (const ST *)b, from_bits<ST>(sa), \
-           from_bits<ST>(sb));
+#define LT_X(name, body)                                                                                    \
+  case LT_COMPARE_##name:                                                                                   \
+    LAUNCH((compare_k<ST, cmp_##name, G>), n, (bool *)out, (const ST *)a, (const ST *)b, from_bits<ST>(sa), \
+           from_bits<ST>(sb), g);
     LT_COMPARE_OPS(LT_X)
 #undef LT_X
     default: return -1;
   }
 }
 
-template <typename ST>
-static int unary_grad_t(void *stream, int op, void *out, const void *g, const void *x, const void *y, int64_t n) {
+template <typename ST, typename G>
+static int unary_grad_t(void *stream, int op, void *out, const void *gr, const void *x, const void *y, G g, int64_t n) {
   if constexpr (!is_floating<ST>::value) return -1; /* gradients are floating */
   else switch (op) {
-#define LT_X(name, ux, uy, body)                                                                      \
-  case LT_UNARY_##name:                                                                               \
-    LAUNCH((unary_grad_k<ST, ungrad_##name>), n, (ST *)out, (const ST *)g, (const ST *)x, (const ST *)y);
+#define LT_X(name, ux, uy, body)                                                                              \
+  case LT_UNARY_##name:                                                                                       \
+    LAUNCH((unary_grad_k<ST, ungrad_##name, G>), n, (ST *)out, (const ST *)gr, (const ST *)x, (const ST *)y, g);
     LT_UNARY_GRADS(LT_X)
 #undef LT_X
     default: return -1;
   }
 }
+
+template <typename U, typename G>
+static int where_t(void *stream, void *out, const void *cond, const void *a, const void *b, uint64_t sa, uint64_t sb, G g,
+                   int64_t n) {
+  LAUNCH((where_k<U, G>), n, (U *)out, (const bool *)cond, (const U *)a, (const U *)b, from_bits<U>(sa), from_bits<U>(sb), g);
+}
+
+/* the launch with geometry G: Flat when geo is NULL, else Strided from geo's nin entries */
+#define WITH_GEO(geo, nin, fn, ...) \
+  ((geo) ? fn(__VA_ARGS__, strided_of((geo), (nin)), n) : fn(__VA_ARGS__, Flat(), n))
 
 #define BY_DTYPE(dtype, call)                       \
   switch (dtype) {                                  \
@@ -221,35 +260,32 @@ static int unary_grad_t(void *stream, int op, void *out, const void *g, const vo
 
 extern "C" {
 
-int lt_cuda_k_unary(void *stream, int op, int dtype, void *out, const void *x, int64_t n) {
-  BY_DTYPE(dtype, return unary_t<ST>(stream, op, out, x, n))
+int lt_cuda_k_unary(void *stream, int op, int dtype, void *out, const void *x, const lt_cuda_ew_geo_t *geo, int64_t n) {
+  BY_DTYPE(dtype, return WITH_GEO(geo, 1, unary_t<ST>, stream, op, out, x))
 }
 
 int lt_cuda_k_binary(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
-                     double alpha, int64_t ialpha, int64_t n) {
-  BY_DTYPE(dtype, return binary_t<ST>(stream, op, out, a, b, sa, sb, alpha, ialpha, n))
+                     double alpha, int64_t ialpha, const lt_cuda_ew_geo_t *geo, int64_t n) {
+  BY_DTYPE(dtype, return WITH_GEO(geo, 2, binary_t<ST>, stream, op, out, a, b, sa, sb, alpha, ialpha))
 }
 
 int lt_cuda_k_compare(void *stream, int op, int dtype, void *out, const void *a, const void *b, uint64_t sa, uint64_t sb,
-                      int64_t n) {
-  BY_DTYPE(dtype, return compare_t<ST>(stream, op, out, a, b, sa, sb, n))
+                      const lt_cuda_ew_geo_t *geo, int64_t n) {
+  BY_DTYPE(dtype, return WITH_GEO(geo, 2, compare_t<ST>, stream, op, out, a, b, sa, sb))
 }
 
-int lt_cuda_k_unary_grad(void *stream, int op, int dtype, void *out, const void *g, const void *x, const void *y, int64_t n) {
-  BY_DTYPE(dtype, return unary_grad_t<ST>(stream, op, out, g, x, y, n))
+int lt_cuda_k_unary_grad(void *stream, int op, int dtype, void *out, const void *g, const void *x, const void *y,
+                         const lt_cuda_ew_geo_t *geo, int64_t n) {
+  BY_DTYPE(dtype, return WITH_GEO(geo, 3, unary_grad_t<ST>, stream, op, out, g, x, y))
 }
 
 int lt_cuda_k_where(void *stream, int size, void *out, const void *cond, const void *a, const void *b, uint64_t sa,
-                    uint64_t sb, int64_t n) {
-  const bool *c = (const bool *)cond;
+                    uint64_t sb, const lt_cuda_ew_geo_t *geo, int64_t n) {
   switch (size) {
-    case 1: LAUNCH(where_k<uint8_t>, n, (uint8_t *)out, c, (const uint8_t *)a, (const uint8_t *)b,
-                   from_bits<uint8_t>(sa), from_bits<uint8_t>(sb));
-    case 2: LAUNCH(where_k<uint16_t>, n, (uint16_t *)out, c, (const uint16_t *)a, (const uint16_t *)b,
-                   from_bits<uint16_t>(sa), from_bits<uint16_t>(sb));
-    case 4: LAUNCH(where_k<uint32_t>, n, (uint32_t *)out, c, (const uint32_t *)a, (const uint32_t *)b,
-                   from_bits<uint32_t>(sa), from_bits<uint32_t>(sb));
-    case 8: LAUNCH(where_k<uint64_t>, n, (uint64_t *)out, c, (const uint64_t *)a, (const uint64_t *)b, sa, sb);
+    case 1: return WITH_GEO(geo, 3, where_t<uint8_t>, stream, out, cond, a, b, sa, sb);
+    case 2: return WITH_GEO(geo, 3, where_t<uint16_t>, stream, out, cond, a, b, sa, sb);
+    case 4: return WITH_GEO(geo, 3, where_t<uint32_t>, stream, out, cond, a, b, sa, sb);
+    case 8: return WITH_GEO(geo, 3, where_t<uint64_t>, stream, out, cond, a, b, sa, sb);
     default: return -1;
   }
 }
