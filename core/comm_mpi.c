@@ -10,7 +10,9 @@
    a collective left unmatched. One lock serialises the calls into MPI: DDP's communication thread
    and the Lua thread share the group, and collectives must start in the same order on every rank
    anyway. float16 and bfloat16 are reduced through float32; other reductions map to MPI's types,
-   bool's SUM/MAX to logical or, PRODUCT/MIN to and. */
+   bool's SUM/MAX to logical or, PRODUCT/MIN to and. MPI reads and writes host memory: tensors of
+   the CPU devices are used in place, CUDA tensors travel through a host copy (what a CUDA-aware
+   MPI would spare; NCCL is the backend for GPUs). */
 #include "core/comm.h"
 #include "core/elementwise.h"
 
@@ -133,11 +135,19 @@ static void divide(lt_tensor_t *t, int size) {
   }
 }
 
-/* A contiguous tensor to reduce in (t itself when it already is one of a type MPI reduces), or
-   NULL + error. */
+/* the device of a collective's buffers for t: t's own on the CPU, else the host */
+static lt_device_t host_of(const lt_tensor_t *t) { return t->device.type == LT_CPU ? t->device : lt_device(LT_CPU, 0); }
+
+/* A contiguous host tensor of t's values in dtype dt (t itself when it already is one), or NULL +
+   error. */
+static lt_tensor_t *host_buffer(lt_tensor_t *t, lt_dtype dt) {
+  if (dt == t->dtype && t->device.type == LT_CPU) return lt_contiguous(t);
+  return lt_convert(t, dt, host_of(t));
+}
+
+/* A tensor to reduce in: float16 and bfloat16 as float32 */
 static lt_tensor_t *reduce_buffer(lt_tensor_t *t) {
-  if (lt_dtype_is_low_precision(t->dtype)) return lt_convert(t, LT_FLOAT32, t->device);
-  return lt_contiguous(t);
+  return host_buffer(t, lt_dtype_is_low_precision(t->dtype) ? LT_FLOAT32 : t->dtype);
 }
 
 /* writes work back into t when it is a copy; releases work */
@@ -155,7 +165,6 @@ static int count_of(const char *op, int64_t n, int *out) {
 
 static int m_all_reduce(lt_comm_t *cc, lt_tensor_t *t, lt_reduce_op op) {
   mpi_comm_t *c = (mpi_comm_t *)cc;
-  LT_TRY(lt_check_host("all_reduce", t));
   lt_tensor_t *work = reduce_buffer(t);
   if (!work) return LT_ERR;
   int n = 0, rc = count_of("all_reduce", work->numel, &n);
@@ -173,8 +182,7 @@ static int m_all_reduce(lt_comm_t *cc, lt_tensor_t *t, lt_reduce_op op) {
 
 static int m_broadcast(lt_comm_t *cc, lt_tensor_t *t, int src) {
   mpi_comm_t *c = (mpi_comm_t *)cc;
-  LT_TRY(lt_check_host("broadcast", t));
-  lt_tensor_t *work = lt_contiguous(t);
+  lt_tensor_t *work = host_buffer(t, t->dtype);
   if (!work) return LT_ERR;
   int n = 0, rc = count_of("broadcast", work->numel * (int64_t)lt_elsize(work), &n);
   if (rc == LT_OK && n > 0) {
@@ -190,11 +198,10 @@ static int m_broadcast(lt_comm_t *cc, lt_tensor_t *t, int src) {
 
 static int m_all_gather(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *in) {
   mpi_comm_t *c = (mpi_comm_t *)cc;
-  LT_TRY(lt_check_host("all_gather", in));
-  lt_tensor_t *src = lt_contiguous(in);
+  lt_tensor_t *src = host_buffer(in, in->dtype);
   if (!src) return LT_ERR;
   int64_t sizes[1] = {in->numel * (int64_t)c->size};
-  lt_tensor_t *all = lt_empty(1, sizes, in->dtype, in->device);
+  lt_tensor_t *all = lt_empty(1, sizes, in->dtype, host_of(in));
   int n = 0, rc = all ? count_of("all_gather", in->numel * (int64_t)lt_elsize(in), &n) : LT_ERR;
   if (rc == LT_OK && n > 0) {
     pthread_mutex_lock(&mpi_mu);
@@ -217,11 +224,10 @@ static int m_all_gather(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *in
 
 static int m_reduce_scatter(lt_comm_t *cc, lt_tensor_t *out, lt_tensor_t *const *ins, lt_reduce_op op) {
   mpi_comm_t *c = (mpi_comm_t *)cc;
-  LT_TRY(lt_check_host("reduce_scatter", out));
   lt_dtype wdt = lt_dtype_is_low_precision(out->dtype) ? LT_FLOAT32 : out->dtype;
   int64_t sizes[1] = {out->numel * (int64_t)c->size};
-  lt_tensor_t *send = lt_empty(1, sizes, wdt, out->device);
-  lt_tensor_t *recv = lt_empty(out->ndim, out->sizes, wdt, out->device);
+  lt_tensor_t *send = lt_empty(1, sizes, wdt, host_of(out));
+  lt_tensor_t *recv = lt_empty(out->ndim, out->sizes, wdt, host_of(out));
   int n = 0, rc = send && recv ? count_of("reduce_scatter", out->numel, &n) : LT_ERR;
   for (int r = 0; r < c->size && rc == LT_OK; r++) {
     int64_t strides[LT_MAX_DIM];

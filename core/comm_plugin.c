@@ -38,7 +38,7 @@ static int host_cuda_use(int index) { return lt_error("cuda:%d: this build has n
 
 static const lt_comm_host_t host = {
     LT_COMM_PLUGIN_ABI, sizeof(lt_tensor_t), host_error, lt_last_error, lt_dtype_name, lt_reduce_op_name,
-    lt_check_host, lt_empty, lt_view_geometry, lt_release, lt_contiguous_strides, lt_contiguous, lt_convert,
+    lt_empty, lt_view_geometry, lt_release, lt_contiguous_strides, lt_contiguous, lt_convert,
     lt_copy_, lt_stream_current, lt_stream_handle, host_cuda_use,
 };
 

@@ -26,7 +26,6 @@ typedef struct {
   const char *(*last_error)(void);
   const char *(*dtype_name)(lt_dtype t);
   const char *(*reduce_op_name)(lt_reduce_op op);
-  int (*check_host)(const char *op, const lt_tensor_t *t);
   lt_tensor_t *(*empty)(int ndim, const int64_t *sizes, lt_dtype dt, lt_device_t dev);
   lt_tensor_t *(*view_geometry)(const lt_tensor_t *t, int ndim, const int64_t *sizes, const int64_t *strides,
                                 int64_t offset);

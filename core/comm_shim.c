@@ -22,7 +22,6 @@ int lt_error(const char *fmt, ...) {
 const char *lt_last_error(void) { return H->last_error(); }
 const char *lt_dtype_name(lt_dtype t) { return H->dtype_name(t); }
 const char *lt_reduce_op_name(lt_reduce_op op) { return H->reduce_op_name(op); }
-int lt_check_host(const char *op, const lt_tensor_t *t) { return H->check_host(op, t); }
 
 lt_tensor_t *lt_empty(int ndim, const int64_t *sizes, lt_dtype dt, lt_device_t dev) {
   return H->empty(ndim, sizes, dt, dev);

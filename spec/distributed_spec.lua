@@ -172,20 +172,28 @@ describe('a rank that fails (MPI, 2 ranks, timeout 5 s)', function()
   end)
 end)
 
--- The NCCL backend: one rank a GPU (NCCL refuses two ranks on one device), under mpirun over every
--- visible GPU, or without mpirun as one MPI process on its own (a singleton: Open MPI's isolated
--- mode starts no daemon) when there is one GPU. CI has no GPU: pending there, with the reason.
-local NCCL_WHY = not torch.cuda.is_available() and 'no CUDA device: ' .. tostring(torch._cuda.unavailable_reason())
-  or not dist.is_nccl_available() and 'this build has no NCCL (make CUDA=1 where Open MPI and nccl.h are present)'
-  or (not HAVE_MPI and torch.cuda.device_count() > 1) and 'several GPUs but no mpirun to start a rank on each'
+-- CUDA tensors: on the NCCL backend, one rank a GPU (NCCL refuses two ranks on one device), under
+-- mpirun over every visible GPU; on the MPI backend (staged through the host), 2 ranks on the GPU
+-- under mpirun. Without mpirun and with one GPU, one MPI process on its own (a singleton: Open MPI's
+-- isolated mode starts no daemon). CI has no GPU: pending there, with the reason.
+local GPU_WHY = not torch.cuda.is_available() and 'no CUDA device: ' .. tostring(torch._cuda.unavailable_reason())
+  or not dist.is_mpi_available() and 'this build has no MPI'
   or nil
-local NCCL_RANKS = NCCL_WHY == nil and torch.cuda.device_count() or 0
+local GPU_CASES = {
+  { backend = 'nccl', title = 'torch.distributed on NCCL (CUDA tensors, a rank a GPU)',
+    why = GPU_WHY or (not dist.is_nccl_available() and 'this build has no NCCL (make CUDA=1 where Open MPI and nccl.h are present)')
+      or (not HAVE_MPI and torch.cuda.device_count() > 1 and 'several GPUs but no mpirun to start a rank on each') or nil,
+    ranks = HAVE_MPI and torch.cuda.device_count() or 1 },
+  { backend = 'mpi', device = 'cuda', title = 'torch.distributed on MPI with CUDA tensors (staged through the host)',
+    why = GPU_WHY, ranks = HAVE_MPI and 2 or 1 },
+}
 
 -- the script's per-rank results {rank = {lines}} and the output, under mpirun or as a singleton
-local function nccl_job(script)
-  if HAVE_MPI then return mpi_job(NCCL_RANKS, script, 'nccl') end
+local function gpu_job(case, script)
+  local extra = case.backend .. ' ' .. (case.device or '')
+  if HAVE_MPI then return mpi_job(case.ranks, script, extra) end
   local dir = sh('mktemp -d'):gsub('%s+$', '')
-  local out = sh(string.format('OMPI_MCA_ess_singleton_isolated=1 timeout 60 %s %s %s nccl; echo "RC $?"', BIN, script, dir))
+  local out = sh(string.format('OMPI_MCA_ess_singleton_isolated=1 timeout 60 %s %s %s %s; echo "RC $?"', BIN, script, dir, extra))
   local lines = {}
   local f = io.open(dir .. '/rank0.txt')
   if f then
@@ -196,68 +204,77 @@ local function nccl_job(script)
   return { [0] = lines }, out
 end
 
-local function nccl_it(name, fn)
-  if NCCL_WHY then pending(NCCL_WHY .. ': ' .. name) else it(name, fn) end
+for _, case in ipairs(GPU_CASES) do
+  local nccl = case.backend == 'nccl'
+  local function gpu_case_it(name, fn)
+    if case.why then pending(case.why .. ': ' .. name) else it(name, fn) end
+  end
+  describe(case.title, function()
+    gpu_case_it(nccl and 'every collective on every NCCL dtype, contiguous and not; CPU tensors and int16 refused'
+        or 'every collective on every dtype, contiguous and not', function()
+      local ranks, out = gpu_job(case, 'spec/support/dist_collectives.lua')
+      local R = case.ranks
+      for r = 0, R - 1 do
+        local lines = ranks[r]
+        assert(#lines > 0, 'rank ' .. r .. ' wrote no results:\n' .. out)
+        local fails, oks, checks = {}, 0, nil
+        for _, l in ipairs(lines) do
+          if l:match('^RESULT fail') then fails[#fails + 1] = l end
+          if l:match('^RESULT ok') then oks = oks + 1 end
+          checks = checks or tonumber(l:match('^RESULT checks (%d+)'))
+        end
+        assert.are.same({}, fails)
+        if nccl then
+          -- 9 dtypes x 2 layouts x (5 all_reduce ops, broadcast, R all_gather, 3 reduce_scatter ops), less 4 for
+          -- bool; int16's refusal; the 12 others of the MPI run; CPU tensor, CPU list, barrier
+          assert.are.equal(18 * (9 + R) - 4 + 1 + 12 + 3, checks)
+        else
+          assert.are.equal(20 * (9 + R) - 4 + 12, checks) -- as the CPU run's
+        end
+        assert.are.equal(checks, oks)
+      end
+    end)
+    gpu_case_it('DistributedDataParallel on the GPU: the gradients and parameters of one process, no_sync, errors', function()
+      local ranks, out = gpu_job(case, 'spec/support/dist_ddp.lua')
+      local R = case.ranks
+      for r = 0, R - 1 do
+        local x = {}
+        for _, l in ipairs(ranks[r]) do
+          local k, v = l:match('^RESULT (%S+) (.*)$')
+          if k then x[k] = v end
+        end
+        assert(next(x), 'rank ' .. r .. ' wrote no results:\n' .. out)
+        for _, tag in ipairs { 'one_bucket', 'many_buckets' } do
+          assert.are.equal(0, tonumber(x[tag .. '_init_maxdiff']))
+          assert.is_true(tonumber(x[tag .. '_grad_maxdiff']) < 1e-5, tag)
+          assert.is_true(tonumber(x[tag .. '_param_maxdiff_50']) < 1e-4, tag)
+          assert.are.equal('true', x[tag .. '_nosync_local_differs'])
+          assert.is_true(tonumber(x[tag .. '_nosync_grad_maxdiff']) < 1e-5, tag)
+          assert.is_true(tonumber(x[tag .. '_nosync_fn_grad_maxdiff']) < 1e-5, tag)
+        end
+        assert.are.equal('1', x.one_bucket_buckets)
+        assert.are.equal('6', x.many_buckets_buckets)
+        assert.is_true(tonumber(x.shared_grad_maxdiff) < 1e-5)
+        assert.are.equal('true', x.unused_error)
+        assert.are.equal('3 4', x.unused_error_indices)
+        assert.are.equal('true', x.find_unused_ok)
+        local g = string.format('%g', (R + 1) / 2) -- the mean of x = rank + 1
+        assert.are.equal(g .. ' ' .. g .. ' ' .. g, x.linear_grad)
+        assert.are.equal(100, tonumber(x.buffer_after_forward_true))
+        assert.are.equal(100 + r, tonumber(x.buffer_after_forward_false))
+        assert.are.equal('true', x.device_ids_cpu_error)
+        assert.are.equal('true', x.no_grad_params_error)
+        assert.are.equal('true', x.device_ids_two_error)
+        assert.are.equal(tostring(R > 1), x.mismatch_error) -- one rank wraps what it wraps
+        if nccl then
+          assert.are.equal('true', x.nccl_cpu_module_error)
+          assert.are.equal('true', x.nccl_device_ids_ok)
+        end
+        assert.are.equal('trying to initialize the default process group twice!', x.double_init)
+      end
+    end)
+  end)
 end
-
-describe('torch.distributed on NCCL (CUDA tensors, a rank a GPU)', function()
-  nccl_it('every collective on every NCCL dtype, contiguous and not; CPU tensors and int16 refused', function()
-    local ranks, out = nccl_job('spec/support/dist_collectives.lua')
-    local R = NCCL_RANKS
-    for r = 0, R - 1 do
-      local lines = ranks[r]
-      assert(#lines > 0, 'rank ' .. r .. ' wrote no results:\n' .. out)
-      local fails, oks, checks = {}, 0, nil
-      for _, l in ipairs(lines) do
-        if l:match('^RESULT fail') then fails[#fails + 1] = l end
-        if l:match('^RESULT ok') then oks = oks + 1 end
-        checks = checks or tonumber(l:match('^RESULT checks (%d+)'))
-      end
-      assert.are.same({}, fails)
-      -- 9 dtypes x 2 layouts x (5 all_reduce ops, broadcast, R all_gather, 3 reduce_scatter ops), less 4 for
-      -- bool; int16's refusal; the 12 others of the MPI run; CPU tensor, CPU list, barrier
-      assert.are.equal(18 * (9 + R) - 4 + 1 + 12 + 3, checks)
-      assert.are.equal(checks, oks)
-    end
-  end)
-  nccl_it('DistributedDataParallel on the GPUs: the gradients and parameters of one process, no_sync, errors', function()
-    local ranks, out = nccl_job('spec/support/dist_ddp.lua')
-    local R = NCCL_RANKS
-    for r = 0, R - 1 do
-      local x = {}
-      for _, l in ipairs(ranks[r]) do
-        local k, v = l:match('^RESULT (%S+) (.*)$')
-        if k then x[k] = v end
-      end
-      assert(next(x), 'rank ' .. r .. ' wrote no results:\n' .. out)
-      for _, tag in ipairs { 'one_bucket', 'many_buckets' } do
-        assert.are.equal(0, tonumber(x[tag .. '_init_maxdiff']))
-        assert.is_true(tonumber(x[tag .. '_grad_maxdiff']) < 1e-5, tag)
-        assert.is_true(tonumber(x[tag .. '_param_maxdiff_50']) < 1e-4, tag)
-        assert.are.equal('true', x[tag .. '_nosync_local_differs'])
-        assert.is_true(tonumber(x[tag .. '_nosync_grad_maxdiff']) < 1e-5, tag)
-        assert.is_true(tonumber(x[tag .. '_nosync_fn_grad_maxdiff']) < 1e-5, tag)
-      end
-      assert.are.equal('1', x.one_bucket_buckets)
-      assert.are.equal('6', x.many_buckets_buckets)
-      assert.is_true(tonumber(x.shared_grad_maxdiff) < 1e-5)
-      assert.are.equal('true', x.unused_error)
-      assert.are.equal('3 4', x.unused_error_indices)
-      assert.are.equal('true', x.find_unused_ok)
-      local g = string.format('%g', (R + 1) / 2) -- the mean of x = rank + 1
-      assert.are.equal(g .. ' ' .. g .. ' ' .. g, x.linear_grad)
-      assert.are.equal(100, tonumber(x.buffer_after_forward_true))
-      assert.are.equal(100 + r, tonumber(x.buffer_after_forward_false))
-      assert.are.equal('true', x.device_ids_cpu_error)
-      assert.are.equal('true', x.no_grad_params_error)
-      assert.are.equal('true', x.device_ids_two_error)
-      assert.are.equal(tostring(R > 1), x.mismatch_error) -- one rank wraps what it wraps
-      assert.are.equal('true', x.nccl_cpu_module_error)
-      assert.are.equal('true', x.nccl_device_ids_ok)
-      assert.are.equal('trying to initialize the default process group twice!', x.double_init)
-    end
-  end)
-end)
 
 describe('examples/ddp.lua (MPI, 2 ranks)', function()
   mpi_it('trains, logs on rank 0 only and saves a checkpoint that loads', function()

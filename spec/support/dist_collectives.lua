@@ -1,12 +1,13 @@
 -- Run by spec/distributed_spec.lua under mpirun (2 and 3 ranks): every collective on every dtype,
 -- on contiguous and non-contiguous (transposed) tensors, against values computed here with plain
 -- Lua loops over what each rank holds. Writes "RESULT ok <case>" or "RESULT fail <case> <why>" lines,
--- then "RESULT checks <n>", to arg[1]/rank<r>.txt. With arg[2] = 'nccl': the NCCL backend on CUDA
--- tensors (one GPU a rank), every dtype NCCL has (int16, which it lacks, must be refused).
+-- then "RESULT checks <n>", to arg[1]/rank<r>.txt. arg[2] is the backend ('mpi' by default; 'nccl':
+-- CUDA tensors, one GPU a rank, every dtype NCCL has -- int16, which it lacks, must be refused), arg[3]
+-- the tensors' device ('cuda' with 'mpi': staged through the host).
 local torch = require 'torch'
 local dist = torch.distributed
 local BACKEND = arg[2] or 'mpi'
-local DEV = BACKEND == 'nccl' and 'cuda' or 'cpu'
+local DEV = arg[3] or (BACKEND == 'nccl' and 'cuda' or 'cpu')
 
 dist.init_process_group { backend = BACKEND, timeout = 20 }
 local rank, R = dist.get_rank(), dist.get_world_size()

@@ -1,11 +1,12 @@
 -- Run by spec/distributed_spec.lua under mpirun (2 ranks): DDP against one process on the whole
 -- batch, computed here too (every rank builds the reference model with rank 0's initial values).
--- Writes "RESULT <name> <value>" lines to arg[1]/rank<r>.txt for the spec to check. With
--- arg[2] = 'nccl': the NCCL backend, the models and data on each rank's GPU.
+-- Writes "RESULT <name> <value>" lines to arg[1]/rank<r>.txt for the spec to check. arg[2] is the
+-- backend ('mpi' by default; 'nccl': the models and data on each rank's GPU), arg[3] the device
+-- ('cuda' with 'mpi': the gradients staged through the host).
 local torch = require 'torch'
 local nn, dist = torch.nn, torch.distributed
 local BACKEND = arg[2] or 'mpi'
-local DEV = BACKEND == 'nccl' and 'cuda' or 'cpu'
+local DEV = arg[3] or (BACKEND == 'nccl' and 'cuda' or 'cpu')
 -- two CPU devices, for the module across devices below (before any tensor exists)
 if torch.cpu.device_count() < 2 then torch.cpu.set_device_count(2) end
 
