@@ -63,7 +63,19 @@
   X(reciprocal, LT_FLOATS, (T)1 / (v), 0)                                                \
   X(square, LT_INTS, (v) * (v), LT_IMUL(v, v))                                          \
   X(gelu, LT_FLOATS, (T)0.5 * (v) * ((T)1 + erf((v) * (T)0.70710678118654752440)), 0)    \
-  X(gelu_tanh, LT_FLOATS, (T)0.5 * (v) * ((T)1 + tanh((T)0.79788456080286535588 * ((v) + (T)0.044715 * (v) * (v) * (v)))), 0)
+  X(gelu_tanh, LT_FLOATS, (T)0.5 * (v) * ((T)1 + tanh((T)0.79788456080286535588 * ((v) + (T)0.044715 * (v) * (v) * (v)))), 0) \
+  X(silu, LT_FLOATS, (v) / ((T)1 + LT_EXP(-(v))), 0)                                        \
+  X(mish, LT_FLOATS, (v) * tanh(lt_softplus1(v)), 0)                                        \
+  X(softplus, LT_FLOATS, lt_softplus1(v), 0)                                                \
+  X(hardswish, LT_FLOATS, ((v) <= (T)-3 ? (T)0 : (v) >= (T)3 ? (v) : (v) * ((v) + (T)3) / (T)6), 0) \
+  X(hardsigmoid, LT_FLOATS, ((v) <= (T)-3 ? (T)0 : (v) >= (T)3 ? (T)1 : (v) / (T)6 + (T)0.5), 0) \
+  X(logsigmoid, LT_FLOATS, (((v) < 0 ? (v) : (T)0) - log1p(LT_EXP(-fabs(v)))), 0)          \
+  X(selu, LT_FLOATS, ((v) > 0 ? (T)LT_SELU_SCALE * (v) : (T)(LT_SELU_SCALE * LT_SELU_ALPHA) * expm1(v)), 0) \
+  X(softsign, LT_FLOATS, (v) / ((T)1 + fabs(v)), 0)                                         \
+  X(tanhshrink, LT_FLOATS, (v) - tanh(v), 0)                                                \
+  X(relu6, LT_INTS, ((v) != (v) ? (v) : (v) < 0 ? (T)0 : (v) > 6 ? (T)6 : (v)), ((v) < 0 ? 0 : (v) > 6 ? 6 : (v))) \
+  X(exp2, LT_FLOATS, exp2(v), 0)                                                            \
+  X(frac, LT_FLOATS, (v) - trunc(v), 0)
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_UNARY_##name,
@@ -108,7 +120,55 @@ typedef enum {
   X(square, 1, 0, (g) * ((T)2 * (x)))                                                              \
   X(gelu, 1, 0, (g) * ((T)0.5 * ((T)1 + erf((x) * (T)0.70710678118654752440)) +                    \
                        (x) * LT_SQRT_2_PI_INV * LT_EXP((T)-0.5 * (x) * (x))))                      \
-  X(gelu_tanh, 1, 0, (g) * lt_gelu_tanh_grad(x))
+  X(gelu_tanh, 1, 0, (g) * lt_gelu_tanh_grad(x))                                                   \
+  X(silu, 1, 0, (g) * lt_silu_grad(x))                                                             \
+  X(mish, 1, 0, (g) * lt_mish_grad(x))                                                             \
+  X(softplus, 1, 0, (x) > (T)20 ? (g) : (g) * lt_softplus1_grad(x))                                \
+  X(hardswish, 1, 0, (x) < (T)-3 ? (T)0 : (x) <= (T)3 ? (g) * ((x) / (T)3 + (T)0.5) : (g))          \
+  X(hardsigmoid, 1, 0, ((x) > (T)-3 && (x) < (T)3) ? (g) / (T)6 : (T)0)                             \
+  X(logsigmoid, 1, 0, (g) * lt_logsigmoid_grad(x))                                                 \
+  X(selu, 1, 0, (x) <= 0 ? (g) * (T)(LT_SELU_SCALE * LT_SELU_ALPHA) * LT_EXP(x) : (g) * (T)LT_SELU_SCALE) \
+  X(softsign, 1, 0, (g) / (((T)1 + fabs(x)) * ((T)1 + fabs(x))))                                    \
+  X(tanhshrink, 1, 0, (g) * tanh(x) * tanh(x))                                                     \
+  X(relu6, 1, 0, ((x) > 0 && (x) < (T)6) ? (g) : (T)0)                                             \
+  X(exp2, 0, 1, (g) * (y) * (T)0.69314718055994530942)                                             \
+  X(frac, 0, 0, (g))
+
+/* SELU's constants (PyTorch's) */
+#define LT_SELU_ALPHA 1.6732632423543772848170429916717
+#define LT_SELU_SCALE 1.0507009873554804934193349852946
+
+/* Helpers of the activations above, for T = float and double: CUDA overloads them, C picks one
+   with _Generic. softplus with PyTorch's defaults (beta 1, threshold 20); the derivatives of silu,
+   mish, softplus and logsigmoid in PyTorch's forms. */
+#define LT_SOFTPLUS1(T) return x > (T)20 ? x : log1p(LT_EXP(x));
+#define LT_SOFTPLUS1_GRAD(T) T z = LT_EXP(x); return z / (z + (T)1);
+#define LT_SILU_GRAD(T) T s = (T)1 / ((T)1 + LT_EXP(-x)); return s * ((T)1 + x * ((T)1 - s));
+#define LT_MISH_GRAD(T)                                                                            \
+  T s = (T)1 / ((T)1 + LT_EXP(-x)), t = tanh(x > (T)20 ? x : log1p(LT_EXP(x)));                    \
+  return t + x * s * ((T)1 - t * t);
+#define LT_LOGSIGMOID_GRAD(T)                                                                      \
+  T z = LT_EXP(-fabs(x));                                                                          \
+  return x < 0 ? (T)1 - z / ((T)1 + z) : z / ((T)1 + z);
+#ifdef __CUDACC__
+#define LT_FP_HELPER(name, BODY) \
+  LT_HD float name(float x) { BODY(float) } \
+  LT_HD double name(double x) { BODY(double) }
+#else
+#define LT_FP_HELPER(name, BODY) \
+  LT_HD float name##_f(float x) { BODY(float) } \
+  LT_HD double name##_d(double x) { BODY(double) }
+#define lt_softplus1(x) _Generic((x), float: lt_softplus1_f, default: lt_softplus1_d)(x)
+#define lt_softplus1_grad(x) _Generic((x), float: lt_softplus1_grad_f, default: lt_softplus1_grad_d)(x)
+#define lt_silu_grad(x) _Generic((x), float: lt_silu_grad_f, default: lt_silu_grad_d)(x)
+#define lt_mish_grad(x) _Generic((x), float: lt_mish_grad_f, default: lt_mish_grad_d)(x)
+#define lt_logsigmoid_grad(x) _Generic((x), float: lt_logsigmoid_grad_f, default: lt_logsigmoid_grad_d)(x)
+#endif
+LT_FP_HELPER(lt_softplus1, LT_SOFTPLUS1)
+LT_FP_HELPER(lt_softplus1_grad, LT_SOFTPLUS1_GRAD)
+LT_FP_HELPER(lt_silu_grad, LT_SILU_GRAD)
+LT_FP_HELPER(lt_mish_grad, LT_MISH_GRAD)
+LT_FP_HELPER(lt_logsigmoid_grad, LT_LOGSIGMOID_GRAD)
 
 /* d/dx of the tanh approximation of gelu, in PyTorch's order of operations */
 #define LT_GELU_TANH_GRAD(T)                                                                     \

@@ -150,7 +150,8 @@ describe('torch.cuda with a GPU', function()
   end)
 
   local unary = { 'abs', 'neg', 'exp', 'expm1', 'log', 'log1p', 'sqrt', 'rsqrt', 'sin', 'cos', 'tanh',
-    'sigmoid', 'relu', 'floor', 'ceil', 'round', 'trunc', 'sign', 'reciprocal', 'erf', 'atan' }
+    'sigmoid', 'relu', 'floor', 'ceil', 'round', 'trunc', 'sign', 'reciprocal', 'erf', 'atan', 'silu', 'mish',
+    'softplus', 'hardswish', 'hardsigmoid', 'logsigmoid', 'selu', 'softsign', 'tanhshrink', 'relu6', 'exp2', 'frac' }
   gpu_it('runs the unary ops as the CPU does', function()
     for _, dt in ipairs(kernel_dtypes) do
       local x = (torch.rand(7, 9) * 4 + 0.05):to(dt)

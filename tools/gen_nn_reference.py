@@ -162,6 +162,34 @@ add("layer_norm_noaffine", lambda x: F.layer_norm(x, (6,)),
 add("gelu", lambda x: F.gelu(x), {"x": det((20,), 39, 4.0)}, grad_of=("x",))
 add("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), {"x": det((20,), 40, 4.0)},
     grad_of=("x",))
+# inputs across each one's kinks and thresholds (softplus and mish switch at 20, hardswish and
+# hardsigmoid at -3 and 3, relu6 at 0 and 6)
+add("silu", lambda x: F.silu(x), {"x": det((30,), 60, 8.0)}, grad_of=("x",))
+add("mish", lambda x: F.mish(x), {"x": det((30,), 61, 25.0)}, grad_of=("x",))
+add("softplus", lambda x: F.softplus(x), {"x": det((30,), 62, 25.0)}, grad_of=("x",))
+add("softplus_beta_threshold", lambda x: F.softplus(x, beta=2.0, threshold=5.0),
+    {"x": det((30,), 63, 6.0)}, grad_of=("x",))
+add("hardswish", lambda x: F.hardswish(x), {"x": det((30,), 64, 5.0)}, grad_of=("x",))
+add("hardsigmoid", lambda x: F.hardsigmoid(x), {"x": det((30,), 65, 5.0)}, grad_of=("x",))
+add("logsigmoid", lambda x: F.logsigmoid(x), {"x": det((30,), 66, 40.0)}, grad_of=("x",))
+add("selu", lambda x: F.selu(x), {"x": det((30,), 67, 4.0)}, grad_of=("x",))
+add("softsign", lambda x: F.softsign(x), {"x": det((30,), 68, 4.0)}, grad_of=("x",))
+add("tanhshrink", lambda x: F.tanhshrink(x), {"x": det((30,), 69, 4.0)}, grad_of=("x",))
+add("relu6", lambda x: F.relu6(x), {"x": det((30,), 70, 8.0)}, grad_of=("x",))
+add("exp2", lambda x: torch.exp2(x), {"x": det((30,), 71, 8.0)}, grad_of=("x",))
+add("frac", lambda x: torch.frac(x), {"x": det((30,), 72, 8.0) + 0.0625}, grad_of=("x",))
+add("leaky_relu", lambda x: F.leaky_relu(x, 0.2), {"x": det((30,), 73, 3.0)}, grad_of=("x",))
+add("elu", lambda x: F.elu(x, alpha=0.7), {"x": det((30,), 74, 3.0)}, grad_of=("x",))
+add("celu", lambda x: F.celu(x, alpha=1.5), {"x": det((30,), 75, 3.0)}, grad_of=("x",))
+add("hardtanh", lambda x: F.hardtanh(x, -0.5, 2.0), {"x": det((30,), 76, 3.0)}, grad_of=("x",))
+add("threshold", lambda x: F.threshold(x, 0.3, -2.0), {"x": det((30,), 77, 3.0)}, grad_of=("x",))
+add("prelu_channels", lambda x, w: F.prelu(x, w), {"x": det((2, 3, 4), 78, 2.0), "w": det((3,), 79)},
+    grad_of=("x", "w"))
+add("prelu_single", lambda x, w: F.prelu(x, w), {"x": det((5, 2), 80, 2.0), "w": torch.tensor([0.3])},
+    grad_of=("x", "w"))
+add("glu_last", lambda x: F.glu(x), {"x": det((3, 6), 81, 2.0)}, grad_of=("x",))
+add("glu_dim1", lambda x: F.glu(x, dim=0), {"x": det((4, 3), 82, 2.0)}, grad_of=("x",))
+add("softmin", lambda x: F.softmin(x, dim=1), {"x": det((3, 5), 83, 2.0)}, grad_of=("x",))
 
 # ---- embedding, linear ----
 add("embedding_padding", lambda idx, w: F.embedding(idx - 1, w, padding_idx=2),

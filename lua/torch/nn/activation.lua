@@ -1,6 +1,10 @@
--- Activation modules: ReLU, GELU, Tanh, Sigmoid, Softmax and LogSoftmax.
+-- Activation modules: ReLU, GELU, Tanh, Sigmoid, Softmax and LogSoftmax; SiLU, Mish, Hardswish,
+-- Hardsigmoid, SELU, ReLU6, Softsign, Tanhshrink, LogSigmoid, LeakyReLU, ELU, CELU, Softplus,
+-- Hardtanh, Threshold, PReLU, GLU and Softmin, with PyTorch's arguments, defaults and reprs.
+local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
+local Parameter = require('torch.nn.parameter').Parameter
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -69,5 +73,153 @@ M.LogSoftmax = LogSoftmax
 function LogSoftmax:init(dim) self.dim = dim_arg(dim, 'LogSoftmax') end
 function LogSoftmax:forward(x) return F.log_softmax(x, softmax_dim(self.dim, x)) end
 function LogSoftmax:extra_repr() return 'dim=' .. pyrepr(self.dim) end
+
+-- the activations without parameters: Name({inplace = false}) (or Name(true)) where PyTorch has inplace
+local function plain(name, fname, has_inplace)
+  local cls = Module:extend(name)
+  M[name] = cls
+  if has_inplace then
+    function cls:init(o) self.inplace = inplace_arg(o) end
+    function cls:forward(x) return F[fname](x, { inplace = self.inplace }) end
+    function cls:extra_repr() return self.inplace and 'inplace=True' or '' end
+  else
+    function cls:forward(x) return F[fname](x) end
+  end
+end
+plain('SiLU', 'silu', true)
+plain('Mish', 'mish', true)
+plain('Hardswish', 'hardswish', true)
+plain('Hardsigmoid', 'hardsigmoid', true)
+plain('SELU', 'selu', true)
+plain('ReLU6', 'relu6', true)
+plain('Softsign', 'softsign', false)
+plain('Tanhshrink', 'tanhshrink', false)
+plain('LogSigmoid', 'logsigmoid', false)
+
+-- the parameters of a constructor: positional with PyTorch's defaults, or one options table
+local function args_of(cls, given, names, defaults)
+  local o, v = given[1], {}
+  if type(o) == 'table' then
+    for k in pairs(o) do
+      local known = false
+      for _, n in ipairs(names) do known = known or n == k end
+      if not known then
+        error(string.format("%s: unknown option '%s' (its options are %s)", cls, tostring(k), table.concat(names, ', ')), 4)
+      end
+    end
+    for i, n in ipairs(names) do v[i] = o[n] end
+  else
+    for i = 1, #names do v[i] = given[i] end
+  end
+  for i, n in ipairs(names) do
+    if v[i] == nil then v[i] = defaults[i] end
+    if n == 'inplace' then v[i] = v[i] and true or false
+    elseif type(v[i]) ~= 'number' then
+      error(string.format('%s: %s must be a number, got %s', cls, n, type(v[i])), 4)
+    end
+  end
+  return v
+end
+
+local function fl(v) return pyrepr(v + 0.0) end
+
+--- LeakyReLU(negative_slope = 0.01, inplace = false)
+local LeakyReLU = Module:extend('LeakyReLU')
+M.LeakyReLU = LeakyReLU
+function LeakyReLU:init(...)
+  local v = args_of('LeakyReLU', { ... }, { 'negative_slope', 'inplace' }, { 0.01, false })
+  self.negative_slope, self.inplace = v[1], v[2]
+end
+function LeakyReLU:forward(x) return F.leaky_relu(x, self.negative_slope, self.inplace) end
+function LeakyReLU:extra_repr()
+  return 'negative_slope=' .. fl(self.negative_slope) .. (self.inplace and ', inplace=True' or '')
+end
+
+--- ELU(alpha = 1, inplace = false) and CELU(alpha = 1, inplace = false)
+for _, nm in ipairs { { 'ELU', 'elu' }, { 'CELU', 'celu' } } do
+  local cls = Module:extend(nm[1])
+  M[nm[1]] = cls
+  function cls:init(...)
+    local v = args_of(nm[1], { ... }, { 'alpha', 'inplace' }, { 1.0, false })
+    self.alpha, self.inplace = v[1], v[2]
+  end
+  function cls:forward(x) return F[nm[2]](x, self.alpha, self.inplace) end
+  function cls:extra_repr() return 'alpha=' .. fl(self.alpha) .. (self.inplace and ', inplace=True' or '') end
+end
+
+--- Softplus(beta = 1, threshold = 20)
+local Softplus = Module:extend('Softplus')
+M.Softplus = Softplus
+function Softplus:init(...)
+  local v = args_of('Softplus', { ... }, { 'beta', 'threshold' }, { 1.0, 20.0 })
+  self.beta, self.threshold = v[1], v[2]
+end
+function Softplus:forward(x) return F.softplus(x, self.beta, self.threshold) end
+function Softplus:extra_repr() return 'beta=' .. fl(self.beta) .. ', threshold=' .. fl(self.threshold) end
+
+--- Hardtanh(min_val = -1, max_val = 1, inplace = false)
+local Hardtanh = Module:extend('Hardtanh')
+M.Hardtanh = Hardtanh
+function Hardtanh:init(...)
+  local v = args_of('Hardtanh', { ... }, { 'min_val', 'max_val', 'inplace' }, { -1.0, 1.0, false })
+  if v[1] > v[2] then error(string.format('Hardtanh: min_val (%g) must not exceed max_val (%g)', v[1], v[2]), 3) end
+  self.min_val, self.max_val, self.inplace = v[1], v[2], v[3]
+end
+function Hardtanh:forward(x) return F.hardtanh(x, self.min_val, self.max_val, self.inplace) end
+function Hardtanh:extra_repr()
+  return 'min_val=' .. fl(self.min_val) .. ', max_val=' .. fl(self.max_val) .. (self.inplace and ', inplace=True' or '')
+end
+
+--- Threshold(threshold, value, inplace = false)
+local Threshold = Module:extend('Threshold')
+M.Threshold = Threshold
+function Threshold:init(...)
+  local v = args_of('Threshold', { ... }, { 'threshold', 'value', 'inplace' }, { nil, nil, false })
+  self.threshold, self.value, self.inplace = v[1], v[2], v[3]
+end
+function Threshold:forward(x) return F.threshold(x, self.threshold, self.value, self.inplace) end
+function Threshold:extra_repr()
+  return 'threshold=' .. fl(self.threshold) .. ', value=' .. fl(self.value) .. (self.inplace and ', inplace=True' or '')
+end
+
+--- PReLU({num_parameters = 1, init = 0.25}) (or PReLU(num_parameters, init)): a learnt slope for
+-- x < 0, one, or one per channel
+local PReLU = Module:extend('PReLU')
+M.PReLU = PReLU
+function PReLU:init(...)
+  local given = { ... }
+  local o = type(given[1]) == 'table' and given[1] or nil
+  local device, dtype = o and o.device, o and o.dtype
+  if o then
+    local opts = {}
+    for k, val in pairs(o) do if k ~= 'device' and k ~= 'dtype' then opts[k] = val end end
+    given = { opts }
+  end
+  local v = args_of('PReLU', given, { 'num_parameters', 'init' }, { 1, 0.25 })
+  if math.type(v[1]) ~= 'integer' or v[1] < 1 then
+    error('PReLU: num_parameters must be a positive integer, got ' .. tostring(v[1]), 3)
+  end
+  self.num_parameters = v[1]
+  self.weight = Parameter(torch.full({ v[1] }, v[2], { device = device, dtype = dtype }))
+end
+function PReLU:forward(x) return F.prelu(x, self.weight) end
+function PReLU:extra_repr() return 'num_parameters=' .. self.num_parameters end
+
+--- GLU(dim = -1)
+local GLU = Module:extend('GLU')
+M.GLU = GLU
+function GLU:init(dim)
+  if type(dim) == 'table' then dim = dim.dim end
+  self.dim = dim_arg(dim, 'GLU') or -1
+end
+function GLU:forward(x) return F.glu(x, self.dim) end
+function GLU:extra_repr() return 'dim=' .. pyrepr(self.dim) end
+
+--- Softmin(dim): softmax(-x, dim)
+local Softmin = Module:extend('Softmin')
+M.Softmin = Softmin
+function Softmin:init(dim) self.dim = dim_arg(dim, 'Softmin') end
+function Softmin:forward(x) return F.softmin(x, softmax_dim(self.dim, x)) end
+function Softmin:extra_repr() return 'dim=' .. pyrepr(self.dim) end
 
 return M

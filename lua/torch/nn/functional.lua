@@ -58,6 +58,139 @@ end
 function F.tanh(x) return x:tanh() end
 function F.sigmoid(x) return x:sigmoid() end
 
+-- the activations of the op table (C kernels on every device, their derivatives in
+-- kernels/elementwise.h): F.silu(x, {inplace}), F.relu6, F.hardswish, ...
+for _, name in ipairs { 'silu', 'mish', 'hardswish', 'hardsigmoid', 'selu', 'relu6', 'softsign', 'tanhshrink' } do
+  F[name] = function(x, o)
+    check_tensor(x, name)
+    if o ~= nil and type(o) ~= 'boolean' then opts_of(o, name, { 'inplace' }) end
+    if o == true or (type(o) == 'table' and o.inplace) then return x[name .. '_'](x) end
+    return x[name](x)
+  end
+end
+--- F.logsigmoid(x) -> tensor: log(1 / (1 + exp(-x))), computed stably
+function F.logsigmoid(x)
+  check_tensor(x, 'logsigmoid')
+  return x:logsigmoid()
+end
+
+-- positional parameters with PyTorch's defaults, or one options table in their place
+-- (F.leaky_relu(x, 0.2), F.leaky_relu(x, {negative_slope = 0.2, inplace = true}))
+local function params(op, args, names, defaults)
+  local o = args[1]
+  local v = {}
+  if type(o) == 'table' then
+    opts_of(o, op, names)
+    for i, n in ipairs(names) do
+      if o[n] == nil then v[i] = defaults[i] else v[i] = o[n] end
+    end
+  else
+    for i = 1, #names do
+      if args[i] == nil then v[i] = defaults[i] else v[i] = args[i] end
+    end
+  end
+  for i, n in ipairs(names) do
+    if n ~= 'inplace' and n ~= 'dim' and type(v[i]) ~= 'number' then
+      error(string.format('%s: %s must be a number, got %s', op, n, type(v[i])), 3)
+    end
+  end
+  return table.unpack(v, 1, #names)
+end
+
+-- y computed out of place, then written into x when inplace (as PyTorch's in-place forms)
+local function result(x, y, inplace)
+  if inplace then return x:copy_(y) end
+  return y
+end
+
+--- F.leaky_relu(x, negative_slope = 0.01, inplace = false) -> tensor: x where x > 0, else slope * x
+function F.leaky_relu(x, ...)
+  check_tensor(x, 'leaky_relu')
+  local slope, inplace = params('leaky_relu', { ... }, { 'negative_slope', 'inplace' }, { 0.01, false })
+  return result(x, torch.where(x:gt(0), x, x * slope), inplace)
+end
+
+--- F.elu(x, alpha = 1, inplace = false) -> tensor: x where x > 0, else alpha * (exp(x) - 1)
+function F.elu(x, ...)
+  check_tensor(x, 'elu')
+  local alpha, inplace = params('elu', { ... }, { 'alpha', 'inplace' }, { 1, false })
+  -- the negative branch on min(x, 0): no exp overflow where it is not taken (its gradient is 0 there)
+  return result(x, torch.where(x:gt(0), x, x:clamp(nil, 0):expm1() * alpha), inplace)
+end
+
+--- F.celu(x, alpha = 1, inplace = false) -> tensor: max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+function F.celu(x, ...)
+  check_tensor(x, 'celu')
+  local alpha, inplace = params('celu', { ... }, { 'alpha', 'inplace' }, { 1, false })
+  if alpha == 0 then error('celu: alpha must not be 0', 2) end
+  return result(x, torch.where(x:gt(0), x, (x:clamp(nil, 0) / alpha):expm1() * alpha), inplace)
+end
+
+--- F.softplus(x, beta = 1, threshold = 20) -> tensor: log(1 + exp(beta x)) / beta, x itself where
+-- beta x > threshold
+function F.softplus(x, ...)
+  check_tensor(x, 'softplus')
+  local beta, threshold = params('softplus', { ... }, { 'beta', 'threshold' }, { 1, 20 })
+  if beta == 1 and threshold == 20 then return x:softplus() end
+  local z = beta == 1 and x or x * beta
+  -- softplus on min(z, threshold): the branch not taken stays finite
+  return torch.where(z:gt(threshold), x, z:clamp(nil, threshold):softplus() / beta)
+end
+
+--- F.hardtanh(x, min_val = -1, max_val = 1, inplace = false) -> tensor: x clamped to [min_val, max_val]
+function F.hardtanh(x, ...)
+  check_tensor(x, 'hardtanh')
+  local lo, hi, inplace = params('hardtanh', { ... }, { 'min_val', 'max_val', 'inplace' }, { -1, 1, false })
+  if lo > hi then error(string.format('hardtanh: min_val (%g) must not exceed max_val (%g)', lo, hi), 2) end
+  if inplace then return x:clamp_(lo, hi) end
+  return x:clamp(lo, hi)
+end
+
+--- F.threshold(x, threshold, value, inplace = false) -> tensor: x where x > threshold, else value
+function F.threshold(x, ...)
+  check_tensor(x, 'threshold')
+  local th, value, inplace = params('threshold', { ... }, { 'threshold', 'value', 'inplace' }, { nil, nil, false })
+  return result(x, torch.where(x:gt(th), x, value), inplace)
+end
+
+--- F.prelu(x, weight) -> tensor: x where x > 0, else weight * x; weight has 1 element or one per
+-- channel (dim 2 of x)
+function F.prelu(x, w)
+  check_tensor(x, 'prelu')
+  check_tensor(w, 'prelu', 'weight')
+  local n = w:numel()
+  if n ~= 1 then
+    if x:dim() < 2 or x:size(2) ~= n then
+      error(string.format('prelu: weight has %d elements, but the input has %s channels (dim 2)', n,
+        x:dim() < 2 and 'no' or tostring(x:size(2))), 2)
+    end
+    local shape = { 1, n }
+    for _ = 3, x:dim() do shape[#shape + 1] = 1 end
+    w = w:reshape(shape)
+  else
+    w = w:reshape({})
+  end
+  return torch.where(x:gt(0), x, x * w)
+end
+
+--- F.glu(x, dim = -1) -> tensor: a * sigmoid(b), a and b the halves of x along dim
+function F.glu(x, dim)
+  check_tensor(x, 'glu')
+  dim = dim or -1
+  local d = dim < 0 and x:dim() + dim + 1 or dim
+  if d < 1 or d > x:dim() then error(string.format('glu: dim %d is out of range for a %d-D input', dim, x:dim()), 2) end
+  local n = x:size(d)
+  if n % 2 ~= 0 then error(string.format('glu: halving dimension must be even, but dimension %d is size %d', dim, n), 2) end
+  return x:narrow(d, 1, n // 2) * x:narrow(d, n // 2 + 1, n // 2):sigmoid()
+end
+
+--- F.softmin(x, dim) -> tensor: softmax(-x, dim)
+function F.softmin(x, dim)
+  check_tensor(x, 'softmin')
+  if dim == nil then error('softmin: dim is required', 2) end
+  return C.softmax(-x, dim)
+end
+
 --- F.softmax(x, dim) -> tensor: exp(x) / sum(exp(x)) along dim (1-based, required)
 function F.softmax(x, dim)
   check_tensor(x, 'softmax')
