@@ -46,25 +46,30 @@ local function mpi_it(name, fn)
   if HAVE_MPI then it(name, fn) else pending('no mpirun (not installed, or LUTORCH_MPIRUN=none): ' .. name) end
 end
 
+-- every rank of a dist_collectives.lua job wrote `want` checks, all passed
+local function check_collectives(ranks, out, R, want)
+  for r = 0, R - 1 do
+    local lines = ranks[r]
+    assert(#lines > 0, 'rank ' .. r .. ' wrote no results:\n' .. out)
+    local fails, oks, checks = {}, 0, nil
+    for _, l in ipairs(lines) do
+      if l:match('^RESULT fail') then fails[#fails + 1] = l end
+      if l:match('^RESULT ok') then oks = oks + 1 end
+      checks = checks or tonumber(l:match('^RESULT checks (%d+)'))
+    end
+    assert.are.same({}, fails)
+    assert.are.equal(want, checks)
+    assert.are.equal(checks, oks)
+  end
+end
+
 describe('torch.distributed collectives (MPI)', function()
   for _, np in ipairs { 2, 3 } do
     mpi_it(string.format('every collective on every dtype, contiguous and not, over %d ranks', np), function()
       local ranks, out = mpi_job(np, 'spec/support/dist_collectives.lua')
-      for r = 0, np - 1 do
-        local lines = ranks[r]
-        assert(#lines > 0, 'rank ' .. r .. ' wrote no results:\n' .. out)
-        local fails, oks, checks = {}, 0, nil
-        for _, l in ipairs(lines) do
-          if l:match('^RESULT fail') then fails[#fails + 1] = l end
-          if l:match('^RESULT ok') then oks = oks + 1 end
-          checks = checks or tonumber(l:match('^RESULT checks (%d+)'))
-        end
-        assert.are.same({}, fails)
-        -- 10 dtypes x 2 layouts x (5 all_reduce ops, broadcast, np all_gather, 3 reduce_scatter ops), less bool AVG
-        -- and bool's third reduce_scatter op, plus 12 others
-        assert.are.equal(20 * (5 + 1 + np + 3) - 4 + 12, checks)
-        assert.are.equal(checks, oks)
-      end
+      -- 10 dtypes x 2 layouts x (5 all_reduce ops, broadcast, np all_gather, 3 reduce_scatter ops), less bool AVG
+      -- and bool's third reduce_scatter op, plus 12 others
+      check_collectives(ranks, out, np, 20 * (5 + 1 + np + 3) - 4 + 12)
     end)
   end
 end)
@@ -214,25 +219,9 @@ for _, case in ipairs(GPU_CASES) do
         or 'every collective on every dtype, contiguous and not', function()
       local ranks, out = gpu_job(case, 'spec/support/dist_collectives.lua')
       local R = case.ranks
-      for r = 0, R - 1 do
-        local lines = ranks[r]
-        assert(#lines > 0, 'rank ' .. r .. ' wrote no results:\n' .. out)
-        local fails, oks, checks = {}, 0, nil
-        for _, l in ipairs(lines) do
-          if l:match('^RESULT fail') then fails[#fails + 1] = l end
-          if l:match('^RESULT ok') then oks = oks + 1 end
-          checks = checks or tonumber(l:match('^RESULT checks (%d+)'))
-        end
-        assert.are.same({}, fails)
-        if nccl then
-          -- 9 dtypes x 2 layouts x (5 all_reduce ops, broadcast, R all_gather, 3 reduce_scatter ops), less 4 for
-          -- bool; int16's refusal; the 12 others of the MPI run; CPU tensor, CPU list, barrier
-          assert.are.equal(18 * (9 + R) - 4 + 1 + 12 + 3, checks)
-        else
-          assert.are.equal(20 * (9 + R) - 4 + 12, checks) -- as the CPU run's
-        end
-        assert.are.equal(checks, oks)
-      end
+      -- NCCL: 9 dtypes x 2 layouts x (5 all_reduce ops, broadcast, R all_gather, 3 reduce_scatter ops), less 4
+      -- for bool; int16's refusal; the 12 others of the MPI run; CPU tensor, CPU list, barrier. MPI: as on the CPU.
+      check_collectives(ranks, out, R, nccl and 18 * (9 + R) - 4 + 1 + 12 + 3 or 20 * (9 + R) - 4 + 12)
     end)
     gpu_case_it('DistributedDataParallel on the GPU: the gradients and parameters of one process, no_sync, errors', function()
       local ranks, out = gpu_job(case, 'spec/support/dist_ddp.lua')

@@ -123,64 +123,38 @@ end
 
 local function fl(v) return pyrepr(v + 0.0) end
 
---- LeakyReLU(negative_slope = 0.01, inplace = false)
-local LeakyReLU = Module:extend('LeakyReLU')
-M.LeakyReLU = LeakyReLU
-function LeakyReLU:init(...)
-  local v = args_of('LeakyReLU', { ... }, { 'negative_slope', 'inplace' }, { 0.01, false })
-  self.negative_slope, self.inplace = v[1], v[2]
-end
-function LeakyReLU:forward(x) return F.leaky_relu(x, self.negative_slope, self.inplace) end
-function LeakyReLU:extra_repr()
-  return 'negative_slope=' .. fl(self.negative_slope) .. (self.inplace and ', inplace=True' or '')
-end
-
---- ELU(alpha = 1, inplace = false) and CELU(alpha = 1, inplace = false)
-for _, nm in ipairs { { 'ELU', 'elu' }, { 'CELU', 'celu' } } do
-  local cls = Module:extend(nm[1])
-  M[nm[1]] = cls
+-- the activations with parameters: Name(p1, p2, ..., inplace) or Name({p1 = ..., inplace = ...}),
+-- stored as fields of those names, printed as PyTorch prints them (inplace only when set)
+local function parametric(name, fname, names, defaults, check)
+  local cls = Module:extend(name)
+  M[name] = cls
   function cls:init(...)
-    local v = args_of(nm[1], { ... }, { 'alpha', 'inplace' }, { 1.0, false })
-    self.alpha, self.inplace = v[1], v[2]
+    local v = args_of(name, { ... }, names, defaults)
+    if check then check(table.unpack(v)) end
+    for i, n in ipairs(names) do self[n] = v[i] end
   end
-  function cls:forward(x) return F[nm[2]](x, self.alpha, self.inplace) end
-  function cls:extra_repr() return 'alpha=' .. fl(self.alpha) .. (self.inplace and ', inplace=True' or '') end
+  function cls:forward(x)
+    local v = {}
+    for i, n in ipairs(names) do v[i] = self[n] end
+    return F[fname](x, table.unpack(v, 1, #names))
+  end
+  function cls:extra_repr()
+    local parts = {}
+    for _, n in ipairs(names) do
+      if n ~= 'inplace' then parts[#parts + 1] = n .. '=' .. fl(self[n])
+      elseif self.inplace then parts[#parts + 1] = 'inplace=True' end
+    end
+    return table.concat(parts, ', ')
+  end
 end
-
---- Softplus(beta = 1, threshold = 20)
-local Softplus = Module:extend('Softplus')
-M.Softplus = Softplus
-function Softplus:init(...)
-  local v = args_of('Softplus', { ... }, { 'beta', 'threshold' }, { 1.0, 20.0 })
-  self.beta, self.threshold = v[1], v[2]
-end
-function Softplus:forward(x) return F.softplus(x, self.beta, self.threshold) end
-function Softplus:extra_repr() return 'beta=' .. fl(self.beta) .. ', threshold=' .. fl(self.threshold) end
-
---- Hardtanh(min_val = -1, max_val = 1, inplace = false)
-local Hardtanh = Module:extend('Hardtanh')
-M.Hardtanh = Hardtanh
-function Hardtanh:init(...)
-  local v = args_of('Hardtanh', { ... }, { 'min_val', 'max_val', 'inplace' }, { -1.0, 1.0, false })
-  if v[1] > v[2] then error(string.format('Hardtanh: min_val (%g) must not exceed max_val (%g)', v[1], v[2]), 3) end
-  self.min_val, self.max_val, self.inplace = v[1], v[2], v[3]
-end
-function Hardtanh:forward(x) return F.hardtanh(x, self.min_val, self.max_val, self.inplace) end
-function Hardtanh:extra_repr()
-  return 'min_val=' .. fl(self.min_val) .. ', max_val=' .. fl(self.max_val) .. (self.inplace and ', inplace=True' or '')
-end
-
---- Threshold(threshold, value, inplace = false)
-local Threshold = Module:extend('Threshold')
-M.Threshold = Threshold
-function Threshold:init(...)
-  local v = args_of('Threshold', { ... }, { 'threshold', 'value', 'inplace' }, { nil, nil, false })
-  self.threshold, self.value, self.inplace = v[1], v[2], v[3]
-end
-function Threshold:forward(x) return F.threshold(x, self.threshold, self.value, self.inplace) end
-function Threshold:extra_repr()
-  return 'threshold=' .. fl(self.threshold) .. ', value=' .. fl(self.value) .. (self.inplace and ', inplace=True' or '')
-end
+parametric('LeakyReLU', 'leaky_relu', { 'negative_slope', 'inplace' }, { 0.01, false })
+parametric('ELU', 'elu', { 'alpha', 'inplace' }, { 1.0, false })
+parametric('CELU', 'celu', { 'alpha', 'inplace' }, { 1.0, false })
+parametric('Softplus', 'softplus', { 'beta', 'threshold' }, { 1.0, 20.0 })
+parametric('Hardtanh', 'hardtanh', { 'min_val', 'max_val', 'inplace' }, { -1.0, 1.0, false }, function(lo, hi)
+  if lo > hi then error(string.format('Hardtanh: min_val (%g) must not exceed max_val (%g)', lo, hi), 4) end
+end)
+parametric('Threshold', 'threshold', { 'threshold', 'value', 'inplace' }, { nil, nil, false })
 
 --- PReLU({num_parameters = 1, init = 0.25}) (or PReLU(num_parameters, init)): a learnt slope for
 -- x < 0, one, or one per channel
