@@ -54,7 +54,47 @@ local function ref_adam(p, g, st, o, decoupled)
   end
 end
 
+-- one RMSprop step: square_avg, optionally centered by grad_avg, momentum buffer
+local function ref_rmsprop(p, g, st, o)
+  local lr, alpha, eps, wd, mom = o.lr or 1e-2, o.alpha or 0.99, o.eps or 1e-8, o.weight_decay or 0, o.momentum or 0
+  if st.sq == nil then st.sq, st.ga, st.buf = {}, {}, {} end
+  for i = 1, #p do
+    local d = o.maximize and -g[i] or g[i]
+    d = d + wd * p[i]
+    st.sq[i] = alpha * (st.sq[i] or 0) + (1 - alpha) * d * d
+    local avg
+    if o.centered then
+      st.ga[i] = alpha * (st.ga[i] or 0) + (1 - alpha) * d
+      avg = math.sqrt(st.sq[i] - st.ga[i] * st.ga[i]) + eps
+    else
+      avg = math.sqrt(st.sq[i]) + eps
+    end
+    if mom > 0 then
+      st.buf[i] = mom * (st.buf[i] or 0) + d / avg
+      p[i] = p[i] - lr * st.buf[i]
+    else
+      p[i] = p[i] - lr * d / avg
+    end
+  end
+end
+
+-- one Adagrad step at step t: lr / (1 + (t - 1) lr_decay) over sqrt of the summed squares
+local function ref_adagrad(p, g, st, o)
+  local lr, decay, wd, eps = o.lr or 1e-2, o.lr_decay or 0, o.weight_decay or 0, o.eps or 1e-10
+  if st.t == nil then st.t, st.sum = 0, {} end
+  st.t = st.t + 1
+  local clr = lr / (1 + (st.t - 1) * decay)
+  for i = 1, #p do
+    local d = o.maximize and -g[i] or g[i]
+    d = d + wd * p[i]
+    st.sum[i] = (st.sum[i] or o.initial_accumulator_value or 0) + d * d
+    p[i] = p[i] - clr * d / (math.sqrt(st.sum[i]) + eps)
+  end
+end
+
 local REFS = {
+  RMSprop = ref_rmsprop,
+  Adagrad = ref_adagrad,
   SGD = ref_sgd,
   Adam = function(p, g, st, o) return ref_adam(p, g, st, o, false) end,
   AdamW = function(p, g, st, o) return ref_adam(p, g, st, o, true) end,
@@ -178,6 +218,64 @@ describe('torch.optim against PyTorch', function()
         for j, p in ipairs(ps) do H.assert_values(p:detach(), R.expected[step][j], 1e-12) end
       end
     end
+  end)
+end)
+
+describe('RMSprop and Adagrad', function()
+  for _, cname in ipairs { 'RMSprop', 'Adagrad' } do
+    for _, case in ipairs(REF[cname:lower()]) do
+      it(('%s (%s) against PyTorch, float64'):format(cname, case.name), function()
+        local ps = make_params(f64)
+        local opt = optim[cname](ps, case.opts)
+        for step = 1, #REF.grads do
+          set_grads(ps, step)
+          opt:step()
+          for j, p in ipairs(ps) do
+            H.assert_values(p:detach(), case.expected[step][j], 1e-12, ('%s %s step %d param %d'):format(cname, case.name, step, j))
+          end
+        end
+      end)
+      for _, dtype in ipairs { f32, f16, bf16 } do
+        it(('%s (%s) against the documented algorithm, %s, and a non-contiguous parameter'):format(cname, case.name,
+          tostring(dtype)), function()
+          check_against_ref(cname, case.opts, dtype)
+          check_against_ref(cname, case.opts, dtype, true)
+        end)
+      end
+    end
+  end
+  it('keep float32 state for float16 parameters, save and resume their state, and name bad options', function()
+    for _, cname in ipairs { 'RMSprop', 'Adagrad' } do
+      local p = torch.ones(3, { dtype = f16, requires_grad = true })
+      local opt = optim[cname]({ p }, cname == 'RMSprop' and { lr = 0.01, momentum = 0.5, centered = true } or { lr = 0.1 })
+      p.grad = torch.full({ 3 }, 0.5, { dtype = f16 })
+      opt:step()
+      for k, v in pairs(opt.state[p]) do
+        if torch.is_tensor(v) then assert.are.equal(f32, v.dtype, cname .. ' ' .. k) end
+      end
+      -- a fresh optimizer loaded with the state continues exactly as the original
+      local a = torch.tensor({ 1.0, -2.0 }, { dtype = f64, requires_grad = true })
+      local b = torch.tensor({ 1.0, -2.0 }, { dtype = f64, requires_grad = true })
+      local o1 = optim[cname]({ a }, { lr = 0.05 })
+      a.grad = torch.tensor({ 0.3, -0.1 }, { dtype = f64 })
+      o1:step()
+      torch.no_grad(function() b:copy_(a) end)
+      local o2 = optim[cname]({ b }, { lr = 0.05 })
+      o2:load_state_dict(o1:state_dict())
+      for _ = 1, 3 do
+        a.grad = torch.tensor({ 0.2, 0.4 }, { dtype = f64 })
+        b.grad = a.grad:clone()
+        o1:step()
+        o2:step()
+      end
+      assert.is_true(torch.equal(a, b), cname)
+    end
+    local q = { torch.zeros(1, { requires_grad = true }) }
+    H.raises(function() optim.RMSprop(q, { lr = -1 }) end, 'RMSprop: Invalid learning rate: -1')
+    H.raises(function() optim.RMSprop(q, { alpha = -0.1 }) end, 'RMSprop: Invalid alpha value')
+    H.raises(function() optim.RMSprop(q, { betas = 1 }) end, "unknown option 'betas'")
+    H.raises(function() optim.Adagrad(q, { lr_decay = -1 }) end, 'Adagrad: Invalid lr_decay value: -1')
+    H.raises(function() optim.Adagrad(q, { initial_accumulator_value = -1 }) end, 'Adagrad: Invalid initial_accumulator_value')
   end)
 end)
 
@@ -577,7 +675,10 @@ describe('torch.optim.lr_scheduler against PyTorch', function()
     for i = 1, groups or 2 do gs[i] = { params = { torch.zeros(1, { requires_grad = true }) }, lr = lr * i } end
     local opt = optim.SGD(gs, { lr = lr })
     local s = make(opt)
-    for i = 1, #gs do assert.are.equal(lr * i, opt.param_groups[i].initial_lr) end
+    -- initial_lr is the group's lr (OneCycleLR sets its own: max_lr / div_factor)
+    if s.__name ~= 'OneCycleLR' then
+      for i = 1, #gs do assert.are.equal(lr * i, opt.param_groups[i].initial_lr) end
+    end
     local function check(e)
       local got = s:get_last_lr()
       for i = 1, #gs do
@@ -644,6 +745,77 @@ describe('torch.optim.lr_scheduler against PyTorch', function()
     H.raises(function() S.LambdaLR(opt, { function() return 1 end, function() return 1 end }) end,
       'LambdaLR: Expected 1 lr_lambdas, but got 2')
     H.raises(function() S.CosineAnnealingLR({}, 10) end, 'CosineAnnealingLR: expected an optimizer')
+  end)
+
+  it('MultiplicativeLR, ExponentialLR, ConstantLR, LinearLR, PolynomialLR', function()
+    run(function(o) return S.MultiplicativeLR(o, function(e) return 0.9 + 0.01 * e end) end, REF.multiplicativelr, 6)
+    run(function(o) return S.ExponentialLR(o, 0.7) end, REF.exponentiallr, 6)
+    run(function(o) return S.ConstantLR(o, { factor = 0.25, total_iters = 3 }) end, REF.constantlr, 6)
+    run(function(o) return S.LinearLR(o, { start_factor = 0.2, end_factor = 0.9, total_iters = 4 }) end, REF.linearlr, 7)
+    run(function(o) return S.PolynomialLR(o, { total_iters = 5, power = 2 }) end, REF.polynomiallr, 7)
+  end)
+  it('CosineAnnealingWarmRestarts (T_mult 2 with eta_min, and T_mult 1)', function()
+    run(function(o) return S.CosineAnnealingWarmRestarts(o, 3, { T_mult = 2, eta_min = 0.01 }) end, REF.warm_restarts, 16)
+    run(function(o) return S.CosineAnnealingWarmRestarts(o, 4) end, REF.warm_restarts1, 10, 0.1, 1)
+    -- a fractional epoch, as PyTorch's example steps it inside an epoch
+    local opt = optim.SGD({ torch.zeros(1, { requires_grad = true }) }, { lr = 1 })
+    local s = S.CosineAnnealingWarmRestarts(opt, 4)
+    s:step(1.5)
+    H.close(s:get_last_lr()[1], (1 + math.cos(math.pi * 1.5 / 4)) / 2, 1e-15)
+  end)
+  it('OneCycleLR (cos, per-group max_lr; three phases, linear) and the momentum it cycles', function()
+    run(function(o) return S.OneCycleLR(o, { 1.0, 2.0 }, { total_steps = 10 }) end, REF.onecycle, 10)
+    run(function(o) return S.OneCycleLR(o, 0.5, { total_steps = 12, three_phase = true, anneal_strategy = 'linear',
+      pct_start = 0.25 }) end, REF.onecycle3, 12, 0.1, 1)
+    for _, name in ipairs { 'sgd', 'adam' } do
+      local p = torch.zeros(1, { requires_grad = true })
+      local opt = name == 'sgd' and optim.SGD({ p }, { lr = 0.1, momentum = 0.9 }) or optim.Adam({ p }, { lr = 0.1 })
+      local s = S.OneCycleLR(opt, 0.4, { total_steps = 8, base_momentum = 0.8, max_momentum = 0.9 })
+      for k = 1, 8 do
+        local g = opt.param_groups[1]
+        H.close(name == 'sgd' and g.momentum or g.betas[1], REF.onecycle_momentum[name][k], 1e-15, name .. ' step ' .. k)
+        opt:step()
+        s:step()
+      end
+    end
+    local opt = optim.SGD({ torch.zeros(1, { requires_grad = true }) }, { lr = 0.1, momentum = 0.9 })
+    local s = S.OneCycleLR(opt, 1, { epochs = 2, steps_per_epoch = 2 })
+    for _ = 1, 4 do s:step() end
+    H.raises(function() s:step() end, 'OneCycleLR: Tried to step 6 times. The specified number of total steps is 4')
+    H.raises(function() S.OneCycleLR(opt, 1) end, 'You must define either total_steps OR (epochs AND steps_per_epoch)')
+    H.raises(function() S.OneCycleLR(optim.Adagrad({ torch.zeros(1) }), 1, { total_steps = 3 }) end,
+      'optimizer must support momentum')
+  end)
+  it('SequentialLR (a warm-up, then exponential decay) and ChainedScheduler', function()
+    run(function(o)
+      return S.SequentialLR(o, { S.LinearLR(o, { start_factor = 0.1, total_iters = 3 }), S.ExponentialLR(o, 0.8) }, { 3 })
+    end, REF.sequential, 8)
+    run(function(o)
+      return S.ChainedScheduler({ S.ConstantLR(o, { factor = 0.5, total_iters = 2 }), S.ExponentialLR(o, 0.9) })
+    end, REF.chained, 6)
+    local opt = optim.SGD({ torch.zeros(1, { requires_grad = true }) }, { lr = 0.1 })
+    H.raises(function() S.SequentialLR(opt, { S.ExponentialLR(opt, 0.9) }, { 2 }) end,
+      'expects number of schedulers provided to be one more than the number of milestone points')
+  end)
+  it('ReduceLROnPlateau (min, relative, cooldown; max, absolute, per-group min_lr)', function()
+    local R = REF.plateau
+    for _, case in ipairs { { 'min_rel', { patience = 2, factor = 0.5, cooldown = 1 } },
+      { 'max_abs', { mode = 'max', patience = 1, factor = 0.3, threshold = 0.05, threshold_mode = 'abs', min_lr = { 0.02, 0.05 } } } } do
+      local gs = {}
+      for i = 1, 2 do gs[i] = { params = { torch.zeros(1, { requires_grad = true }) }, lr = 0.1 * i } end
+      local opt = optim.SGD(gs, { lr = 0.1 })
+      local s = S.ReduceLROnPlateau(opt, case[2])
+      for k, m in ipairs(R.metrics) do
+        opt:step()
+        s:step(k % 2 == 0 and torch.tensor(m, { dtype = f64 }) or m) -- a 0-dim tensor works too
+        for i = 1, 2 do H.close(opt.param_groups[i].lr, R[case[1]][k][i], 1e-15, ('%s metric %d group %d'):format(case[1], k, i)) end
+      end
+      assert.are.same(s:get_last_lr(), { opt.param_groups[1].lr, opt.param_groups[2].lr })
+    end
+    local opt = optim.SGD({ torch.zeros(1, { requires_grad = true }) }, { lr = 0.1 })
+    H.raises(function() S.ReduceLROnPlateau(opt, { factor = 1 }) end, 'Factor should be < 1.0.')
+    H.raises(function() S.ReduceLROnPlateau(opt, { mode = 'up' }) end, 'mode up is unknown!')
+    H.raises(function() S.ReduceLROnPlateau(opt):step('x') end, 'step expects the metric (a number), got string')
   end)
 
   it('step(epoch) uses the closed form', function()
