@@ -37,32 +37,22 @@ function Adagrad:init(params, opts)
 end
 
 function Adagrad:step(closure)
-  local loss = Optimizer._closure(closure)
-  local _ <close> = torch.no_grad()
-  for _, group in ipairs(self.param_groups) do
-    local lr, lr_decay, wd, eps = group.lr, group.lr_decay, group.weight_decay, group.eps
-    local maximize = group.maximize and true or false
-    for _, p in ipairs(group.params) do
-      local g = p.grad
-      if g ~= nil then
-        local state = self:_state(p)
-        if state.sum == nil then -- a parameter added later (add_param_group)
-          state.step = 0
-          state.sum = Optimizer._zeros_state(p):fill_(group.initial_accumulator_value)
-        end
-        state.step = state.step + 1
-        local clr = lr / (1 + (state.step - 1) * lr_decay)
-        Optimizer._lua_update(p, g, function(x, grad)
-          local d = grad
-          if maximize then d = -d end
-          if wd ~= 0 then d = d:add(x, { alpha = wd }) end
-          state.sum:add_(d:mul(d))
-          x:add_(d:div(state.sum:sqrt():add_(eps)), { alpha = -clr })
-        end)
-      end
+  return self:_each_param(closure, function(group, p, g, state)
+    if state.sum == nil then -- a parameter added later (add_param_group)
+      state.step = 0
+      state.sum = Optimizer._zeros_state(p):fill_(group.initial_accumulator_value)
     end
-  end
-  return loss
+    state.step = state.step + 1
+    local clr = group.lr / (1 + (state.step - 1) * group.lr_decay)
+    local wd, eps, maximize = group.weight_decay, group.eps, group.maximize
+    Optimizer._lua_update(p, g, function(x, grad)
+      local d = grad
+      if maximize then d = -d end
+      if wd ~= 0 then d = d:add(x, { alpha = wd }) end
+      state.sum:add_(d:mul(d))
+      x:add_(d:div(state.sum:sqrt():add_(eps)), { alpha = -clr })
+    end)
+  end)
 end
 
 return Adagrad

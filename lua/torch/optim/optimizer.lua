@@ -150,6 +150,20 @@ function Optimizer:step()
   fail(self.__name .. ': step is not implemented')
 end
 
+-- The tensor-op optimizers' step: the closure's loss, then fn(group, p, grad, state) for each
+-- parameter with a gradient, under no_grad.
+function Optimizer:_each_param(closure, fn)
+  local loss = Optimizer._closure(closure)
+  local _ <close> = torch.no_grad()
+  for _, group in ipairs(self.param_groups) do
+    for _, p in ipairs(group.params) do
+      local g = p.grad
+      if g ~= nil then fn(group, p, g, self:_state(p)) end
+    end
+  end
+  return loss
+end
+
 -- The state of p, created empty on first use.
 function Optimizer:_state(p)
   local s = self.state[p]

@@ -52,31 +52,20 @@ local function update(p, grad, state, lr, alpha, eps, wd, momentum, centered, ma
 end
 
 function RMSprop:step(closure)
-  local loss = Optimizer._closure(closure)
-  local _ <close> = torch.no_grad()
-  for _, group in ipairs(self.param_groups) do
-    local lr, alpha, eps, wd, momentum = group.lr, group.alpha, group.eps, group.weight_decay, group.momentum
-    local centered, maximize = group.centered and true or false, group.maximize and true or false
-    for _, p in ipairs(group.params) do
-      local g = p.grad
-      if g ~= nil then
-        local state = self:_state(p)
-        if state.step == nil then
-          state.step = 0
-          state.square_avg = Optimizer._zeros_state(p)
-          if momentum > 0 then state.momentum_buffer = Optimizer._zeros_state(p) end
-          if centered then state.grad_avg = Optimizer._zeros_state(p) end
-        end
-        if momentum > 0 and state.momentum_buffer == nil then state.momentum_buffer = Optimizer._zeros_state(p) end
-        if centered and state.grad_avg == nil then state.grad_avg = Optimizer._zeros_state(p) end
-        state.step = state.step + 1
-        Optimizer._lua_update(p, g, function(x, grad)
-          update(x, grad, state, lr, alpha, eps, wd, momentum, centered, maximize)
-        end)
-      end
+  return self:_each_param(closure, function(group, p, g, state)
+    local momentum, centered = group.momentum, group.centered and true or false
+    if state.step == nil then
+      state.step = 0
+      state.square_avg = Optimizer._zeros_state(p)
     end
-  end
-  return loss
+    if momentum > 0 and state.momentum_buffer == nil then state.momentum_buffer = Optimizer._zeros_state(p) end
+    if centered and state.grad_avg == nil then state.grad_avg = Optimizer._zeros_state(p) end
+    state.step = state.step + 1
+    Optimizer._lua_update(p, g, function(x, grad)
+      update(x, grad, state, group.lr, group.alpha, group.eps, group.weight_decay, momentum, centered,
+        group.maximize and true or false)
+    end)
+  end)
 end
 
 return RMSprop
