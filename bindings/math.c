@@ -1,6 +1,7 @@
 /* Elementwise ops, operators and reductions. */
 #include "bindings/binding.h"
 #include "core/reduce.h"
+#include "core/sort.h"
 
 #include <math.h>
 #include <string.h>
@@ -393,7 +394,17 @@ static const luaL_Reg method_only[] = {
     {"where", t_where}, {"clamp_", m_clamp_}, {"clip_", m_clamp_}, {"clamp_min_", m_clamp_min_},
     {"clamp_max_", m_clamp_max_}, {"fill_", m_fill_}, {"zero_", m_zero_}, {"copy_", m_copy_},
     {"contiguous", m_contiguous}, {NULL, NULL}};
-static const luaL_Reg torch_only[] = {{"where", m_where}, {NULL, NULL}};
+/* torch._argsort(x, dim, descending): the 1-based positions that sort x along dim (core/sort.h);
+   torch.sort, argsort and topk (lua/torch/sort.lua) take values through gather */
+static int t_argsort(lua_State *L) {
+  lt_tensor_t *x = lt_lua_checktensor(L, 1);
+  int64_t dim = lt_lua_checkdim(L, 2, "sort");
+  bool descending = lua_toboolean(L, 3);
+  lt_lua_pushtensor(L, lt_lua_one_based(lt_argsort(x, dim, descending)));
+  return 1;
+}
+
+static const luaL_Reg torch_only[] = {{"where", m_where}, {"_argsort", t_argsort}, {NULL, NULL}};
 
 void lt_open_math(lua_State *L, int torch, int mtab) {
   lt_lua_register(L, torch, mtab, unary_fns, true, true);

@@ -615,4 +615,42 @@ describe('CUDA random draws and indexing (through the host)', function()
     F.embedding(ids:cuda(), wc):sum():backward()
     cmp(wc.grad, w.grad, 0, 'embedding backward')
   end)
+
+  gpu_it('sort, argsort and topk as on the CPU, with gradients', function()
+    local x = rnd({ 7, 9 }, 303):round() -- ties
+    local xc = x:cuda()
+    for _, d in ipairs { 1, 2 } do
+      for _, desc in ipairs { false, true } do
+        local v, i = x:sort(d, desc)
+        local vc, ic = xc:sort(d, desc)
+        assert.are.equal('cuda:0', tostring(ic.device))
+        cmp(vc, v, 0, 'sort values')
+        cmp(ic, i, 0, 'sort indices')
+        cmp(xc:t():argsort(d, desc), x:t():argsort(d, desc), 0, 'argsort transposed')
+      end
+    end
+    local w = x:clone():requires_grad_(true)
+    local wc = xc:clone():requires_grad_(true)
+    local tv = w:topk(3, 2)
+    local tvc = wc:topk(3, 2)
+    cmp(tvc, tv, 0, 'topk')
+    tv:sum():backward()
+    tvc:sum():backward()
+    cmp(wc.grad, w.grad, 0, 'topk backward')
+  end)
+
+  gpu_it('flip, roll, tril, triu, pad, one_hot and normalize as on the CPU', function()
+    local x = rnd({ 3, 4, 5 }, 304)
+    local xc = x:cuda()
+    cmp(xc:flip({ 1, 3 }), x:flip({ 1, 3 }), 0, 'flip')
+    cmp(xc:roll({ 2, -1 }, { 2, 3 }), x:roll({ 2, -1 }, { 2, 3 }), 0, 'roll')
+    cmp(xc:tril(1), x:tril(1), 0, 'tril')
+    cmp(xc:triu(-1), x:triu(-1), 0, 'triu')
+    for _, mode in ipairs { 'constant', 'reflect', 'replicate', 'circular' } do
+      cmp(F.pad(xc, { 2, 1, 1, 2 }, mode), F.pad(x, { 2, 1, 1, 2 }, mode), 0, 'pad ' .. mode)
+    end
+    local t = torch.tensor({ { 1, 4 }, { 3, 3 } })
+    cmp(F.one_hot(t:cuda(), 5), F.one_hot(t, 5), 0, 'one_hot')
+    cmp(F.normalize(xc), F.normalize(x), 1e-12, 'normalize')
+  end)
 end)

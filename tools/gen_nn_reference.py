@@ -191,6 +191,27 @@ add("glu_last", lambda x: F.glu(x), {"x": det((3, 6), 81, 2.0)}, grad_of=("x",))
 add("glu_dim1", lambda x: F.glu(x, dim=0), {"x": det((4, 3), 82, 2.0)}, grad_of=("x",))
 add("softmin", lambda x: F.softmin(x, dim=1), {"x": det((3, 5), 83, 2.0)}, grad_of=("x",))
 
+# ---- padding, normalisation, distances, rearranging ----
+add("pad_constant", lambda x: F.pad(x, (1, 2, 2, 0), value=-0.5), {"x": det((2, 3, 4), 84)}, grad_of=("x",))
+add("pad_crop", lambda x: F.pad(x, (-1, 2, 1, -1)), {"x": det((2, 3, 4), 85)}, grad_of=("x",))
+add("pad_reflect", lambda x: F.pad(x, (2, 1, 1, 2), mode="reflect"), {"x": det((1, 2, 3, 4), 86)},
+    grad_of=("x",))
+add("pad_replicate", lambda x: F.pad(x, (3, 1, 0, 2), mode="replicate"), {"x": det((1, 2, 3, 4), 87)},
+    grad_of=("x",))
+add("pad_circular", lambda x: F.pad(x, (2, 3), mode="circular"), {"x": det((2, 2, 4), 88)}, grad_of=("x",))
+add("normalize", lambda x: F.normalize(x), {"x": det((3, 4), 89)}, grad_of=("x",))
+add("normalize_p1_dim0", lambda x: F.normalize(x, p=1.0, dim=0), {"x": det((3, 4), 90)}, grad_of=("x",))
+add("cosine_similarity", lambda a, b: F.cosine_similarity(a, b), {"a": det((3, 5), 91), "b": det((3, 5), 92)},
+    grad_of=("a", "b"))
+add("cosine_similarity_broadcast", lambda a, b: F.cosine_similarity(a, b, dim=-1, eps=1e-6),
+    {"a": det((2, 3, 4), 93), "b": det((3, 4), 94)}, grad_of=("a", "b"))
+add("pairwise_distance", lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True),
+    {"a": det((4, 5), 95), "b": det((4, 5), 96)}, grad_of=("a", "b"))
+add("tril_triu", lambda x: torch.tril(x, 1) * 2 + torch.triu(x, -1) * 3, {"x": det((2, 4, 5), 97)},
+    grad_of=("x",))
+add("flip_roll", lambda x: torch.flip(x, (0, 2)) * 2 + torch.roll(x, (1, -2), (1, 2)) * 3,
+    {"x": det((2, 3, 4), 98)}, grad_of=("x",))
+
 # ---- embedding, linear ----
 add("embedding_padding", lambda idx, w: F.embedding(idx - 1, w, padding_idx=2),
     {"idx": torch.tensor([[1, 3, 5], [3, 2, 1]]), "w": det((5, 4), 41)}, grad_of=("w",),

@@ -116,6 +116,8 @@ function torch.memory.summary(device)
 end
 
 require 'torch.autograd'
+require 'torch.sort'
+require 'torch.rearrange'
 torch.class = require 'torch.class'
 torch.utils.progress = require 'torch.utils.progress'
 torch.isinstance = torch.class.isinstance

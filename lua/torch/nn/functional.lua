@@ -260,6 +260,125 @@ function F.adaptive_avg_pool2d(x, size)
   return C.adaptive_avg_pool2d(x, h, w)
 end
 
+-- ---- one-hot, padding, normalisation, distances ----
+--- F.one_hot(t, num_classes = -1) -> int64 tensor of t's shape plus a last dim of num_classes, 1
+-- at each class (1-based classes, as every index in lutorch); -1 takes the largest class in t
+function F.one_hot(t, num_classes)
+  check_tensor(t, 'one_hot')
+  if t.dtype ~= torch.int64 then error('one_hot: class values must be an int64 tensor, got ' .. tostring(t.dtype), 2) end
+  num_classes = num_classes or -1
+  if math.type(num_classes) ~= 'integer' or (num_classes < 1 and num_classes ~= -1) then
+    error('one_hot: num_classes must be a positive integer or -1, got ' .. tostring(num_classes), 2)
+  end
+  if t:numel() == 0 then
+    if num_classes == -1 then error('one_hot: Can not infer total number of classes from empty tensor.', 2) end
+  else
+    local lo, hi = t:min():item(), t:max():item()
+    if lo < 1 then error(string.format('one_hot: Class values must be at least 1 (they are 1-based), got %d', lo), 2) end
+    if num_classes == -1 then num_classes = hi end
+    if hi > num_classes then error(string.format('one_hot: Class values must be at most num_classes (%d), got %d', num_classes, hi), 2) end
+  end
+  local shape = { table.unpack(t.shape) }
+  shape[#shape + 1] = num_classes
+  local out = torch.zeros(shape, { dtype = torch.int64, device = t.device })
+  if t:numel() == 0 then return out end
+  return out:scatter_(-1, t:unsqueeze(-1), 1)
+end
+
+-- positions 1 - l .. n + r of a dim of n elements, mapped into 1..n by a padding mode
+local PAD_INDEX = {
+  replicate = function(i, n) return math.min(math.max(i, 1), n) end,
+  reflect = function(i, n)
+    if i < 1 then return 2 - i end
+    if i > n then return 2 * n - i end
+    return i
+  end,
+  circular = function(i, n) return (i - 1) % n + 1 end,
+}
+
+--- F.pad(x, pad, {mode = 'constant', value = 0}) -> x padded (or cropped, for negative amounts):
+-- pad = {left, right} for the last dim, {left, right, top, bottom} for the last two, and so on;
+-- mode 'constant' (value), 'reflect', 'replicate' or 'circular'
+function F.pad(x, pad, o)
+  check_tensor(x, 'pad')
+  if type(o) == 'string' then o = { mode = o } end
+  o = opts_of(o, 'pad', { 'mode', 'value' })
+  local mode, value = o.mode or 'constant', o.value or 0
+  if type(pad) ~= 'table' or #pad % 2 ~= 0 then error('pad: Padding length must be divisible by 2', 2) end
+  if #pad / 2 > x:dim() then error('pad: Padding length too large', 2) end
+  if mode ~= 'constant' and not PAD_INDEX[mode] then
+    error("pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got " .. tostring(mode), 2)
+  end
+  if mode ~= 'constant' and value ~= 0 then error("pad: value is only for mode 'constant'", 2) end
+  for k = 1, #pad / 2 do
+    local d = x:dim() - k + 1
+    local l, r = pad[2 * k - 1], pad[2 * k]
+    if math.type(l) ~= 'integer' or math.type(r) ~= 'integer' then error('pad: amounts must be integers', 2) end
+    local n = x:size(d)
+    if mode == 'constant' then
+      -- crop first (negative amounts), then add blocks of value
+      if l < 0 or r < 0 then
+        local a, b = math.max(-l, 0), math.max(-r, 0)
+        if a + b > n then error(string.format('pad: cropping %d elements from a dim of %d', a + b, n), 2) end
+        x = x:narrow(d, a + 1, n - a - b)
+      end
+      local parts = {}
+      local function block(size)
+        local shape = { table.unpack(x.shape) }
+        shape[d] = size
+        return torch.full(shape, value, { dtype = x.dtype, device = x.device })
+      end
+      if l > 0 then parts[#parts + 1] = block(l) end
+      parts[#parts + 1] = x
+      if r > 0 then parts[#parts + 1] = block(r) end
+      if #parts > 1 then x = torch.cat(parts, d) end
+    elseif l ~= 0 or r ~= 0 then
+      if mode == 'reflect' and (l >= n or r >= n) then
+        error(string.format('pad: Padding size should be less than the corresponding input dimension, but got: '
+          .. 'padding (%d, %d) at dimension %d of input of size %d', l, r, d, n), 2)
+      end
+      if mode == 'circular' and (l > n or r > n) then
+        error('pad: Padding value causes wrapping around more than once.', 2)
+      end
+      if n == 0 then error(string.format("pad: mode '%s' needs a non-empty dimension %d", mode, d), 2) end
+      local idx, f = {}, PAD_INDEX[mode]
+      for i = 1 - l, n + r do idx[#idx + 1] = f(i, n) end
+      x = x:index_select(d, torch.tensor(idx, { dtype = torch.int64, device = x.device }))
+    end
+  end
+  return x
+end
+
+--- F.normalize(x, {p = 2, dim = 2, eps = 1e-12}) -> x / max(||x||_p along dim, eps)
+function F.normalize(x, o)
+  check_tensor(x, 'normalize')
+  o = opts_of(o, 'normalize', { 'p', 'dim', 'eps' })
+  local p, dim, eps = o.p or 2, o.dim or 2, o.eps or 1e-12
+  if x:dim() == 1 and o.dim == nil then dim = 1 end
+  return x / x:norm(p, dim, true):clamp(eps, nil):expand_as(x)
+end
+
+--- F.cosine_similarity(x1, x2, {dim = 2, eps = 1e-8}) -> the cosine of the angle between x1 and x2
+-- along dim (broadcast): sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2))
+function F.cosine_similarity(x1, x2, o)
+  check_tensor(x1, 'cosine_similarity', 'x1')
+  check_tensor(x2, 'cosine_similarity', 'x2')
+  o = opts_of(o, 'cosine_similarity', { 'dim', 'eps' })
+  local dim, eps = o.dim or 2, o.eps or 1e-8
+  local w12 = (x1 * x2):sum(dim)
+  local w1, w2 = (x1 * x1):sum(dim), (x2 * x2):sum(dim)
+  return w12 / (w1 * w2):clamp(eps * eps, nil):sqrt()
+end
+
+--- F.pairwise_distance(x1, x2, {p = 2, eps = 1e-6, keepdim = false}) -> ||x1 - x2 + eps||_p over the
+-- last dim
+function F.pairwise_distance(x1, x2, o)
+  check_tensor(x1, 'pairwise_distance', 'x1')
+  check_tensor(x2, 'pairwise_distance', 'x2')
+  o = opts_of(o, 'pairwise_distance', { 'p', 'eps', 'keepdim' })
+  return (x1 - x2 + (o.eps or 1e-6)):norm(o.p or 2, -1, o.keepdim or false)
+end
+
 -- ---- dropout ----
 --- F.dropout(x, p = 0.5, training = true, inplace = false) -> tensor: zeroes each element with
 -- probability p and scales the others by 1 / (1 - p); x itself when not training

@@ -1,0 +1,71 @@
+-- Sorting: x:sort, x:argsort, x:topk and their torch.* forms, PyTorch's positional arguments or an
+-- options table in their place. The order comes from torch._argsort (core/sort.c: stable, NaN as
+-- the largest value, 1-based positions); the values are x:gather(dim, order), so autograd passes
+-- gradients back to the sorted elements.
+local torch = require 'torch'
+local Tensor = torch.Tensor
+
+-- the arguments after x: positional in PyTorch's order, or one table of them by name
+local function args(op, given, names, defaults)
+  local v = {}
+  local t = given[1]
+  if type(t) == 'table' and not torch.is_tensor(t) then
+    for k in pairs(t) do
+      local known = false
+      for _, n in ipairs(names) do known = known or n == k end
+      if not known then error(string.format("%s: unknown option '%s' (its options are %s)", op, tostring(k), table.concat(names, ', ')), 3) end
+    end
+    for i, n in ipairs(names) do v[i] = t[n] end
+  else
+    for i = 1, #names do v[i] = given[i] end
+  end
+  for i = 1, #names do
+    if v[i] == nil then v[i] = defaults[i] end
+  end
+  return table.unpack(v, 1, #names)
+end
+
+local function check_tensor(x, op)
+  if not torch.is_tensor(x) then error(string.format('%s: expected a tensor, got %s', op, type(x)), 3) end
+end
+
+local function check_dim(dim, op)
+  if math.type(dim) ~= 'integer' then error(string.format('%s: dim must be an integer, got %s', op, tostring(dim)), 3) end
+end
+
+--- x:sort(dim = -1, descending = false) -> values, indices (1-based): stable, NaN as the largest
+function Tensor.sort(x, ...)
+  check_tensor(x, 'sort')
+  local dim, descending, stable = args('sort', { ... }, { 'dim', 'descending', 'stable' }, { -1, false, false })
+  check_dim(dim, 'sort')
+  local order = torch._argsort(x, dim, descending)
+  if x:dim() == 0 then return x:clone(), order end
+  return x:gather(dim, order), order
+end
+
+--- x:argsort(dim = -1, descending = false) -> the 1-based indices that sort x along dim
+function Tensor.argsort(x, ...)
+  check_tensor(x, 'argsort')
+  local dim, descending, stable = args('argsort', { ... }, { 'dim', 'descending', 'stable' }, { -1, false, false })
+  check_dim(dim, 'argsort')
+  return torch._argsort(x, dim, descending)
+end
+
+--- x:topk(k, dim = -1, largest = true, sorted = true) -> values, indices (1-based) of the k largest
+-- (or smallest) elements along dim, largest first (smallest first)
+function Tensor.topk(x, k, ...)
+  check_tensor(x, 'topk')
+  local dim, largest, sorted = args('topk', { ... }, { 'dim', 'largest', 'sorted' }, { -1, true, true })
+  check_dim(dim, 'topk')
+  if math.type(k) ~= 'integer' then error('topk: k must be an integer, got ' .. tostring(k), 2) end
+  local n = x:dim() == 0 and 1 or x:size(dim)
+  if k < 0 or k > n then error(string.format('topk: k (%d) is out of range for dimension %d of size %d', k, dim, n), 2) end
+  local order = torch._argsort(x, dim, largest)
+  if x:dim() == 0 then return x:clone(), order end
+  order = order:narrow(dim, 1, k)
+  return x:gather(dim, order), order
+end
+
+torch.sort = Tensor.sort
+torch.argsort = Tensor.argsort
+torch.topk = Tensor.topk
