@@ -592,3 +592,47 @@ describe('nn.utils', function()
       'vec has 3 elements, the parameters 8')
   end)
 end)
+
+describe('more losses (values against PyTorch in nn_parity_spec)', function()
+  local nn, F = torch.nn, torch.nn.functional
+  it('modules run their functions with their options, and print as PyTorch', function()
+    torch.manual_seed(11)
+    local x, y = torch.rand(4, 3), torch.rand(4, 3)
+    local lx, lt = F.log_softmax(torch.randn(4, 3), 2), F.softmax(torch.randn(4, 3), 2)
+    local pm = torch.tensor({ 1, -1, 1, -1 }):float()
+    local cases = {
+      { nn.BCELoss(), F.binary_cross_entropy(x, y), x, y, 'BCELoss()' },
+      { nn.BCELoss({ weight = y, reduction = 'sum' }), F.binary_cross_entropy(x, y, { weight = y, reduction = 'sum' }), x, y },
+      { nn.SmoothL1Loss({ beta = 0.2 }), F.smooth_l1_loss(x, y, { beta = 0.2 }), x, y, 'SmoothL1Loss()' },
+      { nn.HuberLoss({ delta = 0.3, reduction = 'none' }), F.huber_loss(x, y, { delta = 0.3, reduction = 'none' }), x, y, 'HuberLoss()' },
+      { nn.KLDivLoss({ reduction = 'batchmean' }), F.kl_div(lx, lt, { reduction = 'batchmean' }), lx, lt, 'KLDivLoss()' },
+      { nn.SoftMarginLoss(), F.soft_margin_loss(x:select(2, 1), pm), x:select(2, 1), pm, 'SoftMarginLoss()' },
+    }
+    for i, c in ipairs(cases) do
+      assert.is_true(torch.equal(c[1](c[3], c[4]), c[2]), 'case ' .. i)
+      if c[5] then assert.are.equal(c[5], tostring(c[1])) end
+    end
+    local mr = nn.MarginRankingLoss({ margin = 0.1 })
+    assert.is_true(torch.equal(mr(x:select(2, 1), x:select(2, 2), pm), F.margin_ranking_loss(x:select(2, 1), x:select(2, 2), pm, { margin = 0.1 })))
+  end)
+  it('give the documented values', function()
+    local x, y = torch.tensor({ 0.5, 2.0, -1.0 }), torch.tensor({ 0.0, 0.0, 0.0 })
+    H.assert_values(F.smooth_l1_loss(x, y, { reduction = 'none' }), { 0.125, 1.5, 0.5 }, 1e-7)
+    H.assert_values(F.huber_loss(x, y, { delta = 0.5, reduction = 'none' }), { 0.125, 0.875, 0.375 }, 1e-7)
+    H.close(F.binary_cross_entropy(torch.tensor({ 0.25 }), torch.tensor({ 1.0 })):item(), math.log(4), 1e-6)
+    -- a certain wrong prediction costs 100 (the clamp), not inf
+    H.close(F.binary_cross_entropy(torch.tensor({ 0.0 }), torch.tensor({ 1.0 })):item(), 100, 0)
+    -- KL(p || p) = 0; 0 log 0 counts as 0
+    local p = torch.tensor({ { 0.0, 0.25, 0.75 } })
+    H.close(F.kl_div(torch.where(p:gt(0), p, 1):log(), p, { reduction = 'sum' }):item(), 0, 1e-7)
+  end)
+  it('name bad arguments', function()
+    H.raises(function() F.binary_cross_entropy(torch.tensor({ 1.5 }), torch.tensor({ 1.0 })) end,
+      'binary_cross_entropy: all elements of input should be between 0 and 1')
+    H.raises(function() F.binary_cross_entropy(torch.ones(2), torch.ones(3)) end, 'binary_cross_entropy: input of shape')
+    H.raises(function() F.smooth_l1_loss(torch.ones(2), torch.ones(2), { beta = -1 }) end, 'beta must be a non-negative number')
+    H.raises(function() F.huber_loss(torch.ones(2), torch.ones(2), { delta = 0 }) end, 'delta must be a positive number')
+    H.raises(function() F.kl_div(torch.ones(2), torch.ones(2), { reduction = 'avg' }) end, "kl_div: reduction must be 'mean', 'sum' or 'none'")
+    H.raises(function() nn.BCELoss({ reduction = 'max' }) end, "BCELoss: reduction must be 'mean', 'sum' or 'none'")
+  end)
+end)

@@ -209,6 +209,25 @@ add("pairwise_distance", lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=T
     {"a": det((4, 5), 95), "b": det((4, 5), 96)}, grad_of=("a", "b"))
 add("tril_triu", lambda x: torch.tril(x, 1) * 2 + torch.triu(x, -1) * 3, {"x": det((2, 4, 5), 97)},
     grad_of=("x",))
+add("binary_cross_entropy", lambda x, y, w: F.binary_cross_entropy(x, y, weight=w),
+    {"x": det((3, 4), 99).abs() * 0.9 + 0.05, "y": (det((3, 4), 100) + 1) / 2, "w": det((3, 4), 101).abs()},
+    grad_of=("x",))
+add("smooth_l1_loss", lambda x, y: F.smooth_l1_loss(x, y, beta=0.5), {"x": det((20,), 102, 2.0), "y": det((20,), 103)},
+    grad_of=("x", "y"))
+add("smooth_l1_loss_beta0_sum", lambda x, y: F.smooth_l1_loss(x, y, beta=0.0, reduction="sum"),
+    {"x": det((20,), 104, 2.0), "y": det((20,), 105)}, grad_of=("x",))
+add("huber_loss", lambda x, y: F.huber_loss(x, y, delta=0.7, reduction="none"),
+    {"x": det((20,), 106, 2.0), "y": det((20,), 107)}, grad_of=("x", "y"))
+add("kl_div_batchmean", lambda x, t: F.kl_div(x, t, reduction="batchmean"),
+    {"x": F.log_softmax(det((3, 5), 108), 1), "t": torch.cat([F.softmax(det((2, 5), 109), 1), torch.tensor([[0.0, 0.5, 0.5, 0.0, 0.0]])])},
+    grad_of=("x",))  # a target's gradient where it is 0 is NaN in PyTorch (-inf in fact); lutorch's is finite
+add("kl_div_log_target", lambda x, t: F.kl_div(x, t, reduction="sum", log_target=True),
+    {"x": F.log_softmax(det((3, 5), 110), 1), "t": F.log_softmax(det((3, 5), 111), 1)}, grad_of=("x", "t"))
+add("margin_ranking_loss", lambda a, b, y: F.margin_ranking_loss(a, b, y, margin=0.3),
+    {"a": det((10,), 112), "b": det((10,), 113), "y": torch.tensor([1.0, -1, 1, 1, -1, -1, 1, -1, 1, 1])},
+    grad_of=("a", "b"))
+add("soft_margin_loss", lambda x, y: F.soft_margin_loss(x, y),
+    {"x": det((10,), 114, 3.0), "y": torch.tensor([1.0, -1, 1, 1, -1, -1, 1, -1, 1, 1])}, grad_of=("x",))
 add("flip_roll", lambda x: torch.flip(x, (0, 2)) * 2 + torch.roll(x, (1, -2), (1, 2)) * 3,
     {"x": det((2, 3, 4), 98)}, grad_of=("x",))
 

@@ -504,6 +504,87 @@ function F.binary_cross_entropy_with_logits(x, y, o)
   return reduce(l, o.reduction, 'binary_cross_entropy_with_logits')
 end
 
+--- F.binary_cross_entropy(x, y, {weight, reduction = 'mean'}) -> -(y log x + (1 - y) log(1 - x)),
+-- x probabilities in [0, 1], each log clamped to >= -100 as PyTorch's
+function F.binary_cross_entropy(x, y, o)
+  o = opts_of(o, 'binary_cross_entropy', { 'weight', 'reduction' })
+  check_same_shape(x, y, 'binary_cross_entropy')
+  local w
+  x, y, w = fp32(x, y, o.weight)
+  if x:numel() > 0 and (x:min():item() < 0 or x:max():item() > 1) then
+    error('binary_cross_entropy: all elements of input should be between 0 and 1', 2)
+  end
+  local l = -(y * x:log():clamp(-100, nil) + (1 - y) * (1 - x):log():clamp(-100, nil))
+  if w then l = l * w end
+  return reduce(l, o.reduction, 'binary_cross_entropy')
+end
+
+--- F.smooth_l1_loss(x, y, {reduction = 'mean', beta = 1}) -> 0.5 d^2 / beta where |d| < beta, else
+-- |d| - 0.5 beta (d = x - y; beta = 0 is the L1 loss)
+function F.smooth_l1_loss(x, y, o)
+  o = opts_of(o, 'smooth_l1_loss', { 'reduction', 'beta' })
+  check_same_shape(x, y, 'smooth_l1_loss')
+  local beta = o.beta or 1.0
+  if type(beta) ~= 'number' or beta < 0 then error('smooth_l1_loss: beta must be a non-negative number, got ' .. tostring(beta), 2) end
+  x, y = fp32(x, y)
+  local d = x - y
+  local ad = d:abs()
+  if beta == 0 then return reduce(ad, o.reduction, 'smooth_l1_loss') end
+  return reduce(torch.where(ad:lt(beta), d * d * (0.5 / beta), ad - 0.5 * beta), o.reduction, 'smooth_l1_loss')
+end
+
+--- F.huber_loss(x, y, {reduction = 'mean', delta = 1}) -> 0.5 d^2 where |d| < delta, else
+-- delta (|d| - 0.5 delta)
+function F.huber_loss(x, y, o)
+  o = opts_of(o, 'huber_loss', { 'reduction', 'delta' })
+  check_same_shape(x, y, 'huber_loss')
+  local delta = o.delta or 1.0
+  if type(delta) ~= 'number' or delta <= 0 then error('huber_loss: delta must be a positive number, got ' .. tostring(delta), 2) end
+  x, y = fp32(x, y)
+  local d = x - y
+  local ad = d:abs()
+  return reduce(torch.where(ad:lt(delta), d * d * 0.5, (ad - 0.5 * delta) * delta), o.reduction, 'huber_loss')
+end
+
+--- F.kl_div(input, target, {reduction = 'mean', log_target = false}) -> target (log target - input)
+-- pointwise (0 where target is 0), input holding log-probabilities; reduction 'batchmean' divides
+-- the sum by the batch size (the KL divergence), 'mean' by the element count (PyTorch's default)
+function F.kl_div(x, t, o)
+  o = opts_of(o, 'kl_div', { 'reduction', 'log_target' })
+  check_tensor(x, 'kl_div')
+  check_tensor(t, 'kl_div', 'target')
+  x, t = fp32(x, t)
+  local l
+  if o.log_target then
+    l = t:exp() * (t - x)
+  else
+    -- t log t with 0 log 0 = 0 (the log of 1 where t is 0: no NaN in either direction)
+    l = t * (torch.where(t:gt(0), t, 1):log() - x)
+  end
+  if o.reduction == 'batchmean' then
+    if x:dim() == 0 then return l:sum() end
+    return l:sum() / x:size(1)
+  end
+  return reduce(l, o.reduction, 'kl_div')
+end
+
+--- F.margin_ranking_loss(x1, x2, y, {margin = 0, reduction = 'mean'}) -> max(0, -y (x1 - x2) + margin)
+function F.margin_ranking_loss(x1, x2, y, o)
+  o = opts_of(o, 'margin_ranking_loss', { 'margin', 'reduction' })
+  check_tensor(x1, 'margin_ranking_loss', 'input1')
+  check_tensor(x2, 'margin_ranking_loss', 'input2')
+  check_tensor(y, 'margin_ranking_loss', 'target')
+  return reduce((-y * (x1 - x2) + (o.margin or 0)):relu(), o.reduction, 'margin_ranking_loss')
+end
+
+--- F.soft_margin_loss(x, y, {reduction = 'mean'}) -> log(1 + exp(-y x)), y = 1 or -1
+function F.soft_margin_loss(x, y, o)
+  o = opts_of(o, 'soft_margin_loss', { 'reduction' })
+  check_same_shape(x, y, 'soft_margin_loss')
+  x, y = fp32(x, y)
+  return reduce((-y * x):exp():log1p(), o.reduction, 'soft_margin_loss')
+end
+
 local REDUCTIONS = { none = 0, mean = 1, sum = 2 }
 local function reduction_code(r, op)
   local c = REDUCTIONS[r or 'mean']

@@ -1,4 +1,5 @@
--- Loss modules: MSELoss, L1Loss, CrossEntropyLoss, NLLLoss and BCEWithLogitsLoss over
+-- Loss modules: MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, BCELoss, SmoothL1Loss,
+-- HuberLoss, KLDivLoss, MarginRankingLoss and SoftMarginLoss over
 -- torch.nn.functional. Class weights are buffers, as in PyTorch, so they follow module:to().
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
@@ -81,5 +82,55 @@ function BCEWithLogitsLoss:forward(x, y)
   return F.binary_cross_entropy_with_logits(x, y, { weight = self.weight, pos_weight = self.pos_weight,
     reduction = self.reduction })
 end
+
+-- BCELoss({weight, reduction = 'mean'}): on probabilities
+local BCELoss = Module:extend('BCELoss')
+M.BCELoss = BCELoss
+function BCELoss:init(o)
+  o = o or {}
+  self.reduction = reduction_of(o, 'BCELoss')
+  self:register_buffer('weight', weight_of(o, 'weight', 'BCELoss'))
+end
+function BCELoss:forward(x, y) return F.binary_cross_entropy(x, y, { weight = self.weight, reduction = self.reduction }) end
+
+-- SmoothL1Loss({reduction = 'mean', beta = 1}) and HuberLoss({reduction = 'mean', delta = 1})
+for _, v in ipairs { { 'SmoothL1Loss', 'smooth_l1_loss', 'beta' }, { 'HuberLoss', 'huber_loss', 'delta' } } do
+  local cls = Module:extend(v[1])
+  M[v[1]] = cls
+  function cls:init(o)
+    o = o or {}
+    self.reduction = reduction_of(o, v[1])
+    self[v[3]] = o[v[3]] or 1.0
+  end
+  function cls:forward(x, y) return F[v[2]](x, y, { reduction = self.reduction, [v[3]] = self[v[3]] }) end
+end
+
+-- KLDivLoss({reduction = 'mean', log_target = false}); reduction may also be 'batchmean'
+local KLDivLoss = Module:extend('KLDivLoss')
+M.KLDivLoss = KLDivLoss
+function KLDivLoss:init(o)
+  o = o or {}
+  if o.reduction == 'batchmean' then self.reduction = 'batchmean' else self.reduction = reduction_of(o, 'KLDivLoss') end
+  self.log_target = o.log_target and true or false
+end
+function KLDivLoss:forward(x, t) return F.kl_div(x, t, { reduction = self.reduction, log_target = self.log_target }) end
+
+-- MarginRankingLoss({margin = 0, reduction = 'mean'})
+local MarginRankingLoss = Module:extend('MarginRankingLoss')
+M.MarginRankingLoss = MarginRankingLoss
+function MarginRankingLoss:init(o)
+  o = o or {}
+  self.reduction = reduction_of(o, 'MarginRankingLoss')
+  self.margin = o.margin or 0.0
+end
+function MarginRankingLoss:forward(x1, x2, y)
+  return F.margin_ranking_loss(x1, x2, y, { margin = self.margin, reduction = self.reduction })
+end
+
+-- SoftMarginLoss({reduction = 'mean'})
+local SoftMarginLoss = Module:extend('SoftMarginLoss')
+M.SoftMarginLoss = SoftMarginLoss
+function SoftMarginLoss:init(o) self.reduction = reduction_of(o or {}, 'SoftMarginLoss') end
+function SoftMarginLoss:forward(x, y) return F.soft_margin_loss(x, y, { reduction = self.reduction }) end
 
 return M
