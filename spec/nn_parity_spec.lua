@@ -11,6 +11,15 @@ local function tensor_of(r)
   return t:reshape(r.shape)
 end
 
+-- m with the case's weight and bias (a.w, a.b), run on a.x; a.w becomes the module's weight, whose
+-- gradient the case checks
+local function module_case(a, m)
+  torch.no_grad(function() m.weight:copy_(a.w); m.bias:copy_(a.b) end)
+  local y = m(a.x)
+  a.w = m.weight
+  return y
+end
+
 -- each case as lutorch writes it; `a` holds the inputs (tensors), `c` the case
 local run = {
   conv2d_basic = function(a) return F.conv2d(a.x, a.w, a.b, { padding = 1 }) end,
@@ -20,6 +29,22 @@ local run = {
   conv2d_depthwise_nobias = function(a) return F.conv2d(a.x, a.w, nil, { stride = 2, groups = 3 }) end,
   conv2d_1x1 = function(a) return F.conv2d(a.x, a.w, a.b) end,
   conv2d_unbatched = function(a) return F.conv2d(a.x, a.w, a.b, { padding = 2, dilation = 2 }) end,
+  conv1d_basic = function(a) return F.conv1d(a.x, a.w, a.b, { padding = 1 }) end,
+  conv1d_strided_dilated_groups = function(a)
+    return F.conv1d(a.x, a.w, a.b, { stride = 2, padding = 2, dilation = 2, groups = 2 })
+  end,
+  conv1d_same_unbatched = function(a) return F.conv1d(a.x, a.w, nil, { padding = 'same', dilation = 3 }) end,
+  conv2d_same_even = function(a) return F.conv2d(a.x, a.w, a.b, { padding = 'same' }) end,
+  -- a module with padding_mode: its weight and bias set to the case's, its weight's gradient checked
+  conv2d_module_reflect = function(a)
+    return module_case(a, torch.nn.Conv2d(2, 3, { 3, 5 }, { padding = { 1, 2 }, padding_mode = 'reflect', dtype = a.x.dtype }))
+  end,
+  conv2d_module_circular_same = function(a)
+    return module_case(a, torch.nn.Conv2d(2, 2, { 2, 4 }, { padding = 'same', padding_mode = 'circular', dtype = a.x.dtype }))
+  end,
+  conv1d_module_replicate = function(a)
+    return module_case(a, torch.nn.Conv1d(3, 4, 5, { stride = 2, padding = 2, padding_mode = 'replicate', dtype = a.x.dtype }))
+  end,
   max_pool2d_ceil = function(a)
     return F.max_pool2d(a.x, 3, { stride = 2, padding = 1, ceil_mode = true, return_indices = true })
   end,
@@ -46,6 +71,13 @@ local run = {
   end,
   layer_norm_2dims = function(a) return F.layer_norm(a.x, { 4, 5 }, a.w, a.b, { eps = 1e-5 }) end,
   layer_norm_noaffine = function(a) return F.layer_norm(a.x, { 6 }) end,
+  max_pool1d = function(a)
+    return F.max_pool1d(a.x, 3, { stride = 2, padding = 1, ceil_mode = true, return_indices = true })
+  end,
+  avg_pool1d = function(a) return F.avg_pool1d(a.x, 3, { stride = 2, padding = 1, count_include_pad = false }) end,
+  adaptive_avg_pool1d = function(a) return F.adaptive_avg_pool1d(a.x, 4) end,
+  group_norm = function(a) return F.group_norm(a.x, 2, a.w, a.b, { eps = 1e-4 }) end,
+  group_norm_4d_noaffine = function(a) return F.group_norm(a.x, 3) end,
   gelu = function(a) return F.gelu(a.x) end,
   gelu_tanh = function(a) return F.gelu(a.x, { approximate = 'tanh' }) end,
   silu = function(a) return F.silu(a.x) end,

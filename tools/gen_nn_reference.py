@@ -107,6 +107,22 @@ add("conv2d_unbatched", lambda x, w, b: F.conv2d(x, w, b, padding=2, dilation=2)
     {"x": det((2, 5, 5), 12), "w": det((3, 2, 3, 3), 13), "b": det((3,), 14)},
     grad_of=("x", "w", "b"))
 
+add("conv1d_basic", lambda x, w, b: F.conv1d(x, w, b, padding=1),
+    {"x": det((2, 3, 7), 120), "w": det((4, 3, 3), 121, 0.5), "b": det((4,), 122)}, grad_of=("x", "w", "b"))
+add("conv1d_strided_dilated_groups", lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=2, dilation=2, groups=2),
+    {"x": det((2, 4, 11), 123), "w": det((6, 2, 3), 124, 0.5), "b": det((6,), 125)}, grad_of=("x", "w", "b"))
+add("conv1d_same_unbatched", lambda x, w: F.conv1d(x, w, None, padding="same", dilation=3),
+    {"x": det((2, 9), 126), "w": det((3, 2, 4), 127, 0.5)}, grad_of=("x", "w"))
+add("conv2d_same_even", lambda x, w, b: F.conv2d(x, w, b, padding="same"),
+    {"x": det((1, 2, 5, 6), 128), "w": det((3, 2, 2, 4), 129, 0.5), "b": det((3,), 130)}, grad_of=("x", "w", "b"))
+# what nn.Conv2d / nn.Conv1d do with padding_mode (F.pad, then no padding)
+add("conv2d_module_reflect", lambda x, w, b: F.conv2d(F.pad(x, (2, 2, 1, 1), mode="reflect"), w, b),
+    {"x": det((2, 2, 5, 6), 131), "w": det((3, 2, 3, 5), 132, 0.5), "b": det((3,), 133)}, grad_of=("x", "w"))
+add("conv2d_module_circular_same", lambda x, w, b: F.conv2d(F.pad(x, (1, 2, 0, 1), mode="circular"), w, b),
+    {"x": det((1, 2, 4, 5), 134), "w": det((2, 2, 2, 4), 135, 0.5), "b": det((2,), 136)}, grad_of=("x", "w"))
+add("conv1d_module_replicate", lambda x, w, b: F.conv1d(F.pad(x, (2, 2), mode="replicate"), w, b, stride=2),
+    {"x": det((2, 3, 8), 137), "w": det((4, 3, 5), 138, 0.5), "b": det((4,), 139)}, grad_of=("x", "w"))
+
 # ---- pooling ----
 add("max_pool2d_ceil", lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True,
                                               return_indices=True),
@@ -131,6 +147,14 @@ add("log_softmax_last", lambda x: F.log_softmax(x, dim=-1), {"x": det((3, 4, 5),
 add("log_softmax_large", lambda x: F.log_softmax(x, dim=0), {"x": det((6, 2), 23, 1000.0)},
     grad_of=("x",))
 
+add("max_pool1d", lambda x: F.max_pool1d(x, 3, stride=2, padding=1, dilation=1, ceil_mode=True, return_indices=True),
+    {"x": det((2, 3, 10), 140)}, grad_of=("x",))
+add("avg_pool1d", lambda x: F.avg_pool1d(x, 3, stride=2, padding=1, count_include_pad=False),
+    {"x": det((2, 3, 9), 141)}, grad_of=("x",))
+add("adaptive_avg_pool1d", lambda x: F.adaptive_avg_pool1d(x, 4), {"x": det((2, 3, 10), 142)}, grad_of=("x",))
+add("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b, eps=1e-4),
+    {"x": det((3, 4, 5), 143, 2.0), "w": det((4,), 144), "b": det((4,), 145)}, grad_of=("x", "w", "b"))
+add("group_norm_4d_noaffine", lambda x: F.group_norm(x, 3), {"x": det((2, 6, 2, 3), 146, 2.0)}, grad_of=("x",))
 # ---- normalisation ----
 
 

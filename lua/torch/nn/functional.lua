@@ -216,9 +216,51 @@ function F.conv2d(x, w, b, o)
   check_tensor(x, 'conv2d')
   check_tensor(w, 'conv2d', 'weight')
   local sh, sw = pair(o.stride or 1, 'stride', 'conv2d')
-  local ph, pw = pair(o.padding or 0, 'padding', 'conv2d')
   local dh, dw = pair(o.dilation or 1, 'dilation', 'conv2d')
+  local padding = o.padding or 0
+  if padding == 'valid' then padding = 0 end
+  if padding == 'same' then
+    if sh ~= 1 or sw ~= 1 then error("conv2d: padding='same' is not supported for strided convolutions", 2) end
+    if w:dim() ~= 4 then error('conv2d: expected a 4-D weight, got ' .. w:dim() .. '-D', 2) end
+    -- total padding d (k - 1) per dim; when odd, PyTorch puts the extra row/column at the end, which is
+    -- the symmetric padding of ceil(total / 2) with the first output row/column dropped
+    local th, tw = dh * (w:size(3) - 1), dw * (w:size(4) - 1)
+    local y = C.conv2d(x, w, b, 1, 1, (th + 1) // 2, (tw + 1) // 2, dh, dw, o.groups or 1)
+    local d = y:dim()
+    if th % 2 == 1 then y = y:narrow(d - 1, 2, y:size(d - 1) - 1) end
+    if tw % 2 == 1 then y = y:narrow(d, 2, y:size(d) - 1) end
+    return y
+  end
+  if type(padding) == 'string' then
+    error(string.format("conv2d: invalid padding string '%s', should be one of {'valid', 'same'}", padding), 2)
+  end
+  local ph, pw = pair(padding, 'padding', 'conv2d')
   return C.conv2d(x, w, b, sh, sw, ph, pw, dh, dw, o.groups or 1)
+end
+
+-- a number or a 1-tuple {n} as a number
+local function single(v, name, op)
+  if type(v) == 'table' and #v == 1 then v = v[1] end
+  if type(v) ~= 'number' then error(string.format('%s: %s must be a number or a 1-tuple {n}', op, name), 3) end
+  return v
+end
+
+--- F.conv1d(x, w, b, {stride = 1, padding = 0, dilation = 1, groups = 1}) -> tensor
+-- x: N x C x L (or C x L), w: out x C/groups x k; padding a number, 'same' or 'valid'; a 2-D
+-- convolution over a height of 1
+function F.conv1d(x, w, b, o)
+  o = opts_of(o, 'conv1d', { 'stride', 'padding', 'dilation', 'groups' })
+  check_tensor(x, 'conv1d')
+  check_tensor(w, 'conv1d', 'weight')
+  if x:dim() ~= 2 and x:dim() ~= 3 then
+    error('conv1d: expected a 2-D (unbatched) or 3-D (batched) input, got ' .. x:dim() .. '-D', 2)
+  end
+  if w:dim() ~= 3 then error('conv1d: expected a 3-D weight (out_channels, in_channels / groups, k), got ' .. w:dim() .. '-D', 2) end
+  local padding = o.padding or 0
+  if type(padding) ~= 'string' then padding = { 0, single(padding, 'padding', 'conv1d') } end
+  local y = F.conv2d(x:unsqueeze(-2), w:unsqueeze(-2), b, { stride = { 1, single(o.stride or 1, 'stride', 'conv1d') },
+    padding = padding, dilation = { 1, single(o.dilation or 1, 'dilation', 'conv1d') }, groups = o.groups })
+  return y:squeeze(-2)
 end
 
 -- ---- pooling ----
@@ -377,6 +419,69 @@ function F.pairwise_distance(x1, x2, o)
   check_tensor(x2, 'pairwise_distance', 'x2')
   o = opts_of(o, 'pairwise_distance', { 'p', 'eps', 'keepdim' })
   return (x1 - x2 + (o.eps or 1e-6)):norm(o.p or 2, -1, o.keepdim or false)
+end
+
+-- ---- 1-D pooling: the 2-D kernels over a height of 1 ----
+local function check_1d(x, op)
+  check_tensor(x, op)
+  if x:dim() ~= 2 and x:dim() ~= 3 then
+    error(string.format('%s: expected a 2-D (unbatched) or 3-D (batched) input, got %d-D', op, x:dim()), 3)
+  end
+end
+
+--- F.max_pool1d(x, kernel_size, {stride = kernel_size, padding = 0, dilation = 1, ceil_mode = false,
+-- return_indices = false}) -> the maximum of each window of N x C x L input (and 1-based indices)
+function F.max_pool1d(x, k, o)
+  o = opts_of(o, 'max_pool1d', { 'stride', 'padding', 'dilation', 'ceil_mode', 'return_indices' })
+  check_1d(x, 'max_pool1d')
+  k = single(k, 'kernel_size', 'max_pool1d')
+  local y, idx = F.max_pool2d(x:unsqueeze(-2), { 1, k }, { stride = { 1, single(o.stride or k, 'stride', 'max_pool1d') },
+    padding = { 0, single(o.padding or 0, 'padding', 'max_pool1d') },
+    dilation = { 1, single(o.dilation or 1, 'dilation', 'max_pool1d') }, ceil_mode = o.ceil_mode, return_indices = true })
+  if o.return_indices then return y:squeeze(-2), idx:squeeze(-2) end
+  return y:squeeze(-2)
+end
+
+--- F.avg_pool1d(x, kernel_size, {stride = kernel_size, padding = 0, ceil_mode = false,
+-- count_include_pad = true}) -> the mean of each window of N x C x L input
+function F.avg_pool1d(x, k, o)
+  o = opts_of(o, 'avg_pool1d', { 'stride', 'padding', 'ceil_mode', 'count_include_pad' })
+  check_1d(x, 'avg_pool1d')
+  k = single(k, 'kernel_size', 'avg_pool1d')
+  return F.avg_pool2d(x:unsqueeze(-2), { 1, k }, { stride = { 1, single(o.stride or k, 'stride', 'avg_pool1d') },
+    padding = { 0, single(o.padding or 0, 'padding', 'avg_pool1d') }, ceil_mode = o.ceil_mode,
+    count_include_pad = o.count_include_pad }):squeeze(-2)
+end
+
+--- F.adaptive_avg_pool1d(x, output_size) -> N x C x output_size means of adaptive windows
+function F.adaptive_avg_pool1d(x, size)
+  check_1d(x, 'adaptive_avg_pool1d')
+  return F.adaptive_avg_pool2d(x:unsqueeze(-2), { 1, single(size, 'output_size', 'adaptive_avg_pool1d') }):squeeze(-2)
+end
+
+--- F.group_norm(x, num_groups, weight, bias, {eps = 1e-5}) -> x normalised over each group of
+-- channels (and all positions) of N x C x ..., then scaled and shifted per channel
+function F.group_norm(x, groups, w, b, o)
+  o = opts_of(o, 'group_norm', { 'eps' })
+  check_tensor(x, 'group_norm')
+  if x:dim() < 2 then error('group_norm: expected an input of at least 2 dimensions (N, C, ...), got ' .. x:dim() .. '-D', 2) end
+  local n, c = x:size(1), x:size(2)
+  if math.type(groups) ~= 'integer' or groups < 1 or c % groups ~= 0 then
+    error(string.format('group_norm: Expected number of channels in input (%d) to be divisible by num_groups, but got '
+      .. 'num_groups=%s', c, tostring(groups)), 2)
+  end
+  local eps = o.eps or 1e-5
+  local g = x:reshape(n, groups, -1)
+  local mean = g:mean(3, true)
+  local var = g:var(3, true, { unbiased = false })
+  local y = ((g - mean) / (var + eps):sqrt()):view(x.shape)
+  if w ~= nil or b ~= nil then
+    local shape = { 1, c }
+    for _ = 3, x:dim() do shape[#shape + 1] = 1 end
+    if w ~= nil then y = y * w:view(shape) end
+    if b ~= nil then y = y + b:view(shape) end
+  end
+  return y
 end
 
 -- ---- dropout ----

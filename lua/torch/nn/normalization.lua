@@ -1,4 +1,4 @@
--- nn.BatchNorm1d, nn.BatchNorm2d and nn.LayerNorm: parameters, running-statistics buffers and
+-- nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm and nn.GroupNorm: parameters, running-statistics buffers and
 -- PyTorch's momentum rules over F.batch_norm and F.layer_norm.
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
@@ -167,6 +167,37 @@ end
 function LayerNorm:extra_repr()
   return string.format('%s, eps=%s, elementwise_affine=%s', pyrepr(self.normalized_shape), pyrepr(self.eps),
     pyrepr(self.elementwise_affine))
+end
+
+-- GroupNorm(num_groups, num_channels, {eps = 1e-5, affine = true, device, dtype}): statistics over
+-- each group of channels (and every position) of N x C x ... input, weight and bias per channel
+local GroupNorm = Module:extend('GroupNorm')
+M.GroupNorm = GroupNorm
+
+function GroupNorm:init(num_groups, num_channels, o)
+  o = o or {}
+  if math.type(num_groups) ~= 'integer' or num_groups < 1 or math.type(num_channels) ~= 'integer' or num_channels < 1 then
+    error(string.format('GroupNorm: num_groups and num_channels must be positive integers, got %s and %s',
+      tostring(num_groups), tostring(num_channels)), 3)
+  end
+  if num_channels % num_groups ~= 0 then error('GroupNorm: num_channels must be divisible by num_groups', 3) end
+  self.num_groups, self.num_channels = num_groups, num_channels
+  self.eps = o.eps or 1e-5
+  self.affine = flag(o.affine, true)
+  local f = { dtype = o.dtype, device = o.device }
+  if self.affine then
+    self.weight = Parameter(torch.ones(num_channels, f))
+    self.bias = Parameter(torch.zeros(num_channels, f))
+  else
+    self:register_parameter('weight', nil)
+    self:register_parameter('bias', nil)
+  end
+end
+
+function GroupNorm:forward(x) return F.group_norm(x, self.num_groups, self.weight, self.bias, { eps = self.eps }) end
+
+function GroupNorm:extra_repr()
+  return string.format('%d, %d, eps=%s, affine=%s', self.num_groups, self.num_channels, pyrepr(self.eps), pyrepr(self.affine))
 end
 
 return M

@@ -1,4 +1,4 @@
--- nn.MaxPool2d, nn.AvgPool2d and nn.AdaptiveAvgPool2d over torch.nn.functional.
+-- nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d and their 1-D forms over torch.nn.functional.
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
 
@@ -86,5 +86,58 @@ function AdaptiveAvgPool2d:extra_repr()
   end
   return 'output_size=' .. pyrepr(s)
 end
+
+-- an integer or a 1-tuple {n}
+local function single_arg(v, name, op)
+  if type(v) == 'table' and #v == 1 then v = v[1] end
+  if math.type(v) ~= 'integer' then
+    error(string.format('%s: %s must be an integer or a 1-tuple {n}, got %s', op, name, tostring(v)), 4)
+  end
+  return v
+end
+
+-- MaxPool1d(kernel_size, {stride = kernel_size, padding = 0, dilation = 1, return_indices = false,
+-- ceil_mode = false})
+local MaxPool1d = Module:extend('MaxPool1d')
+M.MaxPool1d = MaxPool1d
+function MaxPool1d:init(kernel_size, o)
+  o = o or {}
+  self.kernel_size = single_arg(kernel_size, 'kernel_size', 'MaxPool1d')
+  self.stride = o.stride ~= nil and single_arg(o.stride, 'stride', 'MaxPool1d') or self.kernel_size
+  self.padding = single_arg(o.padding or 0, 'padding', 'MaxPool1d')
+  self.dilation = single_arg(o.dilation or 1, 'dilation', 'MaxPool1d')
+  self.return_indices = o.return_indices or false
+  self.ceil_mode = o.ceil_mode or false
+end
+MaxPool1d.extra_repr = MaxPool2d.extra_repr
+function MaxPool1d:forward(x)
+  return F.max_pool1d(x, self.kernel_size, { stride = self.stride, padding = self.padding,
+    dilation = self.dilation, ceil_mode = self.ceil_mode, return_indices = self.return_indices })
+end
+
+-- AvgPool1d(kernel_size, {stride = kernel_size, padding = 0, ceil_mode = false, count_include_pad = true});
+-- sizes kept as 1-tuples, as PyTorch's (its repr prints (3,))
+local AvgPool1d = Module:extend('AvgPool1d')
+M.AvgPool1d = AvgPool1d
+function AvgPool1d:init(kernel_size, o)
+  o = o or {}
+  self.kernel_size = { single_arg(kernel_size, 'kernel_size', 'AvgPool1d') }
+  self.stride = { o.stride ~= nil and single_arg(o.stride, 'stride', 'AvgPool1d') or self.kernel_size[1] }
+  self.padding = { single_arg(o.padding or 0, 'padding', 'AvgPool1d') }
+  self.ceil_mode = o.ceil_mode or false
+  if o.count_include_pad == nil then self.count_include_pad = true else self.count_include_pad = o.count_include_pad end
+end
+AvgPool1d.extra_repr = AvgPool2d.extra_repr
+function AvgPool1d:forward(x)
+  return F.avg_pool1d(x, self.kernel_size, { stride = self.stride, padding = self.padding, ceil_mode = self.ceil_mode,
+    count_include_pad = self.count_include_pad })
+end
+
+-- AdaptiveAvgPool1d(output_size)
+local AdaptiveAvgPool1d = Module:extend('AdaptiveAvgPool1d')
+M.AdaptiveAvgPool1d = AdaptiveAvgPool1d
+function AdaptiveAvgPool1d:init(output_size) self.output_size = single_arg(output_size, 'output_size', 'AdaptiveAvgPool1d') end
+function AdaptiveAvgPool1d:forward(x) return F.adaptive_avg_pool1d(x, self.output_size) end
+function AdaptiveAvgPool1d:extra_repr() return 'output_size=' .. pyrepr(self.output_size) end
 
 return M
