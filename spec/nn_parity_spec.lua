@@ -20,6 +20,23 @@ local function module_case(a, m)
   return y
 end
 
+-- a recurrent module with the case's parameters (inputs named as its parameters), run on a.x with
+-- the state a.h0 (and a.h1: LSTM's {h, c}) when given; the parameters whose gradients the case
+-- checks become the module's
+local function run_rnn(a, m, lstm)
+  torch.no_grad(function()
+    for name, p in m:named_parameters() do p:copy_(a[name]) end
+  end)
+  for name, p in m:named_parameters() do
+    if a[name].requires_grad then a[name] = p end
+  end
+  local state = a.h0
+  if a.h1 then state = { a.h0, a.h1 } end
+  local out, st = m(a.x, state)
+  if lstm then return out, st[1] end
+  return out, st
+end
+
 -- each case as lutorch writes it; `a` holds the inputs (tensors), `c` the case
 local run = {
   conv2d_basic = function(a) return F.conv2d(a.x, a.w, a.b, { padding = 1 }) end,
@@ -29,6 +46,18 @@ local run = {
   conv2d_depthwise_nobias = function(a) return F.conv2d(a.x, a.w, nil, { stride = 2, groups = 3 }) end,
   conv2d_1x1 = function(a) return F.conv2d(a.x, a.w, a.b) end,
   conv2d_unbatched = function(a) return F.conv2d(a.x, a.w, a.b, { padding = 2, dilation = 2 }) end,
+  lstm_2layer_bidirectional_batch_first = function(a)
+    return run_rnn(a, torch.nn.LSTM(3, 4, { num_layers = 2, bidirectional = true, batch_first = true, dtype = a.x.dtype }), true)
+  end,
+  gru_unbatched = function(a) return run_rnn(a, torch.nn.GRU(3, 5, { dtype = a.x.dtype })) end,
+  gru_2layer_h0 = function(a) return run_rnn(a, torch.nn.GRU(2, 3, { num_layers = 2, dtype = a.x.dtype })) end,
+  rnn_relu_bidirectional = function(a)
+    return run_rnn(a, torch.nn.RNN(3, 4, { nonlinearity = 'relu', bidirectional = true, dtype = a.x.dtype }))
+  end,
+  lstm_nobias = function(a) return run_rnn(a, torch.nn.LSTM(2, 3, { bias = false, dtype = a.x.dtype }), true) end,
+  lstm_cell = function(a) return run_rnn(a, torch.nn.LSTMCell(3, 4, { dtype = a.x.dtype })) end,
+  gru_cell = function(a) return run_rnn(a, torch.nn.GRUCell(3, 4, { dtype = a.x.dtype })) end,
+  rnn_cell_unbatched = function(a) return run_rnn(a, torch.nn.RNNCell(3, 4, { nonlinearity = 'relu', dtype = a.x.dtype })) end,
   conv1d_basic = function(a) return F.conv1d(a.x, a.w, a.b, { padding = 1 }) end,
   conv1d_strided_dilated_groups = function(a)
     return F.conv1d(a.x, a.w, a.b, { stride = 2, padding = 2, dilation = 2, groups = 2 })

@@ -255,6 +255,63 @@ add("soft_margin_loss", lambda x, y: F.soft_margin_loss(x, y),
 add("flip_roll", lambda x: torch.flip(x, (0, 2)) * 2 + torch.roll(x, (1, -2), (1, 2)) * 3,
     {"x": det((2, 3, 4), 98)}, grad_of=("x",))
 
+# ---- recurrent layers: the module's parameters, set from det(), are stored as inputs of their names
+# (set in place: functional_call in PyTorch 1.13 misses the RNNs' cached flat weights) ----
+def module_record(name, m, x, state, grad_params, seed):
+    params = {}
+    with torch.no_grad():
+        for i, (k, p) in enumerate(m.named_parameters()):
+            params[k] = det(tuple(p.shape), seed + i, 0.5)
+            p.copy_(params[k])
+    xr = x.clone().requires_grad_(True)
+    hx = None
+    if state:
+        hx = tuple(state) if len(state) == 2 else state[0]
+    out = m(xr) if hx is None else m(xr, hx)
+    if isinstance(out, tuple):
+        y = out[0]
+        y2 = out[1][0] if isinstance(out[1], tuple) else out[1]
+    else:
+        y, y2 = out, None
+    gy = det(y.shape, 7, 1.0)
+    (y * gy).sum().backward()
+    inputs = dict(x=x)
+    for i, t in enumerate(state or ()):
+        inputs["h%d" % i] = t
+    inputs.update(params)
+    rec = {"name": name, "inputs": inputs, "out": y}
+    if y2 is not None:
+        rec["out2"] = y2
+    rec["gy"] = gy
+    named = dict(m.named_parameters())
+    rec["grads"] = dict(x=xr.grad, **{k: named[k].grad for k in grad_params})
+    cases.append(rec)
+
+
+def rnn_case(name, make, x, state=None, seed=150, grad_params=("weight_hh_l0",)):
+    module_record(name, make(), x, state, grad_params, seed)
+
+
+rnn_case("lstm_2layer_bidirectional_batch_first",
+         lambda: torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True),
+         det((2, 5, 3), 150), state=(det((4, 2, 4), 151, 0.5), det((4, 2, 4), 152, 0.5)),
+         grad_params=("weight_hh_l0", "weight_ih_l1_reverse", "bias_hh_l1"))
+rnn_case("gru_unbatched", lambda: torch.nn.GRU(3, 5), det((6, 3), 160), grad_params=("weight_hh_l0", "bias_ih_l0"))
+rnn_case("gru_2layer_h0", lambda: torch.nn.GRU(2, 3, num_layers=2), det((4, 2, 2), 170),
+         state=(det((2, 2, 3), 171, 0.5),))
+rnn_case("rnn_relu_bidirectional", lambda: torch.nn.RNN(3, 4, nonlinearity="relu", bidirectional=True),
+         det((5, 2, 3), 180), grad_params=("weight_hh_l0", "weight_hh_l0_reverse"))
+rnn_case("lstm_nobias", lambda: torch.nn.LSTM(2, 3, bias=False), det((4, 2, 2), 190))
+
+
+def cell_case(name, make, x, state=None, seed=200):
+    module_record(name, make(), x, state, ("weight_hh",), seed)
+
+
+cell_case("lstm_cell", lambda: torch.nn.LSTMCell(3, 4), det((2, 3), 210), state=(det((2, 4), 211), det((2, 4), 212)))
+cell_case("gru_cell", lambda: torch.nn.GRUCell(3, 4), det((2, 3), 220), state=(det((2, 4), 221),))
+cell_case("rnn_cell_unbatched", lambda: torch.nn.RNNCell(3, 4, nonlinearity="relu"), det((3,), 230))
+
 # ---- embedding, linear ----
 add("embedding_padding", lambda idx, w: F.embedding(idx - 1, w, padding_idx=2),
     {"idx": torch.tensor([[1, 3, 5], [3, 2, 1]]), "w": det((5, 4), 41)}, grad_of=("w",),

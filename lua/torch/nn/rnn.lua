@@ -1,0 +1,283 @@
+-- Recurrent layers: nn.RNN, nn.LSTM, nn.GRU and their cells nn.RNNCell, nn.LSTMCell, nn.GRUCell, with
+-- PyTorch's arguments, parameter names and order (weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0,
+-- then _reverse for the backward direction, layer after layer), gate order (LSTM: i, f, g, o; GRU:
+-- r, z, n), initialisation U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) and equations. Composed of
+-- tensor ops, so autograd and every device come with them: each layer projects the whole input
+-- sequence in one product, then steps through time.
+--
+--   local lstm = nn.LSTM(10, 20, {num_layers = 2, batch_first = true})
+--   local out, state = lstm(x)                -- state = {h_n, c_n}
+--   out, state = lstm(x2, state)              -- carry the state on
+--   local gru = nn.GRU(10, 20); local out, h_n = gru(x, h0)
+--   local cell = nn.LSTMCell(10, 20); local h, c = cell(x_t, {h, c})
+local torch = require 'torch'
+local Module = require 'torch.nn.module'
+local Parameter = require('torch.nn.parameter').Parameter
+local F = require 'torch.nn.functional'
+local init = require 'torch.nn.initializers'
+
+local M = {}
+local pyrepr = Module._pyrepr
+
+local GATES = { RNN_TANH = 1, RNN_RELU = 1, LSTM = 4, GRU = 3 }
+
+local function positive(name, what, v)
+  if math.type(v) ~= 'integer' or v <= 0 then error(string.format('%s: %s must be a positive integer, got %s', name, what, tostring(v)), 4) end
+end
+
+-- one step of a cell: gi = the input's projection (with bias_ih), h (and c) the state;
+-- w_hh, b_hh the recurrent weights. Returns the new h (and c).
+local function step(mode, gi, h, c, w_hh, b_hh)
+  local gh = F.linear(h, w_hh, b_hh)
+  if mode == 'LSTM' then
+    local g = gi + gh
+    local H = h:size(-1)
+    local i = g:narrow(-1, 1, H):sigmoid()
+    local f = g:narrow(-1, H + 1, H):sigmoid()
+    local gg = g:narrow(-1, 2 * H + 1, H):tanh()
+    local o = g:narrow(-1, 3 * H + 1, H):sigmoid()
+    local c2 = f * c + i * gg
+    return o * c2:tanh(), c2
+  elseif mode == 'GRU' then
+    local H = h:size(-1)
+    local r = (gi:narrow(-1, 1, H) + gh:narrow(-1, 1, H)):sigmoid()
+    local z = (gi:narrow(-1, H + 1, H) + gh:narrow(-1, H + 1, H)):sigmoid()
+    local n = (gi:narrow(-1, 2 * H + 1, H) + r * gh:narrow(-1, 2 * H + 1, H)):tanh()
+    return (1 - z) * n + z * h
+  elseif mode == 'RNN_RELU' then
+    return (gi + gh):relu()
+  end
+  return (gi + gh):tanh()
+end
+
+-- ---- the sequence layers ----
+
+local function rnn_class(name, mode)
+  local cls = Module:extend(name)
+
+  -- Name(input_size, hidden_size, {num_layers = 1, bias = true, batch_first = false, dropout = 0,
+  -- bidirectional = false, nonlinearity = 'tanh' (RNN), device, dtype}) (or the same positionally
+  -- after hidden_size: num_layers)
+  function cls:init(input_size, hidden_size, o)
+    if math.type(o) == 'integer' then o = { num_layers = o } end
+    o = o or {}
+    positive(name, 'input_size', input_size)
+    positive(name, 'hidden_size', hidden_size)
+    local layers = o.num_layers or 1
+    positive(name, 'num_layers', layers)
+    local dropout = o.dropout or 0
+    if type(dropout) ~= 'number' or dropout < 0 or dropout > 1 then
+      error(name .. ': dropout should be a number in range [0, 1] representing the probability of an element being zeroed', 3)
+    end
+    self.mode = mode
+    if name == 'RNN' then
+      local nl = o.nonlinearity or 'tanh'
+      if nl ~= 'tanh' and nl ~= 'relu' then error("RNN: Unknown nonlinearity '" .. tostring(nl) .. "'. Select from 'tanh' or 'relu'.", 3) end
+      self.nonlinearity = nl
+      self.mode = nl == 'relu' and 'RNN_RELU' or 'RNN_TANH'
+    end
+    self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, layers
+    self.bias = o.bias == nil or o.bias and true or false
+    self.batch_first = o.batch_first and true or false
+    self.dropout = dropout
+    self.bidirectional = o.bidirectional and true or false
+    local dirs = self.bidirectional and 2 or 1
+    local gates = GATES[self.mode] * hidden_size
+    local f = { dtype = o.dtype, device = o.device }
+    for l = 0, layers - 1 do
+      local in_size = l == 0 and input_size or hidden_size * dirs
+      for d = 0, dirs - 1 do
+        local sfx = 'l' .. l .. (d == 1 and '_reverse' or '')
+        self['weight_ih_' .. sfx] = Parameter(torch.empty(gates, in_size, f))
+        self['weight_hh_' .. sfx] = Parameter(torch.empty(gates, hidden_size, f))
+        if self.bias then
+          self['bias_ih_' .. sfx] = Parameter(torch.empty(gates, f))
+          self['bias_hh_' .. sfx] = Parameter(torch.empty(gates, f))
+        end
+      end
+    end
+    self:reset_parameters()
+  end
+
+  function cls:reset_parameters()
+    local k = 1 / math.sqrt(self.hidden_size)
+    for _, p in ipairs(self:parameters()) do init.uniform_(p, -k, k) end
+  end
+
+  -- forward(input, hx) -> output, h_n (LSTM: output, {h_n, c_n}); input (T, N, input_size), or
+  -- (N, T, input_size) with batch_first, or (T, input_size) unbatched; hx (num_layers * directions,
+  -- N, hidden_size) (LSTM: {h_0, c_0}), zeros when nil
+  function cls:forward(input, hx)
+    if not torch.is_tensor(input) then error(name .. ': expected an input tensor, got ' .. type(input), 2) end
+    local batched = input:dim() == 3
+    if not batched and input:dim() ~= 2 then
+      error(string.format('%s: Expected input to be 2D or 3D, got %dD instead', name, input:dim()), 2)
+    end
+    if input:size(-1) ~= self.input_size then
+      error(string.format('%s: input.size(-1) must be equal to input_size. Expected %d, got %d', name, self.input_size,
+        input:size(-1)), 2)
+    end
+    local x = input
+    if not batched then x = x:unsqueeze(2)
+    elseif self.batch_first then x = x:transpose(1, 2) end
+    local T, N, H = x:size(1), x:size(2), self.hidden_size
+    local dirs = self.bidirectional and 2 or 1
+    local lstm = self.mode == 'LSTM'
+    local h0, c0
+    if hx ~= nil then
+      if lstm then
+        if type(hx) ~= 'table' or torch.is_tensor(hx) or #hx ~= 2 then error('LSTM: hx must be a table {h_0, c_0}', 2) end
+        h0, c0 = hx[1], hx[2]
+      else
+        h0 = hx
+      end
+      local want = batched and { self.num_layers * dirs, N, H } or { self.num_layers * dirs, H }
+      for _, t in ipairs { h0, c0 } do
+        if not torch.is_tensor(t) or table.concat(t.shape, ',') ~= table.concat(want, ',') then
+          error(string.format('%s: Expected hidden size (%s), got %s', name, table.concat(want, ', '),
+            torch.is_tensor(t) and '[' .. table.concat(t.shape, ', ') .. ']' or type(t)), 2)
+        end
+      end
+      if not batched then
+        h0 = h0:unsqueeze(2)
+        if c0 then c0 = c0:unsqueeze(2) end
+      end
+    else
+      h0 = torch.zeros(self.num_layers * dirs, N, H, { dtype = x.dtype, device = x.device })
+      if lstm then c0 = h0 end
+    end
+    local hn, cn = {}, {}
+    local layer_in = x
+    for l = 0, self.num_layers - 1 do
+      local outs = {}
+      for d = 0, dirs - 1 do
+        local sfx = 'l' .. l .. (d == 1 and '_reverse' or '')
+        local k = l * dirs + d + 1
+        local w_ih, w_hh = self['weight_ih_' .. sfx], self['weight_hh_' .. sfx]
+        local b_ih, b_hh = self['bias_ih_' .. sfx], self['bias_hh_' .. sfx]
+        -- the input's projection for every step at once
+        local gi = F.linear(layer_in, w_ih, b_ih)
+        local h, c = h0[k], c0 and c0[k]
+        local steps = {}
+        for s = 1, T do
+          local t = d == 0 and s or T - s + 1
+          h, c = step(self.mode, gi[t], h, c, w_hh, b_hh)
+          steps[t] = h
+        end
+        outs[d + 1] = torch.stack(steps, 1)
+        hn[k], cn[k] = h, c
+      end
+      layer_in = dirs == 2 and torch.cat(outs, 3) or outs[1]
+      if self.dropout > 0 and self.training and l < self.num_layers - 1 then
+        layer_in = F.dropout(layer_in, self.dropout, true)
+      end
+    end
+    local out = layer_in
+    local h_n = torch.stack(hn, 1)
+    local c_n = lstm and torch.stack(cn, 1) or nil
+    if not batched then
+      out = out:squeeze(2)
+      h_n = h_n:squeeze(2)
+      if c_n then c_n = c_n:squeeze(2) end
+    elseif self.batch_first then
+      out = out:transpose(1, 2)
+    end
+    if lstm then return out, { h_n, c_n } end
+    return out, h_n
+  end
+
+  function cls:extra_repr()
+    local s = string.format('%d, %d', self.input_size, self.hidden_size)
+    if self.num_layers ~= 1 then s = s .. ', num_layers=' .. self.num_layers end
+    if name == 'RNN' and self.nonlinearity ~= 'tanh' then s = s .. ", nonlinearity='" .. self.nonlinearity .. "'" end
+    if not self.bias then s = s .. ', bias=False' end
+    if self.batch_first then s = s .. ', batch_first=True' end
+    if self.dropout ~= 0 then s = s .. ', dropout=' .. pyrepr(self.dropout + 0.0) end
+    if self.bidirectional then s = s .. ', bidirectional=True' end
+    return s
+  end
+  return cls
+end
+
+M.RNN = rnn_class('RNN', 'RNN_TANH')
+M.LSTM = rnn_class('LSTM', 'LSTM')
+M.GRU = rnn_class('GRU', 'GRU')
+
+-- ---- the cells ----
+
+local function cell_class(name, mode)
+  local cls = Module:extend(name)
+
+  -- Name(input_size, hidden_size, {bias = true, nonlinearity = 'tanh' (RNNCell), device, dtype})
+  function cls:init(input_size, hidden_size, o)
+    o = o or {}
+    positive(name, 'input_size', input_size)
+    positive(name, 'hidden_size', hidden_size)
+    self.mode = mode
+    if name == 'RNNCell' then
+      local nl = o.nonlinearity or 'tanh'
+      if nl ~= 'tanh' and nl ~= 'relu' then error("RNNCell: Unknown nonlinearity: " .. tostring(nl), 3) end
+      self.nonlinearity = nl
+      self.mode = nl == 'relu' and 'RNN_RELU' or 'RNN_TANH'
+    end
+    self.input_size, self.hidden_size = input_size, hidden_size
+    self.bias = o.bias == nil or o.bias and true or false
+    local gates = GATES[self.mode] * hidden_size
+    local f = { dtype = o.dtype, device = o.device }
+    self.weight_ih = Parameter(torch.empty(gates, input_size, f))
+    self.weight_hh = Parameter(torch.empty(gates, hidden_size, f))
+    if self.bias then
+      self.bias_ih = Parameter(torch.empty(gates, f))
+      self.bias_hh = Parameter(torch.empty(gates, f))
+    else
+      self:register_parameter('bias_ih', nil)
+      self:register_parameter('bias_hh', nil)
+    end
+    local k = 1 / math.sqrt(hidden_size)
+    for _, p in ipairs(self:parameters()) do init.uniform_(p, -k, k) end
+  end
+
+  -- forward(x, hx) -> h' (LSTMCell: h', c'); x (N, input_size) or (input_size); hx the state (LSTMCell:
+  -- {h, c}), zeros when nil
+  function cls:forward(x, hx)
+    if not torch.is_tensor(x) then error(name .. ': expected an input tensor, got ' .. type(x), 2) end
+    if x:dim() ~= 1 and x:dim() ~= 2 then error(string.format('%s: Expected input to be 1D or 2D, got %dD instead', name, x:dim()), 2) end
+    if x:size(-1) ~= self.input_size then
+      error(string.format('%s: input has inconsistent input_size: got %d expected %d', name, x:size(-1), self.input_size), 2)
+    end
+    local batched = x:dim() == 2
+    if not batched then x = x:unsqueeze(1) end
+    local h, c
+    if hx == nil then
+      h = torch.zeros(x:size(1), self.hidden_size, { dtype = x.dtype, device = x.device })
+      c = h
+    elseif mode == 'LSTM' then
+      if type(hx) ~= 'table' or torch.is_tensor(hx) or #hx ~= 2 then error('LSTMCell: hx must be a table {h, c}', 2) end
+      h, c = hx[1], hx[2]
+      if not batched then h, c = h:unsqueeze(1), c:unsqueeze(1) end
+    else
+      h = batched and hx or hx:unsqueeze(1)
+    end
+    local h2, c2 = step(self.mode, F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh)
+    if not batched then
+      h2 = h2:squeeze(1)
+      if c2 then c2 = c2:squeeze(1) end
+    end
+    if mode == 'LSTM' then return h2, c2 end
+    return h2
+  end
+
+  function cls:extra_repr()
+    local s = string.format('%d, %d', self.input_size, self.hidden_size)
+    if not self.bias then s = s .. ', bias=False' end
+    if name == 'RNNCell' and self.nonlinearity ~= 'tanh' then s = s .. ", nonlinearity='" .. self.nonlinearity .. "'" end
+    return s
+  end
+  return cls
+end
+
+M.RNNCell = cell_class('RNNCell', 'RNN_TANH')
+M.LSTMCell = cell_class('LSTMCell', 'LSTM')
+M.GRUCell = cell_class('GRUCell', 'GRU')
+
+return M
