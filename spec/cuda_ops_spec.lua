@@ -658,6 +658,24 @@ describe('CUDA random draws and indexing (through the host)', function()
     end
   end)
 
+  gpu_it('a Transformer encoder forward and backward as on the CPU', function()
+    torch.manual_seed(307)
+    local enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2,
+      { dim_feedforward = 16, dropout = 0, dtype = torch.float64 }), 2)
+    local x = rnd({ 5, 3, 8 }, 308):requires_grad_(true)
+    local pad = torch.tensor({ { false, false, false, true, true }, { false, false, false, false, false },
+      { false, true, true, true, true } })
+    enc(x, { src_key_padding_mask = pad }):sum():backward()
+    local gx, gw = x.grad:clone(), enc.layers[2].self_attn.in_proj_weight.grad:clone()
+    enc:zero_grad()
+    enc:cuda()
+    local xc = x:detach():cuda():requires_grad_(true)
+    local yc = enc(xc, { src_key_padding_mask = pad:cuda() })
+    yc:sum():backward()
+    cmp(xc.grad, gx, 1e-10, 'encoder input gradient')
+    cmp(enc.layers[2].self_attn.in_proj_weight.grad, gw, 1e-10, 'encoder weight gradient')
+  end)
+
   gpu_it('flip, roll, tril, triu, pad, one_hot and normalize as on the CPU', function()
     local x = rnd({ 3, 4, 5 }, 304)
     local xc = x:cuda()

@@ -48,7 +48,9 @@ def lua_value(v):
     if isinstance(v, (list, tuple)):
         return "{" + ", ".join(lua_value(x) for x in v) + "}"
     if isinstance(v, dict):
-        return "{" + ", ".join("%s = %s" % (k, lua_value(x)) for k, x in v.items()) + "}"
+        def key(k):  # names with dots (module parameters) need brackets
+            return k if k.isidentifier() else '["%s"]' % k
+        return "{" + ", ".join("%s = %s" % (key(k), lua_value(x)) for k, x in v.items()) + "}"
     if torch.is_tensor(v):
         return tensor(v)
     if v is None:
@@ -257,7 +259,9 @@ add("flip_roll", lambda x: torch.flip(x, (0, 2)) * 2 + torch.roll(x, (1, -2), (1
 
 # ---- recurrent layers: the module's parameters, set from det(), are stored as inputs of their names
 # (set in place: functional_call in PyTorch 1.13 misses the RNNs' cached flat weights) ----
-def module_record(name, m, x, state, grad_params, seed):
+def module_record(name, m, x, state, grad_params, seed, call=None, extra_inputs=None):
+    """m with det() parameters on x (and state, or call(m, x)); records x, the state, extra inputs and
+    the parameters under their names, the output (and a second one), gradients of x and grad_params"""
     params = {}
     with torch.no_grad():
         for i, (k, p) in enumerate(m.named_parameters()):
@@ -267,7 +271,10 @@ def module_record(name, m, x, state, grad_params, seed):
     hx = None
     if state:
         hx = tuple(state) if len(state) == 2 else state[0]
-    out = m(xr) if hx is None else m(xr, hx)
+    if call is not None:
+        out = call(m, xr)
+    else:
+        out = m(xr) if hx is None else m(xr, hx)
     if isinstance(out, tuple):
         y = out[0]
         y2 = out[1][0] if isinstance(out[1], tuple) else out[1]
@@ -278,6 +285,7 @@ def module_record(name, m, x, state, grad_params, seed):
     inputs = dict(x=x)
     for i, t in enumerate(state or ()):
         inputs["h%d" % i] = t
+    inputs.update(extra_inputs or {})
     inputs.update(params)
     rec = {"name": name, "inputs": inputs, "out": y}
     if y2 is not None:
@@ -311,6 +319,34 @@ def cell_case(name, make, x, state=None, seed=200):
 cell_case("lstm_cell", lambda: torch.nn.LSTMCell(3, 4), det((2, 3), 210), state=(det((2, 4), 211), det((2, 4), 212)))
 cell_case("gru_cell", lambda: torch.nn.GRUCell(3, 4), det((2, 3), 220), state=(det((2, 4), 221),))
 cell_case("rnn_cell_unbatched", lambda: torch.nn.RNNCell(3, 4, nonlinearity="relu"), det((3,), 230))
+
+# ---- attention and transformer encoders (training mode with dropout 0: PyTorch's own path, not the
+# fused inference one) ----
+key_pad = torch.tensor([[False, False, False, True, True], [False, False, False, False, False]])
+causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), 1)
+module_record("mha_self_padding", torch.nn.MultiheadAttention(6, 2), det((5, 2, 6), 240), None,
+              ("in_proj_weight", "out_proj.weight"), 241,
+              call=lambda m, x: m(x, x, x, key_padding_mask=key_pad), extra_inputs={"pad": key_pad})
+module_record("mha_causal_batch_first_heads", torch.nn.MultiheadAttention(8, 4, batch_first=True),
+              det((2, 5, 8), 250), None, ("in_proj_bias",), 251,
+              call=lambda m, x: m(x, x * 0.5, x, attn_mask=causal, average_attn_weights=False),
+              extra_inputs={"causal": causal})
+module_record("mha_unbatched_float_mask", torch.nn.MultiheadAttention(4, 1, bias=False), det((3, 4), 260), None,
+              ("in_proj_weight",), 261, call=lambda m, x: m(x, x, x, attn_mask=det((3, 3), 262)),
+              extra_inputs={"fmask": det((3, 3), 262)})
+module_record("encoder_layer_post_norm",
+              torch.nn.TransformerEncoderLayer(6, 2, dim_feedforward=10, dropout=0.0), det((5, 2, 6), 270), None,
+              ("self_attn.in_proj_weight", "linear1.weight", "norm2.weight"), 271,
+              call=lambda m, x: m(x, src_key_padding_mask=key_pad), extra_inputs={"pad": key_pad})
+module_record("encoder_layer_pre_norm_gelu",
+              torch.nn.TransformerEncoderLayer(6, 3, dim_feedforward=12, dropout=0.0, activation="gelu",
+                                               norm_first=True, batch_first=True),
+              det((2, 5, 6), 280), None, ("linear2.weight",), 281, call=lambda m, x: m(x, src_mask=causal),
+              extra_inputs={"causal": causal})
+enc_layer = torch.nn.TransformerEncoderLayer(6, 2, dim_feedforward=8, dropout=0.0)
+module_record("encoder_2_layers_norm",
+              torch.nn.TransformerEncoder(enc_layer, 2, norm=torch.nn.LayerNorm(6), enable_nested_tensor=False),
+              det((4, 3, 6), 290), None, ("layers.1.linear1.weight",), 291)
 
 # ---- embedding, linear ----
 add("embedding_padding", lambda idx, w: F.embedding(idx - 1, w, padding_idx=2),

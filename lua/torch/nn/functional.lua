@@ -500,6 +500,36 @@ function F.dropout(x, p, training, inplace)
   return x * mask
 end
 
+-- ---- attention ----
+--- F.scaled_dot_product_attention(q, k, v, {attn_mask, dropout_p = 0, is_causal = false, scale})
+-- -> softmax(q k^T * scale + mask) v over the last two dims (batch dims broadcast); scale defaults
+-- to 1/sqrt(q:size(-1)); a bool attn_mask marks with true the pairs that take part (PyTorch 2's
+-- rule), a floating one is added; is_causal lets position i see positions 1..i only
+function F.scaled_dot_product_attention(q, k, v, o)
+  o = opts_of(o, 'scaled_dot_product_attention', { 'attn_mask', 'dropout_p', 'is_causal', 'scale' })
+  check_tensor(q, 'scaled_dot_product_attention', 'query')
+  check_tensor(k, 'scaled_dot_product_attention', 'key')
+  check_tensor(v, 'scaled_dot_product_attention', 'value')
+  local L, S = q:size(-2), k:size(-2)
+  if o.is_causal and o.attn_mask ~= nil then
+    error('scaled_dot_product_attention: attn_mask and is_causal cannot both be given', 2)
+  end
+  local scale = o.scale or 1 / math.sqrt(q:size(-1))
+  local scores = torch.matmul(q, k:transpose(-2, -1)) * scale
+  local mask = o.attn_mask
+  if o.is_causal then mask = torch.ones(L, S, { dtype = torch.bool, device = q.device }):tril() end
+  if mask ~= nil then
+    if mask.dtype == torch.bool then
+      scores = scores:masked_fill(mask:logical_not(), -math.huge)
+    else
+      scores = scores + mask
+    end
+  end
+  local attn = C.softmax(scores, -1)
+  if (o.dropout_p or 0) > 0 then attn = F.dropout(attn, o.dropout_p, true) end
+  return torch.matmul(attn, v)
+end
+
 -- ---- normalisation ----
 function F.batch_norm(x, running_mean, running_var, w, b, o)
   o = opts_of(o, 'batch_norm', { 'training', 'momentum', 'eps' })
