@@ -24,6 +24,8 @@ local function opts_of(o, op, keys)
   return o
 end
 
+F._opts_of = opts_of -- for the modules that check options tables the same way
+
 -- a number or a pair {h, w} as two numbers
 local function pair(v, name, op)
   if v == nil then return nil end

@@ -21,16 +21,8 @@ local ModuleList = require('torch.nn.container').ModuleList
 local M = {}
 local pyrepr = Module._pyrepr
 
-local function opts_of(o, op, keys)
-  o = o or {}
-  if type(o) ~= 'table' then error(string.format('%s: expected an options table, got %s', op, type(o)), 3) end
-  for k in pairs(o) do
-    local known = false
-    for _, n in ipairs(keys) do known = known or n == k end
-    if not known then error(string.format("%s: unknown option '%s' (its options are %s)", op, tostring(k), table.concat(keys, ', ')), 3) end
-  end
-  return o
-end
+-- an options table (or {} for nil) whose keys are all known, as F's functions check them
+local function opts_of(o, op, keys) return F._opts_of(o, op, keys) end
 
 -- ---- MultiheadAttention ----
 
