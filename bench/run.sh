@@ -56,6 +56,11 @@ run $PY bench/torch_data_parallel.py --threads 1 --tag _t1
 run "$LT" bench/amp.lua
 run $PY bench/torch_amp.py --threads 2 --tag _t2
 
+# sequence models: a 2-layer LSTM and a 2-layer Transformer encoder training step
+run "$LT" bench/sequence.lua
+run $PY bench/torch_sequence.py --threads 2 --tag _t2
+run $PY bench/torch_sequence.py --threads 1 --tag _t1
+
 # DistributedDataParallel: 2 ranks under mpirun (one core each) against one process on one core
 command -v mpirun >/dev/null && run "$LT" bench/ddp.lua
 
@@ -117,6 +122,8 @@ printf '%-34s %12s %12s %10s\n' "  DP vs one device on one core" "$(val lutorch_
 printf '%-34s %12s %12s %10s\n' "  DP vs one device on all cores" "$(val lutorch_dp_speedup_vs_all_cores)x" "" "(target 1x)"
 row "MLP step bf16 autocast, batch 64" ms 1 "$(val lutorch_mlp_step_bf16_autocast)" "$(val torch_mlp_step_bf16_autocast_t2)"
 printf '%-34s %12s %12s %10s\n' "  bf16 autocast vs float32 step" "$(val lutorch_mlp_bf16_autocast_speedup)x" "$(val torch_mlp_bf16_autocast_speedup_t2)x" "(target >= 1x)"
+row "LSTM 2x128 step, batch 32 x 32" ms 1 "$(val lutorch_lstm_step)" "$(best min torch_lstm_step_t1 torch_lstm_step_t2)"
+row "Transformer 2x128 step, 32 x 32" ms 1 "$(val lutorch_transformer_step)" "$(best min torch_transformer_step_t1 torch_transformer_step_t2)"
 printf '%-34s %12s %12s %10s\n' "DDP 2 ranks vs 1 rank, MLP b128" "$(val ddp_mlp_b128_speedup_2ranks)x" "" "(target 1.7x)"
 printf '%-34s %12s %12s %10s\n' "  communication per step (exposed)" "$(val ddp_mlp_b128_comm_per_step) ms" "$(val ddp_mlp_b128_comm_exposed_per_step) ms" ""
 row "Fashion-MNIST MLP epoch" s 1 "$(val lutorch_mlp_epoch)" "$(best min torch_mlp_epoch_skx_t1 torch_mlp_epoch_skx_t2 torch_mlp_epoch_default_t1)"
