@@ -701,3 +701,61 @@ describe('Conv1d, 1-D pooling, GroupNorm and padding modes (values against PyTor
     H.raises(function() nn.AvgPool1d({ 2, 2 }) end, 'AvgPool1d: kernel_size must be an integer or a 1-tuple')
   end)
 end)
+
+describe('ConvTranspose1d/2d and Upsample (values against PyTorch in nn_parity_spec)', function()
+  local nn, F = torch.nn, torch.nn.functional
+  it("print as PyTorch's and invert a strided convolution's shape", function()
+    assert.are.equal('ConvTranspose2d(4, 2, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1))',
+      tostring(nn.ConvTranspose2d(4, 2, 3, { stride = 2, padding = 1, output_padding = 1 })))
+    assert.are.equal('ConvTranspose1d(4, 6, kernel_size=(3,), stride=(1,), groups=2, bias=False)',
+      tostring(nn.ConvTranspose1d(4, 6, 3, { groups = 2, bias = false })))
+    assert.are.equal('Upsample(scale_factor=2.0, mode=nearest)', tostring(nn.Upsample({ scale_factor = 2 })))
+    assert.are.equal('Upsample(size=(4, 5), mode=bilinear)', tostring(nn.Upsample({ size = { 4, 5 }, mode = 'bilinear' })))
+    local down = nn.Conv2d(3, 8, 4, { stride = 2, padding = 1 })
+    local up = nn.ConvTranspose2d(8, 3, 4, { stride = 2, padding = 1 })
+    local x = torch.randn(2, 3, 16, 12)
+    assert.are.same({ 2, 3, 16, 12 }, { table.unpack(up(down(x)).shape) })
+    assert.are.same({ 2, 3, 32, 24 }, { table.unpack(nn.Upsample({ scale_factor = 2, mode = 'bilinear' })(x).shape) })
+    assert.are.same({ 3, 8 }, { table.unpack(nn.ConvTranspose1d(2, 3, 4, { stride = 2 })(torch.randn(2, 3)).shape) })
+  end)
+  it('is the adjoint of conv2d: <conv(x), y> = <x, conv_transpose(y)>', function()
+    torch.manual_seed(6)
+    local x, w = torch.randn(2, 4, 9, 8, { dtype = torch.float64 }), torch.randn(6, 2, 3, 3, { dtype = torch.float64 })
+    local o = { stride = 2, padding = 1, groups = 2, dilation = 1 }
+    local y = F.conv2d(x, w, nil, o)
+    local r = torch.randn(y.shape, { dtype = torch.float64 })
+    -- output_padding recovers the width the stride dropped (8 -> 4 -> 7 + 1)
+    local back = F.conv_transpose2d(r, w, nil, { stride = 2, padding = 1, groups = 2, output_padding = { 0, 1 } })
+    assert.are.same({ 2, 4, 9, 8 }, { table.unpack(back.shape) })
+    H.close((y * r):sum():item(), (x * back):sum():item(), 1e-10)
+  end)
+  it('an autoencoder of them learns', function()
+    torch.manual_seed(7)
+    local model = nn.Sequential(nn.Conv2d(1, 4, 4, { stride = 2, padding = 1 }), nn.ReLU(),
+      nn.ConvTranspose2d(4, 1, 4, { stride = 2, padding = 1 }))
+    local x = torch.rand(8, 1, 8, 8)
+    local opt = torch.optim.Adam(model:parameters(), { lr = 0.01 })
+    local first, last
+    for s = 1, 150 do
+      opt:zero_grad()
+      local loss = F.mse_loss(model(x), x)
+      loss:backward()
+      opt:step()
+      if s == 1 then first = loss:item() end
+      last = loss:item()
+    end
+    assert(last < first / 5, first .. ' -> ' .. last)
+  end)
+  it('name bad arguments', function()
+    H.raises(function() nn.ConvTranspose2d(4, 2, 3, { output_padding = 2, stride = 2 }) end,
+      'output padding must be smaller than either stride or dilation')
+    H.raises(function() nn.ConvTranspose2d(4, 2, 3, { padding_mode = 'reflect' }) end, "Only 'zeros' padding mode is supported")
+    H.raises(function() F.conv_transpose2d(torch.ones(1, 3, 4, 4), torch.ones(2, 2, 3, 3)) end,
+      'the weight has 2 input channels, but the input has 3')
+    H.raises(function() F.interpolate(torch.ones(1, 1, 4, 4), { size = 8, mode = 'linear' }) end, "mode 'linear' is not supported for 4-D input")
+    H.raises(function() F.interpolate(torch.ones(1, 1, 4, 4)) end, 'exactly one of size or scale_factor must be given')
+    H.raises(function() F.interpolate(torch.ones(1, 1, 4, 4), { size = 8, align_corners = true }) end,
+      'align_corners option can only be set with the interpolating modes')
+    H.raises(function() nn.Upsample({}) end, 'Upsample: exactly one of size or scale_factor must be given')
+  end)
+end)

@@ -96,6 +96,22 @@ local run = {
     local enc = torch.nn.TransformerEncoder(layer, 2, { norm = torch.nn.LayerNorm(6, { dtype = a.x.dtype }) })
     return run_module(a, enc, function(m) return m(a.x) end)
   end,
+  conv_transpose2d_basic = function(a)
+    return F.conv_transpose2d(a.x, a.w, a.b, { stride = 2, padding = 1, output_padding = 1 })
+  end,
+  conv_transpose2d_groups_dilation = function(a)
+    return F.conv_transpose2d(a.x, a.w, nil, { stride = { 2, 3 }, padding = { 1, 0 }, output_padding = { 1, 2 }, groups = 2,
+      dilation = { 1, 2 } })
+  end,
+  conv_transpose2d_unbatched_crop = function(a) return F.conv_transpose2d(a.x, a.w, a.b, { padding = { 2, 1 } }) end,
+  conv_transpose1d = function(a) return F.conv_transpose1d(a.x, a.w, a.b, { stride = 3, padding = 1, output_padding = 2 }) end,
+  interpolate_nearest_factor = function(a) return F.interpolate(a.x, { scale_factor = { 1.5, 2 } }) end,
+  interpolate_nearest_size_1d = function(a) return F.interpolate(a.x, { size = 7 }) end,
+  interpolate_bilinear = function(a) return F.interpolate(a.x, { size = { 7, 3 }, mode = 'bilinear' }) end,
+  interpolate_bilinear_corners_factor = function(a)
+    return F.interpolate(a.x, { scale_factor = 2.5, mode = 'bilinear', align_corners = true })
+  end,
+  interpolate_linear_factor = function(a) return F.interpolate(a.x, { scale_factor = 1.7, mode = 'linear' }) end,
   conv1d_basic = function(a) return F.conv1d(a.x, a.w, a.b, { padding = 1 }) end,
   conv1d_strided_dilated_groups = function(a)
     return F.conv1d(a.x, a.w, a.b, { stride = 2, padding = 2, dilation = 2, groups = 2 })
@@ -376,4 +392,34 @@ describe('training parity with PyTorch', function()
     assert.is_true(t.losses[200] < 0.7 * t.losses[1], 'the reference run learns')
     close(model[3].weight, t.final_W2, 'the last layer after 200 steps', 1e-4)
   end)
+end)
+
+-- after torch.manual_seed(0), a new module's parameters are PyTorch's own (the same generator, the
+-- same draws in the same order)
+describe('initial parameters after manual_seed(0), against PyTorch', function()
+  local nn = torch.nn
+  local makers = {
+    Conv1d = function() return nn.Conv1d(3, 2, 3) end,
+    ConvTranspose2d = function() return nn.ConvTranspose2d(3, 2, 3, { stride = 2 }) end,
+    LSTM = function() return nn.LSTM(3, 4, { num_layers = 2, bidirectional = true }) end,
+    GRUCell = function() return nn.GRUCell(3, 4) end,
+    MultiheadAttention = function() return nn.MultiheadAttention(8, 2) end,
+    TransformerEncoderLayer = function() return nn.TransformerEncoderLayer(8, 2, { dim_feedforward = 16 }) end,
+    PReLU = function() return nn.PReLU(3) end,
+    GroupNorm = function() return nn.GroupNorm(2, 4) end,
+  }
+  for name, want in pairs(cases.inits) do
+    it(name, function()
+      torch.manual_seed(0)
+      local ps = makers[name]():parameters()
+      assert.are.equal(#want, #ps)
+      for i, p in ipairs(ps) do
+        local got = p:detach():reshape(-1):totable()
+        assert.are.equal(#want[i], #got)
+        for j = 1, #got do
+          assert(math.abs(got[j] - want[i][j]) <= 1e-6, string.format('%s parameter %d element %d: %.9g, PyTorch %.9g', name, i, j, got[j], want[i][j]))
+        end
+      end
+    end)
+  end
 end)

@@ -1,6 +1,7 @@
 -- nn.Conv1d and nn.Conv2d over F.conv1d / F.conv2d, with PyTorch's arguments, checks,
 -- initialisation and repr; padding 'same' / 'valid', and padding_mode 'zeros', 'reflect',
--- 'replicate' or 'circular' (F.pad first, as PyTorch does).
+-- 'replicate' or 'circular' (F.pad first, as PyTorch does). nn.ConvTranspose1d and
+-- nn.ConvTranspose2d over F.conv_transpose1d / 2d.
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local Parameter = require('torch.nn.parameter').Parameter
@@ -150,5 +151,77 @@ end
 
 M.Conv1d = conv_class('Conv1d', 1)
 M.Conv2d = conv_class('Conv2d', 2)
+
+-- ConvTransposeNd for nd = 1 or 2
+local function transposed_class(name, nd)
+  local fconv = nd == 1 and F.conv_transpose1d or F.conv_transpose2d
+  local base = nd == 1 and M.Conv1d or M.Conv2d
+  local cls = Module:extend(name)
+
+  -- ConvTranspose2d(in_channels, out_channels, kernel_size, {stride = 1, padding = 0, output_padding = 0,
+  -- groups = 1, bias = true, dilation = 1, device, dtype}); the weight is in x out/groups x kernel
+  function cls:init(in_channels, out_channels, kernel_size, o)
+    o = o or {}
+    if type(o.padding) == 'string' then error(name .. ': padding must be a size, not a string', 3) end
+    if o.padding_mode ~= nil and o.padding_mode ~= 'zeros' then
+      error(string.format("%s: Only 'zeros' padding mode is supported for %s", name, name), 3)
+    end
+    -- the checks and sizes of the plain convolution (its random initial values drawn and given back:
+    -- the generator then draws this layer's as PyTorch's does, so one seed gives PyTorch's weights),
+    -- then the transposed weight
+    local state = torch.get_rng_state()
+    local plain = base(in_channels, out_channels, kernel_size, { stride = o.stride, padding = o.padding,
+      dilation = o.dilation, groups = o.groups, bias = false, dtype = o.dtype })
+    torch.set_rng_state(state)
+    self.in_channels, self.out_channels = in_channels, out_channels
+    self.kernel_size, self.stride, self.padding, self.dilation = plain.kernel_size, plain.stride, plain.padding, plain.dilation
+    self.groups, self.padding_mode, self.transposed = plain.groups, 'zeros', true
+    local op = o.output_padding or 0
+    if math.type(op) == 'integer' then
+      local t = {}
+      for i = 1, nd do t[i] = op end
+      op = t
+    end
+    if type(op) ~= 'table' or #op ~= nd then error(name .. ': output_padding must be an integer or one per dim', 3) end
+    for i = 1, nd do
+      if math.type(op[i]) ~= 'integer' or op[i] < 0 or op[i] >= math.max(self.stride[i], self.dilation[i]) then
+        error(name .. ': output padding must be smaller than either stride or dilation', 3)
+      end
+    end
+    self.output_padding = op
+    local shape = { in_channels, out_channels // self.groups }
+    for i = 1, nd do shape[#shape + 1] = self.kernel_size[i] end
+    local f = { dtype = o.dtype, device = o.device }
+    self.weight = Parameter(torch.empty(shape, f))
+    if o.bias == nil or o.bias then
+      self.bias = Parameter(torch.empty(out_channels, f))
+    else
+      self:register_parameter('bias', nil)
+    end
+    self:reset_parameters()
+  end
+  cls.reset_parameters = base.reset_parameters
+
+  function cls:forward(x)
+    return fconv(x, self.weight, self.bias, { stride = self.stride, padding = self.padding,
+      output_padding = self.output_padding, groups = self.groups, dilation = self.dilation })
+  end
+
+  function cls:extra_repr()
+    local s = base.extra_repr(self)
+    local nonzero = false
+    for i = 1, nd do nonzero = nonzero or self.output_padding[i] ~= 0 end
+    if nonzero then
+      -- after padding (or stride), as PyTorch prints it
+      local at = s:find(', dilation=', 1, true) or s:find(', groups=', 1, true) or s:find(', bias=', 1, true) or (#s + 1)
+      s = s:sub(1, at - 1) .. ', output_padding=' .. pyrepr(self.output_padding) .. s:sub(at)
+    end
+    return s
+  end
+  return cls
+end
+
+M.ConvTranspose1d = transposed_class('ConvTranspose1d', 1)
+M.ConvTranspose2d = transposed_class('ConvTranspose2d', 2)
 
 return M

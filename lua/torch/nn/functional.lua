@@ -240,6 +240,73 @@ function F.conv2d(x, w, b, o)
   return C.conv2d(x, w, b, sh, sw, ph, pw, dh, dw, o.groups or 1)
 end
 
+-- x with s - 1 zeros after each element along dim d but the last (a transposed convolution's input)
+local function zero_stuff(x, d, s)
+  local n = x:size(d)
+  if s == 1 or n == 0 then return x end
+  local shape = { table.unpack(x.shape) }
+  table.insert(shape, d + 1, s - 1)
+  local z = torch.zeros(shape, { dtype = x.dtype, device = x.device })
+  local merged = { table.unpack(x.shape) }
+  merged[d] = n * s
+  return torch.cat({ x:unsqueeze(d + 1), z }, d + 1):reshape(merged):narrow(d, 1, (n - 1) * s + 1)
+end
+
+--- F.conv_transpose2d(x, w, b, {stride = 1, padding = 0, output_padding = 0, groups = 1, dilation = 1})
+-- -> tensor: the adjoint of conv2d (its gradient with respect to the input), x: N x C_in x H x W (or
+-- C_in x H x W), w: C_in x C_out/groups x kh x kw; output H: (H - 1) stride - 2 padding +
+-- dilation (kh - 1) + output_padding + 1. Computed as a convolution of the zero-stuffed, padded input
+-- with the flipped kernel.
+function F.conv_transpose2d(x, w, b, o)
+  o = opts_of(o, 'conv_transpose2d', { 'stride', 'padding', 'output_padding', 'groups', 'dilation' })
+  check_tensor(x, 'conv_transpose2d')
+  check_tensor(w, 'conv_transpose2d', 'weight')
+  if x:dim() ~= 3 and x:dim() ~= 4 then
+    error('conv_transpose2d: expected a 3-D (unbatched) or 4-D (batched) input, got ' .. x:dim() .. '-D', 2)
+  end
+  if w:dim() ~= 4 then error('conv_transpose2d: expected a 4-D weight (in_channels, out_channels / groups, kh, kw), got ' .. w:dim() .. '-D', 2) end
+  local g = o.groups or 1
+  local sh, sw = pair(o.stride or 1, 'stride', 'conv_transpose2d')
+  local ph, pw = pair(o.padding or 0, 'padding', 'conv_transpose2d')
+  local oh, ow = pair(o.output_padding or 0, 'output_padding', 'conv_transpose2d')
+  local dh, dw = pair(o.dilation or 1, 'dilation', 'conv_transpose2d')
+  local cin = x:size(x:dim() - 2)
+  if w:size(1) ~= cin then
+    error(string.format('conv_transpose2d: the weight has %d input channels, but the input has %d', w:size(1), cin), 2)
+  end
+  if math.type(g) ~= 'integer' or g < 1 or cin % g ~= 0 then
+    error('conv_transpose2d: groups must be a positive integer dividing the input channels, got ' .. tostring(g), 2)
+  end
+  if oh >= math.max(sh, dh) or ow >= math.max(sw, dw) then
+    error('conv_transpose2d: output padding must be smaller than either stride or dilation', 2)
+  end
+  local kh, kw = w:size(3), w:size(4)
+  local batched = x:dim() == 4
+  if not batched then x = x:unsqueeze(1) end
+  x = zero_stuff(zero_stuff(x, 3, sh), 4, sw)
+  local th, tw = dh * (kh - 1) - ph, dw * (kw - 1) - pw
+  x = F.pad(x, { tw, tw + ow, th, th + oh })
+  -- (C_in, C_out/g, kh, kw) -> (C_out, C_in/g, kh, kw), flipped
+  local cout_g = w:size(2)
+  local wt = w:reshape(g, cin // g, cout_g, kh, kw):transpose(2, 3):reshape(g * cout_g, cin // g, kh, kw):flip({ 3, 4 })
+  local y = C.conv2d(x, wt, b, 1, 1, 0, 0, dh, dw, g)
+  if not batched then y = y:squeeze(1) end
+  return y
+end
+
+--- F.conv_transpose1d(x, w, b, {stride, padding, output_padding, groups, dilation}) -> tensor: the
+-- transposed 1-D convolution (a 2-D one over a height of 1)
+function F.conv_transpose1d(x, w, b, o)
+  o = opts_of(o, 'conv_transpose1d', { 'stride', 'padding', 'output_padding', 'groups', 'dilation' })
+  check_tensor(x, 'conv_transpose1d')
+  check_tensor(w, 'conv_transpose1d', 'weight')
+  if w:dim() ~= 3 then error('conv_transpose1d: expected a 3-D weight, got ' .. w:dim() .. '-D', 2) end
+  local function one(v, name) if type(v) == 'table' then v = v[1] end return { 0, v or 0 } end
+  return F.conv_transpose2d(x:unsqueeze(-2), w:unsqueeze(-2), b, { stride = { 1, (one(o.stride or 1))[2] },
+    padding = one(o.padding, 'padding'), output_padding = one(o.output_padding, 'output_padding'), groups = o.groups,
+    dilation = { 1, (one(o.dilation or 1))[2] } }):squeeze(-2)
+end
+
 -- a number or a 1-tuple {n} as a number
 local function single(v, name, op)
   if type(v) == 'table' and #v == 1 then v = v[1] end
@@ -500,6 +567,93 @@ function F.dropout(x, p, training, inplace)
   local mask = torch.empty_like(x):bernoulli_(1 - p):div_(1 - p)
   if inplace then return x:mul_(mask) end
   return x * mask
+end
+
+-- ---- resampling ----
+-- the source positions of an axis of n_in resampled to n_out: for 'nearest', one index each; for
+-- 'linear', two indices and the weight of the second (PyTorch's coordinate rules)
+local function axis_plan(n_in, n_out, scale_factor, mode, align_corners)
+  local scale
+  if align_corners then
+    scale = n_out > 1 and (n_in - 1) / (n_out - 1) or 0
+  elseif scale_factor then
+    scale = 1 / scale_factor
+  else
+    scale = n_in / n_out
+  end
+  local i0, i1, w1 = {}, {}, {}
+  for d = 0, n_out - 1 do
+    if mode == 'nearest' then
+      i0[d + 1] = math.min(math.floor(d * scale), n_in - 1) + 1
+    else
+      local src = align_corners and d * scale or math.max((d + 0.5) * scale - 0.5, 0)
+      local a = math.min(math.floor(src), n_in - 1)
+      i0[d + 1], i1[d + 1], w1[d + 1] = a + 1, math.min(a + 1, n_in - 1) + 1, src - a
+    end
+  end
+  return i0, i1, w1
+end
+
+--- F.interpolate(x, {size, scale_factor, mode = 'nearest', align_corners = false}) -> x resampled over
+-- its last dims: N x C x L ('nearest', 'linear') or N x C x H x W ('nearest', 'bilinear'); size and
+-- scale_factor a number or one per spatial dim
+function F.interpolate(x, o)
+  o = opts_of(o, 'interpolate', { 'size', 'scale_factor', 'mode', 'align_corners', 'recompute_scale_factor' })
+  check_tensor(x, 'interpolate')
+  local mode = o.mode or 'nearest'
+  local nsp = x:dim() - 2
+  if nsp ~= 1 and nsp ~= 2 then
+    error('interpolate: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, got ' .. x:dim() .. '-D', 2)
+  end
+  local linear = mode == 'linear' or mode == 'bilinear'
+  if mode ~= 'nearest' and not (mode == 'linear' and nsp == 1) and not (mode == 'bilinear' and nsp == 2) then
+    error(string.format("interpolate: mode '%s' is not supported for %d-D input (use 'nearest', 'linear' for 3-D or "
+      .. "'bilinear' for 4-D)", tostring(mode), x:dim()), 2)
+  end
+  if o.align_corners ~= nil and not linear then
+    error('interpolate: align_corners option can only be set with the interpolating modes: linear | bilinear', 2)
+  end
+  if (o.size == nil) == (o.scale_factor == nil) then error('interpolate: exactly one of size or scale_factor must be given', 2) end
+  local function per_dim(v, what)
+    if type(v) == 'number' then
+      local t = {}
+      for i = 1, nsp do t[i] = v end
+      return t
+    end
+    if type(v) ~= 'table' or #v ~= nsp then
+      error(string.format('interpolate: %s must be a number or %d numbers, one per spatial dim', what, nsp), 3)
+    end
+    return v
+  end
+  local sizes, factors = {}, nil
+  if o.size ~= nil then
+    sizes = per_dim(o.size, 'size')
+  else
+    factors = per_dim(o.scale_factor, 'scale_factor')
+    for i = 1, nsp do sizes[i] = math.floor(x:size(2 + i) * factors[i]) end
+  end
+  for i = 1, nsp do
+    if math.type(sizes[i]) ~= 'integer' or sizes[i] < 1 then error('interpolate: output sizes must be positive integers', 2) end
+  end
+  local use_factor = factors ~= nil and not o.recompute_scale_factor
+  for i = 1, nsp do
+    local d = 2 + i
+    local i0, i1, w1 = axis_plan(x:size(d), sizes[i], use_factor and factors[i] or nil, linear and 'linear' or 'nearest',
+      o.align_corners)
+    local idx0 = torch.tensor(i0, { dtype = torch.int64, device = x.device })
+    if not linear then
+      x = x:index_select(d, idx0)
+    else
+      local shape = {}
+      for k = 1, x:dim() do shape[k] = 1 end
+      shape[d] = sizes[i]
+      local wt = torch.tensor(w1, { dtype = x.dtype, device = x.device }):view(shape)
+      local a = x:index_select(d, idx0)
+      local b = x:index_select(d, torch.tensor(i1, { dtype = torch.int64, device = x.device }))
+      x = a + (b - a) * wt
+    end
+  end
+  return x
 end
 
 -- ---- attention ----

@@ -1,0 +1,47 @@
+-- nn.Upsample over F.interpolate.
+local Module = require 'torch.nn.module'
+local F = require 'torch.nn.functional'
+
+local M = {}
+local pyrepr = Module._pyrepr
+
+-- Upsample({size, scale_factor, mode = 'nearest', align_corners}) (or Upsample(size) with a number or
+-- a table of sizes)
+local Upsample = Module:extend('Upsample')
+M.Upsample = Upsample
+
+function Upsample:init(o)
+  if type(o) == 'number' or (type(o) == 'table' and #o > 0) then o = { size = o } end
+  o = F._opts_of(o, 'Upsample', { 'size', 'scale_factor', 'mode', 'align_corners', 'recompute_scale_factor' })
+  if (o.size == nil) == (o.scale_factor == nil) then error('Upsample: exactly one of size or scale_factor must be given', 3) end
+  self.size, self.scale_factor = o.size, o.scale_factor
+  self.mode = o.mode or 'nearest'
+  self.align_corners = o.align_corners
+  self.recompute_scale_factor = o.recompute_scale_factor
+end
+
+function Upsample:forward(x)
+  return F.interpolate(x, { size = self.size, scale_factor = self.scale_factor, mode = self.mode,
+    align_corners = self.align_corners, recompute_scale_factor = self.recompute_scale_factor })
+end
+
+-- PyTorch prints a scale factor as a float
+function Upsample:extra_repr()
+  local s
+  if self.scale_factor ~= nil then
+    local f = self.scale_factor
+    if type(f) == 'table' then
+      local t = {}
+      for i, v in ipairs(f) do t[i] = v + 0.0 end
+      f = t
+    else
+      f = f + 0.0
+    end
+    s = 'scale_factor=' .. pyrepr(f)
+  else
+    s = 'size=' .. pyrepr(self.size)
+  end
+  return s .. ', mode=' .. self.mode
+end
+
+return M
