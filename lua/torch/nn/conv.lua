@@ -13,6 +13,20 @@ local pyrepr = Module._pyrepr
 
 local MODES = { zeros = true, reflect = true, replicate = true, circular = true }
 
+-- the weight (channels ... then the kernel's sizes) and the bias (unless o.bias is false), drawn
+local function make_parameters(self, channels, kernel, out_channels, o)
+  local f = { dtype = o.dtype, device = o.device }
+  local shape = { channels[1], channels[2] }
+  for i = 1, #kernel do shape[#shape + 1] = kernel[i] end
+  self.weight = Parameter(torch.empty(shape, f))
+  if o.bias == nil or o.bias then
+    self.bias = Parameter(torch.empty(out_channels, f))
+  else
+    self:register_parameter('bias', nil)
+  end
+  self:reset_parameters()
+end
+
 -- a class ConvNd for nd = 1 or 2: kernel_size, stride, padding, dilation are integers or nd-tuples
 local function conv_class(name, nd)
   local fconv = nd == 1 and F.conv1d or F.conv2d
@@ -84,16 +98,7 @@ local function conv_class(name, nd)
     self.groups, self.padding_mode = groups, padding_mode
     self.transposed = false
     self.output_padding = tuple(0, 'output_padding')
-    local f = { dtype = o.dtype, device = o.device }
-    local shape = { out_channels, in_channels // groups }
-    for i = 1, nd do shape[#shape + 1] = kernel[i] end
-    self.weight = Parameter(torch.empty(shape, f))
-    if o.bias == nil or o.bias then
-      self.bias = Parameter(torch.empty(out_channels, f))
-    else
-      self:register_parameter('bias', nil)
-    end
-    self:reset_parameters()
+    make_parameters(self, { out_channels, in_channels // groups }, kernel, out_channels, o)
   end
 
   function cls:reset_parameters()
@@ -189,16 +194,7 @@ local function transposed_class(name, nd)
       end
     end
     self.output_padding = op
-    local shape = { in_channels, out_channels // self.groups }
-    for i = 1, nd do shape[#shape + 1] = self.kernel_size[i] end
-    local f = { dtype = o.dtype, device = o.device }
-    self.weight = Parameter(torch.empty(shape, f))
-    if o.bias == nil or o.bias then
-      self.bias = Parameter(torch.empty(out_channels, f))
-    else
-      self:register_parameter('bias', nil)
-    end
-    self:reset_parameters()
+    make_parameters(self, { in_channels, out_channels // self.groups }, self.kernel_size, out_channels, o)
   end
   cls.reset_parameters = base.reset_parameters
 
