@@ -692,5 +692,10 @@ describe('CUDA random draws and indexing (through the host)', function()
     local t = torch.tensor({ { 1, 4 }, { 3, 3 } })
     cmp(F.one_hot(t:cuda(), 5), F.one_hot(t, 5), 0, 'one_hot')
     cmp(F.normalize(xc), F.normalize(x), 1e-12, 'normalize')
+    local img, w = rnd({ 2, 4, 5, 6 }, 310), rnd({ 4, 3, 3, 3 }, 311)
+    local ct = { stride = 2, padding = 1, output_padding = 1, groups = 2, dilation = 1 }
+    cmp(F.conv_transpose2d(img:cuda(), w:cuda(), nil, ct), F.conv_transpose2d(img, w, nil, ct), 1e-12, 'conv_transpose2d')
+    local up = { size = { 9, 7 }, mode = 'bilinear' }
+    cmp(F.interpolate(img:cuda(), up), F.interpolate(img, up), 1e-12, 'interpolate bilinear')
   end)
 end)
