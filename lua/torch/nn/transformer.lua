@@ -190,7 +190,6 @@ function Layer:init(d_model, nhead, o)
   self.norm2 = LayerNorm(d_model, { eps = eps, dtype = o.dtype, device = o.device })
   self.dropout1 = Dropout(p)
   self.dropout2 = Dropout(p)
-  self.activation_name = type(act) == 'string' and act or nil
   rawset(self, '_activation', type(act) == 'string' and ACTIVATIONS[act] or act)
 end
 
