@@ -62,6 +62,26 @@ H.int_dtypes = { torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8 
 H.all_dtypes = { torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
   torch.int16, torch.int8, torch.uint8, torch.bool }
 
+-- trains the parameters of `modules` with Adam at `lr` for `steps` steps of loss_fn() (a scalar
+-- loss); returns the first and the last loss
+function H.fit(modules, steps, lr, loss_fn)
+  local params = {}
+  for _, m in ipairs(modules) do
+    for _, p in ipairs(m:parameters()) do params[#params + 1] = p end
+  end
+  local opt = torch.optim.Adam(params, { lr = lr })
+  local first, last
+  for s = 1, steps do
+    opt:zero_grad()
+    local loss = loss_fn()
+    loss:backward()
+    opt:step()
+    if s == 1 then first = loss:item() end
+    last = loss:item()
+  end
+  return first, last
+end
+
 -- tolerance suited to a dtype
 function H.tol(dtype)
   if dtype == torch.float16 then return 2e-3 end

@@ -263,16 +263,7 @@ describe('activation modules', function()
       local model = nn.Sequential(nn.Linear(4, 8), act, nn.Linear(8, 1))
       local x = torch.randn(64, 4)
       local y = (x:narrow(2, 1, 1) * 2 - x:narrow(2, 2, 1)):tanh()
-      local opt = torch.optim.Adam(model:parameters(), { lr = 0.02 })
-      local first, last
-      for s = 1, 150 do
-        opt:zero_grad()
-        local loss = F.mse_loss(model(x), y)
-        loss:backward()
-        opt:step()
-        if s == 1 then first = loss:item() end
-        last = loss:item()
-      end
+      local first, last = H.fit({ model }, 150, 0.02, function() return F.mse_loss(model(x), y) end)
       assert(last < first / 4, tostring(act) .. ': loss ' .. first .. ' -> ' .. last)
     end
   end)

@@ -677,16 +677,7 @@ describe('Conv1d, 1-D pooling, GroupNorm and padding modes (values against PyTor
       nn.ReLU(), nn.MaxPool1d(2), nn.Flatten(), nn.Linear(32, 1))
     local inp = torch.randn(16, 1, 16)
     local target = inp:mean(3)
-    local opt = torch.optim.Adam(model:parameters(), { lr = 0.02 })
-    local first, last
-    for s = 1, 100 do
-      opt:zero_grad()
-      local loss = F.mse_loss(model(inp), target)
-      loss:backward()
-      opt:step()
-      if s == 1 then first = loss:item() end
-      last = loss:item()
-    end
+    local first, last = H.fit({ model }, 100, 0.02, function() return F.mse_loss(model(inp), target) end)
     assert(last < first / 3, first .. ' -> ' .. last)
   end)
   it('name bad arguments', function()
@@ -734,16 +725,7 @@ describe('ConvTranspose1d/2d and Upsample (values against PyTorch in nn_parity_s
     local model = nn.Sequential(nn.Conv2d(1, 4, 4, { stride = 2, padding = 1 }), nn.ReLU(),
       nn.ConvTranspose2d(4, 1, 4, { stride = 2, padding = 1 }))
     local x = torch.rand(8, 1, 8, 8)
-    local opt = torch.optim.Adam(model:parameters(), { lr = 0.01 })
-    local first, last
-    for s = 1, 150 do
-      opt:zero_grad()
-      local loss = F.mse_loss(model(x), x)
-      loss:backward()
-      opt:step()
-      if s == 1 then first = loss:item() end
-      last = loss:item()
-    end
+    local first, last = H.fit({ model }, 150, 0.01, function() return F.mse_loss(model(x), x) end)
     assert(last < first / 5, first .. ' -> ' .. last)
   end)
   it('name bad arguments', function()

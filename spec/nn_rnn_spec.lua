@@ -112,21 +112,9 @@ describe('recurrent layers', function()
     for _, cls in ipairs { nn.LSTM, nn.GRU } do
       torch.manual_seed(5)
       local rnn, head = cls(1, 16, { batch_first = true }), nn.Linear(16, 1)
-      local params = rnn:parameters()
-      for _, p in ipairs(head:parameters()) do params[#params + 1] = p end
-      local opt = torch.optim.Adam(params, { lr = 0.01 })
       local x = torch.rand(32, 6, 1)
       local y = x:sum(2)
-      local first, last
-      for s = 1, 300 do
-        opt:zero_grad()
-        local out = rnn(x)
-        local loss = F.mse_loss(head(out:select(2, 6)), y)
-        loss:backward()
-        opt:step()
-        if s == 1 then first = loss:item() end
-        last = loss:item()
-      end
+      local first, last = H.fit({ rnn, head }, 300, 0.01, function() return F.mse_loss(head(rnn(x):select(2, 6)), y) end)
       assert(first > 5 and last < 0.1, tostring(cls) .. ': ' .. first .. ' -> ' .. last)
     end
   end)

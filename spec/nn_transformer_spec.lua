@@ -138,22 +138,9 @@ describe('MultiheadAttention and the Transformer encoder', function()
     local embed = nn.Linear(1, d)
     local enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(d, 2, { dim_feedforward = 32, dropout = 0, batch_first = true }), 2)
     local head = nn.Linear(d, 1)
-    local params = {}
-    for _, m in ipairs { embed, enc, head } do
-      for _, p in ipairs(m:parameters()) do params[#params + 1] = p end
-    end
-    local opt = torch.optim.Adam(params, { lr = 0.003 })
     local x = torch.rand(32, 6, 1)
     local y = x:narrow(2, 1, 1):expand(32, 6, 1)
-    local first, last
-    for s = 1, 600 do
-      opt:zero_grad()
-      local loss = F.mse_loss(head(enc(embed(x))), y)
-      loss:backward()
-      opt:step()
-      if s == 1 then first = loss:item() end
-      last = loss:item()
-    end
+    local first, last = H.fit({ embed, enc, head }, 600, 0.003, function() return F.mse_loss(head(enc(embed(x))), y) end)
     -- predicting the mean costs 1/12 (0.083): the copy is learnt
     assert(last < 0.01, first .. ' -> ' .. last)
   end)

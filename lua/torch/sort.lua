@@ -36,7 +36,8 @@ end
 --- x:sort(dim = -1, descending = false) -> values, indices (1-based): stable, NaN as the largest
 function Tensor.sort(x, ...)
   check_tensor(x, 'sort')
-  local dim, descending, stable = args('sort', { ... }, { 'dim', 'descending', 'stable' }, { -1, false, false })
+  -- stable is accepted for PyTorch's signature: the order is always stable
+  local dim, descending = args('sort', { ... }, { 'dim', 'descending', 'stable' }, { -1, false, false })
   check_dim(dim, 'sort')
   local order = torch._argsort(x, dim, descending)
   if x:dim() == 0 then return x:clone(), order end
@@ -46,7 +47,8 @@ end
 --- x:argsort(dim = -1, descending = false) -> the 1-based indices that sort x along dim
 function Tensor.argsort(x, ...)
   check_tensor(x, 'argsort')
-  local dim, descending, stable = args('argsort', { ... }, { 'dim', 'descending', 'stable' }, { -1, false, false })
+  -- stable is accepted for PyTorch's signature: the order is always stable
+  local dim, descending = args('argsort', { ... }, { 'dim', 'descending', 'stable' }, { -1, false, false })
   check_dim(dim, 'argsort')
   return torch._argsort(x, dim, descending)
 end

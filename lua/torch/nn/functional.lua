@@ -240,6 +240,13 @@ function F.conv2d(x, w, b, o)
   return C.conv2d(x, w, b, sh, sw, ph, pw, dh, dw, o.groups or 1)
 end
 
+-- a number or a 1-tuple {n} as a number
+local function single(v, name, op)
+  if type(v) == 'table' and #v == 1 then v = v[1] end
+  if type(v) ~= 'number' then error(string.format('%s: %s must be a number or a 1-tuple {n}', op, name), 3) end
+  return v
+end
+
 -- x with s - 1 zeros after each element along dim d but the last (a transposed convolution's input)
 local function zero_stuff(x, d, s)
   local n = x:size(d)
@@ -301,18 +308,12 @@ function F.conv_transpose1d(x, w, b, o)
   check_tensor(x, 'conv_transpose1d')
   check_tensor(w, 'conv_transpose1d', 'weight')
   if w:dim() ~= 3 then error('conv_transpose1d: expected a 3-D weight, got ' .. w:dim() .. '-D', 2) end
-  local function one(v, name) if type(v) == 'table' then v = v[1] end return { 0, v or 0 } end
-  return F.conv_transpose2d(x:unsqueeze(-2), w:unsqueeze(-2), b, { stride = { 1, (one(o.stride or 1))[2] },
-    padding = one(o.padding, 'padding'), output_padding = one(o.output_padding, 'output_padding'), groups = o.groups,
-    dilation = { 1, (one(o.dilation or 1))[2] } }):squeeze(-2)
+  local op = 'conv_transpose1d'
+  return F.conv_transpose2d(x:unsqueeze(-2), w:unsqueeze(-2), b, { stride = { 1, single(o.stride or 1, 'stride', op) },
+    padding = { 0, single(o.padding or 0, 'padding', op) }, output_padding = { 0, single(o.output_padding or 0, 'output_padding', op) },
+    groups = o.groups, dilation = { 1, single(o.dilation or 1, 'dilation', op) } }):squeeze(-2)
 end
 
--- a number or a 1-tuple {n} as a number
-local function single(v, name, op)
-  if type(v) == 'table' and #v == 1 then v = v[1] end
-  if type(v) ~= 'number' then error(string.format('%s: %s must be a number or a 1-tuple {n}', op, name), 3) end
-  return v
-end
 
 --- F.conv1d(x, w, b, {stride = 1, padding = 0, dilation = 1, groups = 1}) -> tensor
 -- x: N x C x L (or C x L), w: out x C/groups x k; padding a number, 'same' or 'valid'; a 2-D

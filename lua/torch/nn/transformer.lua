@@ -19,7 +19,6 @@ local LayerNorm = require('torch.nn.normalization').LayerNorm
 local ModuleList = require('torch.nn.container').ModuleList
 
 local M = {}
-local pyrepr = Module._pyrepr
 
 -- an options table (or {} for nil) whose keys are all known, as F's functions check them
 local function opts_of(o, op, keys) return F._opts_of(o, op, keys) end
