@@ -40,7 +40,7 @@ end
 -- a module given the case's parameters (named as PyTorch names them: ModuleList children from 0),
 -- then call(m) run; the parameters whose gradients the case checks become the module's
 local function run_module(a, m, call)
-  local function pt_name(name) return (name:gsub('^layers%.(%d+)', function(i) return 'layers.' .. (tonumber(i) - 1) end)) end
+  local function pt_name(name) return (name:gsub('%f[%w]layers%.(%d+)', function(i) return 'layers.' .. (tonumber(i) - 1) end)) end
   torch.no_grad(function()
     for name, p in m:named_parameters() do p:copy_(a[pt_name(name)]) end
   end)
@@ -96,6 +96,38 @@ local run = {
     local enc = torch.nn.TransformerEncoder(layer, 2, { norm = torch.nn.LayerNorm(6, { dtype = a.x.dtype }) })
     return run_module(a, enc, function(m) return m(a.x) end)
   end,
+  mha_kdim_vdim_bias_kv_zero_attn = function(a)
+    return run_module(a, torch.nn.MultiheadAttention(6, 2, { kdim = 4, vdim = 3, add_bias_kv = true, add_zero_attn = true,
+      dtype = a.x.dtype }), function(m) return m(a.x, a.k, a.v, { key_padding_mask = a.pad, attn_mask = a.amask }) end)
+  end,
+  decoder_layer_post_norm = function(a)
+    return run_module(a, torch.nn.TransformerDecoderLayer(6, 2, { dim_feedforward = 10, dropout = 0, dtype = a.x.dtype }),
+      function(m)
+        return m(a.x, a.memory, { tgt_mask = a.causal4, memory_key_padding_mask = a.pad, tgt_key_padding_mask = a.tpad })
+      end)
+  end,
+  decoder_layer_pre_norm_gelu_batch_first = function(a)
+    return run_module(a, torch.nn.TransformerDecoderLayer(6, 3, { dim_feedforward = 12, dropout = 0, activation = 'gelu',
+      norm_first = true, batch_first = true, dtype = a.x.dtype }), function(m) return m(a.x, a.memory, { memory_mask = a.mmask }) end)
+  end,
+  transformer_small = function(a)
+    local m = torch.nn.Transformer(6, 2, { num_encoder_layers = 2, num_decoder_layers = 2, dim_feedforward = 8, dropout = 0,
+      dtype = a.x.dtype })
+    return run_module(a, m, function(t)
+      return t(a.src, a.x, { tgt_mask = torch.nn.Transformer.generate_square_subsequent_mask(4, { dtype = a.x.dtype }),
+        src_key_padding_mask = a.pad })
+    end)
+  end,
+  einsum_matmul = function(a) return torch.einsum('ij,jk->ik', a.a, a.b) end,
+  einsum_batch_attention = function(a) return torch.einsum('bhqd,bhkd->bhqk', a.q, a.k) end,
+  einsum_trace_diag = function(a)
+    return torch.einsum('ii', a.m) * torch.einsum('jj->j', a.m) + torch.einsum('i,i', a.v, a.v)
+  end,
+  einsum_ellipsis_broadcast = function(a) return torch.einsum('...ij,...jk', a.x, a.y) end,
+  einsum_three_operands_outer = function(a)
+    return torch.einsum('ab,bc,cd->da', { a.a, a.b, a.c }) + torch.einsum('a,b->ab', a.a[1], a.c[1]):sum()
+  end,
+  einsum_implicit_sum_size1 = function(a) return torch.einsum('iBj,ij->Bi', a.x, a.y) + torch.einsum('...->', a.x) end,
   conv_transpose2d_basic = function(a)
     return F.conv_transpose2d(a.x, a.w, a.b, { stride = 2, padding = 1, output_padding = 1 })
   end,
@@ -405,6 +437,12 @@ describe('initial parameters after manual_seed(0), against PyTorch', function()
     GRUCell = function() return nn.GRUCell(3, 4) end,
     MultiheadAttention = function() return nn.MultiheadAttention(8, 2) end,
     TransformerEncoderLayer = function() return nn.TransformerEncoderLayer(8, 2, { dim_feedforward = 16 }) end,
+    MultiheadAttention_kdim_bias_kv = function()
+      return nn.MultiheadAttention(8, 2, { kdim = 3, vdim = 5, add_bias_kv = true })
+    end,
+    Transformer = function()
+      return nn.Transformer(8, 2, { num_encoder_layers = 2, num_decoder_layers = 1, dim_feedforward = 16 })
+    end,
     PReLU = function() return nn.PReLU(3) end,
     GroupNorm = function() return nn.GroupNorm(2, 4) end,
   }

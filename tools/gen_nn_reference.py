@@ -369,6 +369,51 @@ module_record("encoder_2_layers_norm",
               torch.nn.TransformerEncoder(enc_layer, 2, norm=torch.nn.LayerNorm(6), enable_nested_tensor=False),
               det((4, 3, 6), 290), None, ("layers.1.linear1.weight",), 291)
 
+mha_kv = torch.nn.MultiheadAttention(6, 2, kdim=4, vdim=3, add_bias_kv=True, add_zero_attn=True)
+key_pad6 = torch.tensor([[False, False, False, False, True, True], [False] * 6])
+module_record("mha_kdim_vdim_bias_kv_zero_attn", mha_kv, det((5, 2, 6), 300), None,
+              ("q_proj_weight", "k_proj_weight", "bias_v"), 301,
+              call=lambda m, x: m(x, det((6, 2, 4), 302), det((6, 2, 3), 303), key_padding_mask=key_pad6,
+                                  attn_mask=causal[:, :1].expand(5, 6).contiguous()),
+              extra_inputs={"k": det((6, 2, 4), 302), "v": det((6, 2, 3), 303), "pad": key_pad6,
+                            "amask": causal[:, :1].expand(5, 6).contiguous()})
+tgt_pad = torch.tensor([[False, False, False, True], [False, False, False, False]])
+module_record("decoder_layer_post_norm",
+              torch.nn.TransformerDecoderLayer(6, 2, dim_feedforward=10, dropout=0.0), det((4, 2, 6), 310), None,
+              ("self_attn.in_proj_weight", "multihead_attn.in_proj_weight", "linear1.weight", "norm3.weight"), 311,
+              call=lambda m, x: m(x, det((5, 2, 6), 312), tgt_mask=causal[:4, :4], memory_key_padding_mask=key_pad,
+                                  tgt_key_padding_mask=tgt_pad),
+              extra_inputs={"memory": det((5, 2, 6), 312), "causal4": causal[:4, :4], "pad": key_pad,
+                            "tpad": tgt_pad})
+module_record("decoder_layer_pre_norm_gelu_batch_first",
+              torch.nn.TransformerDecoderLayer(6, 3, dim_feedforward=12, dropout=0.0, activation="gelu",
+                                               norm_first=True, batch_first=True),
+              det((2, 4, 6), 320), None, ("multihead_attn.out_proj.weight", "linear2.weight"), 321,
+              call=lambda m, x: m(x, det((2, 5, 6), 322), memory_mask=det((4, 5), 323)),
+              extra_inputs={"memory": det((2, 5, 6), 322), "mmask": det((4, 5), 323)})
+module_record("transformer_small",
+              torch.nn.Transformer(6, 2, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=8, dropout=0.0),
+              det((4, 2, 6), 330), None, ("encoder.layers.0.linear1.weight", "decoder.layers.1.multihead_attn.in_proj_bias",
+                                          "decoder.norm.weight"), 331,
+              call=lambda m, x: m(det((5, 2, 6), 332), x,
+                                  tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(4),
+                                  src_key_padding_mask=key_pad),
+              extra_inputs={"src": det((5, 2, 6), 332), "pad": key_pad})
+
+# ---- einsum ----
+add("einsum_matmul", lambda a, b: torch.einsum("ij,jk->ik", a, b), {"a": det((2, 3), 340), "b": det((3, 4), 341)},
+    grad_of=("a", "b"))
+add("einsum_batch_attention", lambda q, k: torch.einsum("bhqd,bhkd->bhqk", q, k),
+    {"q": det((2, 2, 3, 4), 342), "k": det((2, 2, 5, 4), 343)}, grad_of=("q", "k"))
+add("einsum_trace_diag", lambda m, v: torch.einsum("ii", m) * torch.einsum("jj->j", m) + torch.einsum("i,i", v, v),
+    {"m": det((3, 3), 344), "v": det((3,), 345)}, grad_of=("m", "v"))
+add("einsum_ellipsis_broadcast", lambda x, y: torch.einsum("...ij,...jk", x, y),
+    {"x": det((2, 1, 3, 4), 346), "y": det((5, 4, 2), 347)}, grad_of=("x", "y"))
+add("einsum_three_operands_outer", lambda a, b, c: torch.einsum("ab,bc,cd->da", a, b, c) + torch.einsum("a,b->ab", a[0], c[0]).sum(),
+    {"a": det((2, 3), 348), "b": det((3, 4), 349), "c": det((4, 5), 350)}, grad_of=("a", "b", "c"))
+add("einsum_implicit_sum_size1", lambda x, y: torch.einsum("iBj,ij->Bi", x, y) + torch.einsum("...->", x),
+    {"x": det((3, 2, 1), 351), "y": det((3, 4), 352)}, grad_of=("x", "y"))
+
 # ---- embedding, linear ----
 add("embedding_padding", lambda idx, w: F.embedding(idx - 1, w, padding_idx=2),
     {"idx": torch.tensor([[1, 3, 5], [3, 2, 1]]), "w": det((5, 4), 41)}, grad_of=("w",),
@@ -448,6 +493,9 @@ def inits():
         ("GRUCell", lambda: torch.nn.GRUCell(3, 4)),
         ("MultiheadAttention", lambda: torch.nn.MultiheadAttention(8, 2)),
         ("TransformerEncoderLayer", lambda: torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16)),
+        ("MultiheadAttention_kdim_bias_kv", lambda: torch.nn.MultiheadAttention(8, 2, kdim=3, vdim=5, add_bias_kv=True)),
+        ("Transformer", lambda: torch.nn.Transformer(8, 2, num_encoder_layers=2, num_decoder_layers=1,
+                                                     dim_feedforward=16)),
         ("PReLU", lambda: torch.nn.PReLU(3)),
         ("GroupNorm", lambda: torch.nn.GroupNorm(2, 4)),
     ]

@@ -118,6 +118,7 @@ end
 require 'torch.autograd'
 require 'torch.sort'
 require 'torch.rearrange'
+require 'torch.einsum'
 torch.class = require 'torch.class'
 torch.utils.progress = require 'torch.utils.progress'
 torch.isinstance = torch.class.isinstance
