@@ -5,6 +5,7 @@
 
 #include "cpu/sgemm.h"
 #include "error.h"
+#include "iter.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -363,12 +364,12 @@ void lt_blas_set_num_threads(int n) {
 
 /* How many threads to split a product of `work` multiply-adds over: one inside a parallel region
    or below OpenBLAS's own threshold for threading (65536 * 4), else lt_blas_num_threads() capped
-   by the calling thread's OpenMP setting. */
+   by the calling thread's OpenMP setting and by LT_BLAS_THREAD_WORK a thread. */
 static int split_threads(double work) {
   if (work <= (double)LT_BLAS_SPLIT_MIN || omp_in_parallel()) return 1;
   int nt = __atomic_load_n(&B.threads, __ATOMIC_RELAXED), omp = omp_get_max_threads();
   if (omp < nt) nt = omp;
-  return nt > 1 ? nt : 1;
+  return lt_threads_for(work, (double)LT_BLAS_THREAD_WORK, nt);
 }
 
 /* The start of part t of n of [0, len), on multiples of 16 (the kernels' unrolling). */

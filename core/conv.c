@@ -10,6 +10,7 @@
 #include "core/cuda.h"
 #include "core/elementwise.h"
 #include "core/grad.h"
+#include "core/iter.h"
 #include "core/shape.h"
 #include "kernels/cpu/im2col.h"
 
@@ -128,9 +129,13 @@ static int loop_threads(void) {
   return nt > 1 ? nt : 1;
 }
 
+/* Threads for `work` multiply-adds of a convolution's loops: LT_BLAS_THREAD_WORK a thread at least,
+   as for a matrix product (each thread's work worth its wake-up, core/iter.h) */
+static int work_threads(double work) { return lt_threads_for(work, (double)LT_BLAS_THREAD_WORK, loop_threads()); }
+
 /* Threads that take whole samples: 1 leaves the parallelism to the BLAS wrapper. */
 static int batch_threads(int64_t N, double per_sample) {
-  int nt = loop_threads();
+  int nt = work_threads((double)N * per_sample);
   if (nt <= 1 || N < 2 || (double)N * per_sample < CONV_PAR_MIN) return 1;
   if (nt > N) nt = (int)N;
   /* large products over a batch that splits unevenly: the BLAS wrapper's split balances better */
@@ -141,7 +146,7 @@ static int batch_threads(int64_t N, double per_sample) {
 /* Threads for the direct (one channel per group) loops over `units` planes of `work` in all. */
 static int plane_threads(int64_t units, double work) {
   if (units < 2 || work < CONV_PAR_MIN) return 1;
-  return loop_threads();
+  return work_threads(work);
 }
 
 /* for (i = 0; i < n; i++) call, over `nt` (a variable in scope) threads; one thread stays out of
@@ -434,7 +439,7 @@ static void wino_blocks(const lt_conv_geom_t *g, int64_t O, int64_t rows, int64_
   *nbmax = lt_wino23_block_cols(g, r);
 }
 static int wino_threads(int64_t C, int64_t O, int64_t rows, int64_t S, int64_t blocks) {
-  int nt = loop_threads();
+  int nt = work_threads(16.0 * (double)C * (double)O * (double)rows * (double)S);
   if (blocks < 2 || 16.0 * (double)C * (double)O * (double)rows * (double)S < CONV_PAR_MIN) nt = 1;
   return nt > blocks ? (int)blocks : nt;
 }

@@ -152,6 +152,14 @@ void lt_set_thread_num_threads(int n) {
 
 int lt_thread_num_threads(void) { return thread_num_threads; }
 
+int lt_threads_for(double work, double per_thread, int limit) {
+  if (omp_in_parallel()) return 1;
+  int nt = limit > 0 ? limit : lt_num_threads();
+  double cap = per_thread > 0 ? work / per_thread : (double)nt;
+  if (cap < (double)nt) nt = cap < 1 ? 1 : (int)cap;
+  return nt > 1 ? nt : 1;
+}
+
 void lt_set_num_threads(int n) {
   n = n > 0 ? n : 1;
   __atomic_store_n(&num_threads, n, __ATOMIC_RELAXED);

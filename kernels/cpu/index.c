@@ -299,8 +299,8 @@ void lt_cpu_index_select_rows(char *out, const char *x, const int64_t *index, in
                               int64_t n, int64_t m, int64_t row_bytes) {
   int64_t total = outer * m;
   if (total == 0) return;
-  int nt = lt_num_threads();
-  int par = nt > 1 && total > 1 && total * (row_bytes + 8) >= (int64_t)LT_GRAIN * 8;
+  int nt = lt_threads_for((double)total * (double)(row_bytes + 8), (double)LT_GRAIN * 4, 0);
+  int par = nt > 1 && total > 1;
   bool aligned = row_bytes <= 8 && (((uintptr_t)out | (uintptr_t)x) & (uintptr_t)(row_bytes - 1)) == 0;
   switch (aligned ? row_bytes : 0) { /* short rows (one element): typed copies */
     case 1: ROWS_TYPED(uint8_t); return;

@@ -99,8 +99,8 @@ void lt_cpu_nll_loss(lt_dtype dt, const void *logp, lt_dtype tdt, const void *ta
   fw_fn f = fws[(unsigned)dt < 4 ? (unsigned)dt : 0];
   int64_t count = N * S;
   double s = 0, ws = 0;
-  int nt = lt_num_threads();
-  if (nt > 1 && count >= 2 * (int64_t)LT_GRAIN) {
+  int nt = lt_threads_for((double)count, LT_GRAIN, 0);
+  if (nt > 1) {
     /* partial sums in a fixed order of parts: the same result whatever the scheduling */
     double ps[64] = {0}, pw[64] = {0};
     if (nt > 64) nt = 64;

@@ -15,6 +15,7 @@
 #include "matmul.h"
 
 #include "blas.h"
+#include "core/iter.h"
 #include "bgemm.h"
 #include "error.h"
 #include "half.h"
@@ -118,8 +119,8 @@ static void pack_in(lt_dtype dt, int64_t rows, int64_t cols, const void *src, in
     t = sr, sr = sc, sc = t;
     t = dr, dr = dc, dc = t;
   }
-  int nt = par ? loop_threads() : 1;
-  par = nt > 1 && rows > 1 && rows * cols >= (1 << 16);
+  int nt = par ? lt_threads_for((double)rows * (double)cols, LT_GRAIN, loop_threads()) : 1;
+  par = nt > 1 && rows > 1;
   switch (dt) {
   case LT_FLOAT32: COPY_LOOP(float, float, f32_id); break;
   case LT_FLOAT64: COPY_LOOP(double, double, f64_id); break;
@@ -137,8 +138,8 @@ static void pack_out(lt_dtype dt, int64_t rows, int64_t cols, const void *src, i
     t = sr, sr = sc, sc = t;
     t = dr, dr = dc, dc = t;
   }
-  int nt = par ? loop_threads() : 1;
-  par = nt > 1 && rows > 1 && rows * cols >= (1 << 16);
+  int nt = par ? lt_threads_for((double)rows * (double)cols, LT_GRAIN, loop_threads()) : 1;
+  par = nt > 1 && rows > 1;
   switch (dt) {
   case LT_FLOAT32: COPY_LOOP(float, float, f32_id); break;
   case LT_FLOAT64: COPY_LOOP(double, double, f64_id); break;
@@ -155,7 +156,8 @@ static void pack_out(lt_dtype dt, int64_t rows, int64_t cols, const void *src, i
                    int64_t sAb, int64_t sAr, int64_t sAc, const T *Bm, int64_t sBb, int64_t sBr,   \
                    int64_t sBc, double beta, T *O, int64_t sOb, int64_t sOr, int64_t sOc) {        \
     double mnk = (double)m * n * (k + 1);                                                          \
-    int nt = batch > 1 && batch * mnk >= 65536.0 ? loop_threads() : 1;                             \
+    /* scalar loops: ~32768 multiply-adds a thread are worth its wake-up */                       \
+    int nt = batch > 1 ? lt_threads_for(batch * mnk, 32768, loop_threads()) : 1;                    \
     int64_t grab = mnk >= GRAB_MNK ? 1 : (int64_t)(GRAB_MNK / mnk);                                \
     _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic, grab)")                \
     for (int64_t b = 0; b < batch; b++)                                                            \
@@ -382,7 +384,8 @@ static int float_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t 
   if (!ok) return lt_error("matmul: out of memory (temporaries for %lldx%lldx%lld overflow size_t)",
                            (long long)m, (long long)n, (long long)k);
 
-  int nthreads = batch > 1 && mnk <= BATCH_PAR_MNK ? loop_threads() : 1;
+  int nthreads =
+      batch > 1 && mnk <= BATCH_PAR_MNK ? lt_threads_for((double)batch * mnk, LT_BLAS_THREAD_WORK, loop_threads()) : 1;
   if (nthreads > batch) nthreads = (int)batch;
   int64_t grab = mnk >= GRAB_MNK ? 1 : (int64_t)(GRAB_MNK / (mnk + 1));
   size_t scratch_total;
@@ -474,8 +477,8 @@ static int int_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
     return lt_error("matmul: alpha and beta must be integers for %s (got alpha=%g, beta=%g)",
                     lt_dtype_name(dt), alpha, beta);
   int64_t ia = (int64_t)alpha, ib = (int64_t)beta;
-  bool big = (double)batch * m * n * (k + 1) >= 65536.0 && batch * m > 1;
-  int nthreads = big ? loop_threads() : 1;
+  /* scalar loops: ~32768 multiply-adds a thread are worth its wake-up */
+  int nthreads = batch * m > 1 ? lt_threads_for((double)batch * m * n * (k + 1), 32768, loop_threads()) : 1;
   if (nthreads > batch * m) nthreads = (int)(batch * m);
   size_t bytes;
   if (__builtin_mul_overflow((size_t)n, (size_t)nthreads * sizeof(uint64_t), &bytes))
@@ -523,7 +526,9 @@ static int bf16_kernels(int64_t batch, int64_t m, int64_t n, int64_t k, double a
     return 1;
   int64_t ldc = sOr > 0 ? sOr : 1; /* n == 1: rows of one element, sOr apart */
   if (m > 1 && ldc < (n > 1 ? n : 1)) return 1;
-  int nt = (double)m * n * k >= (double)LT_BLAS_SPLIT_MIN ? loop_threads() : 1;
+  int nt = (double)m * n * k >= (double)LT_BLAS_SPLIT_MIN
+               ? lt_threads_for((double)m * n * k, LT_BLAS_THREAD_WORK, loop_threads())
+               : 1;
   for (int64_t bi = 0; bi < batch; bi++) {
     const uint16_t *a = (const uint16_t *)A + bi * sAb, *b = (const uint16_t *)B + bi * sBb;
     uint16_t *o = (uint16_t *)out + bi * sOb;

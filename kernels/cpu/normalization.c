@@ -15,7 +15,7 @@
 
 void lt_cpu_parallel_range(int64_t units, int64_t work, void (*fn)(void *ctx, int64_t b, int64_t e), void *ctx) {
   if (units <= 0) return;
-  int nt = lt_num_threads();
+  int nt = lt_threads_for((double)work, LT_GRAIN, 0);
   /* no parallel region at all for small work: even a one-thread region costs a wake-up */
   if (nt <= 1 || units < 2 || work < 2 * (int64_t)LT_GRAIN) {
     fn(ctx, 0, units);

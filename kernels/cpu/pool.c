@@ -3,6 +3,8 @@
    them when the work is large enough to pay for waking the threads. */
 #include "kernels/cpu/pool.h"
 
+#include "core/iter.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <omp.h>
@@ -15,8 +17,9 @@
    stays out of libgomp altogether (even a one-thread parallel region costs a futex wake-up) */
 #define FOR_PLANES(work, planes, p, call)                                                               \
   do {                                                                                                  \
-    if ((work) > POOL_PAR_WORK && omp_get_max_threads() > 1 && !omp_in_parallel()) {                    \
-      _Pragma("omp parallel for schedule(static)") for (int64_t p = 0; p < (planes); p++) call;         \
+    int nt_ = (work) > POOL_PAR_WORK ? lt_threads_for((double)(work), POOL_PAR_WORK / 2, 0) : 1;           \
+    if (nt_ > 1) {                                                                                      \
+      _Pragma("omp parallel for num_threads(nt_) schedule(static)") for (int64_t p = 0; p < (planes); p++) call; \
     } else {                                                                                            \
       for (int64_t p = 0; p < (planes); p++) call;                                                      \
     }                                                                                                   \

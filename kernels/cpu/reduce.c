@@ -641,8 +641,8 @@ void lt_cpu_reduce(const lt_reduce_plan_t *pl) {
   geo_t g;
   geo_init(&g, pl);
   if (g.nout_total == 0) return;
-  int nt = lt_num_threads();
   int64_t work = g.nout_total * (g.nred_total > 0 ? g.nred_total : 1);
+  int nt = lt_threads_for((double)work, LT_GRAIN, 0);
   bool full = g.nout == 1 && g.osize[0] == 1;
   bool outer;
   if (g.nred_total == 0) outer = true;
@@ -721,7 +721,7 @@ int lt_cpu_scan(const lt_scan_plan_t *sp) {
   g.nout_total = 1;
   for (int d = 0; d < g.nout; d++) g.nout_total *= g.osize[d];
   if (g.nout_total == 0 || sp->len == 0) return LT_OK;
-  int nt = lt_num_threads();
+  int nt = lt_threads_for((double)g.nout_total * (double)sp->len, LT_GRAIN, 0);
   bool par = nt > 1 && g.nout_total * sp->len >= 2 * (int64_t)LT_GRAIN;
   bool lines = (g.nout == 1 && g.osize[0] == 1) || iabs64(sp->in_dstride) <= iabs64(g.oin[0]) ||
                g.osize[0] < 8;

@@ -74,6 +74,8 @@ bool lt_cpu_argsort(const void *x, lt_dtype dt, int ndim, const int64_t *sizes, 
       floating ? (descending ? cmp_d_desc : cmp_d_asc) : (descending ? cmp_i_desc : cmp_i_asc);
   bool ok = true;
   if (slices * n < 32768) nt = 1;
+  /* a thread sorts at least 16384 elements (core/iter.h: each thread's work worth its wake-up) */
+  if ((double)slices * (double)n / 16384 < nt) nt = slices * n / 16384 > 1 ? (int)(slices * n / 16384) : 1;
 #pragma omp parallel num_threads(nt) reduction(&& : ok)
   {
     item_t *buf = malloc(sizeof(item_t) * (size_t)n);

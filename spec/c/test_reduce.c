@@ -947,6 +947,39 @@ static void suite_large_one_thread(void) {
   lt_set_num_threads(nt);
 }
 
+/* lt_threads_for: each thread gets at least per_thread of the work, at most the limit, one inside a
+   parallel region; and a large sum split by its count over 16 requested threads (more than this
+   machine has) equals the one-thread sum exactly for integers */
+static void suite_threads(void) {
+  check(lt_threads_for(1e6, 1 << 20, 16) == 1, "threads_for: less than one thread's work runs on one");
+  check(lt_threads_for(4.5 * (1 << 20), 1 << 20, 16) == 4, "threads_for: 4.5 threads' work runs on 4");
+  check(lt_threads_for(1e12, 1 << 20, 16) == 16, "threads_for: capped by the limit");
+  check(lt_threads_for(0, 1 << 20, 16) == 1, "threads_for: no work, one thread");
+  check(lt_threads_for(1e12, 0, 3) == 3, "threads_for: no minimum, the limit");
+  int nt = lt_num_threads();
+  lt_set_num_threads(16);
+  check(lt_threads_for(1e12, 1, 0) == 16, "threads_for: limit 0 reads lt_num_threads");
+  check(lt_threads_for(5 * 32768.0, 32768, 0) == 5, "threads_for: 5 grains on 5 threads of 16");
+  int inside = 0;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp master
+    inside = lt_threads_for(1e12, 1, 0);
+  }
+  check(inside == 1, "threads_for: one thread inside a parallel region (got %d)", inside);
+  int64_t n = 3 * 32768 + 17;
+  lt_tensor_t *x = lt_empty(1, &n, LT_INT64, CPU);
+  int64_t *d = lt_data(x);
+  for (int64_t i = 0; i < n; i++) d[i] = i % 1000 - 400;
+  int64_t want = 0;
+  for (int64_t i = 0; i < n; i++) want += d[i];
+  lt_tensor_t *r = lt_sum(x, 0, NULL, false, LT_INT64);
+  check(r && lt_get_int(r, 0) == want, "sum of %lld over up to 16 threads: %lld", (long long)n, (long long)want);
+  lt_release(r);
+  lt_release(x);
+  lt_set_num_threads(nt);
+}
+
 int main(int argc, char **argv) {
   const char *only = NULL;
   for (int i = 1; i < argc; i++) {
@@ -956,7 +989,7 @@ int main(int argc, char **argv) {
   static const struct { const char *name; void (*fn)(void); } suites[] = {
       {"layouts", suite_dtypes_layouts}, {"large", suite_large}, {"nan", suite_nan},
       {"empty", suite_empty}, {"dtypes", suite_dtypes_and_shapes}, {"errors", suite_errors},
-      {"large1", suite_large_one_thread}};
+      {"large1", suite_large_one_thread}, {"threads", suite_threads}};
   for (size_t k = 0; k < sizeof suites / sizeof suites[0]; k++) {
     if (only && strcmp(only, suites[k].name) != 0) continue;
     double t = omp_get_wtime();
