@@ -38,7 +38,7 @@ static int unscale_host(lt_tensor_t *g, float inv, int *bad) {
   case LT_FLOAT32: {
     float *p = lt_data(g);
     if (contig) {
-#pragma omp parallel for reduction(| : found) num_threads(lt_threads_for((double)n, LT_GRAIN, 0)) if (n > 65536)
+#pragma omp parallel for reduction(| : found) num_threads(lt_team_size()) if (n > 65536)
       for (int64_t i = 0; i < n; i++) p[i] = lt_amp_unscale(p[i], inv, &found);
     } else STRIDED_LOOP(g, p[off_] = lt_amp_unscale(p[off_], inv, &found));
     break;
@@ -46,7 +46,7 @@ static int unscale_host(lt_tensor_t *g, float inv, int *bad) {
   case LT_FLOAT64: {
     double *p = lt_data(g);
     if (contig) {
-#pragma omp parallel for reduction(| : found) num_threads(lt_threads_for((double)n, LT_GRAIN, 0)) if (n > 65536)
+#pragma omp parallel for reduction(| : found) num_threads(lt_team_size()) if (n > 65536)
       for (int64_t i = 0; i < n; i++) p[i] = lt_amp_unscale_f64(p[i], (double)inv, &found);
     } else STRIDED_LOOP(g, p[off_] = lt_amp_unscale_f64(p[off_], (double)inv, &found));
     break;
@@ -54,7 +54,7 @@ static int unscale_host(lt_tensor_t *g, float inv, int *bad) {
   case LT_BFLOAT16: {
     lt_bfloat16 *p = lt_data(g);
     if (contig) {
-#pragma omp parallel for reduction(| : found) num_threads(lt_threads_for((double)n, LT_GRAIN, 0)) if (n > 65536)
+#pragma omp parallel for reduction(| : found) num_threads(lt_team_size()) if (n > 65536)
       for (int64_t i = 0; i < n; i++) p[i] = lt_float_to_bf16(lt_amp_unscale(lt_bf16_to_float(p[i]), inv, &found));
     } else STRIDED_LOOP(g, p[off_] = lt_float_to_bf16(lt_amp_unscale(lt_bf16_to_float(p[off_]), inv, &found)));
     break;
@@ -62,7 +62,7 @@ static int unscale_host(lt_tensor_t *g, float inv, int *bad) {
   case LT_FLOAT16: {
     lt_half *p = lt_data(g);
     if (contig) {
-#pragma omp parallel for reduction(| : found) num_threads(lt_threads_for((double)n, LT_GRAIN, 0)) if (n > 65536)
+#pragma omp parallel for reduction(| : found) num_threads(lt_team_size()) if (n > 65536)
       for (int64_t i = 0; i < n; i++) p[i] = lt_float_to_half(lt_amp_unscale(lt_half_to_float(p[i]), inv, &found));
     } else STRIDED_LOOP(g, p[off_] = lt_float_to_half(lt_amp_unscale(lt_half_to_float(p[off_]), inv, &found)));
     break;

@@ -391,7 +391,7 @@ enum { FB_KC = 256, FB_NC = 2048 };
                   int64_t lda, const T *Bm, int64_t ldb, T beta, T *C, int64_t ldc) {              \
     int nt = split_threads((double)M * N * (K + 1));                                               \
     bool par = nt > 1;                                                                             \
-    _Pragma("omp parallel for num_threads(nt) if (par) schedule(static)")                          \
+    _Pragma("omp parallel for num_threads(lt_team_size()) if (par) schedule(static)")              \
     for (int64_t i = 0; i < M; i++) {                                                              \
       T *c = C + i * ldc;                                                                          \
       if (beta == 0) for (int64_t j = 0; j < N; j++) c[j] = 0;                                     \
@@ -409,7 +409,7 @@ enum { FB_KC = 256, FB_NC = 2048 };
           for (int64_t j = 0; j < nc; j++)                                                         \
             bp[p * nc + j] = tb ? Bm[(jc + j) * ldb + pc + p] : Bm[(pc + p) * ldb + jc + j];       \
         bool par2 = par && (double)M * nc * kc > 65536.0;                                          \
-        _Pragma("omp parallel for num_threads(nt) if (par2) schedule(static)")                     \
+        _Pragma("omp parallel for num_threads(lt_team_size()) if (par2) schedule(static)")         \
         for (int64_t i = 0; i < M; i++) {                                                          \
           T *c = C + i * ldc + jc;                                                                 \
           for (int64_t p = 0; p < kc; p++) {                                                       \
@@ -434,7 +434,7 @@ DEFINE_FALLBACK_GEMM(fallback_dgemm, double)
     int nt = split_threads((double)M * N);                                                         \
     int64_t ny = trans ? N : M, nx = trans ? M : N;                                                \
     bool par = nt > 1;                                                                             \
-    _Pragma("omp parallel for num_threads(nt) if (par) schedule(static)")                          \
+    _Pragma("omp parallel for num_threads(lt_team_size()) if (par) schedule(static)")              \
     for (int64_t i = 0; i < ny; i++) {                                                             \
       T acc = 0;                                                                                   \
       for (int64_t p = 0; p < nx; p++)                                                             \
@@ -479,10 +479,8 @@ static int check_gemm_args(const char *what, bool ta, bool tb, int64_t M, int64_
       return;                                                                                      \
     }                                                                                              \
     bool rows = M >= N; /* split the longer side of C */                                           \
-    _Pragma("omp parallel num_threads(nt)")                                                        \
-    {                                                                                              \
-      int t = omp_get_thread_num(), n = omp_get_num_threads();                                     \
-      int64_t len = rows ? M : N, s = part_start(len, t, n), e = part_start(len, t + 1, n);        \
+    LT_WORKERS(nt, {                                                                               \
+      int64_t len = rows ? M : N, s = part_start(len, lt_w, lt_nw), e = part_start(len, lt_w + 1, lt_nw); \
       if (e > s) {                                                                                 \
         const T *a = rows ? (ta ? A + s : A + s * lda) : A;                                        \
         const T *b = rows ? Bm : (tb ? Bm + s * ldb : Bm + s);                                     \
@@ -491,7 +489,7 @@ static int check_gemm_args(const char *what, bool ta, bool tb, int64_t M, int64_
              tb ? CBLAS_TRANS : CBLAS_NO_TRANS, (int)(rows ? e - s : M), (int)(rows ? N : e - s),  \
              (int)K, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);                          \
       }                                                                                            \
-    }                                                                                              \
+    });                                                                                            \
   }
 
 DEFINE_BLAS_GEMM(blas_sgemm, float, sgemm)
@@ -544,14 +542,12 @@ int lt_blas_dgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, dou
            (int)incy);                                                                             \
       return;                                                                                      \
     }                                                                                              \
-    _Pragma("omp parallel num_threads(nt)")                                                        \
-    {                                                                                              \
-      int t = omp_get_thread_num(), n = omp_get_num_threads();                                     \
-      int64_t len = trans ? N : M, s = part_start(len, t, n), e = part_start(len, t + 1, n);       \
+    LT_WORKERS(nt, {                                                                               \
+      int64_t len = trans ? N : M, s = part_start(len, lt_w, lt_nw), e = part_start(len, lt_w + 1, lt_nw); \
       if (e > s)                                                                                   \
         B.FN(CBLAS_ROW_MAJOR, op, (int)(trans ? M : e - s), (int)(trans ? e - s : N), alpha,       \
              trans ? A + s : A + s * lda, (int)lda, x, (int)incx, beta, y + s * incy, (int)incy);  \
-    }                                                                                              \
+    });                                                                                            \
   }
 
 DEFINE_BLAS_GEMV(blas_sgemv, float, sgemv)

@@ -154,7 +154,7 @@ static int plane_threads(int64_t units, double work) {
 #define PAR_FOR(i, n, call)                                                                                   \
   do {                                                                                                        \
     if (nt > 1) {                                                                                             \
-      _Pragma("omp parallel for num_threads(nt) schedule(static)") for (int64_t i = 0; i < (n); i++) call;    \
+      _Pragma("omp parallel for num_threads(lt_team_size()) schedule(static)") for (int64_t i = 0; i < (n); i++) call; \
     } else {                                                                                                  \
       for (int64_t i = 0; i < (n); i++) call;                                                                 \
     }                                                                                                         \
@@ -189,12 +189,11 @@ static int plane_threads(int64_t units, double work) {
       for (int64_t n = 0; n < p->N; n++) fwd_sample_##sfx(p, n, x, w, b, y, scratch, failed);                 \
       return;                                                                                                 \
     }                                                                                                         \
-    _Pragma("omp parallel num_threads(nt)")                                                                   \
-    {                                                                                                         \
-      T *col = scratch ? scratch + (int64_t)omp_get_thread_num() * colsz : NULL;                              \
-      _Pragma("omp for schedule(static)")                                                                     \
-      for (int64_t n = 0; n < p->N; n++) fwd_sample_##sfx(p, n, x, w, b, y, col, failed);                     \
-    }                                                                                                         \
+    LT_WORKERS(nt, {                                                                                          \
+      T *col = scratch ? scratch + (int64_t)lt_w * colsz : NULL;                                              \
+      for (int64_t n = p->N * lt_w / lt_nw; n < p->N * (lt_w + 1) / lt_nw; n++)                               \
+        fwd_sample_##sfx(p, n, x, w, b, y, col, failed);                                                      \
+    });                                                                                                       \
   }                                                                                                           \
                                                                                                               \
   /* one sample's share of the gradients: acc += g_n @ col_n^T, gx_n = col2im(W^T @ g_n) */                   \
@@ -236,20 +235,21 @@ static int plane_threads(int64_t units, double work) {
         bwd_sample_##sfx(p, n, x, w, g, gx, gw, scratch, scratch + colsz, failed);                            \
       return;                                                                                                 \
     }                                                                                                         \
-    _Pragma("omp parallel num_threads(nt)")                                                                   \
-    {                                                                                                         \
-      const int t = omp_get_thread_num();                                                                     \
+    int used = 1; /* the workers the team had: the accumulators to add */                                     \
+    LT_WORKERS(nt, {                                                                                          \
+      const int t = lt_w;                                                                                     \
+      if (t == 0) used = lt_nw;                                                                               \
       T *base = scratch + (int64_t)t * per_thread;                                                            \
       T *acc = NULL;                                                                                          \
       if (gw) {                                                                                               \
         acc = t == 0 ? gw : base + 2 * colsz;                                                                 \
         if (t) memset(acc, 0, sizeof(T) * (size_t)wsz);                                                       \
       }                                                                                                       \
-      _Pragma("omp for schedule(static)")                                                                     \
-      for (int64_t n = 0; n < p->N; n++) bwd_sample_##sfx(p, n, x, w, g, gx, acc, base, base + colsz, failed); \
-    }                                                                                                         \
+      for (int64_t n = p->N * t / lt_nw; n < p->N * (t + 1) / lt_nw; n++)                                     \
+        bwd_sample_##sfx(p, n, x, w, g, gx, acc, base, base + colsz, failed);                                 \
+    });                                                                                                       \
     if (gw)                                                                                                   \
-      for (int t = 1; t < nt; t++) {                                                                          \
+      for (int t = 1; t < used; t++) {                                                                        \
         const T *a = scratch + (int64_t)t * per_thread + 2 * colsz;                                           \
         for (int64_t i = 0; i < wsz; i++) gw[i] += a[i];                                                      \
       }                                                                                                       \
@@ -299,12 +299,11 @@ CONV_LOOPS(f64, double, lt_blas_dgemm)
         for (int64_t q = 0; q < units; q++) dw_s1_fwd_unit_##sfx(p, q, x, w, b, y, scratch);                  \
         return;                                                                                               \
       }                                                                                                       \
-      _Pragma("omp parallel num_threads(nt)")                                                                 \
-      {                                                                                                       \
-        T *wk = scratch + (int64_t)omp_get_thread_num() * per;                                                \
-        _Pragma("omp for schedule(static)")                                                                   \
-        for (int64_t q = 0; q < units; q++) dw_s1_fwd_unit_##sfx(p, q, x, w, b, y, wk);                       \
-      }                                                                                                       \
+      LT_WORKERS(nt, {                                                                                        \
+        T *wk = scratch + (int64_t)lt_w * per;                                                                \
+        for (int64_t q = units * lt_w / lt_nw; q < units * (lt_w + 1) / lt_nw; q++)                           \
+          dw_s1_fwd_unit_##sfx(p, q, x, w, b, y, wk);                                                         \
+      });                                                                                                     \
       return;                                                                                                 \
     }                                                                                                         \
     const int64_t planes = p->N * p->Cout;                                                                    \
@@ -346,19 +345,20 @@ CONV_LOOPS(f64, double, lt_blas_dgemm)
       for (int64_t q = 0; q < units; q++) dw_s1_bwd_unit_##sfx(p, q, x, w, g, gx, gw, scratch);               \
       return;                                                                                                 \
     }                                                                                                         \
-    _Pragma("omp parallel num_threads(nt)")                                                                   \
-    {                                                                                                         \
-      const int t = omp_get_thread_num();                                                                     \
+    int used = 1; /* the workers the team had: the accumulators to add */                                     \
+    LT_WORKERS(nt, {                                                                                          \
+      const int t = lt_w;                                                                                     \
+      if (t == 0) used = lt_nw;                                                                               \
       T *base = scratch + (int64_t)t * (per + wsz), *acc = NULL;                                              \
       if (gw) {                                                                                               \
         acc = t == 0 ? gw : base + per;                                                                       \
         if (t) memset(acc, 0, sizeof(T) * (size_t)wsz);                                                       \
       }                                                                                                       \
-      _Pragma("omp for schedule(static)")                                                                     \
-      for (int64_t q = 0; q < units; q++) dw_s1_bwd_unit_##sfx(p, q, x, w, g, gx, acc, base);                 \
-    }                                                                                                         \
+      for (int64_t q = units * t / lt_nw; q < units * (t + 1) / lt_nw; q++)                                   \
+        dw_s1_bwd_unit_##sfx(p, q, x, w, g, gx, acc, base);                                                   \
+    });                                                                                                       \
     if (gw)                                                                                                   \
-      for (int t = 1; t < nt; t++) {                                                                          \
+      for (int t = 1; t < used; t++) {                                                                        \
         const T *a = scratch + (int64_t)t * (per + wsz) + per;                                                \
         for (int64_t i = 0; i < wsz; i++) gw[i] += a[i];                                                      \
       }                                                                                                       \
@@ -458,11 +458,9 @@ static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t 
   float *U = lt_data(sc);
   lt_wino23_weights_f32(w, O, C, so, si, flip, U);
   int failed = 0;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    float *V = U + 16 * O * C + (int64_t)omp_get_thread_num() * per, *M = V + 16 * C * nbmax, *wk = M + 16 * O * nbmax;
-#pragma omp for schedule(static)
-    for (int64_t bk = 0; bk < blocks; bk++) {
+  LT_WORKERS(nt, {
+    float *V = U + 16 * O * C + (int64_t)lt_w * per, *M = V + 16 * C * nbmax, *wk = M + 16 * O * nbmax;
+    for (int64_t bk = blocks * lt_w / lt_nw; bk < blocks * (lt_w + 1) / lt_nw; bk++) {
       const int64_t r0 = bk * R, r1 = r0 + R < rows ? r0 + R : rows, nb = lt_wino23_block_cols(g, r1 - r0);
       lt_wino23_input_f32(g, x, r0, r1, V, wk);
       for (int xi = 0; xi < 16; xi++)
@@ -471,7 +469,7 @@ static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t 
           __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
       lt_wino23_output_f32(g, O, M, bias, r0, r1, y, wk);
     }
-  }
+  });
   lt_release(sc);
   if (failed) return lt_error("%s: the matrix product failed", op);
   return LT_OK;
@@ -491,13 +489,12 @@ static int wino_gw_f32(const lt_conv_geom_t *g, int64_t N, int64_t O, const floa
   if (!sc) return LT_ERR;
   float *base = lt_data(sc);
   int failed = 0;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    float *dU = base + (int64_t)omp_get_thread_num() * per, *V = dU + usz, *D = V + 16 * C * nbmax,
-          *wk = D + 16 * O * nbmax;
+  int used = 1; /* the workers the team had: the accumulators to add */
+  LT_WORKERS(nt, {
+    if (lt_w == 0) used = lt_nw;
+    float *dU = base + (int64_t)lt_w * per, *V = dU + usz, *D = V + 16 * C * nbmax, *wk = D + 16 * O * nbmax;
     memset(dU, 0, sizeof(float) * (size_t)usz);
-#pragma omp for schedule(static)
-    for (int64_t bk = 0; bk < blocks; bk++) {
+    for (int64_t bk = blocks * lt_w / lt_nw; bk < blocks * (lt_w + 1) / lt_nw; bk++) {
       const int64_t r0 = bk * R, r1 = r0 + R < rows ? r0 + R : rows, nb = lt_wino23_block_cols(g, r1 - r0);
       lt_wino23_input_f32(g, x, r0, r1, V, wk);
       lt_wino23_gradout_f32(g, O, gy, r0, r1, D, wk);
@@ -506,8 +503,8 @@ static int wino_gw_f32(const lt_conv_geom_t *g, int64_t N, int64_t O, const floa
                           C) != LT_OK)
           __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
     }
-  }
-  for (int t = 1; t < nt; t++) {
+  });
+  for (int t = 1; t < used; t++) {
     const float *a = base + (int64_t)t * per;
     for (int64_t i = 0; i < usz; i++) base[i] += a[i];
   }

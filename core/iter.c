@@ -160,6 +160,12 @@ int lt_threads_for(double work, double per_thread, int limit) {
   return nt > 1 ? nt : 1;
 }
 
+int lt_team_size(void) {
+  if (omp_in_parallel()) return 1;
+  int n = lt_num_threads(), omp = omp_get_max_threads();
+  return n < omp ? n : omp;
+}
+
 void lt_set_num_threads(int n) {
   n = n > 0 ? n : 1;
   __atomic_store_n(&num_threads, n, __ATOMIC_RELAXED);
@@ -183,7 +189,7 @@ void lt_iter_run(const lt_iter_t *it, lt_loop_fn loop, const void *ctx, int64_t 
   }
   int64_t chunks = n / grain;
   if (chunks > nt) chunks = nt;
-#pragma omp parallel for num_threads((int)chunks) schedule(static)
+#pragma omp parallel for num_threads(lt_team_size()) schedule(static)
   for (int64_t c = 0; c < chunks; c++) {
     int64_t b = n * c / chunks, e = n * (c + 1) / chunks;
     run_range(it, loop, ctx, b, e);

@@ -6,6 +6,8 @@
 
 #include "core/tensor.h"
 
+#include <omp.h>
+
 #define LT_ITER_MAX_OPS 4
 
 /* data[k] points at operand k's first element of the row; strides[k] is its byte stride along the
@@ -43,5 +45,33 @@ int lt_thread_num_threads(void); /* the calling thread's limit, 0 for none */
    thread it wakes: on 16 cores, splitting 2M multiply-adds over all of them made an LSTM's step 3x
    slower than one thread; each thread needs work worth its wake-up. */
 int lt_threads_for(double work, double per_thread, int limit);
+
+/* The size of every parallel region the CPU kernels open: the same on a thread whatever the work
+   (lt_num_threads(), within OpenMP's setting), 1 inside a parallel region. libgomp re-forms its
+   thread pool whenever a region asks for another number of threads than the one before: on 16
+   cores a region cost 1-5 us at a constant size and 20-450 us when sizes alternated (4/2: 20 us,
+   16/2: 450 us). So a loop with work for fewer threads than the team leaves the others idle (they
+   pass the region's end) instead of asking for a smaller team. */
+int lt_team_size(void);
+
+/* Runs the statements in a parallel region of lt_team_size() threads of which the first `nt` (or
+   as many as the team has) are workers, `lt_w` (0-based) of `lt_nw`; the others skip them. With nt
+   <= 1 they run here, as worker 0 of 1. They may not contain OpenMP worksharing or barriers. */
+#define LT_WORKERS(nt, ...)                                                                       \
+  do {                                                                                            \
+    const int lt_nt_ = (nt);                                                                      \
+    if (lt_nt_ > 1) {                                                                             \
+      _Pragma("omp parallel num_threads(lt_team_size())")                                         \
+      {                                                                                           \
+        const int lt_tn_ = omp_get_num_threads();                                                 \
+        const int lt_nw = lt_tn_ < lt_nt_ ? lt_tn_ : lt_nt_, lt_w = omp_get_thread_num();         \
+        if (lt_w < lt_nw) { __VA_ARGS__ }                                                         \
+      }                                                                                           \
+    } else {                                                                                      \
+      const int lt_nw = 1, lt_w = 0;                                                              \
+      (void)lt_nw, (void)lt_w;                                                                    \
+      { __VA_ARGS__ }                                                                             \
+    }                                                                                             \
+  } while (0)
 
 #endif

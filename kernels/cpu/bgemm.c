@@ -12,6 +12,7 @@
 #include "bgemm.h"
 
 #include "sgemm.h"
+#include "core/iter.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -209,10 +210,11 @@ int lt_bgemm_avx512bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float
     return 0;
   }
   int failed = 0;
-#pragma omp parallel num_threads(nt)
+  /* the constant team (core/iter.h, lt_team_size), of which the first nt threads work */
+#pragma omp parallel num_threads(lt_team_size())
   {
-    const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    int64_t s = units * t / n * unit, e = units * (t + 1) / n * unit;
+    const int t = omp_get_thread_num(), n = omp_get_num_threads() < nt ? omp_get_num_threads() : nt;
+    int64_t s = t < n ? units * t / n * unit : 0, e = t < n ? units * (t + 1) / n * unit : 0;
     if (e > len) e = len;
     const int64_t pm = rows ? e - s : M, pn = rows ? N : e - s;
     lt_gemm_buffers_t *bf = e > s ? lt_gemm_take_buffers(size_a(pm, K), size_b(pn, K)) : NULL;

@@ -288,7 +288,7 @@ lt_loop_fn lt_cpu_index_range_loop(lt_dtype index_dt) {
     T *o_ = (T *)out;                                                                             \
     const T *x_ = (const T *)x;                                                                   \
     if (par) {                                                                                    \
-      _Pragma("omp parallel for num_threads(nt) schedule(static)")                                \
+      _Pragma("omp parallel for num_threads(lt_team_size()) schedule(static)")                    \
       for (int64_t r = 0; r < total; r++) o_[r] = x_[(r / m) * n + index[r % m]];                 \
     } else {                                                                                      \
       for (int64_t r = 0; r < total; r++) o_[r] = x_[(r / m) * n + index[r % m]];                 \
@@ -311,7 +311,7 @@ void lt_cpu_index_select_rows(char *out, const char *x, const int64_t *index, in
   }
   /* small copies never enter libgomp: even a one-thread region costs a futex wake-up */
   if (par) {
-#pragma omp parallel for num_threads(nt) schedule(static)
+#pragma omp parallel for num_threads(lt_team_size()) schedule(static)
     for (int64_t r = 0; r < total; r++)
       memcpy(out + r * row_bytes, x + ((r / m) * n + index[r % m]) * row_bytes, (size_t)row_bytes);
   } else {

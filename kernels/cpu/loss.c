@@ -104,7 +104,7 @@ void lt_cpu_nll_loss(lt_dtype dt, const void *logp, lt_dtype tdt, const void *ta
     /* partial sums in a fixed order of parts: the same result whatever the scheduling */
     double ps[64] = {0}, pw[64] = {0};
     if (nt > 64) nt = 64;
-#pragma omp parallel for num_threads(nt) schedule(static)
+#pragma omp parallel for num_threads(lt_team_size()) schedule(static)
     for (int p = 0; p < nt; p++) f(&a, count * p / nt, count * (p + 1) / nt, &ps[p], &pw[p]);
     for (int p = 0; p < nt; p++) { s += ps[p]; ws += pw[p]; }
   } else {

@@ -89,7 +89,7 @@ static inline double f64_id(double x) { return x; }
     const ST *s_ = (const ST *)src;                                                                \
     DT *d_ = (DT *)dst;                                                                            \
     if (sc == 1 && dc == 1 && par) { /* both rows contiguous: a loop the compiler vectorises */   \
-      _Pragma("omp parallel for num_threads(nt) schedule(static)")                                 \
+      _Pragma("omp parallel for num_threads(lt_team_size()) schedule(static)")                     \
       for (int64_t i = 0; i < rows; i++) {                                                         \
         const ST *si_ = s_ + i * sr;                                                               \
         DT *di_ = d_ + i * dr;                                                                     \
@@ -102,7 +102,7 @@ static inline double f64_id(double x) { return x; }
         for (int64_t j = 0; j < cols; j++) di_[j] = CONV(si_[j]);                                  \
       }                                                                                            \
     } else if (par) {                                                                              \
-      _Pragma("omp parallel for num_threads(nt) schedule(static)")                                 \
+      _Pragma("omp parallel for num_threads(lt_team_size()) schedule(static)")                     \
       for (int64_t i = 0; i < rows; i++)                                                           \
         for (int64_t j = 0; j < cols; j++) d_[i * dr + j * dc] = CONV(s_[i * sr + j * sc]);        \
     } else {                                                                                       \
@@ -159,7 +159,7 @@ static void pack_out(lt_dtype dt, int64_t rows, int64_t cols, const void *src, i
     /* scalar loops: ~32768 multiply-adds a thread are worth its wake-up */                       \
     int nt = batch > 1 ? lt_threads_for(batch * mnk, 32768, loop_threads()) : 1;                    \
     int64_t grab = mnk >= GRAB_MNK ? 1 : (int64_t)(GRAB_MNK / mnk);                                \
-    _Pragma("omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic, grab)")                \
+    _Pragma("omp parallel for num_threads(lt_team_size()) if (nt > 1) schedule(dynamic, grab)")    \
     for (int64_t b = 0; b < batch; b++)                                                            \
       for (int64_t i = 0; i < m; i++)                                                              \
         for (int64_t j = 0; j < n; j++) {                                                          \
@@ -387,6 +387,8 @@ static int float_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t 
   int nthreads =
       batch > 1 && mnk <= BATCH_PAR_MNK ? lt_threads_for((double)batch * mnk, LT_BLAS_THREAD_WORK, loop_threads()) : 1;
   if (nthreads > batch) nthreads = (int)batch;
+  /* in parallel, the whole constant team takes items (core/iter.h, lt_team_size): scratch for each */
+  if (nthreads > 1) nthreads = lt_team_size();
   int64_t grab = mnk >= GRAB_MNK ? 1 : (int64_t)(GRAB_MNK / (mnk + 1));
   size_t scratch_total;
   if (__builtin_mul_overflow(scratch_bytes, (size_t)nthreads, &scratch_total))
@@ -480,6 +482,8 @@ static int int_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k,
   /* scalar loops: ~32768 multiply-adds a thread are worth its wake-up */
   int nthreads = batch * m > 1 ? lt_threads_for((double)batch * m * n * (k + 1), 32768, loop_threads()) : 1;
   if (nthreads > batch * m) nthreads = (int)(batch * m);
+  /* in parallel, the whole constant team takes rows (core/iter.h, lt_team_size): an accumulator each */
+  if (nthreads > 1) nthreads = lt_team_size();
   size_t bytes;
   if (__builtin_mul_overflow((size_t)n, (size_t)nthreads * sizeof(uint64_t), &bytes))
     return lt_error("matmul: out of memory (accumulators for n=%lld overflow size_t)",

@@ -22,11 +22,7 @@ void lt_cpu_parallel_range(int64_t units, int64_t work, void (*fn)(void *ctx, in
     return;
   }
   if ((int64_t)nt > units) nt = (int)units;
-#pragma omp parallel num_threads(nt)
-  {
-    int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-    fn(ctx, units * t / T, units * (t + 1) / T);
-  }
+  LT_WORKERS(nt, fn(ctx, units * lt_w / lt_nw, units * (lt_w + 1) / lt_nw););
 }
 
 /* ---- storage types: load into the compute type, store from it ---- */

@@ -81,7 +81,7 @@ static int chunks_for(int64_t n) {
       sgd_run_##sfx(p, g, buf, 0, n, a, has_wd, has_mom, first, nesterov);                        \
       return;                                                                                     \
     }                                                                                             \
-    _Pragma("omp parallel for num_threads(chunks) schedule(static)")                              \
+    _Pragma("omp parallel for num_threads(lt_team_size()) schedule(static)")                        \
     for (int c = 0; c < chunks; c++) {                                                            \
       RANGE(c, chunks, n, b, e);                                                                  \
       sgd_run_##sfx(p, g, buf, b, e, a, has_wd, has_mom, first, nesterov);                        \
@@ -165,7 +165,7 @@ static inline void sqrt_block_d(double *x, int n) { for (int i = 0; i < n; i++) 
       adam_run_##sfx(p, g, ea, v, vmax, 0, n, a, has_wd, amsgrad, lerp_lo);                      \
       return;                                                                                     \
     }                                                                                             \
-    _Pragma("omp parallel for num_threads(chunks) schedule(static)")                              \
+    _Pragma("omp parallel for num_threads(lt_team_size()) schedule(static)")                        \
     for (int c = 0; c < chunks; c++) {                                                            \
       RANGE(c, chunks, n, b, e);                                                                  \
       adam_run_##sfx(p, g, ea, v, vmax, b, e, a, has_wd, amsgrad, lerp_lo);                      \

@@ -19,7 +19,7 @@
   do {                                                                                                  \
     int nt_ = (work) > POOL_PAR_WORK ? lt_threads_for((double)(work), POOL_PAR_WORK / 2, 0) : 1;           \
     if (nt_ > 1) {                                                                                      \
-      _Pragma("omp parallel for num_threads(nt_) schedule(static)") for (int64_t p = 0; p < (planes); p++) call; \
+      _Pragma("omp parallel for num_threads(lt_team_size()) schedule(static)") for (int64_t p = 0; p < (planes); p++) call; \
     } else {                                                                                            \
       for (int64_t p = 0; p < (planes); p++) call;                                                      \
     }                                                                                                   \

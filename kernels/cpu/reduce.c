@@ -520,11 +520,7 @@ static void run_inner(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl
     return;
   }
   if (nout >= 4 * (int64_t)nt) {
-#pragma omp parallel num_threads(nt)
-    {
-      int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-      inner_outputs(f, g, pl, nout * t / T, nout * (t + 1) / T);
-    }
+    LT_WORKERS(nt, inner_outputs(f, g, pl, nout * lt_w / lt_nw, nout * (lt_w + 1) / lt_nw););
     return;
   }
   /* few outputs: split each one's reduced range, then combine the parts in order */
@@ -536,7 +532,7 @@ static void run_inner(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl
     inner_outputs(f, g, pl, 0, nout);
     return;
   }
-#pragma omp parallel for num_threads(nt) schedule(static)
+#pragma omp parallel for num_threads(lt_team_size()) schedule(static)
   for (int64_t u = 0; u < units; u++) {
     int64_t o = u / parts, q = u % parts;
     int64_t idx[LT_MAX_DIM], in_off;
@@ -602,11 +598,7 @@ static void run_outer(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl
   }
   if (tasks >= nt || nred < 2) {
     int nth = tasks < nt ? (int)tasks : nt;
-#pragma omp parallel num_threads(nth)
-    {
-      int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-      outer_tasks(f, g, pl, tasks * t / T, tasks * (t + 1) / T);
-    }
+    LT_WORKERS(nth, outer_tasks(f, g, pl, tasks * lt_w / lt_nw, tasks * (lt_w + 1) / lt_nw););
     return;
   }
   /* few blocks: split the reduced range too, then combine the parts in order */
@@ -618,7 +610,7 @@ static void run_outer(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl
     outer_tasks(f, g, pl, 0, tasks);
     return;
   }
-#pragma omp parallel for num_threads(nt) schedule(static)
+#pragma omp parallel for num_threads(lt_team_size()) schedule(static)
   for (int64_t u = 0; u < units; u++) {
     int64_t t = u / parts, q = u % parts;
     outer_unit(f, g, pl, t, nred * q / parts, nred * (q + 1) / parts, buf + (size_t)u * ublock, false);
@@ -732,11 +724,7 @@ int lt_cpu_scan(const lt_scan_plan_t *sp) {
       scan_lines(f, scan, sp, &g, 0, nl);
       return LT_OK;
     }
-#pragma omp parallel num_threads(nth)
-    {
-      int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-      scan_lines(f, scan, sp, &g, nl * t / T, nl * (t + 1) / T);
-    }
+    LT_WORKERS(nth, scan_lines(f, scan, sp, &g, nl * lt_w / lt_nw, nl * (lt_w + 1) / lt_nw););
     return LT_OK;
   }
   int64_t J = g.osize[0], nblk = (J + SBLOCK - 1) / SBLOCK;
@@ -748,11 +736,7 @@ int lt_cpu_scan(const lt_scan_plan_t *sp) {
   if (nth <= 1) {
     scan_blocks(f, sp, &g, 0, tasks, buf);
   } else {
-#pragma omp parallel num_threads(nth)
-    {
-      int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
-      scan_blocks(f, sp, &g, tasks * t / T, tasks * (t + 1) / T, buf + per * (size_t)t);
-    }
+    LT_WORKERS(nth, scan_blocks(f, sp, &g, tasks * lt_w / lt_nw, tasks * (lt_w + 1) / lt_nw, buf + per * (size_t)lt_w););
   }
   free(buf);
   return LT_OK;

@@ -24,6 +24,7 @@
 #include "sgemm.h"
 
 #include "gemm_simd.h"
+#include "core/iter.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -394,10 +395,11 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
     int64_t units = (N + MR - 1) / MR;
     if (nt > units) nt = (int)units;
     int failed = 0;
-#pragma omp parallel num_threads(nt)
+    /* the constant team (core/iter.h, lt_team_size), of which the first nt threads work */
+#pragma omp parallel num_threads(lt_team_size()) if (nt > 1)
     {
-      int t = omp_get_thread_num(), n = omp_get_num_threads();
-      int64_t s = units * t / n * MR, e = units * (t + 1) / n * MR;
+      int t = omp_get_thread_num(), n = omp_get_num_threads() < nt ? omp_get_num_threads() : nt;
+      int64_t s = t < n ? units * t / n * MR : 0, e = t < n ? units * (t + 1) / n * MR : 0;
       if (e > N) e = N;
       buffers_t *bf = e > s ? take_buffers((size_t)((e - s) * M), size_b(M, K, w2)) : NULL;
       if (e > s && !bf) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
@@ -427,10 +429,10 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
   }
   /* every thread gets its buffers before any writes C, so that a failure leaves C untouched */
   int failed = 0;
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel num_threads(lt_team_size())
   {
-    int t = omp_get_thread_num(), n = omp_get_num_threads();
-    int64_t s = units * t / n * unit, e = units * (t + 1) / n * unit;
+    int t = omp_get_thread_num(), n = omp_get_num_threads() < nt ? omp_get_num_threads() : nt;
+    int64_t s = t < n ? units * t / n * unit : 0, e = t < n ? units * (t + 1) / n * unit : 0;
     if (e > len) e = len;
     int64_t pm = rows ? e - s : M, pn = rows ? N : e - s;
     buffers_t *bf = e > s ? take_buffers(ta ? size_a(pm, K) : 0, size_b(pn, K, w)) : NULL;

@@ -2,6 +2,7 @@
    positions and sorted by (key, position), which makes qsort's order stable. */
 #include "kernels/cpu/sort.h"
 
+#include "core/iter.h"
 #include "kernels/half.h"
 
 #include <math.h>
@@ -76,7 +77,7 @@ bool lt_cpu_argsort(const void *x, lt_dtype dt, int ndim, const int64_t *sizes, 
   if (slices * n < 32768) nt = 1;
   /* a thread sorts at least 16384 elements (core/iter.h: each thread's work worth its wake-up) */
   if ((double)slices * (double)n / 16384 < nt) nt = slices * n / 16384 > 1 ? (int)(slices * n / 16384) : 1;
-#pragma omp parallel num_threads(nt) reduction(&& : ok)
+#pragma omp parallel num_threads(lt_team_size()) if (nt > 1) reduction(&& : ok)
   {
     item_t *buf = malloc(sizeof(item_t) * (size_t)n);
     if (!buf) ok = false;
