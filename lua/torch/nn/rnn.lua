@@ -25,29 +25,41 @@ local function positive(name, what, v)
   if math.type(v) ~= 'integer' or v <= 0 then error(string.format('%s: %s must be a positive integer, got %s', name, what, tostring(v)), 4) end
 end
 
--- one step of a cell: gi = the input's projection (with bias_ih), h (and c) the state;
--- w_hh, b_hh the recurrent weights. Returns the new h (and c).
+-- whether a mode's step takes b_hh folded into the input's projection (gi = x W_ih^T + b_ih + b_hh,
+-- made once for all steps): the gates then come from one addmm a step. GRU needs h W_hh^T + b_hh
+-- apart (its candidate gate scales it by r).
+local function folds_bias(mode) return mode ~= 'GRU' end
+
+-- one step of a cell: gi = the input's projection (with bias_ih, and bias_hh where folds_bias), h
+-- (and c) the state; w_hh, b_hh the recurrent weights. Returns the new h (and c).
 local function step(mode, gi, h, c, w_hh, b_hh)
-  local gh = F.linear(h, w_hh, b_hh)
   if mode == 'LSTM' then
-    local g = gi + gh
+    local g = torch.addmm(gi, h, w_hh:t())
     local H = h:size(-1)
-    local i = g:narrow(-1, 1, H):sigmoid()
-    local f = g:narrow(-1, H + 1, H):sigmoid()
+    local sif = g:narrow(-1, 1, 2 * H):sigmoid() -- the input and forget gates, side by side
+    local i, f = sif:narrow(-1, 1, H), sif:narrow(-1, H + 1, H)
     local gg = g:narrow(-1, 2 * H + 1, H):tanh()
     local o = g:narrow(-1, 3 * H + 1, H):sigmoid()
     local c2 = f * c + i * gg
     return o * c2:tanh(), c2
-  elseif mode == 'GRU' then
-    local H = h:size(-1)
-    local r = (gi:narrow(-1, 1, H) + gh:narrow(-1, 1, H)):sigmoid()
-    local z = (gi:narrow(-1, H + 1, H) + gh:narrow(-1, H + 1, H)):sigmoid()
-    local n = (gi:narrow(-1, 2 * H + 1, H) + r * gh:narrow(-1, 2 * H + 1, H)):tanh()
-    return (1 - z) * n + z * h
-  elseif mode == 'RNN_RELU' then
-    return (gi + gh):relu()
+  elseif mode ~= 'GRU' then
+    local g = torch.addmm(gi, h, w_hh:t())
+    if mode == 'RNN_RELU' then return g:relu() end
+    return g:tanh()
   end
-  return (gi + gh):tanh()
+  local gh = F.linear(h, w_hh, b_hh) -- GRU
+  local H = h:size(-1)
+  local r = (gi:narrow(-1, 1, H) + gh:narrow(-1, 1, H)):sigmoid()
+  local z = (gi:narrow(-1, H + 1, H) + gh:narrow(-1, H + 1, H)):sigmoid()
+  local n = (gi:narrow(-1, 2 * H + 1, H) + r * gh:narrow(-1, 2 * H + 1, H)):tanh()
+  return (1 - z) * n + z * h
+end
+
+-- x W_ih^T + b_ih, and + b_hh where the mode folds it in
+local function projection(mode, x, w_ih, b_ih, b_hh)
+  local gi = F.linear(x, w_ih, b_ih)
+  if b_hh and folds_bias(mode) then gi = gi + b_hh end
+  return gi
 end
 
 -- ---- the sequence layers ----
@@ -156,7 +168,7 @@ local function rnn_class(name, mode)
         local w_ih, w_hh = self['weight_ih_' .. sfx], self['weight_hh_' .. sfx]
         local b_ih, b_hh = self['bias_ih_' .. sfx], self['bias_hh_' .. sfx]
         -- the input's projection for every step at once
-        local gi = F.linear(layer_in, w_ih, b_ih)
+        local gi = projection(self.mode, layer_in, w_ih, b_ih, b_hh)
         local h, c = h0[k], c0 and c0[k]
         local steps = {}
         for s = 1, T do
@@ -258,7 +270,8 @@ local function cell_class(name, mode)
     else
       h = batched and hx or hx:unsqueeze(1)
     end
-    local h2, c2 = step(self.mode, F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh)
+    local gi = projection(self.mode, x, self.weight_ih, self.bias_ih, self.bias_hh)
+    local h2, c2 = step(self.mode, gi, h, c, self.weight_hh, self.bias_hh)
     if not batched then
       h2 = h2:squeeze(1)
       if c2 then c2 = c2:squeeze(1) end
