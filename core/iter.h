@@ -50,8 +50,8 @@ int lt_threads_for(double work, double per_thread, int limit);
    (lt_num_threads(), within OpenMP's setting), 1 inside a parallel region. libgomp re-forms its
    thread pool whenever a region asks for another number of threads than the one before: on 16
    cores a region cost 1-5 us at a constant size and 20-450 us when sizes alternated (4/2: 20 us,
-   16/2: 450 us). So a loop with work for fewer threads than the team leaves the others idle (they
-   pass the region's end) instead of asking for a smaller team. */
+   16/2: 380-450 us; bench/omp_regions.c). So a loop with work for fewer threads than the team leaves
+   the others idle (they pass the region's end) instead of asking for a smaller team. */
 int lt_team_size(void);
 
 /* Runs the statements in a parallel region of lt_team_size() threads of which the first `nt` (or
