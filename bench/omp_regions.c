@@ -3,7 +3,7 @@
    kernel region (lt_team_size, LT_WORKERS). Empty regions, then regions 20 us apart (the time a
    Lua op between two kernels takes).
 
-     gcc -O2 -fopenmp bench/omp_regions.c -o /tmp/omp_regions && /tmp/omp_regions
+     mkdir -p build && gcc -O2 -fopenmp bench/omp_regions.c -o build/omp_regions && build/omp_regions
 
    On a 16-core machine (bench/RESULTS.md): 0.9-4.4 us a region at a constant size, 380-400 us
    alternating 16 and 2 threads, 220-240 us mixing 16, 2, 8 and 3. */
