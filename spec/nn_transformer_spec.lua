@@ -195,10 +195,16 @@ describe('MultiheadAttention with kdim/vdim, bias_kv and zero_attn; the Transfor
     local _, w = m(x, x, x)
     assert.are.same({ 2, 3, 5 }, { table.unpack(w.shape) }) -- 3 keys + bias_k + zero
     H.assert_values(w:sum(3), torch.ones(2, 3):totable(), 1e-12)
-    -- the zero key scores 0: its weight is exp(0) over the row's sum of exponentials
+    -- the zero key scores 0, so the softmax gains a term exp(0) = 1: the other keys keep the
+    -- weights the same module gives without it, scaled by 1 - the zero key's weight
     local m0 = nn.MultiheadAttention(4, 1, { add_zero_attn = true, dtype = torch.float64 })
+    local m1 = nn.MultiheadAttention(4, 1, { dtype = torch.float64 })
+    m1:load_state_dict(m0:state_dict())
     local _, w0 = m0(x, x, x)
-    assert.is_true(w0:select(3, 4):gt(0):all():item())
+    local _, w1 = m1(x, x, x)
+    local z = w0:narrow(3, 4, 1)
+    H.assert_values(w0:narrow(3, 1, 3), (w1 * (1 - z)):totable(), 1e-12)
+    assert.is_true(z:gt(0):all():item())
     -- a padding mask still hides the padded key, not the added ones
     local pad = torch.tensor({ { false, false, true }, { false, false, false } })
     local _, wp = m(x, x, x, { key_padding_mask = pad })

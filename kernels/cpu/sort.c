@@ -74,9 +74,8 @@ bool lt_cpu_argsort(const void *x, lt_dtype dt, int ndim, const int64_t *sizes, 
   int (*cmp)(const void *, const void *) =
       floating ? (descending ? cmp_d_desc : cmp_d_asc) : (descending ? cmp_i_desc : cmp_i_asc);
   bool ok = true;
-  if (slices * n < 32768) nt = 1;
   /* a thread sorts at least 16384 elements (core/iter.h: each thread's work worth its wake-up) */
-  if ((double)slices * (double)n / 16384 < nt) nt = slices * n / 16384 > 1 ? (int)(slices * n / 16384) : 1;
+  nt = slices * n < 32768 ? 1 : lt_threads_for((double)slices * (double)n, 16384, nt);
 #pragma omp parallel num_threads(lt_team_size()) if (nt > 1) reduction(&& : ok)
   {
     item_t *buf = malloc(sizeof(item_t) * (size_t)n);

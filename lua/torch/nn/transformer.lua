@@ -93,9 +93,7 @@ function MHA:init(embed_dim, num_heads, o)
 end
 
 -- a mask with one more key (column), not masked: false for a bool mask, 0 for a float one
-local function pad_key(mask)
-  return F.pad(mask:to(mask.dtype == torch.bool and torch.uint8 or mask.dtype), { 0, 1 }):to(mask.dtype)
-end
+local function pad_key(mask) return F.pad(mask, { 0, 1 }) end
 
 -- a mask as an additive float mask of dtype dt: bool true (masked out) becomes -inf
 local function additive(mask, dt)
@@ -217,10 +215,10 @@ local ACTIVATIONS = { relu = F.relu, gelu = F.gelu }
 local function activation_of(act, op)
   act = act or 'relu'
   if type(act) == 'string' then
-    if not ACTIVATIONS[act] then error(op .. ': activation should be relu/gelu, not ' .. act, 4) end
+    if not ACTIVATIONS[act] then error(op .. ': activation should be relu/gelu, not ' .. act, 5) end
     return ACTIVATIONS[act]
   elseif type(act) ~= 'function' then
-    error(op .. ': activation must be a name or a function, got ' .. type(act), 4)
+    error(op .. ': activation must be a name or a function, got ' .. type(act), 5)
   end
   return act
 end
@@ -237,22 +235,32 @@ local function attention_of(d_model, nhead, p, o)
   return MHA(d_model, nhead, { dropout = p, batch_first = o.batch_first, dtype = o.dtype, device = o.device })
 end
 
-function Layer:init(d_model, nhead, o)
-  o = opts_of(o, 'TransformerEncoderLayer', LAYER_KEYS)
-  local act = activation_of(o.activation, 'TransformerEncoderLayer')
+-- the parts of an encoder (attns = {'self_attn'}, 2 norms) or decoder (self_attn, multihead_attn, 3
+-- norms) layer, registered in PyTorch's order: the attentions, linear1, dropout, linear2, norm1..n,
+-- dropout1..n; the activation and the config its stacks copy it by
+local function build_layer(self, op, d_model, nhead, o, attns, nnorms)
+  o = opts_of(o, op, LAYER_KEYS)
+  local act = activation_of(o.activation, op)
   local ff, p, eps = o.dim_feedforward or 2048, o.dropout or 0.1, o.layer_norm_eps or 1e-5
   local f = { dtype = o.dtype, device = o.device }
-  rawset(self, '_config', { d_model, nhead, o }) -- for TransformerEncoder's copies
-  self.self_attn = attention_of(d_model, nhead, p, o)
+  rawset(self, '_config', { d_model, nhead, o })
+  for _, name in ipairs(attns) do self[name] = attention_of(d_model, nhead, p, o) end
   self.linear1 = Linear(d_model, ff, f)
   self.dropout = Dropout(p)
   self.linear2 = Linear(ff, d_model, f)
   self.norm_first = o.norm_first and true or false
-  self.norm1 = LayerNorm(d_model, { eps = eps, dtype = o.dtype, device = o.device })
-  self.norm2 = LayerNorm(d_model, { eps = eps, dtype = o.dtype, device = o.device })
-  self.dropout1 = Dropout(p)
-  self.dropout2 = Dropout(p)
+  for i = 1, nnorms do self['norm' .. i] = LayerNorm(d_model, { eps = eps, dtype = o.dtype, device = o.device }) end
+  for i = 1, nnorms do self['dropout' .. i] = Dropout(p) end
   rawset(self, '_activation', act)
+end
+
+-- the feed-forward block, then the layer's last dropout (its name: dropout2 or dropout3)
+local function feed_forward(self, x, last)
+  return self[last](self.linear2(self.dropout(rawget(self, '_activation')(self.linear1(x)))))
+end
+
+function Layer:init(d_model, nhead, o)
+  build_layer(self, 'TransformerEncoderLayer', d_model, nhead, o, { 'self_attn' }, 2)
 end
 
 -- forward(src, {src_mask, src_key_padding_mask}) -> tensor of src's shape
@@ -262,7 +270,7 @@ function Layer:forward(src, o)
     local y = self.self_attn(x, x, x, { attn_mask = o.src_mask, key_padding_mask = o.src_key_padding_mask, need_weights = false })
     return self.dropout1(y)
   end
-  local function ffn(x) return self.dropout2(self.linear2(self.dropout(rawget(self, '_activation')(self.linear1(x))))) end
+  local function ffn(x) return feed_forward(self, x, 'dropout2') end
   local x = src
   if self.norm_first then
     x = x + sa(self.norm1(x))
@@ -332,20 +340,7 @@ local DecLayer = Module:extend('TransformerDecoderLayer')
 M.TransformerDecoderLayer = DecLayer
 
 function DecLayer:init(d_model, nhead, o)
-  o = opts_of(o, 'TransformerDecoderLayer', LAYER_KEYS)
-  local act = activation_of(o.activation, 'TransformerDecoderLayer')
-  local ff, p, eps = o.dim_feedforward or 2048, o.dropout or 0.1, o.layer_norm_eps or 1e-5
-  local f = { dtype = o.dtype, device = o.device }
-  rawset(self, '_config', { d_model, nhead, o }) -- for TransformerDecoder's copies
-  self.self_attn = attention_of(d_model, nhead, p, o)
-  self.multihead_attn = attention_of(d_model, nhead, p, o)
-  self.linear1 = Linear(d_model, ff, f)
-  self.dropout = Dropout(p)
-  self.linear2 = Linear(ff, d_model, f)
-  self.norm_first = o.norm_first and true or false
-  for i = 1, 3 do self['norm' .. i] = LayerNorm(d_model, { eps = eps, dtype = o.dtype, device = o.device }) end
-  for i = 1, 3 do self['dropout' .. i] = Dropout(p) end
-  rawset(self, '_activation', act)
+  build_layer(self, 'TransformerDecoderLayer', d_model, nhead, o, { 'self_attn', 'multihead_attn' }, 3)
 end
 
 local DEC_KEYS = { 'tgt_mask', 'memory_mask', 'tgt_key_padding_mask', 'memory_key_padding_mask', 'tgt_is_causal',
@@ -368,7 +363,7 @@ function DecLayer:forward(tgt, memory, o)
       key_padding_mask = o.memory_key_padding_mask, need_weights = false })
     return self.dropout2(y)
   end
-  local function ffn(x) return self.dropout3(self.linear2(self.dropout(rawget(self, '_activation')(self.linear1(x))))) end
+  local function ffn(x) return feed_forward(self, x, 'dropout3') end
   local x = tgt
   if self.norm_first then
     x = x + sa(self.norm1(x))
