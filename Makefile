@@ -37,9 +37,11 @@ CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra $(WERROR) -fopenmp -fPIC -fno-mat
 LDLIBS := -llua5.4 -lz -ldl -lm -lpthread
 LDFLAGS := -fopenmp $(LDSAN)
 
-# the distributed plugin's sources (core/comm_plugin.h): built into lutorch_mpi.so, not the core
-PLUGIN_SRC := core/comm_mpi.c core/comm_nccl.c core/comm_shim.c
-CORE_SRC := $(filter-out $(PLUGIN_SRC),$(wildcard core/*.c)) $(wildcard kernels/cpu/*.c)
+# the distributed plugin's sources (core/comm_plugin.h): built into lutorch_mpi.so, not the core;
+# core/comm_shm.c (no MPI in it) goes into both, the core's copy for spec/c/test_comm_shm.c
+PLUGIN_ONLY := core/comm_mpi.c core/comm_nccl.c core/comm_shim.c
+PLUGIN_SRC := $(PLUGIN_ONLY) core/comm_shm.c
+CORE_SRC := $(filter-out $(PLUGIN_ONLY),$(wildcard core/*.c)) $(wildcard kernels/cpu/*.c)
 BIND_SRC := $(filter-out bindings/main.c bindings/repl.c,$(wildcard bindings/*.c))
 LUA_SRC := $(sort $(shell find lua -name '*.lua'))
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(BIND_SRC)) $(BUILD)/obj/lua_modules.o

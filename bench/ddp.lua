@@ -34,7 +34,7 @@ if opts.worker then
   local X, Y = torch.randn(BATCH * 8, 784), torch.randint(1, 11, { BATCH * 8 })
   torch.manual_seed(0)
   local model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))
-  local run = opts.ddp == 1 and nn.DistributedDataParallel(model) or model
+  local run = opts.ddp == 1 and nn.DistributedDataParallel(model, { bucket_cap_mb = tonumber(os.getenv("CAP") or 25) }) or model
   local opt = torch.optim.SGD(model:parameters(), { lr = 0.01, momentum = 0.9 })
   local function steps(n, from)
     for s = from, from + n - 1 do

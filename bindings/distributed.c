@@ -16,7 +16,12 @@
    started) makes the ranks agree on what is left: buckets with an unused parameter are reduced then
    (find_unused_parameters; an unused parameter's .grad stays nil when no rank used it) or leave an
    error for the next forward (PyTorch's), buckets with late gradients are reduced again. Then the
-   averages are copied back into .grad.
+   averages are copied back into .grad. Buckets left to that point (all of them when not
+   overlapping) are reduced in place in .grad instead, a run of them as one collective, where the
+   backend has a coalesced all-reduce (MPI's: through shared memory without a copy on one node).
+
+   With find_unused_parameters every bucket is reduced at the end of backward: the ranks may have
+   used different parameters, so a bucket may be complete on one rank and not on another.
 
    Overlap needs a core to run on: an MPI rank with one core (mpirun --bind-to core, or as many
    ranks on the node as cores) reduces its buckets at the end of backward on its own thread
@@ -379,6 +384,43 @@ static int reduce_now(reducer_t *r, int k) {
   return rc;
 }
 
+/* Buckets [k0, k1), none handed to the thread, reduced in place in .grad by the backend's coalesced
+   all-reduce (no copy into the buckets and back): their parameters that some rank used (used[i]),
+   a zero gradient made for those without one here. Returns 1 when done, 0 when the buckets must
+   go through their buffers (no such collective, or a gradient of another dtype or device than its
+   parameter), or LT_ERR. */
+static int reduce_in_place(reducer_t *r, int k0, int k1, const int32_t *used) {
+  lt_comm_t *c = r->group->comm;
+  if (!c->ops->all_reduce_coalesced || k0 >= k1) return 0;
+  int n = 0;
+  for (int j = r->b[k0].first; j < r->b[k1 - 1].last; j++) {
+    lt_tensor_t *p = r->params[r->order[j]], *g = p->grad;
+    if (!used[r->order[j]]) continue;
+    if (g && (g->dtype != p->dtype || !lt_device_eq(g->device, p->device))) return 0;
+    n++;
+  }
+  lt_tensor_t **ts = malloc(sizeof *ts * (size_t)(n ? n : 1));
+  if (!ts) return lt_error("DistributedDataParallel: out of memory");
+  int m = 0, rc = LT_OK;
+  for (int j = r->b[k0].first; j < r->b[k1 - 1].last && rc == LT_OK; j++) {
+    int i = r->order[j];
+    lt_tensor_t *p = r->params[i];
+    if (!used[i]) continue;
+    if (!p->grad) {
+      p->grad = lt_empty(p->ndim, p->sizes, p->dtype, p->device);
+      rc = p->grad ? lt_fill_(p->grad, lt_int_operand(0)) : LT_ERR;
+    }
+    ts[m++] = p->grad;
+  }
+  if (rc == LT_OK) {
+    double t0 = now_s();
+    rc = c->ops->all_reduce_coalesced(c, ts, m, LT_REDUCE_AVG);
+    r->comm_seconds += now_s() - t0;
+  }
+  free(ts);
+  return rc == LT_OK ? 1 : LT_ERR;
+}
+
 static int build_buckets(reducer_t *r);
 
 /* After the first backward, the buckets follow the order gradients arrived in (rank 0's, so that
@@ -441,6 +483,10 @@ static int finalize(reducer_t *r) {
   if (rc == LT_OK && !reduced) rc = lt_error("DistributedDataParallel: out of memory");
   char *e = r->unused_err;
   size_t room = sizeof r->unused_err;
+  /* the buckets still to reduce, each run of one dtype and device reduced in place as one when the
+     backend can (in_place[k]: nothing to copy back) */
+  bool *in_place = calloc((size_t)r->nb, sizeof *in_place);
+  if (rc == LT_OK && !in_place) rc = lt_error("DistributedDataParallel: out of memory");
   for (int k = 0; k < r->nb && rc == LT_OK; k++) {
     bucket_t *bk = &r->b[k];
     bool all_used = true, late = false;
@@ -453,7 +499,23 @@ static int finalize(reducer_t *r) {
       if (late) rc = reduce_now(r, k);
     } else if (all_used || r->find_unused) {
       reduced[k] = true;
-      rc = reduce_now(r, k);
+      int k1 = k + 1; /* the run of buckets like k, all to reduce */
+      while (k1 < r->nb && r->b[k1].flat->dtype == bk->flat->dtype &&
+             lt_device_eq(r->b[k1].flat->device, bk->flat->device)) {
+        bool all = true;
+        for (int j = r->b[k1].first; j < r->b[k1].last; j++) all = all && f[r->order[j]];
+        if (!all && !r->find_unused) break;
+        k1++;
+      }
+      int done = reduce_in_place(r, k, k1, f);
+      if (done == 1) {
+        for (int q = k; q < k1; q++) reduced[q] = in_place[q] = true;
+        k = k1 - 1;
+      } else if (done == 0) {
+        rc = reduce_now(r, k);
+      } else {
+        rc = LT_ERR;
+      }
     } else if (!e[0]) {
       int len = snprintf(e, room,
         "Expected to have finished reduction in the prior iteration before starting a new one. This error "
@@ -467,7 +529,7 @@ static int finalize(reducer_t *r) {
   }
   /* the averages back into .grad: parameters no rank used keep theirs (nil) */
   for (int k = 0; k < r->nb && rc == LT_OK; k++) {
-    if (!reduced[k]) continue;
+    if (!reduced[k] || in_place[k]) continue;
     for (int j = r->b[k].first; j < r->b[k].last && rc == LT_OK; j++) {
       int i = r->order[j];
       lt_tensor_t *p = r->params[i];
@@ -479,6 +541,7 @@ static int finalize(reducer_t *r) {
   for (int i = 0; i < r->n; i++)
     if (r->count[i] > 0) r->expect[i] = r->count[i];
   free(reduced);
+  free(in_place);
   lt_release(flags);
   if (rc == LT_OK && !r->rebuilt) rc = rebuild(r);
   return rc;
@@ -665,7 +728,11 @@ static int l_reducer(lua_State *L) {
   if (pthread_mutex_init(&r->mu, NULL) != 0 || pthread_cond_init(&r->cv, NULL) != 0)
     return luaL_error(L, "DistributedDataParallel: cannot create the reducer's lock");
   r->locks_made = true;
-  r->overlap = want_overlap(r->group->comm);
+  /* with find_unused_parameters the ranks may use different parameters, so a bucket complete on
+     one rank during backward may never be on another: every bucket waits for the end of backward,
+     where the ranks agree on what was used (PyTorch marks the unused ones ready after the forward,
+     from a walk of the graph) */
+  r->overlap = want_overlap(r->group->comm) && !find_unused;
   if (r->overlap) {
     if (pthread_create(&r->th, NULL, reducer_thread, r) != 0)
       return luaL_error(L, "DistributedDataParallel: cannot start the communication thread");

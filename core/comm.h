@@ -43,6 +43,10 @@ typedef struct {
   int (*size)(const lt_comm_t *c);
   /* frees the group (MPI itself is finished at exit) */
   void (*destroy)(lt_comm_t *c);
+  /* ts[0..n) = op over the ranks of each, in place, as one collective (every rank passes tensors
+     of the same sizes in the same order, all of one dtype and device); NULL where the backend has
+     no way faster than the caller's own flat buffer (NCCL) */
+  int (*all_reduce_coalesced)(lt_comm_t *c, lt_tensor_t *const *ts, int n, lt_reduce_op op);
 } lt_comm_i;
 
 struct lt_comm {

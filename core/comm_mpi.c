@@ -9,19 +9,24 @@
    error naming the collective and aborts the job with MPI_Abort, since MPI offers no way back from
    a collective left unmatched. One lock serialises the calls into MPI: DDP's communication thread
    and the Lua thread share the group, and collectives must start in the same order on every rank
-   anyway. float16 and bfloat16 are reduced through float32; other reductions map to MPI's types,
+   anyway. When every rank is on this node, float32 and float64 SUM and AVG all-reduces go
+   through memory the ranks share instead (core/comm_shm.h; LUTORCH_MPI_SHM=0 turns it off), under
+   the same lock and watchdog. float16 and bfloat16 are reduced through float32; other reductions map to MPI's types,
    bool's SUM/MAX to logical or, PRODUCT/MIN to and. MPI reads and writes host memory: tensors of
    the CPU devices are used in place, CUDA tensors travel through a host copy (what a CUDA-aware
    MPI would spare; NCCL is the backend for GPUs). */
 #include "core/comm.h"
+#include "core/comm_shm.h"
 #include "core/elementwise.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
 #include <mpi.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +34,8 @@ typedef struct {
   lt_comm_t base;
   MPI_Comm comm;
   int rank, size;
+  lt_shm_t shm;     /* the ranks' shared memory when all are on one node (shm.base), else unused */
+  size_t shm_bytes;
 } mpi_comm_t;
 
 static pthread_mutex_t mpi_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -93,6 +100,19 @@ static int watch_end(mpi_comm_t *c, const char *op, int code) {
   wd.op = NULL;
   pthread_mutex_unlock(&wd.mu);
   return code == MPI_SUCCESS ? LT_OK : mpi_fail(c, op, code);
+}
+
+/* The shared-memory all-reduce found a rank reducing something else (core/comm_shm.h): the ranks
+   are out of step and cannot be brought back, as the watchdog's case. */
+static void shm_out_of_step(mpi_comm_t *c, int k, int64_t n, lt_dtype dt, bool avg) {
+  fprintf(stderr, "lutorch: all_reduce: rank %d reduces %lld %s elements (%s) while rank %d reduces %lld %s "
+          "elements (%s): the ranks called different collectives; aborting the job\n", c->rank, (long long)n,
+          lt_dtype_name(dt), avg ? "AVG" : "SUM", k, (long long)c->shm.their_n, lt_dtype_name(c->shm.their_dtype),
+          c->shm.their_avg ? "AVG" : "SUM");
+  fflush(stderr);
+  mpi_broken = true;
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  _exit(1);
 }
 
 static MPI_Datatype mpi_type(lt_dtype dt) {
@@ -168,7 +188,14 @@ static int m_all_reduce(lt_comm_t *cc, lt_tensor_t *t, lt_reduce_op op) {
   lt_tensor_t *work = reduce_buffer(t);
   if (!work) return LT_ERR;
   int n = 0, rc = count_of("all_reduce", work->numel, &n);
-  if (rc == LT_OK && n > 0) {
+  if (rc == LT_OK && n > 0 && c->shm.base && lt_shm_takes(work->dtype, op == LT_REDUCE_SUM || op == LT_REDUCE_AVG)) {
+    pthread_mutex_lock(&mpi_mu);
+    watch_begin(c, "all_reduce");
+    int k = lt_shm_all_reduce(&c->shm, lt_data(work), work->numel, work->dtype, op == LT_REDUCE_AVG);
+    if (k >= 0) shm_out_of_step(c, k, work->numel, work->dtype, op == LT_REDUCE_AVG);
+    rc = watch_end(c, "all_reduce", MPI_SUCCESS);
+    pthread_mutex_unlock(&mpi_mu);
+  } else if (rc == LT_OK && n > 0) {
     pthread_mutex_lock(&mpi_mu);
     watch_begin(c, "all_reduce");
     int e = MPI_Allreduce(MPI_IN_PLACE, lt_data(work), n, mpi_type(work->dtype), mpi_op(op, work->dtype), c->comm);
@@ -178,6 +205,65 @@ static int m_all_reduce(lt_comm_t *cc, lt_tensor_t *t, lt_reduce_op op) {
   }
   if (rc == LT_OK && work == t) lt_bump_version(t);
   return finish_buffer(t, work, rc);
+}
+
+/* t holds contiguous host memory of dtype dt */
+static bool plain_host(const lt_tensor_t *t, lt_dtype dt) {
+  if (t->device.type != LT_CPU || t->dtype != dt) return false;
+  int64_t st[LT_MAX_DIM];
+  lt_contiguous_strides(t->ndim, t->sizes, st);
+  for (int d = 0; d < t->ndim; d++)
+    if (t->sizes[d] != 1 && t->strides[d] != st[d]) return false;
+  return true;
+}
+
+/* The tensors in place through shared memory where it takes them (core/comm_shm.h: no copy of
+   the caller's); otherwise through one flat host buffer, reduced as one. */
+static int m_all_reduce_coalesced(lt_comm_t *cc, lt_tensor_t *const *ts, int n, lt_reduce_op op) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  if (n <= 0) return LT_OK;
+  const lt_dtype dt = ts[0]->dtype;
+  bool direct = c->shm.base && lt_shm_takes(dt, op == LT_REDUCE_SUM || op == LT_REDUCE_AVG);
+  int64_t total = 0;
+  for (int j = 0; j < n; j++) {
+    direct = direct && plain_host(ts[j], dt);
+    total += ts[j]->numel;
+  }
+  if (direct) {
+    void **seg = malloc(sizeof *seg * (size_t)n);
+    int64_t *len = malloc(sizeof *len * (size_t)n);
+    if (!seg || !len) {
+      free(seg), free(len);
+      return lt_error("all_reduce_coalesced: out of memory");
+    }
+    for (int j = 0; j < n; j++) seg[j] = lt_data(ts[j]), len[j] = ts[j]->numel;
+    pthread_mutex_lock(&mpi_mu);
+    watch_begin(c, "all_reduce");
+    int k = lt_shm_all_reduce_many(&c->shm, seg, len, n, dt, op == LT_REDUCE_AVG);
+    if (k >= 0) shm_out_of_step(c, k, total, dt, op == LT_REDUCE_AVG);
+    int rc = watch_end(c, "all_reduce", MPI_SUCCESS);
+    pthread_mutex_unlock(&mpi_mu);
+    free(seg), free(len);
+    for (int j = 0; j < n; j++) lt_bump_version(ts[j]);
+    return rc;
+  }
+  lt_tensor_t *flat = lt_empty(1, &total, lt_dtype_is_low_precision(dt) ? LT_FLOAT32 : dt, host_of(ts[0]));
+  if (!flat) return LT_ERR;
+  int rc = LT_OK;
+  for (int pass = 0; pass < 2 && rc == LT_OK; pass++) {
+    if (pass == 1 && (rc = m_all_reduce(cc, flat, op)) != LT_OK) break;
+    int64_t off = 0;
+    for (int j = 0; j < n && rc == LT_OK; j++) {
+      int64_t st[LT_MAX_DIM];
+      lt_contiguous_strides(ts[j]->ndim, ts[j]->sizes, st);
+      lt_tensor_t *v = lt_view_geometry(flat, ts[j]->ndim, ts[j]->sizes, st, off);
+      rc = v ? (pass == 0 ? lt_copy_(v, ts[j]) : lt_copy_(ts[j], v)) : LT_ERR;
+      lt_release(v);
+      off += ts[j]->numel;
+    }
+  }
+  lt_release(flat);
+  return rc;
 }
 
 static int m_broadcast(lt_comm_t *cc, lt_tensor_t *t, int src) {
@@ -281,6 +367,7 @@ static void at_exit(void) {
 
 static void m_destroy(lt_comm_t *cc) {
   mpi_comm_t *c = (mpi_comm_t *)cc;
+  if (c->shm.base) munmap(c->shm.base, c->shm_bytes);
   pthread_mutex_lock(&mpi_mu);
   if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
   pthread_mutex_unlock(&mpi_mu);
@@ -288,7 +375,54 @@ static void m_destroy(lt_comm_t *cc) {
 }
 
 static const lt_comm_i mpi_ops = {"mpi", m_all_reduce, m_broadcast, m_all_gather, m_reduce_scatter,
-                                  m_barrier, m_rank, m_size, m_destroy};
+                                  m_barrier, m_rank, m_size, m_destroy, m_all_reduce_coalesced};
+
+/* The shared memory of core/comm_shm.h, when every rank of c is on this node (and
+   LUTORCH_MPI_SHM is not 0): rank 0 makes a POSIX shared-memory object with its pages reserved
+   (posix_fallocate: a full /dev/shm is an error now, not a SIGBUS later) and sends its name; every
+   rank maps it; once all did, the name is unlinked, so nothing is left behind however the job
+   ends. Collective over c; where any rank fails, all go on without it, through MPI alone. */
+static void shm_setup(mpi_comm_t *c) {
+  const char *e = getenv("LUTORCH_MPI_SHM");
+  if ((e && e[0] == '0' && !e[1]) || c->size < 2 || c->size > LT_SHM_MAX_RANKS) return;
+  MPI_Comm node;
+  if (MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) return;
+  int local = 0;
+  bool one_node = MPI_Comm_size(node, &local) == MPI_SUCCESS && local == c->size;
+  MPI_Comm_free(&node);
+  int ok = one_node, all_ok = 0;
+  if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS || !all_ok) return;
+  static unsigned made;
+  const size_t piece = lt_shm_piece_for(c->size), bytes = lt_shm_bytes(c->size, piece);
+  char name[64] = "";
+  if (c->rank == 0) {
+    snprintf(name, sizeof name, "/lutorch-%ld-%u", (long)getpid(), made++);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    bool good = fd >= 0 && posix_fallocate(fd, 0, (off_t)bytes) == 0;
+    if (fd >= 0) close(fd);
+    if (!good) {
+      if (fd >= 0) shm_unlink(name);
+      name[0] = 0;
+    }
+  }
+  void *base = MAP_FAILED;
+  if (MPI_Bcast(name, sizeof name, MPI_CHAR, 0, c->comm) == MPI_SUCCESS && name[0]) {
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd >= 0) {
+      base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      close(fd);
+    }
+  }
+  ok = base != MAP_FAILED;
+  if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS) all_ok = 0;
+  if (c->rank == 0 && name[0]) shm_unlink(name);
+  if (!all_ok) {
+    if (base != MAP_FAILED) munmap(base, bytes);
+    return;
+  }
+  lt_shm_init(&c->shm, base, c->rank, c->size, piece);
+  c->shm_bytes = bytes;
+}
 
 lt_comm_t *lt_comm_mpi_new(double timeout_s) {
   pthread_mutex_lock(&mpi_mu);
@@ -334,6 +468,8 @@ lt_comm_t *lt_comm_mpi_new(double timeout_s) {
       rc = mpi_fail(c, "init_process_group", e);
       free(c);
       c = NULL;
+    } else {
+      shm_setup(c);
     }
   }
   pthread_mutex_unlock(&mpi_mu);

@@ -233,7 +233,7 @@ static void n_destroy(lt_comm_t *cc) {
 }
 
 static const lt_comm_i nccl_ops = {"nccl", n_all_reduce, n_broadcast, n_all_gather, n_reduce_scatter,
-                                   n_barrier, n_rank, n_size, n_destroy};
+                                   n_barrier, n_rank, n_size, n_destroy, NULL};
 
 lt_comm_t *lt_comm_nccl_new(double timeout_s, int device) {
   /* MPI gives the ranks and carries the id */

@@ -64,12 +64,17 @@ local function check_collectives(ranks, out, R, want)
 end
 
 describe('torch.distributed collectives (MPI)', function()
-  for _, np in ipairs { 2, 3 } do
-    mpi_it(string.format('every collective on every dtype, contiguous and not, over %d ranks', np), function()
-      local ranks, out = mpi_job(np, 'spec/support/dist_collectives.lua')
+  -- the ranks on one node reduce float32/float64 SUM and AVG through shared memory (core/comm_shm.h);
+  -- LUTORCH_MPI_SHM=0 leaves everything to MPI
+  for _, c in ipairs { { 2, '' }, { 3, '' }, { 2, 'LUTORCH_MPI_SHM=0' }, { 3, 'LUTORCH_MPI_SHM=0' } } do
+    local np, env = c[1], c[2]
+    mpi_it(string.format('every collective on every dtype, contiguous and not, over %d ranks%s', np,
+      env ~= '' and (' (' .. env .. ')') or ''), function()
+      local ranks, out = mpi_job(np, 'spec/support/dist_collectives.lua', nil,
+        env ~= '' and ('-x ' .. env) or nil)
       -- 10 dtypes x 2 layouts x (5 all_reduce ops, broadcast, np all_gather, 3 reduce_scatter ops), less bool AVG
-      -- and bool's third reduce_scatter op, plus 12 others
-      check_collectives(ranks, out, np, 20 * (5 + 1 + np + 3) - 4 + 12)
+      -- and bool's third reduce_scatter op, plus 16 others
+      check_collectives(ranks, out, np, 20 * (5 + 1 + np + 3) - 4 + 16)
     end)
   end
 end)
@@ -136,6 +141,7 @@ describe(string.format('nn.DistributedDataParallel (MPI, 2 ranks, %s)', mode[1] 
       assert.are.equal('true', x.unused_error)
       assert.are.equal('3 4', x.unused_error_indices)
       assert.are.equal('true', x.find_unused_ok)
+      assert.is_true(tonumber(x.used_on_one_rank_maxdiff) < 1e-6, x.used_on_one_rank_maxdiff)
       assert.are.equal('trying to initialize the default process group twice!', x.double_init)
     end)
   end)
@@ -247,6 +253,7 @@ for _, case in ipairs(GPU_CASES) do
         assert.are.equal('true', x.unused_error)
         assert.are.equal('3 4', x.unused_error_indices)
         assert.are.equal('true', x.find_unused_ok)
+      assert.is_true(tonumber(x.used_on_one_rank_maxdiff) < 1e-6, x.used_on_one_rank_maxdiff)
         local g = string.format('%g', (R + 1) / 2) -- the mean of x = rank + 1
         assert.are.equal(g .. ' ' .. g .. ' ' .. g, x.linear_grad)
         assert.are.equal(100, tonumber(x.buffer_after_forward_true))

@@ -175,6 +175,34 @@ do
   report(big:min():item() == want and big:max():item() == want, 'all_reduce_large', tostring(big[1]))
 end
 
+-- SUM and AVG of float32 and float64 tensors over several of the shared-memory path's 4 MiB pieces
+-- (and MPI's segments), against the rank-order sum made here from every rank's values; the shared
+-- memory path (LUTORCH_MPI_SHM not 0) also gives every rank the same bits
+for _, c in ipairs { { 'float32', 2500000 }, { 'float64', 1048577 } } do
+  local dt, n = torch[c[1]], c[2]
+  local function held(r) return (torch.arange(n, { dtype = dt }) % 1000) * (1e-3 / 3) + 0.1 * (r + 1) end
+  local sum = held(0)
+  for r = 1, R - 1 do sum = sum + held(r) end
+  for _, no in ipairs { { 'SUM', Op.SUM }, { 'AVG', Op.AVG } } do
+    local want = no[2] == Op.AVG and sum / R or sum
+    local t = held(rank):to(DEV)
+    dist.all_reduce(t, no[2])
+    t = t:cpu()
+    local err = (t - want):abs():max():item()
+    local case = string.format('all_reduce_pieces_%s_%s', no[1], c[1])
+    local ok = err <= (c[1] == 'float32' and 1e-6 or 1e-14) * R
+    if ok and BACKEND == 'mpi' and DEV == 'cpu' and os.getenv('LUTORCH_MPI_SHM') ~= '0' then
+      local sums = {}
+      for r = 1, R do sums[r] = torch.zeros(1, { dtype = torch.float64 }) end
+      dist.all_gather(sums, (t:double() * torch.arange(n, { dtype = torch.float64 })):sum():reshape(1))
+      for r = 2, R do ok = ok and sums[r]:item() == sums[1]:item() end
+      report(ok, case, 'the ranks hold different bits')
+    else
+      report(ok, case, string.format('max error %g', err))
+    end
+  end
+end
+
 -- argument errors
 local function z(n, dt) return torch.zeros(n, { dtype = dt, device = DEV }) end
 check_error('broadcast_bad_src', string.format('Invalid rank %d, rank should be in the interval [0, %d]', R, R - 1),

@@ -147,6 +147,24 @@ do
   local ddp2 = nn.DistributedDataParallel(m, { find_unused_parameters = true })
   for _ = 1, 2 do ddp2(x):sum():backward() end
   result('find_unused_ok', m.b.weight.grad == nil and m.a.weight.grad ~= nil)
+  -- b used on rank 0 only: rank 1 averages a zero gradient in, both get half of rank 0's (its input
+  -- is x + 1 on rank 0, so rank 1 computes that gradient here too)
+  local SomeRanks = nn.Module:extend('SomeRanks')
+  function SomeRanks:init() self.a = nn.Linear(3, 2); self.b = nn.Linear(3, 2) end
+  function SomeRanks:forward(z) if rank == 0 then return self.a(z) + self.b(z) end return self.a(z) end
+  local m3 = SomeRanks():to(DEV)
+  local ddp3 = nn.DistributedDataParallel(m3, { find_unused_parameters = true })
+  local want = nil
+  for _ = 1, 2 do
+    m3:zero_grad()
+    ddp3(x + rank + 1):pow(2):sum():backward()
+    local bw = m3.b.weight:detach():clone():requires_grad_()
+    local F = nn.functional
+    local z = x + 1
+    (F.linear(z, m3.a.weight:detach(), m3.a.bias:detach()) + F.linear(z, bw, m3.b.bias:detach())):pow(2):sum():backward()
+    want = bw.grad / 2
+  end
+  result('used_on_one_rank_maxdiff', m3.b.weight.grad and (m3.b.weight.grad - want):abs():max():item() or 'nil')
 end
 
 -- PyTorch's example: Linear(3, 1) with x = 1 on rank 0 and x = 2 on rank 1: weight grad 1.5
