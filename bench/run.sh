@@ -92,6 +92,7 @@ mean() { local sum=0 k=0 v; for n in "$@"; do v=$(val "$n"); [ -z "$v" ] && cont
 
 # the table: lutorch's figure, PyTorch's (at its best setting where there are several), ratio
 val() { grep -E "^RESULT name=$1 " "$out" | head -n 1 | sed -E 's/.* value=([^ ]+) .*/\1/'; }
+rounds() { grep -E "^RESULT name=$1 " "$out" | head -n 1 | sed -nE 's/.* rounds=([^ ]+).*/(rounds \1)/p'; }
 best() { # smallest (time) or largest (rate) of the named results
   local mode=$1; shift; local b=""
   for n in "$@"; do v=$(val "$n"); [ -z "$v" ] && continue
@@ -118,13 +119,13 @@ done
 row "MLP 784-512-256-10 step, batch 64" ms 1 "$(val lutorch_mlp_step)" "$(best min torch_mlp_step_t1 torch_mlp_step_t2 torch_mlp_step_skx_t1 torch_mlp_step_skx_t2)"
 row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" ms 1 "$(val lutorch_conv_fwd_bwd)" "$(best min torch_conv_fwd_bwd_t1 torch_conv_fwd_bwd_t2 torch_conv_fwd_bwd_skx_t1 torch_conv_fwd_bwd_skx_t2)"
 row "DataParallel MLP step, batch 256" ms 1 "$(val lutorch_dp_mlp_step_data_parallel)" "$(best min torch_dp_mlp_step_t1 torch_dp_mlp_step_t2)"
-printf '%-34s %12s %12s %10s\n' "  DP vs one device on one core" "$(val lutorch_dp_speedup_vs_one_core)x" "" "(target 1.6x)"
-printf '%-34s %12s %12s %10s\n' "  DP vs one device on all cores" "$(val lutorch_dp_speedup_vs_all_cores)x" "" "(target 1x)"
+printf '%-34s %12s %12s %10s  %s\n' "  DP vs one device on one core" "$(val lutorch_dp_speedup_vs_one_core)x" "" "(target 1.6x)" "$(rounds lutorch_dp_speedup_vs_one_core)"
+printf '%-34s %12s %12s %10s  %s\n' "  DP vs one device on all cores" "$(val lutorch_dp_speedup_vs_all_cores)x" "" "(target 1x)" "$(rounds lutorch_dp_speedup_vs_all_cores)"
 row "MLP step bf16 autocast, batch 64" ms 1 "$(val lutorch_mlp_step_bf16_autocast)" "$(val torch_mlp_step_bf16_autocast_t2)"
 printf '%-34s %12s %12s %10s\n' "  bf16 autocast vs float32 step" "$(val lutorch_mlp_bf16_autocast_speedup)x" "$(val torch_mlp_bf16_autocast_speedup_t2)x" "(target >= 1x)"
 row "LSTM 2x128 step, batch 32 x 32" ms 1 "$(val lutorch_lstm_step)" "$(best min torch_lstm_step_t1 torch_lstm_step_t2)"
 row "Transformer 2x128 step, 32 x 32" ms 1 "$(val lutorch_transformer_step)" "$(best min torch_transformer_step_t1 torch_transformer_step_t2)"
-printf '%-34s %12s %12s %10s\n' "DDP 2 ranks vs 1 rank, MLP b128" "$(val ddp_mlp_b128_speedup_2ranks)x" "" "(target 1.7x)"
+printf '%-34s %12s %12s %10s  %s\n' "DDP 2 ranks vs 1 rank, MLP b128" "$(val ddp_mlp_b128_speedup_2ranks)x" "" "(target 1.7x)" "$(rounds ddp_mlp_b128_speedup_2ranks)"
 printf '%-34s %12s %12s %10s\n' "  communication per step (exposed)" "$(val ddp_mlp_b128_comm_per_step) ms" "$(val ddp_mlp_b128_comm_exposed_per_step) ms" ""
 row "Fashion-MNIST MLP epoch" s 1 "$(val lutorch_mlp_epoch)" "$(best min torch_mlp_epoch_skx_t1 torch_mlp_epoch_skx_t2 torch_mlp_epoch_default_t1)"
 row "Fashion-MNIST MLP peak memory" KiB 1 "$(val lutorch_mlp_peak_rss)" "$(val torch_mlp_peak_rss)"
