@@ -16,10 +16,12 @@
 #ifdef __CUDACC__
 #include <math.h>
 #define LT_EXP(v) exp(v)
+#define LT_TANH(v) tanh(v)
 #else
 #include <tgmath.h>
-/* float exp through the vectorisable lt_expf, double through libm */
+/* float exp and tanh through the vectorisable lt_expf and lt_tanhf, double through libm */
 #define LT_EXP(v) _Generic((v), float: lt_expf, default: exp)(v)
+#define LT_TANH(v) _Generic((v), float: lt_tanhf, default: tanh)(v)
 #endif
 
 /* kinds: LT_INTS ops have an integer body; LT_FLOATS ops convert integer inputs to float32 */
@@ -51,7 +53,7 @@
   X(atan, LT_FLOATS, atan(v), 0)                                                         \
   X(sinh, LT_FLOATS, sinh(v), 0)                                                         \
   X(cosh, LT_FLOATS, cosh(v), 0)                                                         \
-  X(tanh, LT_FLOATS, tanh(v), 0)                                                         \
+  X(tanh, LT_FLOATS, LT_TANH(v), 0)                                                      \
   X(erf, LT_FLOATS, erf(v), 0)                                                           \
   X(sigmoid, LT_FLOATS, (T)1 / ((T)1 + LT_EXP(-(v))), 0)                                    \
   X(relu, LT_INTS, ((v) > 0 || (v) != (v) ? (v) : (T)0), ((v) > 0 ? (v) : 0))            \
@@ -63,16 +65,16 @@
   X(reciprocal, LT_FLOATS, (T)1 / (v), 0)                                                \
   X(square, LT_INTS, (v) * (v), LT_IMUL(v, v))                                          \
   X(gelu, LT_FLOATS, (T)0.5 * (v) * ((T)1 + erf((v) * (T)0.70710678118654752440)), 0)    \
-  X(gelu_tanh, LT_FLOATS, (T)0.5 * (v) * ((T)1 + tanh((T)0.79788456080286535588 * ((v) + (T)0.044715 * (v) * (v) * (v)))), 0) \
+  X(gelu_tanh, LT_FLOATS, (T)0.5 * (v) * ((T)1 + LT_TANH((T)0.79788456080286535588 * ((v) + (T)0.044715 * (v) * (v) * (v)))), 0) \
   X(silu, LT_FLOATS, (v) / ((T)1 + LT_EXP(-(v))), 0)                                        \
-  X(mish, LT_FLOATS, (v) * tanh(lt_softplus1(v)), 0)                                        \
+  X(mish, LT_FLOATS, (v) * LT_TANH(lt_softplus1(v)), 0)                                     \
   X(softplus, LT_FLOATS, lt_softplus1(v), 0)                                                \
   X(hardswish, LT_FLOATS, ((v) <= (T)-3 ? (T)0 : (v) >= (T)3 ? (v) : (v) * ((v) + (T)3) / (T)6), 0) \
   X(hardsigmoid, LT_FLOATS, ((v) <= (T)-3 ? (T)0 : (v) >= (T)3 ? (T)1 : (v) / (T)6 + (T)0.5), 0) \
   X(logsigmoid, LT_FLOATS, (((v) < 0 ? (v) : (T)0) - log1p(LT_EXP(-fabs(v)))), 0)          \
   X(selu, LT_FLOATS, ((v) > 0 ? (T)LT_SELU_SCALE * (v) : (T)(LT_SELU_SCALE * LT_SELU_ALPHA) * expm1(v)), 0) \
   X(softsign, LT_FLOATS, (v) / ((T)1 + fabs(v)), 0)                                         \
-  X(tanhshrink, LT_FLOATS, (v) - tanh(v), 0)                                                \
+  X(tanhshrink, LT_FLOATS, (v) - LT_TANH(v), 0)                                             \
   X(relu6, LT_INTS, ((v) != (v) ? (v) : (v) < 0 ? (T)0 : (v) > 6 ? (T)6 : (v)), ((v) < 0 ? 0 : (v) > 6 ? 6 : (v))) \
   X(exp2, LT_FLOATS, exp2(v), 0)                                                            \
   X(frac, LT_FLOATS, (v) - trunc(v), 0)
@@ -129,7 +131,7 @@ typedef enum {
   X(logsigmoid, 1, 0, (g) * lt_logsigmoid_grad(x))                                                 \
   X(selu, 1, 0, (x) <= 0 ? (g) * (T)(LT_SELU_SCALE * LT_SELU_ALPHA) * LT_EXP(x) : (g) * (T)LT_SELU_SCALE) \
   X(softsign, 1, 0, (g) / (((T)1 + fabs(x)) * ((T)1 + fabs(x))))                                    \
-  X(tanhshrink, 1, 0, (g) * tanh(x) * tanh(x))                                                     \
+  X(tanhshrink, 1, 0, (g) * LT_TANH(x) * LT_TANH(x))                                                  \
   X(relu6, 1, 0, ((x) > 0 && (x) < (T)6) ? (g) : (T)0)                                             \
   X(exp2, 0, 1, (g) * (y) * (T)0.69314718055994530942)                                             \
   X(frac, 0, 0, (g))
@@ -145,7 +147,7 @@ typedef enum {
 #define LT_SOFTPLUS1_GRAD(T) T z = LT_EXP(x); return z / (z + (T)1);
 #define LT_SILU_GRAD(T) T s = (T)1 / ((T)1 + LT_EXP(-x)); return s * ((T)1 + x * ((T)1 - s));
 #define LT_MISH_GRAD(T)                                                                            \
-  T s = (T)1 / ((T)1 + LT_EXP(-x)), t = tanh(x > (T)20 ? x : log1p(LT_EXP(x)));                    \
+  T s = (T)1 / ((T)1 + LT_EXP(-x)), t = LT_TANH(x > (T)20 ? x : log1p(LT_EXP(x)));                 \
   return t + x * s * ((T)1 - t * t);
 #define LT_LOGSIGMOID_GRAD(T)                                                                      \
   T z = LT_EXP(-fabs(x));                                                                          \
@@ -173,7 +175,7 @@ LT_FP_HELPER(lt_logsigmoid_grad, LT_LOGSIGMOID_GRAD)
 /* d/dx of the tanh approximation of gelu, in PyTorch's order of operations */
 #define LT_GELU_TANH_GRAD(T)                                                                     \
   T kb = (T)0.79788456080286535588, kk = (T)0.044715;                                              \
-  T xsq = x * x, inner = kb * (x + kk * xsq * x), th = tanh(inner);                                \
+  T xsq = x * x, inner = kb * (x + kk * xsq * x), th = LT_TANH(inner);                             \
   T right = (T)1 + th;                                                                             \
   return (T)0.5 * right + (T)0.5 * x * (((T)1 - th * th) * kb * ((T)1 + (T)3 * kk * xsq));
 #ifdef __CUDACC__
