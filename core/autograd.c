@@ -384,6 +384,16 @@ static int deliver_leaf(lt_tensor_t *leaf, lt_tensor_t *g, capture_t *cap) {
   return LT_OK;
 }
 
+/* the whole input's gradient from a view op's gradient of its part (n->scatter; consumes g) */
+static lt_tensor_t *whole_view_grad(lt_node_t *n, lt_tensor_t *g) {
+  lt_tensor_t *whole = NULL;
+  if (n->scatter(n, &whole, g) != LT_OK) {
+    lt_release(whole);
+    return NULL;
+  }
+  return whole;
+}
+
 /* shape, dtype and device of a gradient made to fit its input (consumes g) */
 static lt_tensor_t *fit(lt_node_t *n, int i, lt_tensor_t *g) {
   const lt_meta_t *m = &n->in[i].meta;
@@ -455,10 +465,15 @@ static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
     lt_tensor_t *g = gin[i];
     gin[i] = NULL;
     if (rc == LT_OK && g && (e->node || e->leaf)) {
-      g = fit(n, i, g);
-      if (!g) rc = LT_ERR;
-      else if (e->node) rc = acc_into(&e->node->buf[e->nr], g);
-      else rc = deliver_leaf(e->leaf, g, cap);
+      if (i == 0 && n->scatter && e->node) {
+        rc = n->scatter(n, &e->node->buf[e->nr], g);
+        g = NULL;
+      } else if (i == 0 && n->scatter && !(g = whole_view_grad(n, g))) {
+        rc = LT_ERR;
+      }
+      if (g && !(g = fit(n, i, g))) rc = LT_ERR;
+      else if (g && e->node) rc = acc_into(&e->node->buf[e->nr], g);
+      else if (g) rc = deliver_leaf(e->leaf, g, cap);
     } else {
       lt_release(g);
     }
@@ -618,8 +633,11 @@ static void par_run(par_t *pe, lt_node_t *n) {
     lt_edge_t *e = &n->in[i];
     lt_tensor_t *g = gin ? gin[i] : NULL;
     if (gin) gin[i] = NULL;
+    bool scatter = false; /* g is a view op's gradient of part of a node's output (n->scatter) */
     if (rc == LT_OK && g && (e->node || e->leaf)) {
-      if (!(g = fit(n, i, g))) rc = LT_ERR;
+      if (i == 0 && n->scatter && e->node) scatter = true;
+      else if (i == 0 && n->scatter && !(g = whole_view_grad(n, g))) rc = LT_ERR;
+      if (g && !scatter && !(g = fit(n, i, g))) rc = LT_ERR;
     } else {
       lt_release(g);
       g = NULL;
@@ -627,7 +645,7 @@ static void par_run(par_t *pe, lt_node_t *n) {
     if (g && e->node) { /* the sum runs under a lock of its target only, so other deliveries go on */
       pthread_mutex_t *m = stripe_of(e->node);
       pthread_mutex_lock(m);
-      rc = acc_into(&e->node->buf[e->nr], g);
+      rc = scatter ? n->scatter(n, &e->node->buf[e->nr], g) : acc_into(&e->node->buf[e->nr], g);
       pthread_mutex_unlock(m);
     }
     pthread_mutex_lock(&pe->mu);

@@ -56,6 +56,11 @@ struct lt_node {
   lt_tensor_t **retained;  /* per output: a tensor (weak) whose .grad is kept, or NULL */
   lt_saved_t saved[LT_NODE_SAVED];
   void *ctx;               /* op arguments, zeroed, ctx_size bytes */
+  /* For view ops that take part of their input (narrow, select, slice): their backward gives
+     input 0 the gradient of the view only, which this adds into that part of the input's gradient
+     *slot, making the zeros where the slot is empty (consumes g). A loop over x[t] then adds each
+     step's gradient into its row instead of a whole zero-padded copy of x. NULL for other ops. */
+  int (*scatter)(lt_node_t *n, lt_tensor_t **slot, lt_tensor_t *g);
   /* engine scratch */
   unsigned gen;
   int deps;

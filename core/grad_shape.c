@@ -1,6 +1,7 @@
 /* Autograd of the shape and view ops. Ops that keep the row-major order of elements (view,
    reshape, flatten, squeeze, unsqueeze) reshape the gradient back; permutations permute it back;
-   expand leaves the summing to the engine; slicing ops scatter the gradient into zeros. */
+   expand leaves the summing to the engine; slicing ops give the engine the gradient of their part,
+   which shape_scatter adds into that part of the input's gradient. */
 #include "core/grad.h"
 #include "core/shape.h"
 
@@ -40,15 +41,10 @@ static int shape_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
     case SH_EXPAND: gi[0] = lt_retained(g); break;
     case SH_NARROW:
     case SH_SELECT:
-    case SH_SLICE: {
-      lt_tensor_t *z = lt_zeros_meta(in);
-      lt_tensor_t *v = z ? same_view(c, z) : NULL;
-      int rc = v ? lt_copy_(v, g) : LT_ERR;
-      lt_release(v);
-      if (rc != LT_OK) { lt_release(z); return LT_ERR; }
-      gi[0] = z;
+    case SH_SLICE: /* the view's gradient: shape_scatter puts it in place (the engine calls it) */
+      if (!lt_node_needs(n, 0)) return LT_OK;
+      gi[0] = lt_retained(g);
       break;
-    }
     case SH_CAT: {
       int64_t off = 0;
       for (int i = 0; i < n->n_in; i++) {
@@ -67,11 +63,39 @@ static int shape_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
   return gi[0] ? LT_OK : LT_ERR;
 }
 
+/* n->scatter of the slicing views: *slot (the input's gradient so far, or NULL) += g in the part the
+   view took. The slot is written in place where the engine alone holds it (contiguous: no element
+   twice); otherwise, or when empty, it becomes a new tensor. */
+static int shape_scatter(lt_node_t *n, lt_tensor_t **slot, lt_tensor_t *g) {
+  lt_tensor_t *s = *slot;
+  bool own = s && atomic_load(&s->refcount) == 1 && atomic_load(&s->storage->refcount) == 1 && !s->autograd &&
+             lt_is_contiguous(s) && s->dtype == g->dtype && lt_device_eq(s->device, g->device);
+  bool fresh = !s;
+  if (!own) {
+    lt_tensor_t *z = s ? lt_convert(s, g->dtype, g->device) : lt_zeros_meta(&n->in[0].meta); /* new, contiguous */
+    if (!z) { lt_release(g); return LT_ERR; }
+    lt_release(s);
+    *slot = s = z;
+  }
+  lt_tensor_t *v = same_view(n->ctx, s);
+  int rc = LT_ERR;
+  if (v && fresh) rc = lt_copy_(v, g);
+  else if (v) {
+    lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(v), lt_tensor_operand(g), 1, v);
+    rc = r ? LT_OK : LT_ERR;
+    lt_release(r);
+  }
+  lt_release(v);
+  lt_release(g);
+  return rc;
+}
+
 static lt_tensor_t *record_view(const char *name, lt_tensor_t *x, lt_tensor_t *o, const shape_ctx_t *c) {
   if (!o) return NULL;
   lt_node_t *n = lt_record(name, shape_bw, 1, &x, o, sizeof *c);
   if (!n) { lt_release(o); return NULL; }
   memcpy(n->ctx, c, sizeof *c);
+  if (c->kind == SH_NARROW || c->kind == SH_SELECT || c->kind == SH_SLICE) n->scatter = shape_scatter;
   if (o->storage == x->storage) lt_node_mark_view(o);
   return o;
 }

@@ -213,6 +213,101 @@ describe('shape and view ops', function()
   end)
 end)
 
+-- Slicing views (narrow, select, ranges) give the engine the gradient of their part, which
+-- it adds into that part of the sliced tensor's gradient (in place when the engine alone holds it):
+-- many slices of one intermediate, slices mixed with uses of the whole tensor in both orders (the
+-- whole's gradient can be an expanded tensor, not written in place), overlapping slices, slices of a
+-- non-contiguous intermediate and of a leaf, against gradients written out here and gradcheck.
+describe('gradients through many slices of one tensor', function()
+  it('a loop over the rows of an intermediate, as an RNN over x[t]', function()
+    torch.manual_seed(3)
+    local x = leaf({ 5, 3 })
+    local z = x * 2
+    local w = torch.randn(5, 3, { dtype = torch.float64 })
+    local loss = 0
+    for t = 1, 5 do loss = loss + (z[t] * w[t]):sum() * t end
+    loss:backward()
+    local want = {}
+    for t = 1, 5 do
+      want[t] = {}
+      for j = 1, 3 do want[t][j] = 2 * t * w[t][j] end
+    end
+    H.assert_values(x.grad, want, 1e-12)
+  end)
+  for _, order in ipairs { 'whole first', 'slices first', 'whole first, added last', 'slices first, added last' } do
+    it('slices and the whole tensor, made ' .. order, function()
+      local x = leaf({ 4, 3 })
+      local z = x * 3
+      local c = torch.tensor({ 1, 2, 4 }, { dtype = torch.float64 })
+      -- the engine runs the later-made nodes first: made last, the whole's gradient (an expanded
+      -- tensor) comes first into z's gradient, and the slices' must not be written into it
+      local whole, parts
+      local function make_parts()
+        parts = (z[2] * c):sum() + (z:narrow(1, 3, 2) * 5):sum() + z[{ { 1, 3 }, 3 }]:sum() * 7
+      end
+      if order:find('^whole first') then whole = z:sum(); make_parts() else make_parts(); whole = z:sum() end
+      local loss = order:find('added last') and parts + whole or whole + parts
+      loss:backward()
+      -- row 2 gets c, rows 3-4 get 5, column 3 of rows 1-3 gets 7, every element 1; times 3
+      local want = {}
+      for i = 1, 4 do
+        want[i] = {}
+        for j = 1, 3 do
+          local g = 1
+          if i == 2 then g = g + c[j] end
+          if i >= 3 then g = g + 5 end
+          if j == 3 and i <= 3 then g = g + 7 end
+          want[i][j] = 3 * g
+        end
+      end
+      H.assert_values(x.grad, want, 1e-12)
+    end)
+  end
+  it("a row's gradient is not written into the whole's expanded gradient", function()
+    for order = 1, 2 do
+      local x = torch.ones(4, 3, { dtype = torch.float64, requires_grad = true })
+      local z = x * 3
+      local loss
+      if order == 1 then
+        local p = (z[2] * 1):sum()
+        loss = p + z:sum()
+      else
+        local w = z:sum()
+        loss = w + (z[2] * 1):sum()
+      end
+      loss:backward()
+      H.assert_values(x.grad, { { 3, 3, 3 }, { 6, 6, 6 }, { 3, 3, 3 }, { 3, 3, 3 } }, 0)
+    end
+  end)
+  it('overlapping narrows, slices of a transposed intermediate, and a leaf sliced directly (gradcheck)', function()
+    torch.manual_seed(4)
+    assert.is_true(gradcheck(function(a)
+      local z = a:exp()
+      return z:narrow(1, 1, 3) * z:narrow(1, 2, 3) + z:narrow(1, 2, 3):sin()
+    end, { leaf({ 4, 2 }) }))
+    assert.is_true(gradcheck(function(a)
+      local z = (a * 2):t() -- [3, 4], not contiguous
+      local out = z[1] * 0
+      for t = 1, 3 do out = out + z[t] * t + z:select(2, 3 - t + 1):narrow(1, t, 1) end
+      return out
+    end, { leaf_t(3, 4) }))
+    assert.is_true(gradcheck(function(a) return a[2] * a[{ { 1, 2 } }]:sum(1) + a:narrow(2, 1, 1):sum() end,
+      { leaf({ 3, 2 }) }))
+  end)
+  it('the sliced gradient reaches torch.autograd.grad and retain_grad', function()
+    local x = leaf({ 3, 2 })
+    local z = x * 1
+    local gx = torch.autograd.grad((z[1] * 2):sum() + (z[3] * 4):sum(), { x, z })
+    H.assert_values(gx[1], { { 2, 2 }, { 0, 0 }, { 4, 4 } }, 0)
+    H.assert_values(gx[2], { { 2, 2 }, { 0, 0 }, { 4, 4 } }, 0)
+    local y = x * 1
+    y:retain_grad()
+    local loss = (y[1] * 2):sum() + (y[3] * 4):sum()
+    loss:backward()
+    H.assert_values(y.grad, { { 2, 2 }, { 0, 0 }, { 4, 4 } }, 0)
+  end)
+end)
+
 describe('indexing ops', function()
   local idx = torch.tensor({ 3, 1, 3 })
   local mask = torch.tensor({ { true, false, true }, { false, true, true } })
