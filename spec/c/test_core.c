@@ -189,28 +189,34 @@ static double ulp_error(float got, double want) {
   return fabs((double)got - want) / ldexp(1.0, ex - 23);
 }
 
+/* the worst ulp error of f against ref over every float of [lo, hi), into *worst (at *at); the
+   count of errors of 1 ulp or more */
+static long worst_over(float lo, float hi, float (*f)(float), double (*ref)(double), double *worst, float *at) {
+  long over = 0;
+  for (float x = lo; x < hi; x = nextafterf(x, INFINITY)) {
+    double err = ulp_error(f(x), ref((double)x));
+    if (err >= 1) over++;
+    if (err > *worst) *worst = err, *at = x;
+  }
+  return over;
+}
+
+static float expf_of(float x) { return lt_expf(x); }
+static float tanhf_of(float x) { return lt_tanhf(x); }
+
 /* the vectorisable float exp of the kernels (kernels/fastmath.h) against double exp: under one
    ulp on every 61st float and on every float where results overflow, are subnormal or underflow */
 static void test_expf(void) {
   double worst = 0;
   float worst_x = 0;
-  long over = 0;
   for (uint64_t u = 0; u < (1ull << 32); u += 61) {
     lt_f32u v;
     v.u = (uint32_t)u;
     double err = ulp_error(lt_expf(v.f), exp((double)v.f));
     if (err > worst) worst = err, worst_x = v.f;
   }
-  for (float x = -105.0f; x < -87.0f; x = nextafterf(x, 0.0f)) {
-    double err = ulp_error(lt_expf(x), exp((double)x));
-    if (err >= 1) over++;
-    if (err > worst) worst = err, worst_x = x;
-  }
-  for (float x = 88.0f; x < 90.0f; x = nextafterf(x, 100.0f)) {
-    double err = ulp_error(lt_expf(x), exp((double)x));
-    if (err >= 1) over++;
-    if (err > worst) worst = err, worst_x = x;
-  }
+  long over = worst_over(-105.0f, -87.0f, expf_of, exp, &worst, &worst_x) +
+              worst_over(88.0f, 90.0f, expf_of, exp, &worst, &worst_x);
   CHECK(worst < 1.0 && over == 0, "lt_expf: %.3f ulp at %a (%ld values near the range's ends >= 1 ulp)", worst,
         worst_x, over);
   CHECK(lt_expf(0.0f) == 1.0f && lt_expf(-0.0f) == 1.0f, "exp(0) = 1 exactly");
@@ -236,14 +242,8 @@ static void test_tanhf(void) {
     if (err > worst) worst = err, worst_x = v.f;
     if (v.f == v.f && lt_tanhf(-v.f) != -y) odd++;
   }
-  for (float x = 0.5f; x < 0.75f; x = nextafterf(x, 1.0f)) {
-    double err = ulp_error(lt_tanhf(x), tanh((double)x));
-    if (err > worst) worst = err, worst_x = x;
-  }
-  for (float x = 8.9f; x < 9.1f; x = nextafterf(x, 10.0f)) {
-    double err = ulp_error(lt_tanhf(x), tanh((double)x));
-    if (err > worst) worst = err, worst_x = x;
-  }
+  worst_over(0.5f, 0.75f, tanhf_of, tanh, &worst, &worst_x);
+  worst_over(8.9f, 9.1f, tanhf_of, tanh, &worst, &worst_x);
   CHECK(worst < 1.5, "lt_tanhf: %.3f ulp at %a", worst, worst_x);
   CHECK(odd == 0, "lt_tanhf(-x) = -lt_tanhf(x) (%ld floats differ)", odd);
   CHECK(signbit(lt_tanhf(-0.0f)) && lt_tanhf(-0.0f) == 0.0f && !signbit(lt_tanhf(0.0f)), "tanh(-0) = -0, tanh(0) = 0");
