@@ -102,15 +102,38 @@ static void mt_next_state(lt_generator_t *g) {
   *p = p[MT_M - MT_N] ^ mt_twist(p[0], g->state[0]);
 }
 
-/* CPUGeneratorImpl::random() */
-static inline uint32_t rnd32(lt_generator_t *g) {
-  if (--g->left == 0) mt_next_state(g);
-  uint32_t y = g->state[g->next++];
+/* Mersenne Twister's tempering of a state word */
+static inline uint32_t mt_temper(uint32_t y) {
   y ^= (y >> 11);
   y ^= (y << 7) & 0x9d2c5680u;
   y ^= (y << 15) & 0xefc60000u;
   y ^= (y >> 18);
   return y;
+}
+
+/* CPUGeneratorImpl::random() */
+static inline uint32_t rnd32(lt_generator_t *g) {
+  if (--g->left == 0) mt_next_state(g);
+  return mt_temper(g->state[g->next++]);
+}
+
+/* out[0..n) = what n calls of rnd32 return, in order, the state twisted where they would twist it:
+   the words up to the next twist tempered in one vectorised pass */
+static void rnd32_bulk(lt_generator_t *g, uint32_t *out, int64_t n) {
+  int64_t i = 0;
+  while (i < n) {
+    if (g->left <= 1) { /* this call twists */
+      out[i++] = rnd32(g);
+      continue;
+    }
+    int64_t k = (int64_t)g->left - 1;
+    if (k > n - i) k = n - i;
+    const uint32_t *st = g->state + g->next;
+    for (int64_t j = 0; j < k; j++) out[i + j] = mt_temper(st[j]);
+    g->next += (int32_t)k;
+    g->left -= (int32_t)k;
+    i += k;
+  }
 }
 
 /* CPUGeneratorImpl::random64() */
@@ -370,13 +393,26 @@ int lt_random_uniform(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, dou
   case LT_FLOAT32: {
     float *o = data;
     const float f = (float)from, t = (float)to, d = t - f;
-    for (int64_t i = 0; i < n; i++) o[i] = fmaf(u01_f32(g), d, f);
+    uint32_t w[512]; /* the words drawn in bulk, then mapped in one pass: u01_f32 of each */
+    for (int64_t i0 = 0; i0 < n; i0 += 512) {
+      const int m = n - i0 < 512 ? (int)(n - i0) : 512;
+      rnd32_bulk(g, w, m);
+      for (int j = 0; j < m; j++) o[i0 + j] = fmaf((float)(w[j] & 0xffffffu) * 0x1p-24f, d, f);
+    }
     break;
   }
   case LT_FLOAT64: {
     double *o = data;
     const double d = to - from;
-    for (int64_t i = 0; i < n; i++) o[i] = fma(u01_f64(g), d, from);
+    uint32_t w[1024]; /* two words an element, high first: u01_f64 */
+    for (int64_t i0 = 0; i0 < n; i0 += 512) {
+      const int m = n - i0 < 512 ? (int)(n - i0) : 512;
+      rnd32_bulk(g, w, 2 * (int64_t)m);
+      for (int j = 0; j < m; j++) {
+        const uint64_t r = (((uint64_t)w[2 * j] << 32) | w[2 * j + 1]) & ((UINT64_C(1) << 53) - 1);
+        o[i0 + j] = fma((double)r * 0x1p-53, d, from);
+      }
+    }
     break;
   }
   case LT_FLOAT16: {
@@ -861,8 +897,28 @@ int lt_random_perm(lt_generator_t *g, lt_dtype dt, void *data, int64_t n) {
 int lt_random_bernoulli(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double p) {
   LT_TRY(check_common("bernoulli_", g, dt, data, n));
   if (!(p >= 0.0 && p <= 1.0)) return lt_error("bernoulli_ expects p to be in [0, 1], but got p=%g", p);
+  /* u01_f64(g) < p for each element, in blocks: the 64-bit draws (two words each, high first)
+     made in bulk, compared in one pass, stored in one pass per dtype */
+  enum { BLOCK = 512 };
+  uint32_t w[2 * BLOCK];
+  uint8_t hit[BLOCK];
   gen_lock(g);
-  for (int64_t i = 0; i < n; i++) store_int(dt, data, i, u01_f64(g) < p);
+  for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {
+    const int m = n - i0 < BLOCK ? (int)(n - i0) : BLOCK;
+    rnd32_bulk(g, w, 2 * (int64_t)m);
+    for (int j = 0; j < m; j++) {
+      const uint64_t r = (((uint64_t)w[2 * j] << 32) | w[2 * j + 1]) & ((UINT64_C(1) << 53) - 1);
+      hit[j] = (double)r * 0x1p-53 < p;
+    }
+    if (dt == LT_FLOAT32) {
+      float *o = (float *)data + i0;
+      for (int j = 0; j < m; j++) o[j] = (float)hit[j];
+    } else if (dt == LT_BOOL || dt == LT_UINT8) {
+      memcpy((uint8_t *)data + i0, hit, (size_t)m);
+    } else {
+      for (int j = 0; j < m; j++) store_int(dt, data, i0 + j, hit[j]);
+    }
+  }
   gen_unlock(g);
   return LT_OK;
 }

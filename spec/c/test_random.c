@@ -447,6 +447,99 @@ static void test_statistics(void) {
   lt_generator_free(g);
 }
 
+/* MT19937 as its authors wrote it (init_genrand, genrand_int32): the reference for the draws that
+   core/random.c makes in blocks */
+typedef struct { uint32_t mt[624]; int mti; } ref_mt;
+static void ref_seed(ref_mt *r, uint32_t s) {
+  r->mt[0] = s;
+  for (r->mti = 1; r->mti < 624; r->mti++)
+    r->mt[r->mti] = 1812433253u * (r->mt[r->mti - 1] ^ (r->mt[r->mti - 1] >> 30)) + (uint32_t)r->mti;
+}
+static uint32_t ref_next(ref_mt *r) {
+  static const uint32_t mag01[2] = {0u, 0x9908b0dfu};
+  uint32_t y;
+  if (r->mti >= 624) {
+    int kk;
+    for (kk = 0; kk < 624 - 397; kk++) {
+      y = (r->mt[kk] & 0x80000000u) | (r->mt[kk + 1] & 0x7fffffffu);
+      r->mt[kk] = r->mt[kk + 397] ^ (y >> 1) ^ mag01[y & 1u];
+    }
+    for (; kk < 623; kk++) {
+      y = (r->mt[kk] & 0x80000000u) | (r->mt[kk + 1] & 0x7fffffffu);
+      r->mt[kk] = r->mt[kk + (397 - 624)] ^ (y >> 1) ^ mag01[y & 1u];
+    }
+    y = (r->mt[623] & 0x80000000u) | (r->mt[0] & 0x7fffffffu);
+    r->mt[623] = r->mt[396] ^ (y >> 1) ^ mag01[y & 1u];
+    r->mti = 0;
+  }
+  y = r->mt[r->mti++];
+  y ^= (y >> 11);
+  y ^= (y << 7) & 0x9d2c5680u;
+  y ^= (y << 15) & 0xefc60000u;
+  y ^= (y >> 18);
+  return y;
+}
+static double ref_u01_f64(ref_mt *r) {
+  uint64_t hi = ref_next(r), lo = ref_next(r);
+  return (double)(((hi << 32) | lo) & ((UINT64_C(1) << 53) - 1)) * 0x1p-53;
+}
+
+/* bernoulli_ and uniform_ (float32, float64) draw their words in blocks (core/random.c): against the
+   reference generator, element for element, over lengths and starting offsets that put the twists
+   (every 624 words) at every place of a block, every dtype of bernoulli_; the state ends where
+   word-by-word draws (randint, one word each) leave it. */
+static void test_blocks(void) {
+  enum { N = 3000 };
+  static double d[N];
+  static float f[N];
+  static unsigned char mask[N * 8];
+  static const int64_t lengths[] = {1, 311, 312, 313, 623, 624, 625, 1500, N};
+  static const int skips[] = {0, 1, 2, 311, 622, 623, 1000};
+  static const lt_dtype dts[] = {LT_FLOAT32, LT_FLOAT64, LT_BOOL, LT_UINT8, LT_INT64, LT_INT32, LT_FLOAT16};
+  int bad = 0, states = 0, cases = 0;
+  for (size_t si = 0; si < sizeof skips / sizeof skips[0]; si++)
+    for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+      for (size_t di = 0; di < sizeof dts / sizeof dts[0] + 2; di++) {
+        const int64_t n = lengths[li];
+        lt_generator_t *a = lt_generator_new(1234);
+        ref_mt r;
+        ref_seed(&r, 1234);
+        lt_random_uniform(a, LT_FLOAT16, f, skips[si], 0, 1); /* one word each, drawn one by one */
+        for (int k = 0; k < skips[si]; k++) ref_next(&r);
+        if (di == sizeof dts / sizeof dts[0]) { /* uniform_ float32 on [-2, 3) */
+          lt_random_uniform(a, LT_FLOAT32, f, n, -2, 3);
+          for (int64_t i = 0; i < n; i++) bad += f[i] != fmaf((float)(ref_next(&r) & 0xffffffu) * 0x1p-24f, 5.0f, -2.0f);
+        } else if (di == sizeof dts / sizeof dts[0] + 1) { /* uniform_ float64 on [-2, 3) */
+          lt_random_uniform(a, LT_FLOAT64, d, n, -2, 3);
+          for (int64_t i = 0; i < n; i++) bad += d[i] != fma(ref_u01_f64(&r), 5.0, -2.0);
+        } else {
+          const lt_dtype dt = dts[di];
+          const double p = 0.1 + 0.1 * (double)di;
+          lt_random_bernoulli(a, dt, mask, n, p);
+          for (int64_t i = 0; i < n; i++) {
+            double m;
+            switch (dt) {
+            case LT_FLOAT32: m = ((float *)mask)[i]; break;
+            case LT_FLOAT64: m = ((double *)mask)[i]; break;
+            case LT_INT64: m = (double)((int64_t *)mask)[i]; break;
+            case LT_INT32: m = ((int32_t *)mask)[i]; break;
+            case LT_FLOAT16: m = ((uint16_t *)mask)[i] == 0x3c00 ? 1 : ((uint16_t *)mask)[i] == 0 ? 0 : -1; break;
+            default: m = mask[i]; break;
+            }
+            bad += m != (ref_u01_f64(&r) < p ? 1 : 0);
+          }
+        }
+        /* the next word from both: the state went as far on each */
+        int64_t next = 0;
+        lt_random_int(a, LT_INT64, &next, 1, 0, INT64_C(1) << 30); /* one word, modulo the range */
+        states += (uint64_t)next != ref_next(&r) % (UINT32_C(1) << 30);
+        cases++;
+        lt_generator_free(a);
+      }
+  check(bad == 0 && states == 0, "bernoulli_ and uniform_ in blocks = the reference MT19937 over %d cases "
+        "(%d elements differ, %d states)", cases, bad, states);
+}
+
 /* Threads sharing the default generator: every draw is taken once, so the state ends where the
    same number of draws from one thread leaves it. */
 enum { THREADS = 4, CALLS = 2000, PER_CALL = 7 };
@@ -479,6 +572,7 @@ int main(void) {
   test_errors();
   test_state();
   test_statistics();
+  test_blocks();
   test_threads();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
