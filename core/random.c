@@ -151,6 +151,25 @@ static inline double u01_f64(lt_generator_t *g) {
 static inline float u01_f16(lt_generator_t *g) { return (float)(rnd32(g) & 0x7ffu) * 0x1p-11f; }
 static inline float u01_bf16(lt_generator_t *g) { return (float)(rnd32(g) & 0xffu) * 0x1p-8f; }
 
+/* o[0..n) = n draws of u01_f32 / u01_f64, the words drawn in blocks (rnd32_bulk) */
+static void u01_fill_f32(lt_generator_t *g, float *o, int64_t n) {
+  uint32_t w[512];
+  for (int64_t i0 = 0; i0 < n; i0 += 512) {
+    const int m = n - i0 < 512 ? (int)(n - i0) : 512;
+    rnd32_bulk(g, w, m);
+    for (int j = 0; j < m; j++) o[i0 + j] = (float)(w[j] & 0xffffffu) * 0x1p-24f;
+  }
+}
+static void u01_fill_f64(lt_generator_t *g, double *o, int64_t n) {
+  uint32_t w[1024]; /* two words an element, the high one first */
+  for (int64_t i0 = 0; i0 < n; i0 += 512) {
+    const int m = n - i0 < 512 ? (int)(n - i0) : 512;
+    rnd32_bulk(g, w, 2 * (int64_t)m);
+    for (int j = 0; j < m; j++)
+      o[i0 + j] = (double)((((uint64_t)w[2 * j] << 32) | w[2 * j + 1]) & ((UINT64_C(1) << 53) - 1)) * 0x1p-53;
+  }
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Generators                                                                                  */
 
@@ -393,26 +412,15 @@ int lt_random_uniform(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, dou
   case LT_FLOAT32: {
     float *o = data;
     const float f = (float)from, t = (float)to, d = t - f;
-    uint32_t w[512]; /* the words drawn in bulk, then mapped in one pass: u01_f32 of each */
-    for (int64_t i0 = 0; i0 < n; i0 += 512) {
-      const int m = n - i0 < 512 ? (int)(n - i0) : 512;
-      rnd32_bulk(g, w, m);
-      for (int j = 0; j < m; j++) o[i0 + j] = fmaf((float)(w[j] & 0xffffffu) * 0x1p-24f, d, f);
-    }
+    u01_fill_f32(g, o, n);
+    for (int64_t i = 0; i < n; i++) o[i] = fmaf(o[i], d, f);
     break;
   }
   case LT_FLOAT64: {
     double *o = data;
     const double d = to - from;
-    uint32_t w[1024]; /* two words an element, high first: u01_f64 */
-    for (int64_t i0 = 0; i0 < n; i0 += 512) {
-      const int m = n - i0 < 512 ? (int)(n - i0) : 512;
-      rnd32_bulk(g, w, 2 * (int64_t)m);
-      for (int j = 0; j < m; j++) {
-        const uint64_t r = (((uint64_t)w[2 * j] << 32) | w[2 * j + 1]) & ((UINT64_C(1) << 53) - 1);
-        o[i0 + j] = fma((double)r * 0x1p-53, d, from);
-      }
-    }
+    u01_fill_f64(g, o, n);
+    for (int64_t i = 0; i < n; i++) o[i] = fma(o[i], d, from);
     break;
   }
   case LT_FLOAT16: {
@@ -670,12 +678,8 @@ static void normal16_bf16(uint16_t *d, uint16_t mean_h, uint16_t std_h) {
 
 static void fill_uniform01(lt_generator_t *g, lt_dtype dt, void *data, int64_t begin, int64_t end) {
   switch (dt) {
-  case LT_FLOAT32:
-    for (int64_t i = begin; i < end; i++) ((float *)data)[i] = u01_f32(g);
-    break;
-  case LT_FLOAT64:
-    for (int64_t i = begin; i < end; i++) ((double *)data)[i] = u01_f64(g);
-    break;
+  case LT_FLOAT32: u01_fill_f32(g, (float *)data + begin, end - begin); break;
+  case LT_FLOAT64: u01_fill_f64(g, (double *)data + begin, end - begin); break;
   case LT_FLOAT16:
     for (int64_t i = begin; i < end; i++) ((uint16_t *)data)[i] = f32_to_f16(u01_f16(g));
     break;
@@ -897,19 +901,16 @@ int lt_random_perm(lt_generator_t *g, lt_dtype dt, void *data, int64_t n) {
 int lt_random_bernoulli(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double p) {
   LT_TRY(check_common("bernoulli_", g, dt, data, n));
   if (!(p >= 0.0 && p <= 1.0)) return lt_error("bernoulli_ expects p to be in [0, 1], but got p=%g", p);
-  /* u01_f64(g) < p for each element, in blocks: the 64-bit draws (two words each, high first)
-     made in bulk, compared in one pass, stored in one pass per dtype */
+  /* u01_f64(g) < p for each element, in blocks: the draws made in bulk, compared in one pass,
+     stored in one pass per dtype */
   enum { BLOCK = 512 };
-  uint32_t w[2 * BLOCK];
+  double u[BLOCK];
   uint8_t hit[BLOCK];
   gen_lock(g);
   for (int64_t i0 = 0; i0 < n; i0 += BLOCK) {
     const int m = n - i0 < BLOCK ? (int)(n - i0) : BLOCK;
-    rnd32_bulk(g, w, 2 * (int64_t)m);
-    for (int j = 0; j < m; j++) {
-      const uint64_t r = (((uint64_t)w[2 * j] << 32) | w[2 * j + 1]) & ((UINT64_C(1) << 53) - 1);
-      hit[j] = (double)r * 0x1p-53 < p;
-    }
+    u01_fill_f64(g, u, m);
+    for (int j = 0; j < m; j++) hit[j] = u[j] < p;
     if (dt == LT_FLOAT32) {
       float *o = (float *)data + i0;
       for (int j = 0; j < m; j++) o[j] = (float)hit[j];
