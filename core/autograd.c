@@ -327,7 +327,16 @@ typedef struct {
 /* *slot += g (consumes g); never writes into a tensor someone else may hold */
 static int acc_into(lt_tensor_t **slot, lt_tensor_t *g) {
   if (!*slot) { *slot = g; return LT_OK; }
-  lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(*slot), lt_tensor_operand(g), 1, NULL);
+  /* in place into a buffer the engine alone holds (no new tensor a sum), else a new one */
+  lt_tensor_t *s = *slot;
+  bool in_place = lt_ag_owns(s) && s->dtype == g->dtype && lt_device_eq(s->device, g->device) &&
+                  s->ndim == g->ndim && memcmp(s->sizes, g->sizes, sizeof(int64_t) * (size_t)s->ndim) == 0;
+  lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(s), lt_tensor_operand(g), 1, in_place ? s : NULL);
+  if (in_place && r) {
+    lt_release(r); /* s itself */
+    lt_release(g);
+    return LT_OK;
+  }
   lt_release(g);
   if (!r) return LT_ERR;
   lt_release(*slot);
@@ -335,12 +344,15 @@ static int acc_into(lt_tensor_t **slot, lt_tensor_t *g) {
   return LT_OK;
 }
 
+bool lt_ag_owns(const lt_tensor_t *t) {
+  return atomic_load(&t->refcount) == 1 && atomic_load(&t->storage->refcount) == 1 && lt_is_contiguous(t) &&
+         !t->autograd;
+}
+
 /* t.grad += g (consumes g), as AccumulateGrad: steal a fresh gradient, add in place otherwise */
 static int acc_grad_field(lt_tensor_t *t, lt_tensor_t *g) {
   if (!t->grad) {
-    bool own = atomic_load(&g->refcount) == 1 && atomic_load(&g->storage->refcount) == 1 &&
-               lt_is_contiguous(g) && !g->autograd && g->offset == 0;
-    if (own) { t->grad = g; return LT_OK; }
+    if (lt_ag_owns(g) && g->offset == 0) { t->grad = g; return LT_OK; }
     t->grad = lt_clone(g);
     lt_release(g);
     return t->grad ? LT_OK : LT_ERR;

@@ -144,6 +144,9 @@ int lt_autograd_grad(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads
 /* g summed over the dims that broadcasting added or expanded, to shape (ndim, sizes) */
 lt_tensor_t *lt_sum_to(lt_tensor_t *g, int ndim, const int64_t *sizes);
 lt_tensor_t *lt_zeros_meta(const lt_meta_t *m);
+/* Whether the engine holds t alone (no other reference to it or its storage), contiguous and
+   without history: a gradient it may write into in place or hand on as it is. */
+bool lt_ag_owns(const lt_tensor_t *t);
 void lt_meta_of(lt_meta_t *m, const lt_tensor_t *t);
 
 #endif

@@ -68,8 +68,7 @@ static int shape_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
    twice); otherwise, or when empty, it becomes a new tensor. */
 static int shape_scatter(lt_node_t *n, lt_tensor_t **slot, lt_tensor_t *g) {
   lt_tensor_t *s = *slot;
-  bool own = s && atomic_load(&s->refcount) == 1 && atomic_load(&s->storage->refcount) == 1 && !s->autograd &&
-             lt_is_contiguous(s) && s->dtype == g->dtype && lt_device_eq(s->device, g->device);
+  bool own = s && lt_ag_owns(s) && s->dtype == g->dtype && lt_device_eq(s->device, g->device);
   bool fresh = !s;
   if (!own) {
     lt_tensor_t *z = s ? lt_convert(s, g->dtype, g->device) : lt_zeros_meta(&n->in[0].meta); /* new, contiguous */

@@ -144,9 +144,14 @@ static inline uint64_t rnd64(lt_generator_t *g) {
 }
 
 /* The x of transformation::uniform_real, in [0, 1), per dtype */
-static inline float u01_f32(lt_generator_t *g) { return (float)(rnd32(g) & 0xffffffu) * 0x1p-24f; }
+static inline float word_u01_f32(uint32_t w) { return (float)(w & 0xffffffu) * 0x1p-24f; }
+static inline double words_u01_f64(uint32_t hi, uint32_t lo) {
+  return (double)((((uint64_t)hi << 32) | lo) & ((UINT64_C(1) << 53) - 1)) * 0x1p-53;
+}
+static inline float u01_f32(lt_generator_t *g) { return word_u01_f32(rnd32(g)); }
 static inline double u01_f64(lt_generator_t *g) {
-  return (double)(rnd64(g) & ((UINT64_C(1) << 53) - 1)) * 0x1p-53;
+  uint32_t hi = rnd32(g);
+  return words_u01_f64(hi, rnd32(g));
 }
 static inline float u01_f16(lt_generator_t *g) { return (float)(rnd32(g) & 0x7ffu) * 0x1p-11f; }
 static inline float u01_bf16(lt_generator_t *g) { return (float)(rnd32(g) & 0xffu) * 0x1p-8f; }
@@ -157,7 +162,7 @@ static void u01_fill_f32(lt_generator_t *g, float *o, int64_t n) {
   for (int64_t i0 = 0; i0 < n; i0 += 512) {
     const int m = n - i0 < 512 ? (int)(n - i0) : 512;
     rnd32_bulk(g, w, m);
-    for (int j = 0; j < m; j++) o[i0 + j] = (float)(w[j] & 0xffffffu) * 0x1p-24f;
+    for (int j = 0; j < m; j++) o[i0 + j] = word_u01_f32(w[j]);
   }
 }
 static void u01_fill_f64(lt_generator_t *g, double *o, int64_t n) {
@@ -165,8 +170,7 @@ static void u01_fill_f64(lt_generator_t *g, double *o, int64_t n) {
   for (int64_t i0 = 0; i0 < n; i0 += 512) {
     const int m = n - i0 < 512 ? (int)(n - i0) : 512;
     rnd32_bulk(g, w, 2 * (int64_t)m);
-    for (int j = 0; j < m; j++)
-      o[i0 + j] = (double)((((uint64_t)w[2 * j] << 32) | w[2 * j + 1]) & ((UINT64_C(1) << 53) - 1)) * 0x1p-53;
+    for (int j = 0; j < m; j++) o[i0 + j] = words_u01_f64(w[2 * j], w[2 * j + 1]);
   }
 }
 
