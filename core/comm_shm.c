@@ -59,35 +59,34 @@ static void barrier(lt_shm_t *s) {
   }
 }
 
-/* dst[i] = the sum of src[0..size)[i] in rank order (/ size when avg), i in [lo, hi). dst is one of
-   the sources, so more than two are summed a block at a time into a stack buffer before dst is
-   written. */
+/* d1[i] = d2[i] = the sum of src[0..size)[i] in rank order (/ size when avg), i in [0, n). d1 is
+   one of the sources, so more than two are summed a block at a time into a stack buffer before d1
+   is written. */
 #define REDUCE_SLICE(sfx, T)                                                                        \
-  static void reduce_##sfx(void *dstv, void *const *src, int size, int64_t lo, int64_t hi, bool avg) { \
-    T *dst = dstv;                                                                                  \
+  static void reduce_##sfx(T *d1, T *d2, const T *const *src, int size, int64_t n, bool avg) {     \
     const T *s0 = src[0], *s1 = src[1];                                                             \
     const T d = (T)size;                                                                            \
     if (size == 2) {                                                                                \
       if (avg) {                                                                                    \
-        _Pragma("omp simd") for (int64_t i = lo; i < hi; i++) dst[i] = (s0[i] + s1[i]) / d;         \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) d1[i] = d2[i] = (s0[i] + s1[i]) / d;    \
       } else {                                                                                      \
-        _Pragma("omp simd") for (int64_t i = lo; i < hi; i++) dst[i] = s0[i] + s1[i];               \
+        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) d1[i] = d2[i] = s0[i] + s1[i];          \
       }                                                                                             \
       return;                                                                                       \
     }                                                                                               \
     T acc[512];                                                                                     \
-    for (int64_t b = lo; b < hi; b += 512) {                                                        \
-      const int64_t m = hi - b < 512 ? hi - b : 512;                                                \
+    for (int64_t b = 0; b < n; b += 512) {                                                          \
+      const int64_t m = n - b < 512 ? n - b : 512;                                                  \
       _Pragma("omp simd") for (int64_t j = 0; j < m; j++) acc[j] = s0[b + j] + s1[b + j];          \
       for (int k = 2; k < size; k++) {                                                              \
-        const T *sk = (const T *)src[k] + b;                                                        \
+        const T *sk = src[k] + b;                                                                   \
         _Pragma("omp simd") for (int64_t j = 0; j < m; j++) acc[j] += sk[j];                       \
       }                                                                                             \
       if (avg) {                                                                                    \
-        _Pragma("omp simd") for (int64_t j = 0; j < m; j++) dst[b + j] = acc[j] / d;               \
-      } else {                                                                                      \
-        memcpy(dst + b, acc, sizeof(T) * (size_t)m);                                                \
+        _Pragma("omp simd") for (int64_t j = 0; j < m; j++) acc[j] /= d;                           \
       }                                                                                             \
+      memcpy(d1 + b, acc, sizeof(T) * (size_t)m);                                                   \
+      memcpy(d2 + b, acc, sizeof(T) * (size_t)m);                                                   \
     }                                                                                               \
   }
 REDUCE_SLICE(f32, float)
@@ -96,20 +95,36 @@ REDUCE_SLICE(f64, double)
 /* rank k's slice of a piece of m elements: [m k / size, m (k + 1) / size) */
 static int64_t slice_at(int64_t m, int k, int size) { return m * k / size; }
 
+/* where element `at` of the segments' concatenation is (*p), and how many of the next m elements
+   follow it contiguously there */
+static int64_t run_at(void *const *seg, const int64_t *len, int count, size_t es, int64_t at, int64_t m,
+                      char **p) {
+  int64_t start = 0;
+  for (int j = 0; j < count; start += len[j], j++) {
+    if (at >= start + len[j]) continue;
+    *p = (char *)seg[j] + (at - start) * (int64_t)es;
+    return len[j] - (at - start) < m ? len[j] - (at - start) : m;
+  }
+  *p = NULL;
+  return 0;
+}
+
 /* copies elements [at, at + m) of the segments' concatenation into buf (in) or from buf (out) */
 static void move(void *const *seg, const int64_t *len, int count, size_t es, int64_t at, int64_t m, char *buf,
                  bool in) {
-  int64_t start = 0;
-  for (int j = 0; j < count && m > 0; start += len[j], j++) {
-    if (at >= start + len[j]) continue;
-    const int64_t from = at - start, take = len[j] - from < m ? len[j] - from : m;
-    char *p = (char *)seg[j] + from * (int64_t)es;
+  while (m > 0) {
+    char *p;
+    const int64_t take = run_at(seg, len, count, es, at, m, &p);
+    if (take <= 0) return;
     if (in) memcpy(buf, p, (size_t)take * es);
     else memcpy(p, buf, (size_t)take * es);
     buf += take * (int64_t)es, at += take, m -= take;
   }
 }
 
+/* A piece: each rank copies into its buffer only the slices the others sum (its own stays where it
+   is), sums its slice of every rank's data -- its own read from the tensor -- into the tensor and
+   into its buffer's slice, and copies the others' slices from their buffers. */
 int lt_shm_all_reduce_many(lt_shm_t *s, void *const *seg, const int64_t *len, int count, lt_dtype dt, bool avg) {
   const size_t es = lt_dtype_size(dt);
   const int64_t per = (int64_t)(s->piece / es);
@@ -118,12 +133,17 @@ int lt_shm_all_reduce_many(lt_shm_t *s, void *const *seg, const int64_t *len, in
   int64_t n = 0;
   for (int j = 0; j < count; j++) n += len[j];
   const signature_t mine = {n, (int32_t)dt + (avg ? 256 : 0)};
-  void *srcs[LT_SHM_MAX_RANKS];
+  char *bufs[LT_SHM_MAX_RANKS];
+  const void *src[LT_SHM_MAX_RANKS];
   for (int64_t off = 0; off < n; off += per) {
     const int64_t m = n - off < per ? n - off : per;
     const int b = (int)(s->pieces++ & 1);
-    for (int k = 0; k < R; k++) srcs[k] = buffer(s, k, b);
-    move(seg, len, count, es, off, m, srcs[me], true);
+    for (int k = 0; k < R; k++) bufs[k] = buffer(s, k, b);
+    for (int k = 0; k < R; k++) {
+      if (k == me) continue;
+      const int64_t a = slice_at(m, k, R), z = slice_at(m, k + 1, R);
+      move(seg, len, count, es, off + a, z - a, bufs[me] + a * (int64_t)es, true);
+    }
     /* read by the others before they pass the next barrier, which this rank passes only after
        them: it is not overwritten before */
     *signature_of(s, me) = mine;
@@ -137,13 +157,20 @@ int lt_shm_all_reduce_many(lt_shm_t *s, void *const *seg, const int64_t *len, in
         return k;
       }
     }
-    const int64_t lo = slice_at(m, me, R), hi = slice_at(m, me + 1, R);
-    if (dt == LT_FLOAT32) reduce_f32(srcs[me], srcs, R, lo, hi, avg);
-    else reduce_f64(srcs[me], srcs, R, lo, hi, avg);
+    for (int64_t at = slice_at(m, me, R), hi = slice_at(m, me + 1, R); at < hi;) {
+      char *own;
+      const int64_t t = run_at(seg, len, count, es, off + at, hi - at, &own);
+      if (t <= 0) break;
+      for (int k = 0; k < R; k++) src[k] = k == me ? own : bufs[k] + at * (int64_t)es;
+      if (dt == LT_FLOAT32) reduce_f32((float *)own, (float *)(bufs[me] + at * (int64_t)es), (const float *const *)src, R, t, avg);
+      else reduce_f64((double *)own, (double *)(bufs[me] + at * (int64_t)es), (const double *const *)src, R, t, avg);
+      at += t;
+    }
     barrier(s);
     for (int k = 0; k < R; k++) {
+      if (k == me) continue;
       const int64_t a = slice_at(m, k, R), z = slice_at(m, k + 1, R);
-      move(seg, len, count, es, off + a, z - a, (char *)srcs[k] + a * (int64_t)es, false);
+      move(seg, len, count, es, off + a, z - a, bufs[k] + a * (int64_t)es, false);
     }
   }
   return -1;

@@ -4,13 +4,15 @@
    fragments and polls for each; here the ranks read each other's buffers in place.
 
    The mapping holds one region a rank: its barrier count and what it is reducing, then two
-   buffers of `piece` bytes. A tensor is reduced in pieces of at most a buffer: each rank copies
-   its piece into its buffer, waits for the others (barrier), sums its own share of the piece --
-   the k-th of `size` equal slices, over the ranks' buffers in rank order, so every rank gets the
-   same bits -- into its buffer, waits again, and copies every slice from its owner's buffer into
-   the tensor. Pieces alternate between the two buffers, so that no third barrier is needed: a
-   rank writes into a buffer again only after the second barrier of the next piece, which every
-   rank passes only when it finished reading that buffer.
+   buffers of `piece` bytes. A tensor is reduced in pieces of at most a buffer, each cut into `size`
+   equal slices, slice k summed by rank k: each rank copies into its buffer the slices the others
+   sum (its own stays in the tensor), waits for the others (barrier), sums its slice over the
+   ranks in rank order -- its own data read in place, the others' from their buffers; so every
+   rank gets the same bits -- into the tensor and into its buffer's slice, waits again, and copies
+   the others' slices from their buffers into the tensor. Pieces alternate between the two
+   buffers, so that no third barrier is needed: a rank writes into a buffer again only after the
+   second barrier of the next piece, which every rank passes only when it finished reading that
+   buffer.
 
    Waiting spins (with the CPU's pause) and then yields the core, so that more ranks than cores
    still make progress. A rank that died or hangs leaves the others waiting: the MPI backend's
