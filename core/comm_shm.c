@@ -19,7 +19,7 @@ size_t lt_shm_piece_for(int size) {
   return piece & ~(size_t)4095;
 }
 
-size_t lt_shm_bytes(int size, size_t piece) { return (size_t)size * (SHM_HEADER + 2 * piece); }
+size_t lt_shm_bytes(int size, size_t piece) { return (size_t)size * (SHM_HEADER + piece); }
 
 void lt_shm_init(lt_shm_t *s, void *base, int rank, int size, size_t piece) {
   s->base = base;
@@ -27,15 +27,14 @@ void lt_shm_init(lt_shm_t *s, void *base, int rank, int size, size_t piece) {
   s->size = size;
   s->piece = piece;
   s->gen = 0;
-  s->pieces = 0;
 }
 
 bool lt_shm_takes(lt_dtype dt, bool sum_or_avg) { return sum_or_avg && (dt == LT_FLOAT32 || dt == LT_FLOAT64); }
 
-static char *region(const lt_shm_t *s, int k) { return s->base + (size_t)k * (SHM_HEADER + 2 * s->piece); }
+static char *region(const lt_shm_t *s, int k) { return s->base + (size_t)k * (SHM_HEADER + s->piece); }
 static uint64_t *count_of(const lt_shm_t *s, int k) { return (uint64_t *)region(s, k); }
 static signature_t *signature_of(const lt_shm_t *s, int k) { return (signature_t *)(region(s, k) + 64); }
-static char *buffer(const lt_shm_t *s, int k, int b) { return region(s, k) + SHM_HEADER + (size_t)b * s->piece; }
+static char *buffer(const lt_shm_t *s, int k) { return region(s, k) + SHM_HEADER; }
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -124,25 +123,26 @@ static void move(void *const *seg, const int64_t *len, int count, size_t es, int
 
 /* A piece: each rank copies into its buffer only the slices the others sum (its own stays where it
    is), sums its slice of every rank's data -- its own read from the tensor -- into the tensor and
-   into its buffer's slice, and copies the others' slices from their buffers. */
+   into its buffer's slot for it, and copies the others' slices from their buffers. Slice k of any
+   piece has the same slot, [k, k + 1) * per / size elements, in every buffer. */
 int lt_shm_all_reduce_many(lt_shm_t *s, void *const *seg, const int64_t *len, int count, lt_dtype dt, bool avg) {
   const size_t es = lt_dtype_size(dt);
-  const int64_t per = (int64_t)(s->piece / es);
   const int R = s->size, me = s->rank;
+  const int64_t per = (int64_t)(s->piece / es) / R * R, slot = per / R;
   if (R == 1) return -1; /* a sum over one rank, divided by 1 */
   int64_t n = 0;
   for (int j = 0; j < count; j++) n += len[j];
   const signature_t mine = {n, (int32_t)dt + (avg ? 256 : 0)};
-  char *bufs[LT_SHM_MAX_RANKS];
+  char *mine_in[LT_SHM_MAX_RANKS];
   const void *src[LT_SHM_MAX_RANKS];
   for (int64_t off = 0; off < n; off += per) {
     const int64_t m = n - off < per ? n - off : per;
-    const int b = (int)(s->pieces++ & 1);
-    for (int k = 0; k < R; k++) bufs[k] = buffer(s, k, b);
+    /* rank k's buffer, at the slot of this rank's slice */
+    for (int k = 0; k < R; k++) mine_in[k] = buffer(s, k) + me * slot * (int64_t)es;
     for (int k = 0; k < R; k++) {
       if (k == me) continue;
       const int64_t a = slice_at(m, k, R), z = slice_at(m, k + 1, R);
-      move(seg, len, count, es, off + a, z - a, bufs[me] + a * (int64_t)es, true);
+      move(seg, len, count, es, off + a, z - a, buffer(s, me) + k * slot * (int64_t)es, true);
     }
     /* read by the others before they pass the next barrier, which this rank passes only after
        them: it is not overwritten before */
@@ -157,20 +157,23 @@ int lt_shm_all_reduce_many(lt_shm_t *s, void *const *seg, const int64_t *len, in
         return k;
       }
     }
-    for (int64_t at = slice_at(m, me, R), hi = slice_at(m, me + 1, R); at < hi;) {
+    const int64_t lo = slice_at(m, me, R), hi = slice_at(m, me + 1, R);
+    for (int64_t at = lo; at < hi;) {
       char *own;
       const int64_t t = run_at(seg, len, count, es, off + at, hi - at, &own);
       if (t <= 0) break;
-      for (int k = 0; k < R; k++) src[k] = k == me ? own : bufs[k] + at * (int64_t)es;
-      if (dt == LT_FLOAT32) reduce_f32((float *)own, (float *)(bufs[me] + at * (int64_t)es), (const float *const *)src, R, t, avg);
-      else reduce_f64((double *)own, (double *)(bufs[me] + at * (int64_t)es), (const double *const *)src, R, t, avg);
+      const int64_t in_slot = (at - lo) * (int64_t)es;
+      for (int k = 0; k < R; k++) src[k] = k == me ? own : mine_in[k] + in_slot;
+      if (dt == LT_FLOAT32)
+        reduce_f32((float *)own, (float *)(mine_in[me] + in_slot), (const float *const *)src, R, t, avg);
+      else reduce_f64((double *)own, (double *)(mine_in[me] + in_slot), (const double *const *)src, R, t, avg);
       at += t;
     }
     barrier(s);
     for (int k = 0; k < R; k++) {
       if (k == me) continue;
       const int64_t a = slice_at(m, k, R), z = slice_at(m, k + 1, R);
-      move(seg, len, count, es, off + a, z - a, bufs[k] + a * (int64_t)es, false);
+      move(seg, len, count, es, off + a, z - a, buffer(s, k) + k * slot * (int64_t)es, false);
     }
   }
   return -1;

@@ -3,16 +3,18 @@
    one node: DDP's gradients. Open MPI's shared-memory transport copies a message through its
    fragments and polls for each; here the ranks read each other's buffers in place.
 
-   The mapping holds one region a rank: its barrier count and what it is reducing, then two
-   buffers of `piece` bytes. A tensor is reduced in pieces of at most a buffer, each cut into `size`
-   equal slices, slice k summed by rank k: each rank copies into its buffer the slices the others
-   sum (its own stays in the tensor), waits for the others (barrier), sums its slice over the
-   ranks in rank order -- its own data read in place, the others' from their buffers; so every
-   rank gets the same bits -- into the tensor and into its buffer's slice, waits again, and copies
-   the others' slices from their buffers into the tensor. Pieces alternate between the two
-   buffers, so that no third barrier is needed: a rank writes into a buffer again only after the
-   second barrier of the next piece, which every rank passes only when it finished reading that
-   buffer.
+   The mapping holds one region a rank: its barrier count and what it is reducing, then a buffer
+   of `piece` bytes. A tensor is reduced in pieces of at most a buffer, each cut into `size` equal
+   slices, slice k summed by rank k and kept in slot k of the buffers (the k-th `size`-th of each,
+   whatever the piece's length). Each rank copies into its buffer the slices the others sum (its
+   own stays in the tensor), waits for the others (barrier), sums its slice over the ranks in rank
+   order -- its own data read in place, the others' from their buffers; so every rank gets the
+   same bits -- into the tensor and into its own slot of its buffer, waits again, and copies the
+   others' slices from their owners' buffers into the tensor. Two barriers a piece are enough, for
+   a rank writes into the slots of its buffer the others read (theirs) only before the first
+   barrier, after they reached the second of the piece before, and into the slot they read after
+   the second barrier (its own) only after the first, which they pass only once they finished
+   reading it in the piece before. One buffer a rank keeps the memory in use, and in cache, small.
 
    Waiting spins (with the CPU's pause) and then yields the core, so that more ranks than cores
    still make progress. A rank that died or hangs leaves the others waiting: the MPI backend's
@@ -32,9 +34,8 @@
 typedef struct {
   char *base;      /* the shared mapping: `size` regions, zeroed before the first use */
   int rank, size;
-  size_t piece;    /* bytes of each of a region's two buffers (a multiple of 4096) */
+  size_t piece;    /* bytes of each region's buffer (a multiple of 4096) */
   uint64_t gen;    /* barriers this rank passed */
-  uint64_t pieces; /* pieces reduced so far: the next one uses buffer pieces & 1 */
   /* what the rank that differed was reducing (lt_shm_all_reduce's result >= 0) */
   int64_t their_n;
   lt_dtype their_dtype;
@@ -42,7 +43,7 @@ typedef struct {
 } lt_shm_t;
 
 /* The buffer size for `size` ranks: 4 MiB (DDP's 25 MB buckets in a few pieces, each warm in
-   cache), less for many ranks so that the mapping stays under ~48 MiB. */
+   cache), less for many ranks so that the mapping stays under ~24 MiB. */
 size_t lt_shm_piece_for(int size);
 
 /* bytes of the mapping for `size` ranks with buffers of `piece` bytes */

@@ -1,6 +1,6 @@
 /* Tests of core/comm_shm.c, the shared-memory all-reduce, over 2, 3 and 5 forked processes sharing
    an anonymous mapping: float32 and float64, SUM and AVG, lengths from 0 to several pieces (small
-   pieces, so that a piece boundary falls inside a slice, and the buffers alternate many times),
+   pieces, so that a piece boundary falls inside a slice, and many pieces go through each buffer),
    calls back to back (a fast rank must not overwrite a buffer a slow one still reads: one rank
    sleeps now and then), and the same values split over several segments reduced as one; ranks
    that call with different lengths or dtypes find out and name each other. Each rank checks its result bit for bit against the sum computed here in
