@@ -117,6 +117,7 @@ end
 
 require 'torch.autograd'
 require 'torch.sort'
+require 'torch.composite'
 require 'torch.rearrange'
 require 'torch.einsum'
 torch.class = require 'torch.class'

@@ -1,0 +1,500 @@
+-- The operations composed in Lua (lua/torch/composite.lua): values against plain-Lua references
+-- computed here element by element, on contiguous and transposed inputs and over the dtypes each
+-- accepts; gradients against finite differences (gradcheck, float64); the errors.
+local torch = require 'torch'
+local H = require 'spec.helpers'
+local gradcheck = torch.autograd.gradcheck
+
+-- a [r, c] float64 tensor of values v(i, j) and the same values as a transposed (non-contiguous) view
+local function mat(r, c, v, dtype)
+  local t = {}
+  for i = 1, r do
+    t[i] = {}
+    for j = 1, c do t[i][j] = v(i, j) end
+  end
+  local x = torch.tensor(t, { dtype = dtype or torch.float64 })
+  local tt = {}
+  for j = 1, c do
+    tt[j] = {}
+    for i = 1, r do tt[j][i] = t[i][j] end
+  end
+  local y = torch.tensor(tt, { dtype = dtype or torch.float64 }):t()
+  assert(not y:is_contiguous())
+  return x, y, t
+end
+
+-- elementwise reference: f over every element of the nested table(s)
+local function map(t, f, u)
+  local r = {}
+  for i, v in ipairs(t) do
+    if type(v) == 'table' then r[i] = map(v, f, u and u[i]) else r[i] = f(v, u and u[i]) end
+  end
+  return r
+end
+
+local function leaf(shape, lo, hi)
+  lo, hi = lo or 0.5, hi or 1.5
+  return (torch.rand(shape, { dtype = torch.float64 }) * (hi - lo) + lo):requires_grad_()
+end
+
+describe('composite elementwise functions', function()
+  local v = function(i, j) return (i * 7 + j * 3) % 11 / 4 - 1.2 end
+  local w = function(i, j) return (i * 5 + j) % 7 / 3 - 0.9 end
+  local cases = {
+    { 'lerp', function(a, b) return a:lerp(b, 0.3) end, function(a, b) return a + 0.3 * (b - a) end },
+    { 'lerp (weight near 1)', function(a, b) return a:lerp(b, 0.8) end, function(a, b) return b - (b - a) * 0.2 end },
+    { 'addcmul', function(a, b) return a:addcmul(a, b, { value = 0.5 }) end, function(a, b) return a + 0.5 * a * b end },
+    { 'addcdiv', function(a, b) return a:addcdiv(a, b + 3, { value = 2 }) end, function(a, b) return a + 2 * a / (b + 3) end },
+    { 'hypot', function(a, b) return torch.hypot(a, b) end, function(a, b) return math.sqrt(a * a + b * b) end },
+    { 'logaddexp', function(a, b) return torch.logaddexp(a, b) end, function(a, b) return math.log(math.exp(a) + math.exp(b)) end },
+    { 'fmax', function(a, b) return torch.fmax(a, b) end, function(a, b) return math.max(a, b) end },
+    { 'fmin', function(a, b) return torch.fmin(a, b) end, function(a, b) return math.min(a, b) end },
+    { 'deg2rad', function(a) return a:deg2rad() end, function(a) return a * math.pi / 180 end },
+    { 'rad2deg', function(a) return a:rad2deg() end, function(a) return a * 180 / math.pi end },
+    { 'sinc', function(a) return a:sinc() end, function(a) return a == 0 and 1 or math.sin(math.pi * a) / (math.pi * a) end },
+    { 'asinh', function(a) return a:asinh() end, function(a) local s = a < 0 and -1 or 1; a = math.abs(a); return s * math.log(a + math.sqrt(a * a + 1)) end },
+    { 'atanh', function(a) return (a / 3):atanh() end, function(a) a = a / 3; return 0.5 * math.log((1 + a) / (1 - a)) end },
+    { 'acosh', function(a) return (a:abs() + 1):acosh() end, function(a) a = math.abs(a) + 1; return math.log(a + math.sqrt(a * a - 1)) end },
+    { 'logit', function(a) return (a:abs() / 3 + 0.1):logit() end, function(a) local p = math.abs(a) / 3 + 0.1; return math.log(p / (1 - p)) end },
+    { 'floor_divide', function(a, b) return a:floor_divide(b + 2) end, function(a, b) return math.floor(a / (b + 2)) end },
+  }
+  for _, c in ipairs(cases) do
+    it(c[1] .. ' (float32 and float64, contiguous and transposed)', function()
+      for _, dt in ipairs { torch.float64, torch.float32 } do
+        local a, at, ta = mat(3, 4, v, dt)
+        local b, bt, tb = mat(3, 4, w, dt)
+        local want = map(ta, c[3], tb)
+        local tol = dt == torch.float64 and 1e-12 or 3e-6
+        H.assert_values(c[2](a, b), want, tol, c[1])
+        H.assert_values(c[2](at, bt), want, tol, c[1] .. ' transposed')
+      end
+    end)
+  end
+
+  it('special values: logaddexp of equal infinities, xlogy at 0, nan_to_num, fmax with NaN, sinc at 0', function()
+    local inf, nan = math.huge, 0 / 0
+    H.assert_values(torch.logaddexp(torch.tensor({ -inf, inf, 1000.0 }), torch.tensor({ -inf, inf, 1000.0 })),
+      { -inf, inf, 1000 + math.log(2) }, 1e-6)
+    H.assert_values(torch.xlogy(torch.tensor({ 0.0, 0.0, 2.0 }), torch.tensor({ 0.0, nan, 3.0 })), { 0, nan, 2 * math.log(3) }, 1e-6)
+    H.assert_values(torch.nan_to_num(torch.tensor({ nan, inf, -inf, 1.5 })), { 0, 3.4028234663852886e38, -3.4028234663852886e38, 1.5 })
+    H.assert_values(torch.nan_to_num(torch.tensor({ nan, inf, -inf }, { dtype = torch.float64 }), { nan = 1, posinf = 2, neginf = -2 }), { 1, 2, -2 })
+    H.assert_values(torch.nan_to_num(torch.tensor({ 1, 2 })), { 1, 2 })
+    H.assert_values(torch.fmax(torch.tensor({ nan, 1.0, nan }), torch.tensor({ 2.0, nan, nan })), { 2, 1, nan })
+    H.assert_values(torch.fmin(torch.tensor({ nan, 1.0 }), torch.tensor({ 2.0, 0.5 })), { 2, 0.5 })
+    H.assert_values(torch.tensor({ -1.5, 0.0, 2.0 }):heaviside(torch.tensor({ 0.5 })), { 0, 0.5, 1 })
+    H.assert_values(torch.tensor({ -1.0, -0.0, 0.0, 2.0 }):signbit(), { true, true, false, false })
+    H.assert_values(torch.tensor({ -3, 0, 2 }):signbit(), { true, false, false })
+    H.assert_values(torch.tensor({ inf, -inf, 1.0 }):isposinf(), { true, false, false })
+    H.assert_values(torch.tensor({ inf, -inf, 1.0 }):isneginf(), { false, true, false })
+    H.assert_values(torch.tensor({ 1e-8 }, { dtype = torch.float32 }):asinh(), { 1e-8 }, 1e-6)
+    H.assert_values(torch.tensor({ 1e-8 }, { dtype = torch.float32 }):atanh(), { 1e-8 }, 1e-6)
+  end)
+
+  it('floor_divide and // on integers round toward minus infinity exactly, for every integer dtype', function()
+    for _, dt in ipairs { torch.int64, torch.int32, torch.int16, torch.int8 } do
+      local a = torch.tensor({ 7, -7, 7, -7, 0, 100 }, { dtype = dt })
+      local b = torch.tensor({ 2, 2, -2, -2, 3, 7 }, { dtype = dt })
+      local q = a // b
+      assert.are.equal(dt, q.dtype)
+      H.assert_values(q, { 3, -4, -4, 3, 0, 14 })
+    end
+    H.assert_values(torch.tensor({ 7, -7 }) // 2, { 3, -4 })
+    H.assert_values(7 // torch.tensor({ 2, -2 }), { 3, -4 })
+    local big = 2 ^ 52 + 1
+    H.assert_values(torch.tensor({ math.tointeger(big) }) // 1, { big })
+    H.assert_values(torch.tensor({ 7.5, -7.5 }) // 2, { 3, -4 })
+    H.raises(function() return torch.tensor({ 1, 2 }) // torch.tensor({ 1, 0 }) end, 'floor_divide', 'division by zero')
+  end)
+
+  it('pass gradients (finite differences)', function()
+    torch.manual_seed(4)
+    local fns = {
+      function(a, b) return a:lerp(b, 0.3) end,
+      function(a, b) return a:lerp(b, b:sigmoid()) end,
+      function(a, b) return a:addcmul(a, b, { value = 0.5 }) end,
+      function(a, b) return a:addcdiv(a, b, { value = 2 }) end,
+      function(a, b) return torch.hypot(a, b) end,
+      function(a, b) return torch.logaddexp(a, b) end,
+      function(a, b) return torch.xlogy(a, b) end,
+      function(a) return a:sinc() end,
+      function(a) return a:asinh() end,
+      function(a) return (a / 2):atanh() end,
+      function(a) return (a + 1):acosh() end,
+      function(a) return (a / 2):logit() end,
+    }
+    for k, f in ipairs(fns) do
+      assert.is_true(gradcheck(f, { leaf({ 2, 3 }), leaf({ 2, 3 }) }), 'function ' .. k)
+    end
+  end)
+end)
+
+describe('composite products', function()
+  it('outer, ger, inner, vdot, kron against loops', function()
+    local a = torch.tensor({ 1.0, 2, 3 })
+    local b = torch.tensor({ 4.0, 5 })
+    H.assert_values(torch.outer(a, b), { { 4, 5 }, { 8, 10 }, { 12, 15 } })
+    H.assert_values(a:ger(b), { { 4, 5 }, { 8, 10 }, { 12, 15 } })
+    H.assert_values(torch.inner(a, a), { 14 })
+    local m, mt = mat(2, 3, function(i, j) return i + j * 0.5 end)
+    local n = mat(4, 3, function(i, j) return i - j end)
+    local want = {}
+    for i = 1, 2 do
+      want[i] = {}
+      for j = 1, 4 do
+        local s = 0
+        for k = 1, 3 do s = s + (i + k * 0.5) * (j - k) end
+        want[i][j] = s
+      end
+    end
+    H.assert_values(torch.inner(m, n), want, 1e-12)
+    H.assert_values(torch.inner(mt, n), want, 1e-12)
+    H.assert_values(torch.vdot(a, a), { 14 })
+    local x, xt = mat(2, 2, function(i, j) return i * 2 + j end)
+    local y = mat(2, 3, function(i, j) return i - j * 3 end)
+    local k = {}
+    for i = 1, 4 do
+      k[i] = {}
+      for j = 1, 6 do
+        local xi, xj, yi, yj = (i - 1) // 2 + 1, (j - 1) // 3 + 1, (i - 1) % 2 + 1, (j - 1) % 3 + 1
+        k[i][j] = (xi * 2 + xj) * (yi - yj * 3)
+      end
+    end
+    H.assert_values(torch.kron(x, y), k)
+    H.assert_values(torch.kron(xt, y), k)
+    H.raises(function() return torch.outer(x, a) end, 'outer', '1-D')
+    H.raises(function() return torch.inner(m, torch.ones(2)) end, 'inner', 'last dimensions')
+  end)
+
+  it('cross of 3-vectors along the first dim of size 3 or the dim given', function()
+    local a = torch.tensor({ { 1.0, 2, 3 }, { -1, 0.5, 2 } })
+    local b = torch.tensor({ { 4.0, -5, 6 }, { 2, 2, -1 } })
+    local function cr(u, w) return { u[2] * w[3] - u[3] * w[2], u[3] * w[1] - u[1] * w[3], u[1] * w[2] - u[2] * w[1] } end
+    local want = { cr({ 1, 2, 3 }, { 4, -5, 6 }), cr({ -1, 0.5, 2 }, { 2, 2, -1 }) }
+    H.assert_values(torch.cross(a, b), want, 1e-6)
+    H.assert_values(torch.cross(a:t(), b:t(), 1):t(), want, 1e-6)
+    H.raises(function() return torch.cross(torch.ones(2, 2), torch.ones(2, 2)) end, 'cross', 'size 3')
+    H.raises(function() return torch.cross(a, b, 1) end, 'cross', 'size 3')
+    assert.is_true(gradcheck(function(u, w) return torch.cross(u, w, 2) end, { leaf({ 2, 3 }), leaf({ 2, 3 }) }))
+  end)
+
+  it('addmv, addr, baddbmm, addbmm with beta and alpha', function()
+    torch.manual_seed(5)
+    local x, M, v = torch.randn(3, { dtype = torch.float64 }), torch.randn(3, 4, { dtype = torch.float64 }), torch.randn(4, { dtype = torch.float64 })
+    local got = torch.addmv(x, M, v, { beta = 0.5, alpha = 2 }):totable()
+    for i = 1, 3 do
+      local s = 0
+      for k = 1, 4 do s = s + M[i][k] * v[k] end
+      H.close(got[i], 0.5 * x[i] + 2 * s, 1e-12)
+    end
+    local r = torch.addr(torch.zeros(3, 4, { dtype = torch.float64 }), x, v, { alpha = 3 })
+    H.close(r[2][3], 3 * x[2] * v[3], 1e-12)
+    local A, B = torch.randn(2, 3, 4, { dtype = torch.float64 }), torch.randn(2, 4, 5, { dtype = torch.float64 })
+    local C = torch.randn(2, 3, 5, { dtype = torch.float64 })
+    H.assert_values(torch.baddbmm(C, A, B, { beta = 2 }), (C * 2 + torch.bmm(A, B)):totable(), 1e-12)
+    H.assert_values(torch.addbmm(C[1], A, B), (C[1] + torch.bmm(A, B):sum(1)):totable(), 1e-12)
+    -- beta = 0 ignores x, NaNs included
+    local nan = torch.full({ 3 }, 0 / 0, { dtype = torch.float64 })
+    H.assert_values(torch.addmv(nan, M, v, { beta = 0 }), torch.mv(M, v):totable(), 1e-12)
+  end)
+end)
+
+describe('composite diagonals', function()
+  it('diagonal with offsets and dims, diag both ways, trace: against loops', function()
+    local v = function(i, j) return i * 10 + j end
+    local x, xt = mat(3, 4, v)
+    for _, off in ipairs { -3, -2, -1, 0, 1, 2, 3, 4 } do
+      local want = {}
+      for i = 1, 3 do
+        local j = i + off
+        if j >= 1 and j <= 4 then want[#want + 1] = v(i, j) end
+      end
+      H.assert_values(x:diagonal(off), want, 0, 'offset ' .. off)
+      H.assert_values(xt:diagonal(off), want, 0, 'offset ' .. off .. ' transposed')
+      H.assert_values(torch.diag(x, off), want, 0, 'diag offset ' .. off)
+    end
+    -- dims 2 and 3 of a 3-D tensor, and in swapped order (the transpose's diagonal)
+    local t = torch.arange(1, 25, { dtype = torch.float64 }):view(2, 3, 4)
+    local d = t:diagonal(0, 2, 3)
+    assert.are.same({ 2, 3 }, { d:size(1), d:size(2) })
+    for b = 1, 2 do
+      for i = 1, 3 do H.close(d[b][i], (b - 1) * 12 + (i - 1) * 4 + i, 0) end
+    end
+    H.assert_values(t:diagonal({ offset = 1, dim1 = 3, dim2 = 2 }), { { 5, 10 }, { 17, 22 } })
+    for _, k in ipairs { -2, 0, 1 } do
+      local m = torch.diag(torch.tensor({ 1.0, 2, 3 }), k)
+      local n = 3 + math.abs(k)
+      local want = {}
+      for i = 1, n do
+        want[i] = {}
+        for j = 1, n do want[i][j] = (j - i == k) and (k >= 0 and i or j) or 0 end
+      end
+      H.assert_values(m, want, 0, 'diag of a vector, k = ' .. k)
+    end
+    H.assert_values(torch.trace(x), { 11 + 22 + 33 })
+    assert.is_true(gradcheck(function(a) return a:diagonal(1) end, { leaf({ 3, 4 }) }))
+    assert.is_true(gradcheck(function(a) return torch.diag(a, -1) end, { leaf({ 3 }) }))
+    H.raises(function() return torch.ones(3):diagonal() end, 'diagonal', '2 dimensions')
+    H.raises(function() return torch.ones(3, 3):diagonal(0, 1, 1) end, 'diagonal', 'same dimension')
+    H.raises(function() return torch.trace(torch.ones(3)) end, 'trace', 'matrix')
+  end)
+end)
+
+describe('composite shape functions', function()
+  it('movedim, swapaxes, broadcast_to, ravel, unflatten', function()
+    local x = torch.arange(1, 25):view(2, 3, 4)
+    local m = x:movedim(1, -1)
+    assert.are.same({ 3, 4, 2 }, { m:size(1), m:size(2), m:size(3) })
+    for i = 1, 2 do
+      for j = 1, 3 do
+        for k = 1, 4 do assert.are.equal(x[i][j][k], m[j][k][i]) end
+      end
+    end
+    local m2 = torch.moveaxis(x, { 1, 2 }, { 3, 1 })
+    assert.are.same({ 3, 4, 2 }, { m2:size(1), m2:size(2), m2:size(3) })
+    assert.are.equal(x[2][3][4], m2[3][4][2])
+    assert.is_true(x:swapaxes(1, 3):equal(x:transpose(1, 3)))
+    assert.are.same({ 3, 2 }, { torch.tensor({ 1, 2 }):broadcast_to({ 3, 2 }):size(1), 2 })
+    H.assert_values(x:transpose(1, 3):ravel(), x:transpose(1, 3):contiguous():view(-1):totable())
+    local u = x:unflatten(3, { 2, -1 })
+    assert.are.same({ 2, 3, 2, 2 }, { u:size(1), u:size(2), u:size(3), u:size(4) })
+    assert.are.equal(x[2][1][3], u[2][1][2][1])
+    H.raises(function() return x:unflatten(2, { 2, 2 }) end, 'unflatten', "don't multiply")
+    H.raises(function() return x:movedim({ 1, 1 }, { 2, 3 }) end, 'movedim', 'repeated')
+    H.raises(function() return x:movedim(4, 1) end, 'movedim', 'out of range')
+  end)
+
+  it('repeat, repeatTensor and tile against loops, on every dtype, transposed too', function()
+    for _, dt in ipairs(H.all_dtypes) do
+      local x = torch.tensor({ { 1, 0, 1 }, { 0, 1, 1 } }, { dtype = dt })
+      local r = x['repeat'](x, 2, 1, 2)
+      assert.are.same({ 2, 2, 6 }, { r:size(1), r:size(2), r:size(3) })
+      assert.are.equal(dt, r.dtype)
+      for a = 1, 2 do
+        for i = 1, 2 do
+          for j = 1, 6 do assert.are.equal(x[i][(j - 1) % 3 + 1], r[a][i][j]) end
+        end
+      end
+    end
+    local x = torch.arange(1, 7):view(2, 3)
+    local t = x:t():tile(2)
+    assert.are.same({ 3, 4 }, { t:size(1), t:size(2) })
+    for i = 1, 3 do
+      for j = 1, 4 do assert.are.equal(x[(j - 1) % 2 + 1][i], t[i][j]) end
+    end
+    assert.is_true(x:repeatTensor(1, 2):equal(x['repeat'](x, { 1, 2 })))
+    assert.are.equal(0, torch.ones(3):tile(0):numel())
+    H.raises(function() return x['repeat'](x, 2) end, 'repeat', 'can not be smaller')
+    H.raises(function() return x:tile(-1) end, 'tile', 'non-negative')
+    assert.is_true(gradcheck(function(a) return a:tile(2, 3) end, { leaf({ 2, 2 }) }))
+  end)
+
+  it('repeat_interleave by a count, by counts and without a dim', function()
+    local x = torch.tensor({ { 1, 2 }, { 3, 4 } })
+    H.assert_values(x:repeat_interleave(2), { 1, 1, 2, 2, 3, 3, 4, 4 })
+    H.assert_values(x:repeat_interleave(torch.tensor({ 1, 2 }), 1), { { 1, 2 }, { 3, 4 }, { 3, 4 } })
+    H.assert_values(x:t():repeat_interleave(2, { dim = 2 }), { { 1, 1, 3, 3 }, { 2, 2, 4, 4 } })
+    H.assert_values(torch.tensor({ 5, 6, 7 }):repeat_interleave(torch.tensor({ 0, 3, 1 })), { 6, 6, 6, 7 })
+    H.raises(function() return x:repeat_interleave(torch.tensor({ 1, 2, 3 }), 1) end, 'repeat_interleave', 'same size')
+    H.raises(function() return x:repeat_interleave(-1) end, 'repeat_interleave', 'non-negative')
+  end)
+
+  it('flipud, fliplr, rot90 (every k), diff (n times), unfold, take, take_along_dim', function()
+    local x = torch.tensor({ { 1, 2, 3 }, { 4, 5, 6 } })
+    H.assert_values(x:flipud(), { { 4, 5, 6 }, { 1, 2, 3 } })
+    H.assert_values(x:fliplr(), { { 3, 2, 1 }, { 6, 5, 4 } })
+    H.assert_values(x:rot90(), { { 3, 6 }, { 2, 5 }, { 1, 4 } })
+    H.assert_values(x:rot90(2), { { 6, 5, 4 }, { 3, 2, 1 } })
+    H.assert_values(x:rot90(3), { { 4, 1 }, { 5, 2 }, { 6, 3 } })
+    H.assert_values(x:rot90(-1), { { 4, 1 }, { 5, 2 }, { 6, 3 } })
+    H.assert_values(x:rot90(4), x:totable())
+    H.assert_values(x:rot90(1, { 2, 1 }), { { 4, 1 }, { 5, 2 }, { 6, 3 } })
+    local s = torch.tensor({ 1.0, 4, 9, 16, 25 })
+    H.assert_values(s:diff(), { 3, 5, 7, 9 })
+    H.assert_values(s:diff(2), { 2, 2, 2 })
+    H.assert_values(x:diff(1, 1), { { 3, 3, 3 } })
+    H.assert_values(x:t():diff({ dim = 1 }), { { 1, 1 }, { 1, 1 } })
+    assert.are.equal(0, torch.ones(1):diff():numel())
+    local a = torch.arange(1, 9):view(2, 4)
+    local u = a:unfold(2, 2, 1)
+    assert.are.same({ 2, 3, 2 }, { u:size(1), u:size(2), u:size(3) })
+    for i = 1, 2 do
+      for w = 1, 3 do
+        for k = 1, 2 do assert.are.equal(a[i][w + k - 1], u[i][w][k]) end
+      end
+    end
+    local u2 = a:t():unfold(1, 3, 2) -- windows of 3 every 2 along a dim of 4: one window
+    assert.are.same({ 1, 2, 3 }, { u2:size(1), u2:size(2), u2:size(3) })
+    H.assert_values(u2, { { { 1, 2, 3 }, { 5, 6, 7 } } })
+    assert.is_true(gradcheck(function(t) return t:unfold(1, 2, 1) end, { leaf({ 4 }) }))
+    H.raises(function() return a:unfold(2, 5, 1) end, 'unfold', 'maximum size')
+    H.raises(function() return a:unfold(2, 2, 0) end, 'unfold', 'step')
+    H.assert_values(x:take(torch.tensor({ { 1, 6 }, { 4, 2 } })), { { 1, 6 }, { 4, 2 } })
+    H.assert_values(x:take_along_dim(torch.tensor({ { 3 }, { 1 } }), 2), { { 3 }, { 4 } })
+    H.assert_values(x:index_add(2, torch.tensor({ 1, 1 }), torch.tensor({ { 10, 20 }, { 30, 40 } }), { alpha = 2 }),
+      { { 61, 2, 3 }, { 144, 5, 6 } })
+    H.assert_values(x, { { 1, 2, 3 }, { 4, 5, 6 } }) -- out of place
+    H.assert_values(x:index_fill(1, torch.tensor({ 2 }), -1), { { 1, 2, 3 }, { -1, -1, -1 } })
+  end)
+end)
+
+describe('composite reductions', function()
+  it('nansum, nanmean, count_nonzero, aminmax, dist', function()
+    local nan = 0 / 0
+    local x = torch.tensor({ { 1.0, nan, 3 }, { nan, nan, 2 } })
+    H.assert_values(x:nansum(), { 6 })
+    H.assert_values(x:nansum(2), { 4, 2 })
+    H.assert_values(x:nanmean(), { 2 })
+    H.assert_values(x:nanmean(2), { 2, 2 })
+    H.assert_values(x:t():nanmean(1, true), { { 2, 2 } })
+    H.assert_values(torch.tensor({ { 0, 1, 2 }, { 0, 0, 3 } }):count_nonzero(2), { 2, 1 })
+    local lo, hi = torch.tensor({ { 3, -1 }, { 2, 8 } }):aminmax()
+    H.assert_values(lo, { -1 })
+    H.assert_values(hi, { 8 })
+    lo, hi = torch.tensor({ { 3, -1 }, { 2, 8 } }):aminmax({ dim = 1 })
+    H.assert_values(lo, { 2, -1 })
+    H.assert_values(hi, { 3, 8 })
+    H.assert_values(torch.dist(torch.tensor({ 1.0, 2 }), torch.tensor({ 4.0, 6 })), { 5 }, 1e-6)
+    H.assert_values(torch.dist(torch.tensor({ 1.0, 2 }), torch.tensor({ 4.0, 6 }), 1), { 7 }, 1e-6)
+  end)
+
+  it('kthvalue and median (values and indices) against sorting in Lua, with NaNs and transposed', function()
+    torch.manual_seed(6)
+    for _, dt in ipairs { torch.float32, torch.float64, torch.int64, torch.int32 } do
+      local x = torch.randint(-20, 20, { 5, 7 }):to(dt)
+      local rows = x:totable()
+      for k = 1, 7 do
+        local v, i = x:kthvalue(k, 2)
+        for r = 1, 5 do
+          local s = { table.unpack(rows[r]) }
+          table.sort(s)
+          assert.are.equal(s[k], v[r])
+          assert.are.equal(s[k], rows[r][i[r]])
+        end
+      end
+      local mv, mi = x:t():median(1)
+      for r = 1, 5 do
+        local s = { table.unpack(rows[r]) }
+        table.sort(s)
+        assert.are.equal(s[4], mv[r])
+        assert.are.equal(s[4], rows[r][mi[r]])
+      end
+      local all = H.flatten(rows)
+      table.sort(all)
+      assert.are.equal(all[(35 - 1) // 2 + 1], x:median():item())
+    end
+    -- an even count gives the lower middle; a NaN gives NaN and its index
+    H.assert_values(torch.tensor({ 4.0, 1, 3, 2 }):median(), { 2 })
+    local v, i = torch.tensor({ { 1.0, 0 / 0, 3 }, { 5, 4, 6 } }):median(2, true)
+    H.assert_values(v, { { 0 / 0 }, { 5 } })
+    H.assert_values(i, { { 2 }, { 1 } })
+    H.raises(function() return torch.ones(3):kthvalue(4) end, 'kthvalue', 'out of range')
+    H.raises(function() return torch.ones(0):median() end, 'median', 'empty')
+    assert.is_true(gradcheck(function(a) return (a:median(2)) end, { leaf({ 3, 5 }) }))
+  end)
+
+  it('unique (sorted, inverse, counts) and unique_consecutive against Lua tables, on every dtype', function()
+    torch.manual_seed(7)
+    for _, dt in ipairs { torch.int64, torch.int32, torch.uint8, torch.float32, torch.float64 } do
+      local x = torch.randint(0, 6, { 4, 5 }):to(dt)
+      local flat = H.flatten(x:totable())
+      local vals, inv, counts = x:unique({ return_inverse = true, return_counts = true })
+      local seen, list = {}, {}
+      for _, v in ipairs(flat) do
+        if not seen[v] then seen[v] = 0; list[#list + 1] = v end
+        seen[v] = seen[v] + 1
+      end
+      table.sort(list)
+      H.assert_values(vals, list)
+      assert.are.equal(dt, vals.dtype)
+      local wc = {}
+      for k, v in ipairs(list) do wc[k] = seen[v] end
+      H.assert_values(counts, wc)
+      assert.are.same({ 4, 5 }, { inv:size(1), inv:size(2) })
+      local inv_flat = H.flatten(inv:totable())
+      for k, v in ipairs(flat) do assert.are.equal(v, list[inv_flat[k]]) end
+    end
+    local x = torch.tensor({ 1, 1, 2, 2, 3, 1, 1, 2 })
+    local v, inv, c = x:unique_consecutive({ return_inverse = true, return_counts = true })
+    H.assert_values(v, { 1, 2, 3, 1, 2 })
+    H.assert_values(inv, { 1, 1, 2, 2, 3, 4, 4, 5 })
+    H.assert_values(c, { 2, 2, 1, 2, 1 })
+    -- each NaN is its own value; an empty tensor has none
+    assert.are.equal(3, torch.tensor({ 0 / 0, 1.0, 0 / 0 }):unique():numel())
+    local e, ei, ec = torch.zeros(0):unique({ return_inverse = true, return_counts = true })
+    assert.are.same({ 0, 0, 0 }, { e:numel(), ei:numel(), ec:numel() })
+    H.raises(function() return x:unique({ dim = 1 }) end, 'unique', 'dim')
+    H.raises(function() return x:unique({ sorted = true, bogus = 1 }) end, 'unique', 'bogus')
+  end)
+
+  it('histc against counting in Lua; the data range when min = max', function()
+    torch.manual_seed(8)
+    for _, dt in ipairs { torch.float32, torch.float64 } do
+      local x = torch.randn(200, { dtype = dt })
+      local h = torch.histc(x, 7, -1.5, 2)
+      assert.are.equal(dt, h.dtype)
+      local want = { 0, 0, 0, 0, 0, 0, 0 }
+      for _, v in ipairs(x:totable()) do
+        if v >= -1.5 and v <= 2 then
+          local b = math.min(math.floor((v + 1.5) * 7 / 3.5), 6) + 1
+          want[b] = want[b] + 1
+        end
+      end
+      H.assert_values(h, want)
+      H.assert_values(x:histc(4):sum(), { 200 })
+    end
+    H.assert_values(torch.tensor({ 1.0, 2, 1, 4 }):histc(3), { 2, 1, 1 })
+    H.raises(function() return torch.tensor({ 1, 2 }):histc(3) end, 'histc', 'floating point')
+    H.raises(function() return torch.ones(3):histc(0) end, 'histc', 'bins')
+  end)
+end)
+
+describe('composite samplers', function()
+  it('bernoulli draws 1 with the probability in each element', function()
+    torch.manual_seed(9)
+    local p = torch.tensor({ 0.0, 1.0, 0.25 }):view(3, 1):expand(3, 20000)
+    local s = torch.bernoulli(p)
+    assert.are.equal(torch.float32, s.dtype)
+    local m = s:mean(2)
+    H.assert_values(m:narrow(1, 1, 2), { 0, 1 })
+    assert.is_true(math.abs(m[3] - 0.25) < 0.015)
+    local d = torch.zeros(10000, { dtype = torch.float64 }):bernoulli(0.5)
+    assert.is_true(math.abs(d:mean():item() - 0.5) < 0.02)
+  end)
+
+  it('multinomial follows the weights, never draws a zero weight, and draws each index once without replacement', function()
+    torch.manual_seed(10)
+    local w = torch.tensor({ { 1.0, 0, 3, 4 }, { 0, 0, 1, 0 } })
+    local s = torch.multinomial(w, 8000, true)
+    assert.are.same({ 2, 8000 }, { s:size(1), s:size(2) })
+    assert.are.equal(torch.int64, s.dtype)
+    local counts = { 0, 0, 0, 0 }
+    for _, v in ipairs(s[1]:totable()) do counts[v] = counts[v] + 1 end
+    assert.are.equal(0, counts[2])
+    for k, p in ipairs { 1 / 8, 0, 3 / 8, 4 / 8 } do assert.is_true(math.abs(counts[k] / 8000 - p) < 0.02, 'weight ' .. k) end
+    assert.is_true(s[2]:eq(3):all():item())
+    for _ = 1, 20 do
+      local d = torch.multinomial(torch.tensor({ 0.1, 0.2, 0.3, 0.4, 0 }), 4)
+      local got = d:totable()
+      table.sort(got)
+      assert.are.same({ 1, 2, 3, 4 }, got)
+    end
+    H.raises(function() return torch.multinomial(torch.tensor({ 0.5, 0.5 }), 3) end, 'multinomial', 'without replacement')
+    H.raises(function() return torch.multinomial(torch.tensor({ -1.0, 2 }), 1) end, 'multinomial', 'element < 0')
+    H.raises(function() return torch.multinomial(torch.zeros(3), 1) end, 'multinomial', 'sum of probabilities')
+    H.raises(function() return torch.multinomial(torch.tensor({ 1, 2 }), 1) end, 'multinomial', 'floating point')
+  end)
+end)
+
+describe('composite functions as methods and torch.* alike', function()
+  it('softmax and log_softmax as methods, type_as, msort, argwhere', function()
+    local x = torch.tensor({ { 1.0, 2, 3 }, { 0, 0, 0 } })
+    H.assert_values(x:softmax(2), torch.F.softmax(x, 2):totable(), 1e-7)
+    H.assert_values(x:log_softmax(2), torch.F.log_softmax(x, 2):totable(), 1e-7)
+    assert.are.equal(torch.float64, torch.ones(2, { dtype = torch.int32 }):type_as(torch.ones(1, { dtype = torch.float64 })).dtype)
+    H.assert_values(torch.tensor({ { 3, 1 }, { 2, 0 } }):msort(), { { 2, 0 }, { 3, 1 } })
+    H.assert_values(torch.tensor({ { 0, 1 }, { 2, 0 } }):argwhere(), { { 1, 2 }, { 2, 1 } })
+    for _, name in ipairs { 'lerp', 'kron', 'movedim', 'unique', 'median', 'multinomial', 'diagonal', 'tile' } do
+      assert.are.equal(torch.Tensor[name], torch[name], name)
+    end
+  end)
+end)
