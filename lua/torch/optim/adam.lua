@@ -33,11 +33,48 @@ end
 Adam._defaults = { lr = 1e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, amsgrad = false, maximize = false }
 Adam._decoupled = false
 
+-- the options of an Adam-like optimizer `name` over its defaults, betas copied, checked with
+-- PyTorch's messages (lr, eps, betas, weight_decay)
+function Adam._options(name, opts, defaults)
+  local o = Optimizer._options(name, opts, defaults)
+  if type(o.betas) == 'table' then o.betas = { o.betas[1], o.betas[2] } end
+  Adam._check(name, o)
+  return o
+end
+
 function Adam:init(params, opts)
-  local o = Optimizer._options(self.__name, opts, self._defaults)
-  o.betas = { o.betas[1], o.betas[2] }
-  Adam._check(self.__name, o)
-  Optimizer.init(self, params, o)
+  Optimizer.init(self, params, Adam._options(self.__name, opts, self._defaults))
+end
+
+-- m:lerp_(g, w) as PyTorch computes it: from the nearer end, and a float32 lerp takes w in float32
+local function lerp_(m, g, w)
+  if m.dtype == torch.float32 then w = string.unpack('f', string.pack('f', w)) end
+  local diff = g - m
+  if math.abs(w) < 0.5 then
+    m:add_(diff, { alpha = w })
+  else
+    m:copy_(g):add_(diff, { alpha = -(1 - w) })
+  end
+end
+Adam._lerp_ = lerp_
+
+-- The moments of the Adam family's step on p: the gradient negated with maximize, then weight
+-- decay (p scaled by 1 - lr wd when decoupled, else wd p added to the gradient), then
+-- exp_avg = lerp(exp_avg, g, 1 - beta1) and exp_avg_sq = beta2 exp_avg_sq + (1 - beta2) g^2.
+-- Returns exp_avg, exp_avg_sq and the gradient used.
+function Adam._moments(p, grad, state, lr, beta1, beta2, wd, maximize, decoupled)
+  local g = grad
+  if maximize then g = -g end
+  if decoupled then
+    if wd ~= 0 then p:mul_(1 - lr * wd) end
+  elseif wd ~= 0 then
+    g = g:add(p, { alpha = wd })
+  end
+  local m, v = state.exp_avg, state.exp_avg_sq
+  lerp_(m, g, 1 - beta1)
+  -- v:mul_(beta2):addcmul_(g, g, {value = 1 - beta2})
+  v:mul_(beta2):add_(g:mul(1 - beta2):mul_(g))
+  return m, v, g
 end
 
 -- looked up at each call (a spec counts the calls)
@@ -45,25 +82,7 @@ local C = torch._optim
 
 -- the tensor-op path: PyTorch's single-tensor Adam/AdamW
 local function lua_step(p, g, state, step, lr, beta1, beta2, eps, wd, amsgrad, maximize, decoupled)
-  local grad = g
-  if maximize then grad = -grad end
-  if decoupled then
-    p:mul_(1 - lr * wd)
-  elseif wd ~= 0 then
-    grad = grad:add(p, { alpha = wd })
-  end
-  local m, v = state.exp_avg, state.exp_avg_sq
-  -- m:lerp_(grad, 1 - beta1), with lerp's two forms; a float32 lerp takes 1 - weight in float32
-  local w = 1 - beta1
-  if m.dtype == torch.float32 then w = string.unpack('f', string.pack('f', w)) end
-  local diff = grad - m
-  if math.abs(w) < 0.5 then
-    m:add_(diff, { alpha = w })
-  else
-    m:copy_(grad):add_(diff, { alpha = -(1 - w) })
-  end
-  -- v:mul_(beta2):addcmul_(grad, grad, {value = 1 - beta2})
-  v:mul_(beta2):add_(grad:mul(1 - beta2):mul_(grad))
+  local m, v = Adam._moments(p, g, state, lr, beta1, beta2, wd, maximize, decoupled)
   local bc1, bc2 = 1 - beta1 ^ step, 1 - beta2 ^ step
   local step_size = lr / bc1
   local bc2_sqrt = math.sqrt(bc2)
