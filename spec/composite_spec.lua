@@ -498,3 +498,20 @@ describe('composite functions as methods and torch.* alike', function()
     end
   end)
 end)
+
+describe('composite functions on another device', function()
+  local it2 = torch.cpu.device_count() >= 2 and it or pending
+  it2('make their index and scratch tensors on the input\'s device (cpu:1 here, as for CUDA)', function()
+    local x = torch.tensor({ { 3.0, 1, 2 }, { 0.5, 4, 4 } }):to('cpu:1')
+    local i1 = torch.tensor({ 1, 2 }):to('cpu:1')
+    local results = {
+      x:diagonal(), torch.diag(x[1], 1), x:unique({ return_inverse = true, return_counts = true }),
+      select(3, x:unique_consecutive({ return_inverse = true, return_counts = true })), x:histc(3),
+      torch.multinomial(x, 2, true), torch.multinomial(x, 2), x:repeat_interleave(2, 1),
+      x:repeat_interleave(i1, 1), x:unfold(2, 2, 1), (x:median(2)), (x:kthvalue(1, 2)), x:nan_to_num(),
+      torch.logaddexp(x, 1), x:tile(2), (x / 5):bernoulli(), x // 2, torch.cross(x, x), torch.kron(x, x),
+      x:heaviside(0.5), x:index_add(2, i1, torch.ones(2, 2):to('cpu:1')), x:lerp(x, 0.5), x:nansum(), x:trace(),
+    }
+    for k, r in ipairs(results) do assert.are.equal('cpu:1', tostring(r.device), 'result ' .. k) end
+  end)
+end)

@@ -287,7 +287,7 @@ both('diagonal', function(x, offset, dim1, dim2)
   shape[#shape + 1] = rows * cols
   local flat = m:reshape(shape)
   local first = offset >= 0 and offset or -offset * cols -- 0-based
-  local idx = torch.arange(0, n, { dtype = torch.int64 }) * (cols + 1) + (first + 1)
+  local idx = torch.arange(0, n, { dtype = torch.int64, device = x.device }) * (cols + 1) + (first + 1)
   return flat:index_select(flat:dim(), idx)
 end)
 
@@ -611,8 +611,8 @@ both('unique_consecutive', function(x, o)
   if o.dim ~= nil then error('unique_consecutive: the dim option is not supported', 2) end
   local flat = x:reshape(-1)
   local n = flat:numel()
-  local new = n > 0 and torch.cat({ torch.ones(1, { dtype = torch.bool }), flat:narrow(1, 2, n - 1):ne(flat:narrow(1, 1, n - 1)) })
-    or torch.zeros(0, { dtype = torch.bool })
+  local new = n > 0 and torch.cat({ torch.ones(1, { dtype = torch.bool, device = x.device }), flat:narrow(1, 2, n - 1):ne(flat:narrow(1, 1, n - 1)) })
+    or torch.zeros(0, { dtype = torch.bool, device = x.device })
   local res = { flat:masked_select(new) }
   if o.return_inverse then res[#res + 1] = new:long():cumsum(1):reshape(x.shape) end
   if o.return_counts then res[#res + 1] = run_lengths(new, n, x.device) end
@@ -633,8 +633,8 @@ both('histc', function(x, bins, lo, hi)
   local inside = flat:ge(lo):logical_and(flat:le(hi))
   local v = flat:masked_select(inside)
   local b = ((v - lo) * (bins / (hi - lo))):floor():long():clamp(0, bins - 1) + 1
-  local h = torch.zeros(bins, { dtype = torch.float64 })
-  if b:numel() > 0 then h:scatter_add_(1, b, torch.ones(b:numel(), { dtype = torch.float64 })) end
+  local h = torch.zeros(bins, { dtype = torch.float64, device = x.device })
+  if b:numel() > 0 then h:scatter_add_(1, b, torch.ones(b:numel(), { dtype = torch.float64, device = x.device })) end
   return h:to(x.dtype)
 end)
 
@@ -671,13 +671,13 @@ both('multinomial', function(x, num_samples, replacement)
   local out
   if replacement then
     local cdf = (pd / total):cumsum(2)
-    local u = torch.rand(p:size(1), num_samples, { dtype = torch.float64 })
+    local u = torch.rand(p:size(1), num_samples, { dtype = torch.float64, device = x.device })
     -- the first bin whose cumulative weight exceeds u (never one of zero weight)
     out = cdf:unsqueeze(2):le(u:unsqueeze(3)):sum(3) + 1
     out = out:clamp(1, k)
   else
     -- the largest keys u^(1 / p): a draw without replacement in proportion to p (zero weights last)
-    local u = torch.rand(p:size(1), k, { dtype = torch.float64 })
+    local u = torch.rand(p:size(1), k, { dtype = torch.float64, device = x.device })
     local keys = torch.where(pd:gt(0), u:log() / pd, torch.full_like(pd, -math.huge))
     local _, idx = keys:topk(num_samples, 2)
     out = idx

@@ -1,4 +1,5 @@
--- nn.Dropout: zeroes elements with probability p while training and scales the rest by 1/(1-p).
+-- nn.Dropout: zeroes elements with probability p while training and scales the rest by 1/(1-p);
+-- nn.Dropout1d and nn.Dropout2d zero whole channels.
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
 
@@ -24,6 +25,14 @@ function Dropout:forward(x) return F.dropout(x, self.p, self.training, self.inpl
 
 function Dropout:extra_repr()
   return string.format('p=%s, inplace=%s', pyrepr(self.p), pyrepr(self.inplace))
+end
+
+-- Dropout1d and Dropout2d (p = 0.5, {inplace = false}): whole channels of N x C x L and N x C x H x W
+-- input, over F.dropout1d and F.dropout2d
+for name, fn in pairs { Dropout1d = 'dropout1d', Dropout2d = 'dropout2d' } do
+  local cls = Dropout:extend(name)
+  M[name] = cls
+  function cls:forward(x) return F[fn](x, self.p, self.training, self.inplace) end
 end
 
 return M

@@ -1,4 +1,5 @@
--- nn.Flatten: flattens dims start_dim..end_dim (1-based; the defaults keep the batch dim).
+-- nn.Flatten: flattens dims start_dim..end_dim (1-based; the defaults keep the batch dim); nn.Unflatten
+-- splits one dim into several.
 local Module = require 'torch.nn.module'
 
 local M = {}
@@ -19,5 +20,24 @@ end
 function Flatten:forward(x) return x:flatten(self.start_dim, self.end_dim) end
 
 function Flatten:extra_repr() return string.format('start_dim=%d, end_dim=%d', self.start_dim, self.end_dim) end
+
+-- Unflatten(dim, unflattened_size): dim split into the sizes (one may be -1), as x:unflatten
+local Unflatten = Module:extend('Unflatten')
+M.Unflatten = Unflatten
+
+function Unflatten:init(dim, sizes)
+  if math.type(dim) ~= 'integer' then error('Unflatten: dim must be an integer, got ' .. tostring(dim), 3) end
+  if type(sizes) ~= 'table' or #sizes == 0 then error('Unflatten: unflattened_size must be a non-empty table of integers', 3) end
+  for _, s in ipairs(sizes) do
+    if math.type(s) ~= 'integer' then error('Unflatten: unflattened_size must hold integers, got ' .. tostring(s), 3) end
+  end
+  self.dim, self.unflattened_size = dim, { table.unpack(sizes) }
+end
+
+function Unflatten:forward(x) return x:unflatten(self.dim, self.unflattened_size) end
+
+function Unflatten:extra_repr()
+  return string.format('dim=%d, unflattened_size=(%s)', self.dim, table.concat(self.unflattened_size, ', '))
+end
 
 return M

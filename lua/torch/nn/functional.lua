@@ -570,6 +570,206 @@ function F.dropout(x, p, training, inplace)
   return x * mask
 end
 
+-- ---- channel dropout ----
+-- zeroes whole channels (dims 3.. of N x C x ..., or 2.. of an unbatched C x ...) with probability
+-- p, scaling the others by 1 / (1 - p)
+local function channel_dropout(x, p, training, inplace, op, dims)
+  check_tensor(x, op)
+  p = p or 0.5
+  if type(p) ~= 'number' or p < 0 or p > 1 then
+    error(op .. ': dropout probability has to be between 0 and 1, but got ' .. tostring(p), 3)
+  end
+  if x:dim() ~= dims and x:dim() ~= dims + 1 then
+    error(string.format('%s: expected a %d-D (unbatched) or %d-D (batched) input, got %d-D', op, dims, dims + 1, x:dim()), 3)
+  end
+  if training == nil then training = true end
+  if not training or p == 0 then return x end
+  local shape = {}
+  local lead = x:dim() - dims + 1 -- the channel dim
+  for d = 1, x:dim() do shape[d] = d <= lead and x:size(d) or 1 end
+  local mask = torch.empty(shape, { dtype = x.dtype, device = x.device })
+  if p == 1 then mask:zero_() else mask:bernoulli_(1 - p):div_(1 - p) end
+  if inplace then return x:mul_(mask) end
+  return x * mask
+end
+
+--- F.dropout1d(x, p = 0.5, training = true, inplace = false): whole channels of N x C x L input
+function F.dropout1d(x, p, training, inplace) return channel_dropout(x, p, training, inplace, 'dropout1d', 2) end
+--- F.dropout2d(x, p = 0.5, training = true, inplace = false): whole channels of N x C x H x W input
+function F.dropout2d(x, p, training, inplace) return channel_dropout(x, p, training, inplace, 'dropout2d', 3) end
+
+-- ---- RMS normalisation ----
+local FINFO_EPS = { float32 = 1.1920928955078125e-07, float64 = 2.220446049250313e-16, float16 = 0.0009765625,
+  bfloat16 = 0.0078125 }
+
+--- F.rms_norm(x, normalized_shape, weight, {eps}) -> x / sqrt(mean(x^2) + eps) over the last dims
+-- of normalized_shape, times weight; eps defaults to the dtype's machine epsilon (PyTorch's
+-- finfo(x.dtype).eps). float16 and bfloat16 are computed in float32.
+function F.rms_norm(x, shape, w, o)
+  o = opts_of(o, 'rms_norm', { 'eps' })
+  check_tensor(x, 'rms_norm')
+  if math.type(shape) == 'integer' then shape = { shape } end
+  if type(shape) ~= 'table' then error('rms_norm: normalized_shape must be an integer or a table of integers', 2) end
+  local n = #shape
+  if x:dim() < n then
+    error(string.format('rms_norm: input of shape %s has fewer dimensions than normalized_shape [%s]',
+      tostring(x.shape), table.concat(shape, ', ')), 2)
+  end
+  for i = 1, n do
+    if x:size(x:dim() - n + i) ~= shape[i] then
+      error(string.format('rms_norm: given normalized_shape=[%s], expected input with shape [*, %s], but got '
+        .. 'input of size %s', table.concat(shape, ', '), table.concat(shape, ', '), tostring(x.shape)), 2)
+    end
+  end
+  if not x.dtype.is_floating_point then error('rms_norm: expected a floating point input, got ' .. tostring(x.dtype), 2) end
+  local eps = o.eps or FINFO_EPS[x.dtype.name]
+  local low = x.dtype == torch.float16 or x.dtype == torch.bfloat16
+  local xf = low and x:float() or x
+  local dims = {}
+  for i = 1, n do dims[i] = x:dim() - n + i end
+  local y = n > 0 and xf * ((xf * xf):mean(dims, true) + eps):rsqrt() or xf * (xf * xf + eps):rsqrt()
+  if low then y = y:to(x.dtype) end
+  if w ~= nil then y = y * w end
+  return y
+end
+
+-- ---- pixel shuffle ----
+local function shuffle_check(x, r, op)
+  check_tensor(x, op)
+  if math.type(r) ~= 'integer' or r < 1 then error(string.format('%s: the factor must be a positive integer, got %s', op, tostring(r)), 3) end
+  if x:dim() < 3 then error(string.format('%s: expected an input of at least 3 dimensions (*, C, H, W), got %d-D', op, x:dim()), 3) end
+end
+
+--- F.pixel_shuffle(x, r): (*, C r^2, H, W) -> (*, C, H r, W r)
+function F.pixel_shuffle(x, r)
+  shuffle_check(x, r, 'pixel_shuffle')
+  local nd = x:dim()
+  local c, h, w = x:size(nd - 2), x:size(nd - 1), x:size(nd)
+  if c % (r * r) ~= 0 then
+    error(string.format('pixel_shuffle: expected the channels (%d) to be divisible by the square of the upscale factor (%d)', c, r * r), 2)
+  end
+  local lead = {}
+  for i = 1, nd - 3 do lead[i] = x:size(i) end
+  local v = { table.unpack(lead) }
+  for _, s in ipairs { c // (r * r), r, r, h, w } do v[#v + 1] = s end
+  local perm = {}
+  for i = 1, nd - 3 do perm[i] = i end
+  local b = nd - 3
+  for _, s in ipairs { 1, 4, 2, 5, 3 } do perm[#perm + 1] = b + s end
+  local out = { table.unpack(lead) }
+  for _, s in ipairs { c // (r * r), h * r, w * r } do out[#out + 1] = s end
+  return x:reshape(v):permute(perm):reshape(out)
+end
+
+--- F.pixel_unshuffle(x, r): (*, C, H r, W r) -> (*, C r^2, H, W), the inverse
+function F.pixel_unshuffle(x, r)
+  shuffle_check(x, r, 'pixel_unshuffle')
+  local nd = x:dim()
+  local c, h, w = x:size(nd - 2), x:size(nd - 1), x:size(nd)
+  if h % r ~= 0 or w % r ~= 0 then
+    error(string.format('pixel_unshuffle: expected the height (%d) and width (%d) to be divisible by the downscale factor (%d)', h, w, r), 2)
+  end
+  local lead = {}
+  for i = 1, nd - 3 do lead[i] = x:size(i) end
+  local v = { table.unpack(lead) }
+  for _, s in ipairs { c, h // r, r, w // r, r } do v[#v + 1] = s end
+  local perm = {}
+  for i = 1, nd - 3 do perm[i] = i end
+  local b = nd - 3
+  for _, s in ipairs { 1, 3, 5, 2, 4 } do perm[#perm + 1] = b + s end
+  local out = { table.unpack(lead) }
+  for _, s in ipairs { c * r * r, h // r, w // r } do out[#out + 1] = s end
+  return x:reshape(v):permute(perm):reshape(out)
+end
+
+-- ---- sliding blocks (im2col and its adjoint) ----
+-- the geometry of unfold/fold: kernel, dilation, padding, stride as pairs, and the count of blocks
+-- along each spatial dim of an h x w input
+local function blocks(op, k, o, h, w)
+  o = opts_of(o, op, { 'dilation', 'padding', 'stride' })
+  local kh, kw = pair(k, 'kernel_size', op)
+  local dh, dw = pair(o.dilation or 1, 'dilation', op)
+  local ph, pw = pair(o.padding or 0, 'padding', op)
+  local sh, sw = pair(o.stride or 1, 'stride', op)
+  for _, v in ipairs { kh, kw, dh, dw, sh, sw } do
+    if math.type(v) ~= 'integer' or v < 1 then error(op .. ': kernel_size, dilation and stride must be positive integers', 3) end
+  end
+  for _, v in ipairs { ph, pw } do
+    if math.type(v) ~= 'integer' or v < 0 then error(op .. ': padding must be a non-negative integer', 3) end
+  end
+  local oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+  local ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+  return { kh = kh, kw = kw, dh = dh, dw = dw, ph = ph, pw = pw, sh = sh, sw = sw, oh = oh, ow = ow }
+end
+
+-- the 1-based rows (or columns) of the padded input that kernel offset i of each block reads
+local function block_index(i, d, s, n, device)
+  return torch.arange(0, n, { dtype = torch.int64, device = device }) * s + (i * d + 1)
+end
+
+--- F.unfold(x, kernel_size, {dilation = 1, padding = 0, stride = 1}): the sliding blocks of an
+-- N x C x H x W (or C x H x W) input as columns: N x (C kh kw) x L, L the number of blocks
+function F.unfold(x, k, o)
+  check_tensor(x, 'unfold')
+  local batched = x:dim() == 4
+  if x:dim() ~= 3 and not batched then error('unfold: expected a 3-D (unbatched) or 4-D (batched) input, got ' .. x:dim() .. '-D', 2) end
+  if not batched then x = x:unsqueeze(1) end
+  local n, c, h, w = x:size(1), x:size(2), x:size(3), x:size(4)
+  local g = blocks('unfold', k, o, h, w)
+  if g.oh < 1 or g.ow < 1 then
+    error(string.format('unfold: the kernel (%d x %d, dilation %d x %d) does not fit the padded input (%d x %d)',
+      g.kh, g.kw, g.dh, g.dw, h + 2 * g.ph, w + 2 * g.pw), 2)
+  end
+  local xp = (g.ph > 0 or g.pw > 0) and F.pad(x, { g.pw, g.pw, g.ph, g.ph }) or x
+  local cols = {}
+  for i = 0, g.kh - 1 do
+    local rows = xp:index_select(3, block_index(i, g.dh, g.sh, g.oh, x.device))
+    for j = 0, g.kw - 1 do
+      cols[#cols + 1] = rows:index_select(4, block_index(j, g.dw, g.sw, g.ow, x.device))
+    end
+  end
+  -- N x C x (kh kw) x oh x ow: channel-major, as PyTorch orders the rows
+  local out = torch.stack(cols, 3):reshape(n, c * g.kh * g.kw, g.oh * g.ow)
+  if not batched then out = out:squeeze(1) end
+  return out
+end
+
+--- F.fold(x, output_size, kernel_size, {dilation = 1, padding = 0, stride = 1}): the adjoint of
+-- unfold, N x (C kh kw) x L columns summed into an N x C x H x W output (overlaps add up)
+function F.fold(x, output_size, k, o)
+  check_tensor(x, 'fold')
+  local batched = x:dim() == 3
+  if x:dim() ~= 2 and not batched then error('fold: expected a 2-D (unbatched) or 3-D (batched) input, got ' .. x:dim() .. '-D', 2) end
+  if not batched then x = x:unsqueeze(1) end
+  local h, w = pair(output_size, 'output_size', 'fold')
+  local g = blocks('fold', k, o, h, w)
+  local n, ck, l = x:size(1), x:size(2), x:size(3)
+  if ck % (g.kh * g.kw) ~= 0 then
+    error(string.format('fold: expected size of input\'s dimension 1 to be divisible by the product of kernel_size, but got input.size(1)=%d and kernel_size=(%d, %d)', ck, g.kh, g.kw), 2)
+  end
+  if g.oh < 1 or g.ow < 1 or l ~= g.oh * g.ow then
+    error(string.format('fold: expected the input\'s last dimension (%d) to match the calculated number of sliding blocks %d * %d = %d',
+      l, math.max(g.oh, 0), math.max(g.ow, 0), math.max(g.oh, 0) * math.max(g.ow, 0)), 2)
+  end
+  local c = ck // (g.kh * g.kw)
+  local hp, wp = h + 2 * g.ph, w + 2 * g.pw
+  local cols = x:reshape(n, c, g.kh * g.kw, g.oh, g.ow)
+  local out = torch.zeros(n, c, hp, wp, { dtype = x.dtype, device = x.device })
+  local q = 0
+  for i = 0, g.kh - 1 do
+    local rows = block_index(i, g.dh, g.sh, g.oh, x.device)
+    for j = 0, g.kw - 1 do
+      q = q + 1
+      local part = torch.zeros(n, c, g.oh, wp, { dtype = x.dtype, device = x.device })
+        :index_add(4, block_index(j, g.dw, g.sw, g.ow, x.device), cols:select(3, q))
+      out = out:index_add(3, rows, part)
+    end
+  end
+  if g.ph > 0 or g.pw > 0 then out = out:narrow(3, g.ph + 1, h):narrow(4, g.pw + 1, w) end
+  if not batched then out = out:squeeze(1) end
+  return out
+end
+
 -- ---- resampling ----
 -- the source positions of an axis of n_in resampled to n_out: for 'nearest', one index each; for
 -- 'linear', two indices and the weight of the second (PyTorch's coordinate rules)
@@ -875,6 +1075,205 @@ function F.soft_margin_loss(x, y, o)
   check_same_shape(x, y, 'soft_margin_loss')
   x, y = fp32(x, y)
   return reduce((-y * x):exp():log1p(), o.reduction, 'soft_margin_loss')
+end
+
+-- ---- PoissonNLLLoss, GaussianNLLLoss, CosineEmbeddingLoss, HingeEmbeddingLoss, TripletMarginLoss,
+-- MultiLabelSoftMarginLoss: PyTorch's formulas (aten/src/ATen/native/Loss.cpp, torch/nn/functional.py)
+-- composed of tensor ops, so autograd gives the gradients ----
+
+-- a number option (default when nil), refused otherwise
+local function number_opt(v, default, op, name)
+  if v == nil then return default end
+  if type(v) ~= 'number' then error(string.format('%s: %s must be a number, got %s', op, name, type(v)), 3) end
+  return v
+end
+
+-- a boolean option (default when nil), refused otherwise
+local function flag_opt(v, default, op, name)
+  if v == nil then return default end
+  if type(v) ~= 'boolean' then error(string.format('%s: %s must be a boolean, got %s', op, name, type(v)), 3) end
+  return v
+end
+
+--- F.poisson_nll_loss(input, target, {log_input = true, full = false, eps = 1e-8, reduction = 'mean'})
+-- -> exp(input) - target input (log_input), or input - target log(input + eps); full adds the
+-- Stirling term target log(target) - target + 0.5 log(2 pi target) where target > 1
+function F.poisson_nll_loss(x, t, o)
+  local op = 'poisson_nll_loss'
+  o = opts_of(o, op, { 'log_input', 'full', 'eps', 'reduction' })
+  check_same_shape(x, t, op)
+  local log_input = flag_opt(o.log_input, true, op, 'log_input')
+  local full = flag_opt(o.full, false, op, 'full')
+  local eps = number_opt(o.eps, 1e-8, op, 'eps')
+  x, t = fp32(x, t)
+  local l
+  if log_input then
+    l = x:exp() - t * x
+  else
+    l = x - t * (x + eps):log()
+  end
+  if full then
+    -- computed on target > 1 only (2 elsewhere): no log of 0 nor NaN in either direction
+    local big = t:gt(1)
+    local tb = torch.where(big, t, 2)
+    l = l + torch.where(big, tb * tb:log() - tb + (tb * (2 * math.pi)):log() * 0.5, 0)
+  end
+  return reduce(l, o.reduction, op)
+end
+
+--- F.gaussian_nll_loss(input, target, var, {full = false, eps = 1e-6, reduction = 'mean'})
+-- -> 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) with full).
+-- var has input's shape, or it less the last dim, or it with a last dim of 1 (one variance
+-- shared by the last dim); target has input's shape, dims of size 1 broadcast. The clamp passes
+-- no gradient of its own, as PyTorch's (var's gradient is taken at the clamped value)
+function F.gaussian_nll_loss(x, t, var, o)
+  local op = 'gaussian_nll_loss'
+  o = opts_of(o, op, { 'full', 'eps', 'reduction' })
+  check_tensor(x, op)
+  check_tensor(t, op, 'target')
+  check_tensor(var, op, 'var')
+  local full = flag_opt(o.full, false, op, 'full')
+  local eps = number_opt(o.eps, 1e-6, op, 'eps')
+  local n = x:dim()
+  local t_ok = t:dim() == n
+  for d = 1, n do
+    if not t_ok then break end
+    t_ok = t:size(d) == x:size(d) or t:size(d) == 1
+  end
+  if not t_ok then
+    error(string.format('%s: target of shape %s does not match input of shape %s (each dim equal or 1)',
+      op, tostring(t.shape), tostring(x.shape)), 2)
+  end
+  if var.shape ~= x.shape then
+    local lead = var:dim() >= n - 1 and n >= 1
+    for d = 1, n - 1 do
+      if not lead then break end
+      lead = var:size(d) == x:size(d)
+    end
+    if lead and var:dim() == n - 1 then
+      var = var:unsqueeze(-1)
+    elseif not (lead and var:dim() == n and var:size(n) == 1) then
+      error(string.format('%s: var is of incorrect size: %s for an input of shape %s (expected the input\'s shape, '
+        .. 'it less the last dim, or it with a last dim of 1)', op, tostring(var.shape), tostring(x.shape)), 2)
+    end
+  end
+  x, t, var = fp32(x, t, var)
+  if var:numel() > 0 and var:lt(0):any():item() then error(op .. ': var has negative entry/entries', 2) end
+  var = var:clone()
+  torch.no_grad(function() var:clamp_(eps, nil) end)
+  local d = x - t
+  local l = (var:log() + d * d / var) * 0.5
+  if full then l = l + 0.5 * math.log(2 * math.pi) end
+  return reduce(l, o.reduction, op)
+end
+
+--- F.cosine_embedding_loss(x1, x2, y, {margin = 0, reduction = 'mean'}) -> 1 - cos(x1, x2) where y = 1,
+-- max(0, cos(x1, x2) - margin) where y = -1; x1, x2 of N x D with y of N, or of D with a 0-D y; the
+-- cosine sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) as PyTorch's
+function F.cosine_embedding_loss(x1, x2, y, o)
+  local op = 'cosine_embedding_loss'
+  o = opts_of(o, op, { 'margin', 'reduction' })
+  check_tensor(x1, op, 'input1')
+  check_tensor(x2, op, 'input2')
+  check_tensor(y, op, 'target')
+  local margin = number_opt(o.margin, 0, op, 'margin')
+  if y:dim() > 1 then
+    error(op .. ': 0D or 1D target tensor expected, multi-target not supported, got ' .. y:dim() .. '-D', 2)
+  end
+  if x1:dim() ~= y:dim() + 1 or x2:dim() ~= y:dim() + 1 then
+    error(string.format('%s: %dD target tensor expects %dD input tensors, but found inputs with sizes %s and %s',
+      op, y:dim(), y:dim() + 1, tostring(x1.shape), tostring(x2.shape)), 2)
+  end
+  if x1.shape ~= x2.shape then
+    error(string.format('%s: input1 of shape %s and input2 of shape %s differ', op, tostring(x1.shape),
+      tostring(x2.shape)), 2)
+  end
+  if y:dim() == 1 and y:size(1) ~= x1:size(1) then
+    error(string.format('%s: target of shape %s does not match a batch of %d', op, tostring(y.shape), x1:size(1)), 2)
+  end
+  if y:numel() > 0 and y:ne(1):logical_and(y:ne(-1)):any():item() then
+    error(op .. ': target must contain only 1 or -1', 2)
+  end
+  x1, x2, y = fp32(x1, x2, y)
+  local d = y:dim() + 1
+  local prod = (x1 * x2):sum(d)
+  local m1, m2 = (x1 * x1):sum(d) + 1e-12, (x2 * x2):sum(d) + 1e-12
+  local cos = prod / (m1 * m2):sqrt()
+  return reduce(torch.where(y:eq(1), 1 - cos, (cos - margin):clamp(0, nil)), o.reduction, op)
+end
+
+--- F.hinge_embedding_loss(x, y, {margin = 1, reduction = 'mean'}) -> x where y = 1,
+-- max(0, margin - x) where y = -1. As PyTorch's, y is not checked: an element neither 1 nor -1
+-- takes both terms
+function F.hinge_embedding_loss(x, y, o)
+  local op = 'hinge_embedding_loss'
+  o = opts_of(o, op, { 'margin', 'reduction' })
+  check_same_shape(x, y, op)
+  local margin = number_opt(o.margin, 1.0, op, 'margin')
+  x, y = fp32(x, y)
+  local l = torch.where(y:ne(1), (margin - x):clamp(0, nil), 0) + torch.where(y:ne(-1), x, 0)
+  return reduce(l, o.reduction, op)
+end
+
+--- F.triplet_margin_loss(anchor, positive, negative, {margin = 1, p = 2, eps = 1e-6, swap = false,
+-- reduction = 'mean'}) -> max(0, margin + d(a, p) - d(a, n)), d = F.pairwise_distance (||x1 - x2 + eps||_p
+-- over the last dim); swap takes min(d(a, n), d(p, n)) for d(a, n)
+function F.triplet_margin_loss(a, pos, neg, o)
+  local op = 'triplet_margin_loss'
+  o = opts_of(o, op, { 'margin', 'p', 'eps', 'swap', 'reduction' })
+  check_tensor(a, op, 'anchor')
+  check_tensor(pos, op, 'positive')
+  check_tensor(neg, op, 'negative')
+  local margin = number_opt(o.margin, 1.0, op, 'margin')
+  if margin <= 0 then error(op .. ': margin must be greater than 0, got ' .. tostring(margin), 2) end
+  local p = number_opt(o.p, 2, op, 'p')
+  if p <= 0 then error(op .. ': p must be a positive number, got ' .. tostring(p), 2) end
+  local eps = number_opt(o.eps, 1e-6, op, 'eps')
+  local swap = flag_opt(o.swap, false, op, 'swap')
+  if a:dim() ~= pos:dim() or a:dim() ~= neg:dim() then
+    error(string.format('%s: all inputs should have same dimension but got %dD, %dD and %dD inputs',
+      op, a:dim(), pos:dim(), neg:dim()), 2)
+  end
+  if a:dim() == 0 then error(op .. ': expected inputs of at least 1 dimension, got 0-D', 2) end
+  if a.shape ~= pos.shape or a.shape ~= neg.shape then
+    error(string.format('%s: anchor of shape %s, positive of shape %s and negative of shape %s differ',
+      op, tostring(a.shape), tostring(pos.shape), tostring(neg.shape)), 2)
+  end
+  a, pos, neg = fp32(a, pos, neg)
+  local po = { p = p, eps = eps }
+  local d_pos = F.pairwise_distance(a, pos, po)
+  local d_neg = F.pairwise_distance(a, neg, po)
+  if swap then d_neg = torch.minimum(d_neg, F.pairwise_distance(pos, neg, po)) end
+  return reduce((d_pos - d_neg + margin):clamp(0, nil), o.reduction, op)
+end
+
+--- F.multilabel_soft_margin_loss(x, y, {weight, reduction = 'mean'}) -> the mean over the last (class)
+-- dim of -w (y log sigmoid(x) + (1 - y) log sigmoid(-x)): one loss a sample, then reduced; weight
+-- broadcasts against x (a weight a class: C)
+function F.multilabel_soft_margin_loss(x, y, o)
+  local op = 'multilabel_soft_margin_loss'
+  o = opts_of(o, op, { 'weight', 'reduction' })
+  check_same_shape(x, y, op)
+  if x:dim() == 0 then error(op .. ': expected an input of at least 1 dimension (N x C or C), got 0-D', 2) end
+  local w = o.weight
+  if w ~= nil then
+    check_tensor(w, op, 'weight')
+    local ok = w:dim() <= x:dim()
+    for k = 0, w:dim() - 1 do
+      if not ok then break end
+      local ws = w:size(w:dim() - k)
+      ok = ws == 1 or ws == x:size(x:dim() - k)
+    end
+    if not ok then
+      error(string.format('%s: weight of shape %s does not broadcast to the input\'s shape %s', op,
+        tostring(w.shape), tostring(x.shape)), 2)
+    end
+  end
+  x, y, w = fp32(x, y, w)
+  local l = -(y * x:logsigmoid() + (1 - y) * (-x):logsigmoid())
+  if w then l = l * w end
+  local cd = x:dim()
+  return reduce(l:sum(cd) / x:size(cd), o.reduction, op)
 end
 
 local REDUCTIONS = { none = 0, mean = 1, sum = 2 }

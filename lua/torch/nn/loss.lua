@@ -1,5 +1,6 @@
 -- Loss modules: MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, BCELoss, SmoothL1Loss,
--- HuberLoss, KLDivLoss, MarginRankingLoss and SoftMarginLoss over
+-- HuberLoss, KLDivLoss, MarginRankingLoss, SoftMarginLoss, PoissonNLLLoss, GaussianNLLLoss,
+-- CosineEmbeddingLoss, HingeEmbeddingLoss, TripletMarginLoss and MultiLabelSoftMarginLoss over
 -- torch.nn.functional. Class weights are buffers, as in PyTorch, so they follow module:to().
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
@@ -132,5 +133,90 @@ local SoftMarginLoss = Module:extend('SoftMarginLoss')
 M.SoftMarginLoss = SoftMarginLoss
 function SoftMarginLoss:init(o) self.reduction = reduction_of(o or {}, 'SoftMarginLoss') end
 function SoftMarginLoss:forward(x, y) return F.soft_margin_loss(x, y, { reduction = self.reduction }) end
+
+-- PoissonNLLLoss({log_input = true, full = false, eps = 1e-8, reduction = 'mean'})
+local PoissonNLLLoss = Module:extend('PoissonNLLLoss')
+M.PoissonNLLLoss = PoissonNLLLoss
+function PoissonNLLLoss:init(o)
+  o = F._opts_of(o, 'PoissonNLLLoss', { 'log_input', 'full', 'eps', 'reduction' })
+  self.reduction = reduction_of(o, 'PoissonNLLLoss')
+  if o.log_input == nil then self.log_input = true else self.log_input = o.log_input end
+  self.full = o.full or false
+  self.eps = o.eps or 1e-8
+end
+function PoissonNLLLoss:forward(x, t)
+  return F.poisson_nll_loss(x, t, { log_input = self.log_input, full = self.full, eps = self.eps,
+    reduction = self.reduction })
+end
+
+-- GaussianNLLLoss({full = false, eps = 1e-6, reduction = 'mean'}); forward(input, target, var)
+local GaussianNLLLoss = Module:extend('GaussianNLLLoss')
+M.GaussianNLLLoss = GaussianNLLLoss
+function GaussianNLLLoss:init(o)
+  o = F._opts_of(o, 'GaussianNLLLoss', { 'full', 'eps', 'reduction' })
+  self.reduction = reduction_of(o, 'GaussianNLLLoss')
+  self.full = o.full or false
+  self.eps = o.eps or 1e-6
+end
+function GaussianNLLLoss:forward(x, t, var)
+  return F.gaussian_nll_loss(x, t, var, { full = self.full, eps = self.eps, reduction = self.reduction })
+end
+
+-- CosineEmbeddingLoss({margin = 0, reduction = 'mean'}); forward(x1, x2, y), y = 1 or -1
+local CosineEmbeddingLoss = Module:extend('CosineEmbeddingLoss')
+M.CosineEmbeddingLoss = CosineEmbeddingLoss
+function CosineEmbeddingLoss:init(o)
+  o = F._opts_of(o, 'CosineEmbeddingLoss', { 'margin', 'reduction' })
+  self.reduction = reduction_of(o, 'CosineEmbeddingLoss')
+  self.margin = o.margin or 0.0
+end
+function CosineEmbeddingLoss:forward(x1, x2, y)
+  return F.cosine_embedding_loss(x1, x2, y, { margin = self.margin, reduction = self.reduction })
+end
+
+-- HingeEmbeddingLoss({margin = 1, reduction = 'mean'})
+local HingeEmbeddingLoss = Module:extend('HingeEmbeddingLoss')
+M.HingeEmbeddingLoss = HingeEmbeddingLoss
+function HingeEmbeddingLoss:init(o)
+  o = F._opts_of(o, 'HingeEmbeddingLoss', { 'margin', 'reduction' })
+  self.reduction = reduction_of(o, 'HingeEmbeddingLoss')
+  self.margin = o.margin or 1.0
+end
+function HingeEmbeddingLoss:forward(x, y)
+  return F.hinge_embedding_loss(x, y, { margin = self.margin, reduction = self.reduction })
+end
+
+-- TripletMarginLoss({margin = 1, p = 2, eps = 1e-6, swap = false, reduction = 'mean'});
+-- forward(anchor, positive, negative)
+local TripletMarginLoss = Module:extend('TripletMarginLoss')
+M.TripletMarginLoss = TripletMarginLoss
+function TripletMarginLoss:init(o)
+  o = F._opts_of(o, 'TripletMarginLoss', { 'margin', 'p', 'eps', 'swap', 'reduction' })
+  self.reduction = reduction_of(o, 'TripletMarginLoss')
+  local margin = o.margin or 1.0
+  if type(margin) ~= 'number' or margin <= 0 then
+    error('TripletMarginLoss: margin must be greater than 0, got ' .. tostring(margin), 3)
+  end
+  self.margin = margin
+  self.p = o.p or 2.0
+  self.eps = o.eps or 1e-6
+  self.swap = o.swap or false
+end
+function TripletMarginLoss:forward(a, pos, neg)
+  return F.triplet_margin_loss(a, pos, neg, { margin = self.margin, p = self.p, eps = self.eps, swap = self.swap,
+    reduction = self.reduction })
+end
+
+-- MultiLabelSoftMarginLoss({weight, reduction = 'mean'})
+local MultiLabelSoftMarginLoss = Module:extend('MultiLabelSoftMarginLoss')
+M.MultiLabelSoftMarginLoss = MultiLabelSoftMarginLoss
+function MultiLabelSoftMarginLoss:init(o)
+  o = F._opts_of(o, 'MultiLabelSoftMarginLoss', { 'weight', 'reduction' })
+  self.reduction = reduction_of(o, 'MultiLabelSoftMarginLoss')
+  self:register_buffer('weight', weight_of(o, 'weight', 'MultiLabelSoftMarginLoss'))
+end
+function MultiLabelSoftMarginLoss:forward(x, y)
+  return F.multilabel_soft_margin_loss(x, y, { weight = self.weight, reduction = self.reduction })
+end
 
 return M

@@ -1,5 +1,5 @@
--- nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm and nn.GroupNorm: parameters, running-statistics buffers and
--- PyTorch's momentum rules over F.batch_norm and F.layer_norm.
+-- nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm and nn.RMSNorm: parameters, running-statistics
+-- buffers and PyTorch's momentum rules over F.batch_norm, F.layer_norm, F.group_norm and F.rms_norm.
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local Parameter = require('torch.nn.parameter').Parameter
@@ -121,21 +121,27 @@ end
 local LayerNorm = Module:extend('LayerNorm')
 M.LayerNorm = LayerNorm
 
-function LayerNorm:init(normalized_shape, o)
-  o = o or {}
+-- normalized_shape (an integer or a table of them) as a new table, checked for layer `name`
+local function normalized_shape_of(name, normalized_shape)
   local shape = {}
   if math.type(normalized_shape) == 'integer' then
     shape[1] = normalized_shape
   elseif type(normalized_shape) == 'table' then
     for i = 1, #normalized_shape do shape[i] = normalized_shape[i] end
   else
-    error('LayerNorm: normalized_shape must be an integer or a table of integers, got ' .. type(normalized_shape), 3)
+    error(name .. ': normalized_shape must be an integer or a table of integers, got ' .. type(normalized_shape), 4)
   end
   for _, s in ipairs(shape) do
     if math.type(s) ~= 'integer' or s < 0 then
-      error('LayerNorm: normalized_shape must hold non-negative integers, got ' .. tostring(s), 3)
+      error(name .. ': normalized_shape must hold non-negative integers, got ' .. tostring(s), 4)
     end
   end
+  return shape
+end
+
+function LayerNorm:init(normalized_shape, o)
+  o = o or {}
+  local shape = normalized_shape_of('LayerNorm', normalized_shape)
   self.normalized_shape = shape
   self.eps = o.eps or 1e-5
   self.elementwise_affine = flag(o.elementwise_affine, true)
@@ -198,6 +204,37 @@ function GroupNorm:forward(x) return F.group_norm(x, self.num_groups, self.weigh
 
 function GroupNorm:extra_repr()
   return string.format('%d, %d, eps=%s, affine=%s', self.num_groups, self.num_channels, pyrepr(self.eps), pyrepr(self.affine))
+end
+
+-- RMSNorm(normalized_shape, {eps (the dtype's machine epsilon when nil), elementwise_affine = true,
+-- device, dtype})
+local RMSNorm = Module:extend('RMSNorm')
+M.RMSNorm = RMSNorm
+
+function RMSNorm:init(normalized_shape, o)
+  o = F._opts_of(o, 'RMSNorm', { 'eps', 'elementwise_affine', 'device', 'dtype' })
+  local shape = normalized_shape_of('RMSNorm', normalized_shape)
+  self.normalized_shape = shape
+  self.eps = o.eps
+  self.elementwise_affine = flag(o.elementwise_affine, true)
+  if self.elementwise_affine then
+    self.weight = Parameter(torch.ones(shape, { dtype = o.dtype, device = o.device }))
+  else
+    self:register_parameter('weight', nil)
+  end
+end
+
+function RMSNorm:reset_parameters()
+  if self.elementwise_affine then init.ones_(self.weight) end
+end
+
+function RMSNorm:forward(x)
+  return F.rms_norm(x, self.normalized_shape, self.weight, { eps = self.eps })
+end
+
+function RMSNorm:extra_repr()
+  return string.format('%s, eps=%s, elementwise_affine=%s', pyrepr(self.normalized_shape),
+    self.eps == nil and 'None' or pyrepr(self.eps), pyrepr(self.elementwise_affine))
 end
 
 return M

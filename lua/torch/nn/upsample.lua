@@ -1,4 +1,5 @@
--- nn.Upsample over F.interpolate.
+-- nn.Upsample over F.interpolate; nn.PixelShuffle and nn.PixelUnshuffle over F.pixel_shuffle and
+-- F.pixel_unshuffle.
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
 
@@ -42,6 +43,20 @@ function Upsample:extra_repr()
     s = 'size=' .. pyrepr(self.size)
   end
   return s .. ', mode=' .. self.mode
+end
+
+-- PixelShuffle(upscale_factor) and PixelUnshuffle(downscale_factor)
+for name, spec in pairs { PixelShuffle = { 'pixel_shuffle', 'upscale_factor' },
+  PixelUnshuffle = { 'pixel_unshuffle', 'downscale_factor' } } do
+  local cls = Module:extend(name)
+  M[name] = cls
+  local fn, field = spec[1], spec[2]
+  cls.init = function(self, r)
+    if math.type(r) ~= 'integer' or r < 1 then error(string.format('%s: %s must be a positive integer, got %s', name, field, tostring(r)), 3) end
+    self[field] = r
+  end
+  cls.forward = function(self, x) return F[fn](x, self[field]) end
+  cls.extra_repr = function(self) return string.format('%s=%d', field, self[field]) end
 end
 
 return M
