@@ -55,6 +55,13 @@
   X(cosh, LT_FLOATS, cosh(v), 0)                                                         \
   X(tanh, LT_FLOATS, LT_TANH(v), 0)                                                      \
   X(erf, LT_FLOATS, erf(v), 0)                                                           \
+  X(erfc, LT_FLOATS, erfc(v), 0)                                                         \
+  X(erfinv, LT_FLOATS, lt_erfinv(v), 0)                                                  \
+  X(lgamma, LT_FLOATS, lt_lgamma(v), 0)                                                  \
+  X(digamma, LT_FLOATS, lt_digamma(v), 0)                                                \
+  X(asinh, LT_FLOATS, asinh(v), 0)                                                       \
+  X(acosh, LT_FLOATS, acosh(v), 0)                                                       \
+  X(atanh, LT_FLOATS, atanh(v), 0)                                                       \
   X(sigmoid, LT_FLOATS, (T)1 / ((T)1 + LT_EXP(-(v))), 0)                                    \
   X(relu, LT_INTS, ((v) > 0 || (v) != (v) ? (v) : (T)0), ((v) > 0 ? (v) : 0))            \
   X(floor, LT_INTS, floor(v), (v))                                                       \
@@ -111,6 +118,13 @@ typedef enum {
   X(cosh, 1, 0, (g) * sinh(x))                                                                     \
   X(tanh, 0, 1, (g) * ((T)1 - (y) * (y)))                                                          \
   X(erf, 1, 0, (g) * (T)1.12837916709551257390 * LT_EXP(-(x) * (x)))                               \
+  X(erfc, 1, 0, (g) * (T)-1.12837916709551257390 * LT_EXP(-(x) * (x)))                             \
+  X(erfinv, 0, 1, (g) * (T)0.88622692545275801365 * LT_EXP((y) * (y)))                               \
+  X(lgamma, 1, 0, (g) * lt_digamma(x))                                                             \
+  X(digamma, 1, 0, (g) * lt_trigamma(x))                                                           \
+  X(asinh, 1, 0, (g) / sqrt((x) * (x) + (T)1))                                                     \
+  X(acosh, 1, 0, (g) / sqrt((x) * (x) - (T)1))                                                     \
+  X(atanh, 1, 0, (g) / ((T)1 - (x) * (x)))                                                         \
   X(sigmoid, 0, 1, (g) * ((T)1 - (y)) * (y))                                                       \
   X(relu, 0, 1, (y) > 0 ? (g) : (T)0)                                                              \
   X(floor, 0, 0, (T)0)                                                                             \
@@ -186,6 +200,96 @@ LT_HD float lt_gelu_tanh_gradf(float x) { LT_GELU_TANH_GRAD(float) }
 LT_HD double lt_gelu_tanh_gradd(double x) { LT_GELU_TANH_GRAD(double) }
 #define lt_gelu_tanh_grad(x) _Generic((x), float: lt_gelu_tanh_gradf, default: lt_gelu_tanh_gradd)(x)
 #endif
+
+/* Special functions of the unary table, in PyTorch's methods, for T = float and double.
+   erfinv: Giles' single-precision approximation, then Newton steps on erf (one for float, two for
+   double); +-1 give +-inf and |x| > 1 NaN. digamma: reflection below 0 (NaN at the negative
+   integers, -inf at 0 as PyTorch), the recurrence up to 10, then the asymptotic series (Cephes').
+   trigamma (digamma's derivative): reflection below 1/2, six steps of the recurrence, the series.
+   lgamma: the reentrant libm function on the CPU (lgamma writes the global signgam). */
+#define LT_PI_D 3.14159265358979323846
+#define LT_ERFINV(T)                                                                               \
+  if (x != x || x < (T)-1 || x > (T)1) return (T)NAN;                                              \
+  if (x == (T)1 || x == (T)-1) return x * (T)INFINITY;                                             \
+  T w = -log(((T)1 - x) * ((T)1 + x)), p;                                                          \
+  if (w < (T)5) {                                                                                  \
+    w = w - (T)2.5;                                                                                \
+    p = (T)2.81022636e-08;                                                                         \
+    p = (T)3.43273939e-07 + p * w; p = (T)-3.5233877e-06 + p * w; p = (T)-4.39150654e-06 + p * w;  \
+    p = (T)0.00021858087 + p * w; p = (T)-0.00125372503 + p * w; p = (T)-0.00417768164 + p * w;    \
+    p = (T)0.246640727 + p * w; p = (T)1.50140941 + p * w;                                         \
+  } else {                                                                                         \
+    w = sqrt(w) - (T)3;                                                                            \
+    p = (T)-0.000200214257;                                                                        \
+    p = (T)0.000100950558 + p * w; p = (T)0.00134934322 + p * w; p = (T)-0.00367342844 + p * w;    \
+    p = (T)0.00573950773 + p * w; p = (T)-0.0076224613 + p * w; p = (T)0.00943887047 + p * w;      \
+    p = (T)1.00167406 + p * w; p = (T)2.83297682 + p * w;                                          \
+  }                                                                                                \
+  T r = p * x;                                                                                     \
+  for (int k = 0; k < (sizeof(T) == 4 ? 1 : 2); k++) {                                             \
+    T d = (T)1.12837916709551257390 * LT_EXP(-r * r);                                              \
+    if (d == (T)0) break;                                                                          \
+    r = r - (erf(r) - x) / d;                                                                      \
+  }                                                                                                \
+  return r;
+#define LT_DIGAMMA(T)                                                                              \
+  if (x == (T)0) return x != x ? x : (signbit(x) ? (T)INFINITY : (T)-INFINITY);                    \
+  T shift = (T)0;                                                                                  \
+  if (x < (T)0) {                                                                                  \
+    if (x == trunc(x)) return (T)NAN;                                                              \
+    /* digamma(x) = digamma(1 - x) - pi / tan(pi x) */                                             \
+    shift = -(T)LT_PI_D / tan((T)LT_PI_D * x);                                                     \
+    x = (T)1 - x;                                                                                  \
+  }                                                                                                \
+  T result = shift;                                                                                \
+  while (x < (T)10) {                                                                              \
+    result -= (T)1 / x;                                                                            \
+    x += (T)1;                                                                                     \
+  }                                                                                                \
+  if (x == (T)10) return result + (T)2.25175258906672110764;                                       \
+  T y = (T)0;                                                                                      \
+  if (x < (T)1.0e17) {                                                                             \
+    T z = (T)1 / (x * x);                                                                          \
+    T poly = (T)8.33333333333333333333E-2;                                                         \
+    poly = poly * z + (T)-2.10927960927960927961E-2;                                               \
+    poly = poly * z + (T)7.57575757575757575758E-3;                                                \
+    poly = poly * z + (T)-4.16666666666666666667E-3;                                               \
+    poly = poly * z + (T)3.96825396825396825397E-3;                                                \
+    poly = poly * z + (T)-8.33333333333333333333E-3;                                               \
+    poly = poly * z + (T)8.33333333333333333333E-2;                                                \
+    y = z * poly;                                                                                  \
+  }                                                                                                \
+  return result + log(x) - (T)0.5 / x - y;
+#define LT_TRIGAMMA(T)                                                                             \
+  T sign = (T)1, result = (T)0;                                                                    \
+  if (x < (T)0.5) {                                                                                \
+    sign = (T)-1;                                                                                  \
+    T s = sin((T)LT_PI_D * x);                                                                     \
+    result -= (T)(LT_PI_D * LT_PI_D) / (s * s);                                                    \
+    x = (T)1 - x;                                                                                  \
+  }                                                                                                \
+  for (int k = 0; k < 6; k++) {                                                                    \
+    result += (T)1 / (x * x);                                                                      \
+    x += (T)1;                                                                                     \
+  }                                                                                                \
+  T ixx = (T)1 / (x * x);                                                                          \
+  result += ((T)1 + (T)1 / ((T)2 * x) +                                                            \
+             ixx * ((T)1 / (T)6 - ixx * ((T)1 / (T)30 - ixx * ((T)1 / (T)42))))                    \
+            / x;                                                                                   \
+  return sign * result;
+#ifdef __CUDACC__
+#define LT_LGAMMA(T) return lgamma(x);
+#else
+#define LT_LGAMMA(T) int sg; return sizeof(T) == 4 ? (T)lgammaf_r((float)x, &sg) : (T)lgamma_r((double)x, &sg);
+#define lt_erfinv(x) _Generic((x), float: lt_erfinv_f, default: lt_erfinv_d)(x)
+#define lt_digamma(x) _Generic((x), float: lt_digamma_f, default: lt_digamma_d)(x)
+#define lt_trigamma(x) _Generic((x), float: lt_trigamma_f, default: lt_trigamma_d)(x)
+#define lt_lgamma(x) _Generic((x), float: lt_lgamma_f, default: lt_lgamma_d)(x)
+#endif
+LT_FP_HELPER(lt_erfinv, LT_ERFINV)
+LT_FP_HELPER(lt_digamma, LT_DIGAMMA)
+LT_FP_HELPER(lt_trigamma, LT_TRIGAMMA)
+LT_FP_HELPER(lt_lgamma, LT_LGAMMA)
 
 /* ---- binary: X(name, kind, float body of a b, integer body of a b) ----
    add and sub take alpha (b scaled first), as torch.add(a, b, alpha=). */

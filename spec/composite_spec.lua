@@ -515,3 +515,136 @@ describe('composite functions on another device', function()
     for k, r in ipairs(results) do assert.are.equal('cpu:1', tostring(r.device), 'result ' .. k) end
   end)
 end)
+
+describe('composite builders', function()
+  it('vstack, hstack, dstack, column_stack and atleast_*d as PyTorch shapes them', function()
+    local a, b = torch.tensor({ 1, 2 }), torch.tensor({ 3, 4 })
+    H.assert_values(torch.vstack({ a, b }), { { 1, 2 }, { 3, 4 } })
+    H.assert_values(torch.hstack({ a, b }), { 1, 2, 3, 4 })
+    H.assert_values(torch.hstack({ a:view(2, 1), b:view(2, 1) }), { { 1, 3 }, { 2, 4 } })
+    H.assert_values(torch.column_stack({ a, b:view(2, 1) }), { { 1, 3 }, { 2, 4 } })
+    local d = torch.dstack({ a, b })
+    assert.are.same({ 1, 2, 2 }, { d:size(1), d:size(2), d:size(3) })
+    H.assert_values(d, { { { 1, 3 }, { 2, 4 } } })
+    assert.are.equal(2, torch.atleast_2d(torch.tensor(5)):dim())
+    assert.are.same({ 1, 2, 1 }, { torch.atleast_3d(a):size(1), torch.atleast_3d(a):size(2), torch.atleast_3d(a):size(3) })
+    H.raises(function() return torch.vstack({}) end, 'vstack', 'non-empty')
+    H.raises(function() return torch.hstack({ a, 3 }) end, 'hstack', 'element 2')
+  end)
+
+  it('meshgrid (ij and xy), cartesian_prod, combinations against loops', function()
+    local x, y, z = torch.tensor({ 1, 2, 3 }), torch.tensor({ 10, 20 }), torch.tensor({ 7 })
+    local g = torch.meshgrid({ x, y, z })
+    assert.are.same({ 3, 2, 1 }, { g[1]:size(1), g[1]:size(2), g[1]:size(3) })
+    for i = 1, 3 do
+      for j = 1, 2 do
+        assert.are.equal(x[i], g[1][i][j][1])
+        assert.are.equal(y[j], g[2][i][j][1])
+        assert.are.equal(7, g[3][i][j][1])
+      end
+    end
+    local X, Y = table.unpack(torch.meshgrid(x, y, { indexing = 'xy' }))
+    assert.are.same({ 2, 3 }, { X:size(1), X:size(2) })
+    for i = 1, 2 do for j = 1, 3 do assert.are.equal(x[j], X[i][j]); assert.are.equal(y[i], Y[i][j]) end end
+    H.raises(function() return torch.meshgrid({ x }, { indexing = 'yx' }) end, 'meshgrid', 'indexing')
+    H.assert_values(torch.cartesian_prod(x, y), { { 1, 10 }, { 1, 20 }, { 2, 10 }, { 2, 20 }, { 3, 10 }, { 3, 20 } })
+    local v = torch.tensor({ 5.0, 6, 7, 8 })
+    for _, r in ipairs { 1, 2, 3 } do
+      for _, rep in ipairs { false, true } do
+        local want = {}
+        local function rec(start, cur)
+          if #cur == r then want[#want + 1] = { table.unpack(cur) } return end
+          for i = start, 4 do
+            cur[#cur + 1] = v[i]
+            rec(rep and i or i + 1, cur)
+            cur[#cur] = nil
+          end
+        end
+        rec(1, {})
+        H.assert_values(torch.combinations(v, r, rep), want, 0, 'r = ' .. r)
+      end
+    end
+    assert.are.equal(0, torch.combinations(torch.tensor({ 1 }), 2):size(1))
+  end)
+
+  it('block_diag, tensordot, cdist, trapezoid against loops; they pass gradients', function()
+    H.assert_values(torch.block_diag(torch.tensor({ { 1, 2 } }), torch.tensor({ { 3 }, { 4 } }), torch.tensor({ 5, 6 })),
+      { { 1, 2, 0, 0, 0 }, { 0, 0, 3, 0, 0 }, { 0, 0, 4, 0, 0 }, { 0, 0, 0, 5, 6 } })
+    torch.manual_seed(11)
+    local a, b = torch.randn(2, 3, 4, { dtype = torch.float64 }), torch.randn(4, 3, 5, { dtype = torch.float64 })
+    local t = torch.tensordot(a, b, { { 2, 3 }, { 2, 1 } })
+    assert.are.same({ 2, 5 }, { t:size(1), t:size(2) })
+    for i = 1, 2 do
+      for l = 1, 5 do
+        local s = 0
+        for j = 1, 3 do for k = 1, 4 do s = s + a[i][j][k] * b[k][j][l] end end
+        H.close(t[i][l], s, 1e-12)
+      end
+    end
+    H.assert_values(torch.tensordot(a, torch.ones(3, 4, { dtype = torch.float64 })), a:sum({ 2, 3 }):totable(), 1e-12)
+    H.raises(function() return torch.tensordot(a, torch.ones(3, 5, { dtype = torch.float64 }), 1) end, 'tensordot', 'need to match')
+    local x1, x2 = torch.randn(3, 4, { dtype = torch.float64 }), torch.randn(5, 4, { dtype = torch.float64 })
+    for _, p in ipairs { 0, 1, 2, 3, math.huge } do
+      local d = torch.cdist(x1, x2, p)
+      for i = 1, 3 do
+        for j = 1, 5 do
+          local s, m, nz = 0, 0, 0
+          for k = 1, 4 do
+            local e = math.abs(x1[i][k] - x2[j][k])
+            s, m, nz = s + e ^ (p == math.huge and 1 or p), math.max(m, e), nz + (e ~= 0 and 1 or 0)
+          end
+          local want = p == 0 and nz or p == math.huge and m or s ^ (1 / p)
+          H.close(d[i][j], want, 1e-12, 'p = ' .. p)
+        end
+      end
+    end
+    H.raises(function() return torch.cdist(x1, torch.ones(2, 3)) end, 'cdist', 'same number of columns')
+    local y = torch.tensor({ { 1.0, 4, 9 }, { 2, 2, 2 } })
+    H.assert_values(torch.trapezoid(y), { 2.5 + 6.5, 4 })
+    H.assert_values(torch.trapezoid(y, { dx = 0.5 }), { 4.5, 2 })
+    H.assert_values(torch.trapezoid(y, torch.tensor({ 0.0, 1, 3 })), { 2.5 + 13, 6 })
+    H.assert_values(torch.trapz(y, { dim = 1 }), { 1.5, 3, 5.5 })
+    assert.is_true(gradcheck(function(u, w) return torch.tensordot(u, w, 1) end, { leaf({ 2, 3 }), leaf({ 3, 2 }) }))
+    assert.is_true(gradcheck(function(u, w) return torch.cdist(u, w, 3) end, { leaf({ 2, 3 }), leaf({ 4, 3 }, -1.5, -0.5) }))
+    assert.is_true(gradcheck(function(u, w) return torch.block_diag(u, w) end, { leaf({ 2, 2 }), leaf({ 1, 3 }) }))
+    assert.is_true(gradcheck(function(u) return torch.trapezoid(u) end, { leaf({ 2, 4 }) }))
+  end)
+
+  it('searchsorted and bucketize give 1-based insertion positions (left and right) against a loop', function()
+    torch.manual_seed(12)
+    local seq = torch.tensor({ 1, 3, 3, 5, 8 })
+    local vals = torch.tensor({ { 0, 1, 3, 4 }, { 5, 8, 9, 3 } })
+    for _, right in ipairs { false, true } do
+      local got = torch.searchsorted(seq, vals, { right = right })
+      for i = 1, 2 do
+        for j = 1, 4 do
+          local v, k = vals[i][j], 1
+          while k <= 5 and (right and seq[k] <= v or (not right and seq[k] < v)) do k = k + 1 end
+          assert.are.equal(k, got[i][j])
+        end
+      end
+      H.assert_values(torch.searchsorted(seq, vals, { side = right and 'right' or 'left' }), got:totable())
+      H.assert_values(torch.bucketize(vals, seq, { right = right }), got:totable())
+    end
+    -- one sorted row for each row of values
+    local rows = torch.tensor({ { 1.0, 2, 3 }, { 10, 20, 30 } })
+    H.assert_values(torch.searchsorted(rows, torch.tensor({ { 2.5 }, { 5.0 } })), { { 3 }, { 1 } })
+    assert.are.equal(torch.int32, torch.bucketize(torch.tensor({ 1.0 }), torch.tensor({ 0.0 }), { out_int32 = true }).dtype)
+    H.assert_values(torch.searchsorted(seq, 4), { 4 })
+    H.raises(function() return torch.searchsorted(seq, vals, { side = 'left', right = true }) end, 'searchsorted', 'opposites')
+    H.raises(function() return torch.bucketize(vals, rows) end, 'bucketize', '1-D')
+  end)
+
+  it('nn.utils.rnn.pad_sequence: time-major or batch-first, right or left, with a value', function()
+    local s = { torch.tensor({ 1, 2, 3 }), torch.tensor({ 4 }), torch.tensor({ 5, 6 }) }
+    H.assert_values(torch.nn.utils.rnn.pad_sequence(s, { batch_first = true, padding_value = -1 }),
+      { { 1, 2, 3 }, { 4, -1, -1 }, { 5, 6, -1 } })
+    H.assert_values(torch.nn.utils.rnn.pad_sequence(s), { { 1, 4, 5 }, { 2, 0, 6 }, { 3, 0, 0 } })
+    H.assert_values(torch.nn.utils.rnn.pad_sequence(s, { batch_first = true, padding_side = 'left' }),
+      { { 1, 2, 3 }, { 0, 0, 4 }, { 0, 5, 6 } })
+    local f = torch.nn.utils.rnn.pad_sequence({ torch.ones(2, 3), torch.ones(1, 3) })
+    assert.are.same({ 2, 2, 3 }, { f:size(1), f:size(2), f:size(3) })
+    H.raises(function() return torch.nn.utils.rnn.pad_sequence({ torch.ones(2, 3), torch.ones(2, 4) }) end, 'pad_sequence', 'trailing shape')
+    H.raises(function() return torch.nn.utils.rnn.pad_sequence({}) end, 'pad_sequence', 'non-empty')
+  end)
+end)
