@@ -703,26 +703,21 @@ torch.atleast_1d = function(x) return at_least(x, 1) end
 torch.atleast_2d = function(x) return at_least(x, 2) end
 torch.atleast_3d = function(x) return at_least(x, 3) end
 
---- stacking along rows (dim 1), columns (dim 2, or dim 1 of vectors) and depth (dim 3)
-function torch.vstack(ts)
-  ts = tensor_list('vstack', ts)
+-- the tensors of ts, each given at least n dims
+local function each_at_least(op, ts, n)
   local a = {}
-  for i, t in ipairs(ts) do a[i] = at_least(t, 2) end
-  return torch.cat(a, 1)
+  for i, t in ipairs(tensor_list(op, ts)) do a[i] = at_least(t, n) end
+  return a
 end
+
+--- stacking along rows (dim 1), columns (dim 2, or dim 1 of vectors) and depth (dim 3)
+function torch.vstack(ts) return torch.cat(each_at_least('vstack', ts, 2), 1) end
 torch.row_stack = torch.vstack
 function torch.hstack(ts)
-  ts = tensor_list('hstack', ts)
-  local a = {}
-  for i, t in ipairs(ts) do a[i] = at_least(t, 1) end
+  local a = each_at_least('hstack', ts, 1)
   return torch.cat(a, a[1]:dim() == 1 and 1 or 2)
 end
-function torch.dstack(ts)
-  ts = tensor_list('dstack', ts)
-  local a = {}
-  for i, t in ipairs(ts) do a[i] = at_least(t, 3) end
-  return torch.cat(a, 3)
-end
+function torch.dstack(ts) return torch.cat(each_at_least('dstack', ts, 3), 3) end
 function torch.column_stack(ts)
   ts = tensor_list('column_stack', ts)
   local a = {}
