@@ -41,6 +41,18 @@ describe('CPU devices', function()
     H.raises(function() torch.cpu.set_device_count(0) end, 'set_device_count')
   end)
 
+  it('can be set at the start of a script, after torch and its libraries are loaded', function()
+    -- loading torch, nn, optim, data and linalg makes no CPU tensor (once, one did: a script could
+    -- then no longer choose its device count)
+    local bin = os.getenv('LUTORCH_BIN') or 'build/lutorch'
+    local code = "local _ = torch.nn, torch.optim, torch.data, torch.linalg, torch.F; " ..
+      "torch.cpu.set_device_count(3); print('count=' .. torch.cpu.device_count())"
+    local p = io.popen(string.format('env -u LUTORCH_CPU_DEVICES %s -e %q 2>&1', bin, code))
+    local out = p:read('a')
+    p:close()
+    assert.is_truthy(out:find('count=3', 1, true), out)
+  end)
+
   it('hold tensors, and x:to() moves between them, returning x when nothing changes', function()
     local x = torch.arange(6):view(2, 3)
     assert.are.equal('cpu:0', tostring(x.device))

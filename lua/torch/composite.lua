@@ -170,7 +170,8 @@ both('floor_divide', function(a, b)
   local dt = torch.promote_types and torch.promote_types(a.dtype, b.dtype) or a.dtype
   return ((a - r):double() / b:double()):round():to(dt)
 end)
-getmetatable(torch.ones(1)).__idiv = function(a, b)
+-- on the tensors' metatable, reached without making a tensor (that would fix the CPU device count)
+debug.getregistry()['torch.Tensor'].__idiv = function(a, b)
   if not torch.is_tensor(a) then a = operand(b, a) end
   return Tensor.floor_divide(a, b)
 end

@@ -118,6 +118,7 @@ end
 require 'torch.autograd'
 require 'torch.sort'
 require 'torch.composite'
+torch.linalg = require 'torch.linalg'
 require 'torch.rearrange'
 require 'torch.einsum'
 torch.class = require 'torch.class'

@@ -1,0 +1,214 @@
+-- torch.linalg: the norms, products and powers composed from the tensor operations (so they pass
+-- gradients), with PyTorch's names and arguments. Decompositions and solvers (inv, det, solve,
+-- cholesky, qr, svd, eigh) are not here: asking for one is an error that lists what there is.
+local torch = require 'torch'
+
+local linalg = {}
+
+local function check_tensor(x, op, what)
+  if not torch.is_tensor(x) then
+    error(string.format('linalg.%s: %s must be a tensor, got %s', op, what or 'the input', type(x)), 3)
+  end
+end
+
+local function floating(x, op)
+  if not x.dtype.is_floating_point then
+    error(string.format('linalg.%s: expected a floating point tensor, got %s', op, tostring(x.dtype)), 3)
+  end
+end
+
+-- the options given as a table in place of the positional arguments after x
+local function named(args, names)
+  if type(args[1]) == 'table' and not torch.is_tensor(args[1]) and args[2] == nil then
+    local o, v = args[1], {}
+    for k in pairs(o) do
+      local known = false
+      for _, n in ipairs(names) do known = known or n == k end
+      if not known then error(string.format("linalg: unknown option '%s' (its options are %s)", tostring(k), table.concat(names, ', ')), 4) end
+    end
+    for i, n in ipairs(names) do v[i] = o[n] end
+    return table.unpack(v, 1, #names)
+  end
+  return table.unpack(args, 1, #names)
+end
+
+--- linalg.vector_norm(x, ord = 2, dim = all, keepdim = false): (sum |x|^ord)^(1 / ord); ord inf and
+--- -inf the largest and smallest |x|, ord 0 the count of non-zeros
+function linalg.vector_norm(x, ...)
+  check_tensor(x, 'vector_norm')
+  floating(x, 'vector_norm')
+  local ord, dim, keepdim = named({ ... }, { 'ord', 'dim', 'keepdim' })
+  ord = ord or 2
+  if type(ord) ~= 'number' then error('linalg.vector_norm: ord must be a number, got ' .. tostring(ord), 2) end
+  keepdim = keepdim or false
+  local a = x:abs()
+  local function red(f)
+    if dim == nil then
+      local r = f(a:reshape(-1), 1, false)
+      if keepdim then
+        local shape = {}
+        for d = 1, x:dim() do shape[d] = 1 end
+        r = r:reshape(shape)
+      end
+      return r
+    end
+    return f(a, dim, keepdim)
+  end
+  if ord == math.huge then return red(function(t, d, k) return t:amax(d, k) end) end
+  if ord == -math.huge then return red(function(t, d, k) return t:amin(d, k) end) end
+  if ord == 0 then return red(function(t, d, k) return t:ne(0):to(x.dtype):sum(d, k) end) end
+  if ord == 1 then return red(function(t, d, k) return t:sum(d, k) end) end
+  if ord == 2 then return red(function(t, d, k) return (t * t):sum(d, k):sqrt() end) end
+  return red(function(t, d, k) return (t ^ ord):sum(d, k) ^ (1 / ord) end)
+end
+
+--- linalg.matrix_norm(A, ord = 'fro', dim = {-2, -1}, keepdim = false): 'fro'; 1 and -1 the largest
+--- and smallest column sum of |A|; inf and -inf the largest and smallest row sum
+function linalg.matrix_norm(a, ...)
+  check_tensor(a, 'matrix_norm')
+  floating(a, 'matrix_norm')
+  local ord, dim, keepdim = named({ ... }, { 'ord', 'dim', 'keepdim' })
+  ord, dim, keepdim = ord or 'fro', dim or { -2, -1 }, keepdim or false
+  if a:dim() < 2 then error('linalg.matrix_norm: the input must have at least 2 dimensions, got ' .. a:dim(), 2) end
+  if type(dim) ~= 'table' or #dim ~= 2 then error('linalg.matrix_norm: dim must be a table of two dims', 2) end
+  local r, c = dim[1], dim[2]
+  if ord == 'fro' then return (a * a):sum(dim, keepdim):sqrt() end
+  if ord == 'nuc' or ord == 2 or ord == -2 then
+    error(string.format("linalg.matrix_norm: ord %s needs singular values, which lutorch does not compute yet "
+      .. "(ord 'fro', 1, -1, inf and -inf are there)", tostring(ord)), 2)
+  end
+  local function norm_d(d) return d < 0 and d + a:dim() + 1 or d end
+  r, c = norm_d(r), norm_d(c)
+  local abs = a:abs()
+  local sum_dim, red_dim
+  if ord == 1 or ord == -1 then sum_dim, red_dim = r, c elseif ord == math.huge or ord == -math.huge then sum_dim, red_dim = c, r
+  else error("linalg.matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got " .. tostring(ord), 2) end
+  local s = abs:sum(sum_dim, true)
+  local m = (ord > 0) and s:amax(red_dim, true) or s:amin(red_dim, true)
+  if not keepdim then m = m:squeeze(math.max(r, c)):squeeze(math.min(r, c)) end
+  return m
+end
+
+--- linalg.norm(x, ord, dim, keepdim): a vector norm (1-D input or one dim) or a matrix norm (2-D
+--- input or two dims); with neither ord nor dim, the 2-norm of the flattened input
+function linalg.norm(x, ...)
+  check_tensor(x, 'norm')
+  local ord, dim, keepdim = named({ ... }, { 'ord', 'dim', 'keepdim' })
+  if type(dim) == 'number' then dim = { dim } end
+  if ord == nil then
+    if dim ~= nil and #dim == 2 then return linalg.matrix_norm(x, 'fro', dim, keepdim) end
+    return linalg.vector_norm(x, 2, dim and dim[1], keepdim)
+  end
+  if (dim ~= nil and #dim == 2) or (dim == nil and x:dim() == 2) then
+    return linalg.matrix_norm(x, ord, dim, keepdim)
+  end
+  if dim == nil and x:dim() ~= 1 then
+    error('linalg.norm: with ord given, the input must be 1-D or 2-D unless dim says which dims, got ' .. x:dim() .. '-D', 2)
+  end
+  return linalg.vector_norm(x, ord, dim and dim[1], keepdim)
+end
+
+--- linalg.vecdot(x, y, dim = -1): the dot products along dim
+function linalg.vecdot(x, y, dim)
+  check_tensor(x, 'vecdot')
+  check_tensor(y, 'vecdot', 'y')
+  if type(dim) == 'table' then dim = dim.dim end
+  return (x * y):sum(dim or -1)
+end
+
+--- linalg.cross(x, y, dim = -1)
+function linalg.cross(x, y, dim)
+  if type(dim) == 'table' then dim = dim.dim end
+  return torch.cross(x, y, dim or -1)
+end
+
+linalg.matmul = function(a, b) return torch.matmul(a, b) end
+linalg.diagonal = function(a, o)
+  o = o or {}
+  return torch.diagonal(a, o.offset or 0, o.dim1 or -2, o.dim2 or -1)
+end
+
+--- linalg.multi_dot({A, B, C, ...}): the product of the matrices (a 1-D first or last as a
+--- row or column vector), in the order that needs the fewest multiplications
+function linalg.multi_dot(ts)
+  if type(ts) ~= 'table' or torch.is_tensor(ts) or #ts < 2 then
+    error('linalg.multi_dot: expected a table of at least two tensors', 2)
+  end
+  local m = {}
+  for i, t in ipairs(ts) do
+    check_tensor(t, 'multi_dot', 'element ' .. i)
+    local first_or_last = i == 1 or i == #ts
+    if t:dim() == 1 and first_or_last then
+      m[i] = i == 1 and t:unsqueeze(1) or t:unsqueeze(2)
+    elseif t:dim() ~= 2 then
+      error(string.format('linalg.multi_dot: tensor %d must be 2-D%s, got %d-D', i, first_or_last and ' (or 1-D)' or '', t:dim()), 2)
+    else
+      m[i] = t
+    end
+  end
+  local n = #m
+  for i = 1, n - 1 do
+    if m[i]:size(2) ~= m[i + 1]:size(1) then
+      error(string.format('linalg.multi_dot: tensors %d and %d cannot be multiplied (%dx%d and %dx%d)', i, i + 1,
+        m[i]:size(1), m[i]:size(2), m[i + 1]:size(1), m[i + 1]:size(2)), 2)
+    end
+  end
+  -- the classic chain order: cost[i][j] of multiplying m[i..j], split[i][j] where to split
+  local p = { m[1]:size(1) }
+  for i = 1, n do p[i + 1] = m[i]:size(2) end
+  local cost, split = {}, {}
+  for i = 1, n do cost[i], split[i] = { [i] = 0 }, {} end
+  for len = 2, n do
+    for i = 1, n - len + 1 do
+      local j = i + len - 1
+      cost[i][j] = math.huge
+      for k = i, j - 1 do
+        local c = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+        if c < cost[i][j] then cost[i][j], split[i][j] = c, k end
+      end
+    end
+  end
+  local function product(i, j)
+    if i == j then return m[i] end
+    local k = split[i][j]
+    return product(i, k):mm(product(k + 1, j))
+  end
+  local r = product(1, n)
+  if ts[1]:dim() == 1 then r = r:squeeze(1) end
+  if ts[n]:dim() == 1 then r = r:squeeze(-1) end
+  return r
+end
+
+--- linalg.matrix_power(A, n): A multiplied by itself n times (n >= 0; the identity for 0), by squaring
+function linalg.matrix_power(a, n)
+  check_tensor(a, 'matrix_power')
+  if a:dim() < 2 or a:size(-1) ~= a:size(-2) then
+    error('linalg.matrix_power: expected a square matrix or a batch of them, got shape ' .. tostring(a.shape), 2)
+  end
+  if math.type(n) ~= 'integer' then error('linalg.matrix_power: n must be an integer, got ' .. tostring(n), 2) end
+  if n < 0 then error('linalg.matrix_power: negative powers need the inverse, which lutorch does not compute yet', 2) end
+  local k = a:size(-1)
+  if n == 0 then
+    return torch.eye(k, { dtype = a.dtype, device = a.device }):expand(a.shape):clone()
+  end
+  local result, base = nil, a
+  while n > 0 do
+    if n % 2 == 1 then result = result and torch.matmul(result, base) or base end
+    n = n // 2
+    if n > 0 then base = torch.matmul(base, base) end
+  end
+  return result
+end
+
+torch.matrix_power, torch.Tensor.matrix_power = linalg.matrix_power, linalg.matrix_power
+torch.chain_matmul = function(...) return linalg.multi_dot({ ... }) end
+
+-- a name that is not here is an error naming what is
+return setmetatable(linalg, {
+  __index = function(_, k)
+    local names = {}
+    for name in pairs(linalg) do names[#names + 1] = name end
+    table.sort(names)
+    error(string.format("torch.linalg has no function '%s' (it has %s)", tostring(k), table.concat(names, ', ')), 2)
+  end,
+})
