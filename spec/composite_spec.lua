@@ -1,4 +1,4 @@
--- The operations composed in Lua (lua/torch/composite.lua): values against plain-Lua references
+-- The operations composed in Lua (lua/torch/composite.lua, shapes.lua, statistics.lua, builders.lua): values against plain-Lua references
 -- computed here element by element, on contiguous and transposed inputs and over the dtypes each
 -- accepts; gradients against finite differences (gradcheck, float64); the errors.
 local torch = require 'torch'

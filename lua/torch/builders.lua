@@ -1,0 +1,277 @@
+-- Building and combining tensors, composed in Lua from the primitives: vstack/hstack/dstack/
+-- column_stack, atleast_Nd, meshgrid, cartesian_prod, combinations, block_diag, tensordot, cdist,
+-- searchsorted/bucketize (1-based insertion positions) and trapezoid.
+local torch = require 'torch'
+local Tensor = torch.Tensor
+local U = require 'torch.composite'
+local check_tensor, norm_dim, opts_of = U.check_tensor, U.norm_dim, U.opts_of
+
+-- ---- building and combining tensors ----
+
+local function tensor_list(op, ts)
+  if type(ts) ~= 'table' or torch.is_tensor(ts) then error(op .. ': expected a table of tensors', 3) end
+  if #ts == 0 then error(op .. ': expected a non-empty table of tensors', 3) end
+  for i, t in ipairs(ts) do
+    if not torch.is_tensor(t) then error(string.format('%s: element %d is not a tensor (%s)', op, i, type(t)), 3) end
+  end
+  return ts
+end
+
+local function at_least(x, n)
+  if x:dim() >= n then return x end
+  if n == 1 then return x:reshape(1) end
+  if n == 2 then return x:dim() == 0 and x:reshape(1, 1) or x:unsqueeze(1) end
+  if x:dim() == 0 then return x:reshape(1, 1, 1) end
+  if x:dim() == 1 then return x:reshape(1, x:size(1), 1) end
+  return x:unsqueeze(3)
+end
+torch.atleast_1d = function(x) return at_least(x, 1) end
+torch.atleast_2d = function(x) return at_least(x, 2) end
+torch.atleast_3d = function(x) return at_least(x, 3) end
+
+-- the tensors of ts, each given at least n dims
+local function each_at_least(op, ts, n)
+  local a = {}
+  for i, t in ipairs(tensor_list(op, ts)) do a[i] = at_least(t, n) end
+  return a
+end
+
+--- stacking along rows (dim 1), columns (dim 2, or dim 1 of vectors) and depth (dim 3)
+function torch.vstack(ts) return torch.cat(each_at_least('vstack', ts, 2), 1) end
+torch.row_stack = torch.vstack
+function torch.hstack(ts)
+  local a = each_at_least('hstack', ts, 1)
+  return torch.cat(a, a[1]:dim() == 1 and 1 or 2)
+end
+function torch.dstack(ts) return torch.cat(each_at_least('dstack', ts, 3), 3) end
+function torch.column_stack(ts)
+  ts = tensor_list('column_stack', ts)
+  local a = {}
+  for i, t in ipairs(ts) do a[i] = t:dim() <= 1 and t:reshape(t:numel(), 1) or t end
+  return torch.cat(a, 2)
+end
+
+--- coordinate grids: tensors of N 1-D inputs' sizes, {indexing = 'ij' (default) or 'xy'}
+function torch.meshgrid(...)
+  local args = { ... }
+  local opts = {}
+  if #args >= 1 and type(args[#args]) == 'table' and not torch.is_tensor(args[#args]) and args[#args][1] == nil then
+    opts = table.remove(args)
+  end
+  local ts = (#args == 1 and type(args[1]) == 'table' and not torch.is_tensor(args[1])) and args[1] or args
+  ts = tensor_list('meshgrid', ts)
+  opts = opts_of(opts, 'meshgrid', { indexing = true })
+  local indexing = opts.indexing or 'ij'
+  if indexing ~= 'ij' and indexing ~= 'xy' then
+    error("meshgrid: indexing must be 'ij' or 'xy', got " .. tostring(indexing), 2)
+  end
+  local n = #ts
+  local sizes = {}
+  for i, t in ipairs(ts) do
+    if t:dim() > 1 then error(string.format('meshgrid: expected 0-D or 1-D tensors, got a %d-D tensor at %d', t:dim(), i), 2) end
+    sizes[i] = t:numel()
+  end
+  local swap = indexing == 'xy' and n >= 2
+  if swap then sizes[1], sizes[2] = sizes[2], sizes[1] end
+  local out = {}
+  for i, t in ipairs(ts) do
+    local pos = i
+    if swap and i <= 2 then pos = 3 - i end
+    local shape = {}
+    for d = 1, n do shape[d] = d == pos and sizes[d] or 1 end
+    out[i] = t:reshape(shape):expand(sizes)
+  end
+  return out
+end
+
+--- every combination of the inputs' elements, one a row
+function torch.cartesian_prod(...)
+  local ts = tensor_list('cartesian_prod', { ... })
+  if #ts == 1 then return ts[1] end
+  local grids = torch.meshgrid(ts, { indexing = 'ij' })
+  local cols = {}
+  for i, g in ipairs(grids) do cols[i] = g:reshape(-1) end
+  return torch.stack(cols, 2)
+end
+
+--- the r-element combinations of a vector's elements (with_replacement: with repeats), one a row
+function torch.combinations(x, r, with_replacement)
+  check_tensor(x, 'combinations')
+  if type(r) == 'table' then r, with_replacement = r.r, r.with_replacement end
+  r = r or 2
+  if x:dim() ~= 1 then error('combinations: expected a 1-D tensor, got ' .. x:dim() .. '-D', 2) end
+  if math.type(r) ~= 'integer' or r < 0 then error('combinations: r must be a non-negative integer, got ' .. tostring(r), 2) end
+  local n = x:numel()
+  local rows, cur = {}, {}
+  local function rec(start, depth)
+    if depth > r then
+      rows[#rows + 1] = { table.unpack(cur, 1, r) }
+      return
+    end
+    for i = start, n do
+      cur[depth] = i
+      rec(with_replacement and i or i + 1, depth + 1)
+    end
+  end
+  if r > 0 then rec(1, 1) end
+  if #rows == 0 then return torch.empty(0, r, { dtype = x.dtype, device = x.device }) end
+  local idx = torch.tensor(rows, { dtype = torch.int64 }):to(x.device)
+  return x:index_select(1, idx:reshape(-1)):reshape(#rows, r)
+end
+
+--- matrices along the diagonal of a block matrix
+function torch.block_diag(...)
+  local ts = { ... }
+  if #ts == 0 then return torch.empty(1, 0) end
+  ts = tensor_list('block_diag', ts)
+  local mats, width = {}, 0
+  for i, t in ipairs(ts) do
+    if t:dim() > 2 then error(string.format('block_diag: expected tensors of at most 2 dimensions, got %d-D at %d', t:dim(), i), 2) end
+    mats[i] = t:dim() == 2 and t or t:reshape(1, t:numel())
+    width = width + mats[i]:size(2)
+  end
+  local rows, left = {}, 0
+  for i, m in ipairs(mats) do
+    local w = m:size(2)
+    rows[i] = torch.F.pad(m, { left, width - left - w })
+    left = left + w
+  end
+  return torch.cat(rows, 1)
+end
+
+--- the sum of products over dims: the last `dims` of a with the first of b, or the listed pairs
+function torch.tensordot(a, b, dims)
+  check_tensor(a, 'tensordot')
+  check_tensor(b, 'tensordot', 'the second input')
+  if type(dims) == 'table' and type(dims.dims) ~= 'nil' then dims = dims.dims end
+  dims = dims or 2
+  local da, db = {}, {}
+  if math.type(dims) == 'integer' then
+    if dims < 0 or dims > a:dim() or dims > b:dim() then error('tensordot: dims out of range: ' .. dims, 2) end
+    for i = 1, dims do da[i], db[i] = a:dim() - dims + i, i end
+  elseif type(dims) == 'table' and type(dims[1]) == 'table' and type(dims[2]) == 'table' and #dims[1] == #dims[2] then
+    for i = 1, #dims[1] do
+      da[i] = norm_dim(dims[1][i], a:dim(), 'tensordot')
+      db[i] = norm_dim(dims[2][i], b:dim(), 'tensordot')
+    end
+  else
+    error('tensordot: dims must be an integer or a pair of equally long tables of dims', 2)
+  end
+  local ca, cb, k = {}, {}, 1
+  for i = 1, #da do
+    if a:size(da[i]) ~= b:size(db[i]) then
+      error(string.format('tensordot: contracted dimensions need to match, but first has size %d in dim %d and second has size %d in dim %d',
+        a:size(da[i]), da[i], b:size(db[i]), db[i]), 2)
+    end
+    ca[da[i]], cb[db[i]] = true, true
+    k = k * a:size(da[i])
+  end
+  local pa, pb, out, m, n = {}, {}, {}, 1, 1
+  for d = 1, a:dim() do if not ca[d] then pa[#pa + 1] = d; out[#out + 1] = a:size(d); m = m * a:size(d) end end
+  for _, d in ipairs(da) do pa[#pa + 1] = d end
+  for _, d in ipairs(db) do pb[#pb + 1] = d end
+  for d = 1, b:dim() do if not cb[d] then pb[#pb + 1] = d; out[#out + 1] = b:size(d); n = n * b:size(d) end end
+  local am = (a:dim() > 0 and a:permute(pa) or a):reshape(m, k)
+  local bm = (b:dim() > 0 and b:permute(pb) or b):reshape(k, n)
+  return am:mm(bm):reshape(out)
+end
+
+--- the p-norm distances between the rows of x1 (B x P x M or P x M) and of x2 (B x R x M)
+function torch.cdist(x1, x2, p)
+  check_tensor(x1, 'cdist', 'x1')
+  check_tensor(x2, 'cdist', 'x2')
+  if type(p) == 'table' then p = p.p end
+  p = p or 2
+  if x1:dim() < 2 or x2:dim() < 2 then error('cdist: expected inputs of at least 2 dimensions', 2) end
+  if x1:size(-1) ~= x2:size(-1) then
+    error(string.format('cdist: X1 and X2 must have the same number of columns. X1: %d X2: %d', x1:size(-1), x2:size(-1)), 2)
+  end
+  if type(p) ~= 'number' or p < 0 then error('cdist: only supports non-negative p values, got ' .. tostring(p), 2) end
+  local d = (x1:unsqueeze(-2) - x2:unsqueeze(-3)):abs()
+  if p == 0 then return d:ne(0):sum(-1):to(x1.dtype) end
+  if p == math.huge then return d:amax(-1) end
+  if p == 1 then return d:sum(-1) end
+  if p == 2 then return (d * d):sum(-1):sqrt() end
+  return (d ^ p):sum(-1) ^ (1 / p)
+end
+
+--- where each value would go in a sorted sequence: the 1-based position of the first element not
+--- less than it (right: greater than it), so 1 .. n + 1; {right, side = 'left' | 'right'}
+local function search(op, seq, values, right)
+  local n = seq:size(-1)
+  local v = values
+  if seq:dim() == 1 then
+    local flat = v:reshape(-1)
+    local counts = {}
+    local chunk = math.max(1, 4194304 // math.max(n, 1))
+    for s = 1, flat:numel(), chunk do
+      local part = flat:narrow(1, s, math.min(chunk, flat:numel() - s + 1)):unsqueeze(2)
+      local c = right and seq:unsqueeze(1):le(part) or seq:unsqueeze(1):lt(part)
+      counts[#counts + 1] = c:sum(2)
+    end
+    local r = #counts > 0 and torch.cat(counts) or torch.zeros(0, { dtype = torch.int64, device = seq.device })
+    return (r + 1):reshape(v.shape)
+  end
+  if v:dim() ~= seq:dim() then
+    error(string.format('%s: boundaries of %d dimensions need values of as many (their leading dims equal), got %d', op, seq:dim(), v:dim()), 3)
+  end
+  for d = 1, seq:dim() - 1 do
+    if seq:size(d) ~= v:size(d) then
+      error(string.format('%s: the leading dimensions of the sorted sequence (%s) and the values (%s) must match', op,
+        tostring(seq.shape), tostring(v.shape)), 3)
+    end
+  end
+  local c = right and seq:unsqueeze(-2):le(v:unsqueeze(-1)) or seq:unsqueeze(-2):lt(v:unsqueeze(-1))
+  return c:sum(-1) + 1
+end
+
+function torch.searchsorted(seq, values, o)
+  check_tensor(seq, 'searchsorted', 'sorted_sequence')
+  o = opts_of(o, 'searchsorted', { right = true, side = true, out_int32 = true })
+  if type(values) == 'number' then values = torch.tensor(values, { dtype = seq.dtype, device = seq.device }) end
+  check_tensor(values, 'searchsorted', 'values')
+  if o.side ~= nil and o.side ~= 'left' and o.side ~= 'right' then
+    error("searchsorted: side must be 'left' or 'right', got " .. tostring(o.side), 2)
+  end
+  if o.side == 'left' and o.right then error("searchsorted: side and right can't be set to opposites", 2) end
+  if seq:dim() == 0 then error('searchsorted: the sorted sequence must have at least 1 dimension', 2) end
+  local r = search('searchsorted', seq, values, o.right or o.side == 'right')
+  return o.out_int32 and r:int() or r
+end
+
+function torch.bucketize(x, boundaries, o)
+  o = opts_of(o, 'bucketize', { right = true, out_int32 = true })
+  if type(x) == 'number' then x = torch.tensor(x, { dtype = boundaries.dtype }) end
+  check_tensor(x, 'bucketize')
+  check_tensor(boundaries, 'bucketize', 'boundaries')
+  if boundaries:dim() ~= 1 then error('bucketize: boundaries must be 1-D, got ' .. boundaries:dim() .. '-D', 2) end
+  local r = search('bucketize', boundaries, x, o.right)
+  return o.out_int32 and r:int() or r
+end
+Tensor.bucketize = torch.bucketize
+
+--- the trapezoidal rule along dim (default the last), over unit spacing, a spacing dx or the points x
+function torch.trapezoid(y, x, o)
+  check_tensor(y, 'trapezoid')
+  if type(x) == 'table' and not torch.is_tensor(x) then o, x = x, nil end
+  o = opts_of(o, 'trapezoid', { dx = true, dim = true })
+  local dim = norm_dim(o.dim or -1, y:dim(), 'trapezoid')
+  local n = y:size(dim)
+  if n == 0 then return y:sum(dim) end
+  local mid = (y:narrow(dim, 2, n - 1) + y:narrow(dim, 1, n - 1)) * 0.5
+  if x ~= nil then
+    check_tensor(x, 'trapezoid', 'x')
+    local xd = x:dim() == 1 and x or x
+    local dx
+    if x:dim() == 1 then
+      local shape = {}
+      for d = 1, y:dim() do shape[d] = d == dim and n - 1 or 1 end
+      dx = (x:narrow(1, 2, n - 1) - x:narrow(1, 1, n - 1)):reshape(shape)
+    else
+      dx = xd:narrow(dim, 2, n - 1) - xd:narrow(dim, 1, n - 1)
+    end
+    return (mid * dx):sum(dim)
+  end
+  return mid:sum(dim) * (o.dx or 1)
+end
+torch.trapz = torch.trapezoid
