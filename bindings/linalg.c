@@ -1,6 +1,7 @@
-/* Matrix products. */
+/* Matrix products, and the LU factorisation torch.linalg's solvers are made of. */
 #include "bindings/binding.h"
 #include "core/linalg.h"
+#include "core/lu.h"
 
 typedef lt_tensor_t *(*pair_fn)(lt_tensor_t *, lt_tensor_t *);
 
@@ -34,8 +35,30 @@ static int l_addmm(lua_State *L) {
   return 1;
 }
 
+/* torch._lu_factor(a) -> lu, pivots (1-based), info (core/lu.h) */
+static int l_lu_factor(lua_State *L) {
+  lt_tensor_t *a = lt_lua_checktensor(L, 1);
+  lt_lua_checknargs(L, 1, "_lu_factor");
+  lt_tensor_t *lu, *piv, *info;
+  if (lt_lu_factor(a, &lu, &piv, &info) != LT_OK) return luaL_error(L, "%s", lt_last_error());
+  lt_lua_pushtensor(L, lu);
+  lt_lua_pushtensor(L, piv);
+  lt_lua_pushtensor(L, info);
+  return 3;
+}
+
+/* torch._lu_solve(lu, pivots, b) -> x */
+static int l_lu_solve(lua_State *L) {
+  lt_tensor_t *lu = lt_lua_checktensor(L, 1), *piv = lt_lua_checktensor(L, 2), *b = lt_lua_checktensor(L, 3);
+  lt_lua_checknargs(L, 3, "_lu_solve");
+  lt_lua_pushtensor(L, lt_lu_solve(lu, piv, b));
+  return 1;
+}
+
 void lt_open_linalg(lua_State *L, int torch, int mtab) {
   static const luaL_Reg fns[] = {{"mm", l_mm}, {"bmm", l_bmm}, {"matmul", l_matmul}, {"mv", l_mv},
                                  {"dot", l_dot}, {"addmm", l_addmm}, {NULL, NULL}};
   lt_lua_register(L, torch, mtab, fns, true, true);
+  static const luaL_Reg lu_fns[] = {{"_lu_factor", l_lu_factor}, {"_lu_solve", l_lu_solve}, {NULL, NULL}};
+  lt_lua_register(L, torch, mtab, lu_fns, true, false);
 }

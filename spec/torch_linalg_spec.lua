@@ -1,5 +1,6 @@
 -- torch.linalg (lua/torch/linalg.lua): the norms against loops over the elements, multi_dot and
--- matrix_power against products taken in order, gradients by finite differences, the errors.
+-- matrix_power against products taken in order, det by cofactor expansion and solve/inv by
+-- Gauss-Jordan elimination written here, gradients by finite differences, the errors.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local linalg = torch.linalg
@@ -98,6 +99,128 @@ describe('torch.linalg products and powers', function()
   end)
 
   it('names what it has when asked for what it has not', function()
-    H.raises(function() return linalg.inv end, "torch.linalg has no function 'inv'", 'vector_norm')
+    H.raises(function() return linalg.cholesky end, "torch.linalg has no function 'cholesky'", 'vector_norm', 'solve')
+  end)
+end)
+
+-- det by cofactor expansion along the first row (a table matrix)
+local function det_ref(m)
+  local n = #m
+  if n == 1 then return m[1][1] end
+  local d = 0
+  for j = 1, n do
+    local minor = {}
+    for i = 2, n do
+      local row = {}
+      for c = 1, n do if c ~= j then row[#row + 1] = m[i][c] end end
+      minor[#minor + 1] = row
+    end
+    d = d + (j % 2 == 1 and 1 or -1) * m[1][j] * det_ref(minor)
+  end
+  return d
+end
+
+-- A^-1 B by Gauss-Jordan elimination with partial pivoting (tables)
+local function solve_ref(a, b)
+  local n, k = #a, #b[1]
+  local m = {}
+  for i = 1, n do
+    m[i] = {}
+    for j = 1, n do m[i][j] = a[i][j] end
+    for j = 1, k do m[i][n + j] = b[i][j] end
+  end
+  for c = 1, n do
+    local p = c
+    for r = c + 1, n do if math.abs(m[r][c]) > math.abs(m[p][c]) then p = r end end
+    m[c], m[p] = m[p], m[c]
+    for r = 1, n do
+      if r ~= c then
+        local f = m[r][c] / m[c][c]
+        for j = c, n + k do m[r][j] = m[r][j] - f * m[c][j] end
+      end
+    end
+  end
+  local x = {}
+  for i = 1, n do
+    x[i] = {}
+    for j = 1, k do x[i][j] = m[i][n + j] / m[i][i] end
+  end
+  return x
+end
+
+describe('torch.linalg det, slogdet, solve and inv', function()
+  it('det and slogdet against cofactor expansion, batched, transposed, float32 and float64', function()
+    torch.manual_seed(4)
+    for _, dt in ipairs { torch.float64, torch.float32 } do
+      local a = torch.randn(3, 4, 4, { dtype = dt })
+      local at = a:transpose(-2, -1):contiguous():transpose(-2, -1) -- the same values, not contiguous
+      assert.is_false(at:is_contiguous())
+      local tol = dt == torch.float64 and 1e-12 or 1e-5
+      for _, x in ipairs { a, at } do
+        local d = linalg.det(x)
+        local s, l = linalg.slogdet(x)
+        for b = 1, 3 do
+          local want = det_ref(x[b]:double():totable())
+          H.close(d[b], want, tol)
+          H.close(s[b] * math.exp(l[b]), want, tol * 10)
+          assert.are.equal(want < 0 and -1 or 1, s[b])
+        end
+      end
+    end
+    -- a permutation's sign, a singular matrix, the identity
+    H.close(linalg.det(torch.tensor({ { 0.0, 1 }, { 1, 0 } })):item(), -1, 0)
+    H.close(linalg.det(torch.tensor({ { 1.0, 2 }, { 2, 4 } })):item(), 0, 0)
+    local s, l = linalg.slogdet(torch.tensor({ { 1.0, 2 }, { 2, 4 } }))
+    assert.are.equal(0, s:item())
+    assert.are.equal(-math.huge, l:item())
+    H.close(torch.eye(5):det():item(), 1, 0)
+    H.close(torch.tensor({ { 2.0, 0 }, { 0, 3 } }):logdet():item(), math.log(6), 1e-6)
+    assert.is_true(gradcheck(function(t) return linalg.det(t) end, { torch.randn(2, 3, 3, { dtype = torch.float64 }):requires_grad_() }))
+    assert.is_true(gradcheck(function(t) return (select(2, linalg.slogdet(t))) end, { torch.randn(3, 3, { dtype = torch.float64 }):requires_grad_() }))
+  end)
+
+  it('solve and inv against Gauss-Jordan elimination; vectors, batches broadcast over B; gradients', function()
+    torch.manual_seed(5)
+    local a = torch.randn(2, 4, 4, { dtype = torch.float64 }) + torch.eye(4, { dtype = torch.float64 }) * 3
+    local b = torch.randn(2, 4, 3, { dtype = torch.float64 })
+    local x = linalg.solve(a, b)
+    local inv = linalg.inv(a:transpose(-2, -1))
+    for q = 1, 2 do
+      H.assert_values(x[q], solve_ref(a[q]:totable(), b[q]:totable()), 1e-12)
+      local eye = torch.eye(4, { dtype = torch.float64 }):totable()
+      H.assert_values(inv[q], solve_ref(a[q]:t():totable(), eye), 1e-12)
+    end
+    -- a vector right-hand side, and one B for every matrix of the batch
+    local v = torch.randn(4, { dtype = torch.float64 })
+    local xv = linalg.solve(a[1], v)
+    assert.are.equal(1, xv:dim())
+    H.assert_values(a[1]:mv(xv), v:totable(), 1e-12)
+    local xb = linalg.solve(a, b[1])
+    assert.are.same({ 2, 4, 3 }, { xb:size(1), xb:size(2), xb:size(3) })
+    H.assert_values(torch.matmul(a, xb), b[1]:expand(2, 4, 3):totable(), 1e-12)
+    -- float32
+    local af = a:float()
+    H.assert_values(torch.matmul(af, linalg.inv(af)), torch.eye(4):expand(2, 4, 4):totable(), 1e-5)
+    assert.is_true(gradcheck(function(t, u) return linalg.solve(t, u) end, { a:clone():requires_grad_(), b:clone():requires_grad_() }))
+    assert.is_true(gradcheck(function(t) return linalg.inv(t) end, { a[1]:clone():requires_grad_() }))
+    assert.is_true(gradcheck(function(t) return t:inverse():sum() end, { a[2]:clone():requires_grad_() }))
+  end)
+
+  it('the errors: singular, not square, integer, mismatched dtypes or shapes, not on the CPU', function()
+    H.raises(function() return linalg.inv(torch.ones(3, 3)) end, 'linalg.inv', 'singular')
+    H.raises(function() return linalg.solve(torch.zeros(2, 2), torch.ones(2)) end, 'linalg.solve', 'singular')
+    H.raises(function() return linalg.det(torch.ones(2, 3)) end, 'linalg.det', 'square')
+    H.raises(function() return linalg.det(torch.ones(3)) end, 'linalg.det', 'square')
+    H.raises(function() return linalg.det(torch.ones(2, 2, { dtype = torch.int64 })) end, 'linalg.det', 'floating point')
+    H.raises(function() return linalg.solve(torch.eye(2), torch.ones(2, { dtype = torch.float64 })) end, 'linalg.solve', 'same dtype')
+    H.raises(function() return linalg.solve(torch.eye(2), torch.ones(3)) end, 'linalg.solve', 'rows')
+    H.raises(function() return torch._lu_solve(torch.eye(2), torch.tensor({ 1, 5 }), torch.ones(2, 1)) end, 'lu_solve', 'out of range')
+    H.raises(function() return linalg.inv(torch.eye(2, { dtype = torch.float16 })) end, 'linalg.inv', 'float32 or float64')
+    H.raises(function() return torch._lu_factor(torch.ones(2, 3)) end, 'lu_factor', 'square')
+    H.raises(function() return torch._lu_factor(torch.ones(2, 2, { dtype = torch.int32 })) end, 'lu_factor', 'float32 or float64')
+    if torch.cpu.device_count() >= 2 then
+      -- another CPU device is the CPU: it works there
+      H.close(linalg.det(torch.eye(2):to('cpu:1') * 2):item(), 4, 0)
+    end
   end)
 end)

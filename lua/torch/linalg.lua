@@ -1,6 +1,8 @@
 -- torch.linalg: the norms, products and powers composed from the tensor operations (so they pass
--- gradients), with PyTorch's names and arguments. Decompositions and solvers (inv, det, solve,
--- cholesky, qr, svd, eigh) are not here: asking for one is an error that lists what there is.
+-- gradients), and det, slogdet, solve and inv over the LU factorisation of core/lu.c (float32 and
+-- float64 on the CPU) with PyTorch's gradients, with PyTorch's names and arguments. Other
+-- decompositions (cholesky, qr, svd, eigh) are not here: asking for one is an error that lists what
+-- there is.
 local torch = require 'torch'
 
 local linalg = {}
@@ -199,6 +201,141 @@ function linalg.matrix_power(a, n)
   end
   return result
 end
+
+-- ---- determinants and solves, over the LU factorisation ----
+
+local function square_batch(a, op)
+  check_tensor(a, op)
+  if a.dtype ~= torch.float32 and a.dtype ~= torch.float64 then
+    error(string.format('linalg.%s: expected a floating point tensor of float32 or float64, got %s', op, tostring(a.dtype)), 3)
+  end
+  if a:dim() < 2 or a:size(-1) ~= a:size(-2) then
+    error(string.format('linalg.%s: A must be batches of square matrices, but they are %s', op,
+      a:dim() < 2 and (a:dim() .. '-D') or (a:size(-2) .. ' by ' .. a:size(-1) .. ' matrices')), 3)
+  end
+  if a.device.type ~= 'cpu' then
+    error(string.format('linalg.%s: only CPU tensors for now (got %s): move A with :cpu()', op, tostring(a.device)), 3)
+  end
+end
+
+-- the LU factors and the sign of the permutation (a tensor of the batch shape)
+local function lu(a, op)
+  square_batch(a, op)
+  local f, piv, info = torch._lu_factor(a)
+  local n = a:size(-1)
+  local swaps = piv:ne(torch.arange(1, n + 1, { dtype = torch.int64, device = a.device })):sum(-1)
+  local sign = 1 - (swaps % 2) * 2
+  return f, piv, info, sign
+end
+
+local function mT(x) return x:transpose(-2, -1) end
+
+-- x = A^-1 b (b with a trailing k), singular A an error naming the matrix
+local function lu_solve(a, b, op)
+  local f, piv, info = lu(a, op)
+  if info:ne(0):any():item() then
+    error(string.format('linalg.%s: The solver failed because the input matrix is singular.', op), 3)
+  end
+  return torch._lu_solve(f, piv, b:to(f.dtype):contiguous())
+end
+
+local Det = torch.autograd.Function:extend('LinalgDetBackward0')
+function Det.forward(ctx, a)
+  local f, _, _, sign = lu(a, 'det')
+  local d = f:diagonal(0, -2, -1):prod(-1) * sign:to(f.dtype)
+  ctx:save_for_backward(a, d)
+  return d:to(a.dtype)
+end
+function Det.backward(ctx, g)
+  local a, d = table.unpack(ctx.saved_tensors)
+  -- d det / dA = det A^-T (inf or NaN for a singular A, where PyTorch takes cofactors)
+  local f, piv = lu(a, 'det')
+  local inv = torch._lu_solve(f, piv, torch.eye(a:size(-1), { dtype = f.dtype, device = a.device }):expand(f.shape):contiguous())
+  return ((g:to(d.dtype) * d):unsqueeze(-1):unsqueeze(-1) * mT(inv)):to(a.dtype)
+end
+
+--- linalg.det(A): the determinants of a batch of square matrices
+function linalg.det(a) return Det.apply(a) end
+
+local LogAbsDet = torch.autograd.Function:extend('LinalgSlogdetBackward0')
+function LogAbsDet.forward(ctx, a)
+  local f = lu(a, 'slogdet')
+  ctx:save_for_backward(a)
+  return f:diagonal(0, -2, -1):abs():log():sum(-1):to(a.dtype)
+end
+function LogAbsDet.backward(ctx, g)
+  local a = ctx.saved_tensors[1]
+  local inv = lu_solve(a, torch.eye(a:size(-1), { dtype = a.dtype, device = a.device }):expand(a.shape), 'slogdet')
+  return g:unsqueeze(-1):unsqueeze(-1) * mT(inv)
+end
+
+--- linalg.slogdet(A) -> sign, logabsdet (a singular matrix: sign 0, logabsdet -inf)
+function linalg.slogdet(a)
+  local f, _, _, sign = lu(a, 'slogdet')
+  local s = (f:diagonal(0, -2, -1):sign():prod(-1) * sign:to(f.dtype)):to(a.dtype)
+  return s, LogAbsDet.apply(a)
+end
+
+local Solve = torch.autograd.Function:extend('LinalgSolveBackward0')
+function Solve.forward(ctx, a, b, op)
+  local x = lu_solve(a, b, op)
+  ctx:save_for_backward(a, x)
+  return x
+end
+function Solve.backward(ctx, g)
+  local a, x = table.unpack(ctx.saved_tensors)
+  -- gB = A^-T g, gA = -gB x^T
+  local gb = lu_solve(mT(a), g, 'solve')
+  return -gb:matmul(mT(x)), gb
+end
+
+-- X with A X = B, the errors naming op
+local function solve(a, b, op)
+  square_batch(a, op)
+  check_tensor(b, 'solve', 'B')
+  if b.dtype ~= a.dtype then
+    error(string.format('linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead',
+      tostring(a.dtype), tostring(b.dtype)), 2)
+  end
+  local n = a:size(-1)
+  -- a vector: 1-D, or A's shape less its last dim (PyTorch's rule)
+  local vector = b:dim() == 1
+  if b:dim() > 1 and b:dim() == a:dim() - 1 then
+    vector = true
+    for d = 1, b:dim() do vector = vector and b:size(d) == a:size(d) end
+  end
+  local bm = vector and b:unsqueeze(-1) or b
+  if bm:size(-2) ~= n then
+    error(string.format('linalg.solve: A is %d by %d but B has %d rows', n, n, bm:size(-2)), 2)
+  end
+  local batch = {}
+  for d = 1, a:dim() - 2 do batch[d] = a:size(d) end
+  local bshape = { table.unpack(batch) }
+  bshape[#bshape + 1], bshape[#bshape + 2] = n, bm:size(-1)
+  local ok, be = pcall(function() return bm:expand(bshape) end)
+  if not ok or bm:dim() > #bshape then
+    error(string.format('linalg.solve: B of shape %s does not match the batch of A, %s', tostring(b.shape), tostring(a.shape)), 2)
+  end
+  local x = Solve.apply(a, be, op)
+  return vector and x:squeeze(-1) or x
+end
+
+--- linalg.solve(A, B): X with A X = B, for B (..., n, k) or a vector (..., n)
+function linalg.solve(a, b) return solve(a, b, 'solve') end
+
+--- linalg.inv(A): the inverses of a batch of square matrices (an error when one is singular)
+function linalg.inv(a)
+  square_batch(a, 'inv')
+  return solve(a, torch.eye(a:size(-1), { dtype = a.dtype, device = a.device }):expand(a.shape), 'inv')
+end
+torch.det, torch.Tensor.det = linalg.det, linalg.det
+torch.inverse, torch.Tensor.inverse = linalg.inv, linalg.inv
+torch.slogdet, torch.Tensor.slogdet = linalg.slogdet, linalg.slogdet
+torch.logdet = function(a)
+  local s, l = linalg.slogdet(a)
+  return torch.where(s:lt(0), torch.full_like(l, 0 / 0), l)
+end
+torch.Tensor.logdet = torch.logdet
 
 torch.matrix_power, torch.Tensor.matrix_power = linalg.matrix_power, linalg.matrix_power
 torch.chain_matmul = function(...) return linalg.multi_dot({ ... }) end

@@ -1,0 +1,150 @@
+/* LU factorisation with partial pivoting and its solves (core/lu.h). Row-major, a matrix at a time:
+   at step i the row with the largest |value| in column i (the first of equals) comes up, the
+   multipliers go below the diagonal and the trailing block is updated row by row. */
+#include "core/lu.h"
+
+#include "core/device.h"
+#include "core/elementwise.h"
+#include "core/error.h"
+
+#include <math.h>
+#include <string.h>
+
+static int check_batch(const char *op, const char *what, const lt_tensor_t *t, bool square) {
+  if (t->device.type != LT_CPU) return lt_error("%s: %s must be on the CPU", op, what);
+  if (t->dtype != LT_FLOAT32 && t->dtype != LT_FLOAT64)
+    return lt_error("%s: %s must be float32 or float64, got %s", op, what, lt_dtype_name(t->dtype));
+  if (t->ndim < 2) return lt_error("%s: %s must have at least 2 dimensions, got %d", op, what, t->ndim);
+  if (square && t->sizes[t->ndim - 1] != t->sizes[t->ndim - 2])
+    return lt_error("%s: %s must be a batch of square matrices, got %lld x %lld", op, what,
+                    (long long)t->sizes[t->ndim - 2], (long long)t->sizes[t->ndim - 1]);
+  return LT_OK;
+}
+
+#define FACTOR(T, sfx)                                                                           \
+  static int64_t factor_##sfx(T *a, int64_t n, int64_t *piv) {                                   \
+    int64_t info = 0;                                                                            \
+    for (int64_t i = 0; i < n; i++) {                                                            \
+      int64_t p = i;                                                                             \
+      T best = fabs(a[i * n + i]);                                                               \
+      for (int64_t r = i + 1; r < n; r++) {                                                      \
+        T v = fabs(a[r * n + i]);                                                                \
+        if (v > best || (best != best && v == v)) best = v, p = r;                               \
+      }                                                                                          \
+      piv[i] = p + 1;                                                                            \
+      if (p != i)                                                                                \
+        for (int64_t c = 0; c < n; c++) {                                                        \
+          T t = a[i * n + c];                                                                    \
+          a[i * n + c] = a[p * n + c];                                                           \
+          a[p * n + c] = t;                                                                      \
+        }                                                                                        \
+      T d = a[i * n + i];                                                                        \
+      if (d == 0) {                                                                              \
+        if (!info) info = i + 1;                                                                 \
+        continue; /* the column is zero below the diagonal: nothing to eliminate */             \
+      }                                                                                          \
+      for (int64_t r = i + 1; r < n; r++) {                                                      \
+        T m = a[r * n + i] / d;                                                                  \
+        a[r * n + i] = m;                                                                        \
+        T *row = a + r * n, *top = a + i * n;                                                    \
+        for (int64_t c = i + 1; c < n; c++) row[c] -= m * top[c];                                \
+      }                                                                                          \
+    }                                                                                            \
+    return info;                                                                                 \
+  }                                                                                              \
+  /* b (n x k) = U^-1 L^-1 P b, in place */                                                      \
+  static void solve_##sfx(const T *lu, const int64_t *piv, int64_t n, T *b, int64_t k) {         \
+    for (int64_t i = 0; i < n; i++) {                                                            \
+      int64_t p = piv[i] - 1;                                                                    \
+      if (p != i)                                                                                \
+        for (int64_t c = 0; c < k; c++) {                                                        \
+          T t = b[i * k + c];                                                                    \
+          b[i * k + c] = b[p * k + c];                                                           \
+          b[p * k + c] = t;                                                                      \
+        }                                                                                        \
+    }                                                                                            \
+    for (int64_t i = 1; i < n; i++)                                                              \
+      for (int64_t j = 0; j < i; j++) {                                                          \
+        T m = lu[i * n + j];                                                                     \
+        if (m != 0)                                                                              \
+          for (int64_t c = 0; c < k; c++) b[i * k + c] -= m * b[j * k + c];                      \
+      }                                                                                          \
+    for (int64_t i = n - 1; i >= 0; i--) {                                                       \
+      for (int64_t j = i + 1; j < n; j++) {                                                      \
+        T m = lu[i * n + j];                                                                     \
+        if (m != 0)                                                                              \
+          for (int64_t c = 0; c < k; c++) b[i * k + c] -= m * b[j * k + c];                      \
+      }                                                                                          \
+      T d = lu[i * n + i];                                                                       \
+      for (int64_t c = 0; c < k; c++) b[i * k + c] /= d;                                         \
+    }                                                                                            \
+  }
+FACTOR(float, f32)
+FACTOR(double, f64)
+
+static int64_t batch_of(const lt_tensor_t *t) {
+  int64_t b = 1;
+  for (int d = 0; d < t->ndim - 2; d++) b *= t->sizes[d];
+  return b;
+}
+
+int lt_lu_factor(const lt_tensor_t *a, lt_tensor_t **lu, lt_tensor_t **piv, lt_tensor_t **info) {
+  *lu = *piv = *info = NULL;
+  LT_TRY(check_batch("lu_factor", "the input", a, true));
+  const int64_t n = a->sizes[a->ndim - 1], batch = batch_of(a);
+  lt_tensor_t *m = lt_clone(a); /* contiguous */
+  lt_tensor_t *p = m ? lt_empty(a->ndim - 1, a->sizes, LT_INT64, a->device) : NULL;
+  lt_tensor_t *in = p ? lt_empty(a->ndim - 2, a->sizes, LT_INT64, a->device) : NULL;
+  if (!in) {
+    lt_release(m);
+    lt_release(p);
+    return LT_ERR;
+  }
+  int64_t *pv = lt_data(p), *iv = lt_data(in);
+  for (int64_t b = 0; b < batch; b++) {
+    if (a->dtype == LT_FLOAT32) iv[b] = factor_f32((float *)lt_data(m) + b * n * n, n, pv + b * n);
+    else iv[b] = factor_f64((double *)lt_data(m) + b * n * n, n, pv + b * n);
+  }
+  lt_bump_version(m);
+  *lu = m, *piv = p, *info = in;
+  return LT_OK;
+}
+
+lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt_tensor_t *b) {
+  if (check_batch("lu_solve", "the factorisation", lu, true) != LT_OK ||
+      check_batch("lu_solve", "the right-hand side", b, false) != LT_OK)
+    return NULL;
+  const int64_t n = lu->sizes[lu->ndim - 1], k = b->sizes[b->ndim - 1], batch = batch_of(lu);
+  if (b->dtype != lu->dtype) {
+    lt_error("lu_solve: the right-hand side is %s, the factorisation %s", lt_dtype_name(b->dtype),
+             lt_dtype_name(lu->dtype));
+    return NULL;
+  }
+  bool same = b->ndim == lu->ndim && b->sizes[b->ndim - 2] == n;
+  for (int d = 0; same && d < lu->ndim - 2; d++) same = b->sizes[d] == lu->sizes[d];
+  if (!same) {
+    lt_error("lu_solve: the right-hand side must be (..., %lld, k) with the factorisation's batch shape",
+             (long long)n);
+    return NULL;
+  }
+  if (!lt_is_contiguous(lu) || !lt_is_contiguous(piv) || piv->dtype != LT_INT64 || piv->numel != batch * n) {
+    lt_error("lu_solve: expected the contiguous factorisation and int64 pivots of lu_factor");
+    return NULL;
+  }
+  const int64_t *pv = lt_data(piv);
+  for (int64_t i = 0; i < batch * n; i++)
+    if (pv[i] < 1 || pv[i] > n) {
+      lt_error("lu_solve: pivot %lld is out of range 1..%lld", (long long)pv[i], (long long)n);
+      return NULL;
+    }
+  lt_tensor_t *x = lt_clone(b);
+  if (!x) return NULL;
+  for (int64_t q = 0; q < batch; q++) {
+    if (lu->dtype == LT_FLOAT32)
+      solve_f32((const float *)lt_data(lu) + q * n * n, pv + q * n, n, (float *)lt_data(x) + q * n * k, k);
+    else
+      solve_f64((const double *)lt_data(lu) + q * n * n, pv + q * n, n, (double *)lt_data(x) + q * n * k, k);
+  }
+  lt_bump_version(x);
+  return x;
+}
