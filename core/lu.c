@@ -3,6 +3,7 @@
    multipliers go below the diagonal and the trailing block is updated row by row. */
 #include "core/lu.h"
 
+#include "core/autograd.h"
 #include "core/device.h"
 #include "core/elementwise.h"
 #include "core/error.h"
@@ -92,7 +93,9 @@ int lt_lu_factor(const lt_tensor_t *a, lt_tensor_t **lu, lt_tensor_t **piv, lt_t
   *lu = *piv = *info = NULL;
   LT_TRY(check_batch("lu_factor", "the input", a, true));
   const int64_t n = a->sizes[a->ndim - 1], batch = batch_of(a);
-  lt_tensor_t *m = lt_clone(a); /* contiguous */
+  bool grad = lt_set_grad_enabled(false); /* the copy is written in place: no history for it */
+  lt_tensor_t *m = lt_clone(a);           /* contiguous */
+  lt_set_grad_enabled(grad);
   lt_tensor_t *p = m ? lt_empty(a->ndim - 1, a->sizes, LT_INT64, a->device) : NULL;
   lt_tensor_t *in = p ? lt_empty(a->ndim - 2, a->sizes, LT_INT64, a->device) : NULL;
   if (!in) {
@@ -137,7 +140,9 @@ lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt
       lt_error("lu_solve: pivot %lld is out of range 1..%lld", (long long)pv[i], (long long)n);
       return NULL;
     }
+  bool grad = lt_set_grad_enabled(false);
   lt_tensor_t *x = lt_clone(b);
+  lt_set_grad_enabled(grad);
   if (!x) return NULL;
   for (int64_t q = 0; q < batch; q++) {
     if (lu->dtype == LT_FLOAT32)

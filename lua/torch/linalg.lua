@@ -271,8 +271,10 @@ end
 
 --- linalg.slogdet(A) -> sign, logabsdet (a singular matrix: sign 0, logabsdet -inf)
 function linalg.slogdet(a)
-  local f, _, _, sign = lu(a, 'slogdet')
-  local s = (f:diagonal(0, -2, -1):sign():prod(-1) * sign:to(f.dtype)):to(a.dtype)
+  local s = torch.no_grad(function()
+    local f, _, _, sign = lu(a, 'slogdet')
+    return (f:diagonal(0, -2, -1):sign():prod(-1) * sign:to(f.dtype)):to(a.dtype)
+  end)
   return s, LogAbsDet.apply(a)
 end
 
