@@ -47,11 +47,12 @@ static int l_lu_factor(lua_State *L) {
   return 3;
 }
 
-/* torch._lu_solve(lu, pivots, b) -> x */
+/* torch._lu_solve(lu, pivots, b, trans) -> x = A^-1 b, or A^-T b when trans */
 static int l_lu_solve(lua_State *L) {
   lt_tensor_t *lu = lt_lua_checktensor(L, 1), *piv = lt_lua_checktensor(L, 2), *b = lt_lua_checktensor(L, 3);
-  lt_lua_checknargs(L, 3, "_lu_solve");
-  lt_lua_pushtensor(L, lt_lu_solve(lu, piv, b));
+  bool trans = lua_toboolean(L, 4);
+  lt_lua_checknargs(L, 4, "_lu_solve");
+  lt_lua_pushtensor(L, lt_lu_solve(lu, piv, b, trans));
   return 1;
 }
 

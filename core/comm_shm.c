@@ -133,12 +133,11 @@ int lt_shm_all_reduce_many(lt_shm_t *s, void *const *seg, const int64_t *len, in
   int64_t n = 0;
   for (int j = 0; j < count; j++) n += len[j];
   const signature_t mine = {n, (int32_t)dt + (avg ? 256 : 0)};
-  char *mine_in[LT_SHM_MAX_RANKS];
+  char *mine_in[LT_SHM_MAX_RANKS]; /* rank k's buffer, at the slot of this rank's slice */
   const void *src[LT_SHM_MAX_RANKS];
+  for (int k = 0; k < R; k++) mine_in[k] = buffer(s, k) + me * slot * (int64_t)es;
   for (int64_t off = 0; off < n; off += per) {
     const int64_t m = n - off < per ? n - off : per;
-    /* rank k's buffer, at the slot of this rank's slice */
-    for (int k = 0; k < R; k++) mine_in[k] = buffer(s, k) + me * slot * (int64_t)es;
     for (int k = 0; k < R; k++) {
       if (k == me) continue;
       const int64_t a = slice_at(m, k, R), z = slice_at(m, k + 1, R);

@@ -79,6 +79,33 @@ static int check_batch(const char *op, const char *what, const lt_tensor_t *t, b
       T d = lu[i * n + i];                                                                       \
       for (int64_t c = 0; c < k; c++) b[i * k + c] /= d;                                         \
     }                                                                                            \
+  }                                                                                              \
+  /* b (n x k) = P^T L^-T U^-T b, in place: the solve with A^T = U^T L^T P */                    \
+  static void solve_t_##sfx(const T *lu, const int64_t *piv, int64_t n, T *b, int64_t k) {       \
+    for (int64_t i = 0; i < n; i++) {                                                            \
+      for (int64_t j = 0; j < i; j++) {                                                          \
+        T m = lu[j * n + i];                                                                     \
+        if (m != 0)                                                                              \
+          for (int64_t c = 0; c < k; c++) b[i * k + c] -= m * b[j * k + c];                      \
+      }                                                                                          \
+      T d = lu[i * n + i];                                                                       \
+      for (int64_t c = 0; c < k; c++) b[i * k + c] /= d;                                         \
+    }                                                                                            \
+    for (int64_t i = n - 1; i >= 0; i--)                                                         \
+      for (int64_t j = i + 1; j < n; j++) {                                                      \
+        T m = lu[j * n + i];                                                                     \
+        if (m != 0)                                                                              \
+          for (int64_t c = 0; c < k; c++) b[i * k + c] -= m * b[j * k + c];                      \
+      }                                                                                          \
+    for (int64_t i = n - 1; i >= 0; i--) {                                                       \
+      int64_t p = piv[i] - 1;                                                                    \
+      if (p != i)                                                                                \
+        for (int64_t c = 0; c < k; c++) {                                                        \
+          T t = b[i * k + c];                                                                    \
+          b[i * k + c] = b[p * k + c];                                                           \
+          b[p * k + c] = t;                                                                      \
+        }                                                                                        \
+    }                                                                                            \
   }
 FACTOR(float, f32)
 FACTOR(double, f64)
@@ -113,7 +140,7 @@ int lt_lu_factor(const lt_tensor_t *a, lt_tensor_t **lu, lt_tensor_t **piv, lt_t
   return LT_OK;
 }
 
-lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt_tensor_t *b) {
+lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt_tensor_t *b, bool trans) {
   if (check_batch("lu_solve", "the factorisation", lu, true) != LT_OK ||
       check_batch("lu_solve", "the right-hand side", b, false) != LT_OK)
     return NULL;
@@ -146,9 +173,11 @@ lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt
   if (!x) return NULL;
   for (int64_t q = 0; q < batch; q++) {
     if (lu->dtype == LT_FLOAT32)
-      solve_f32((const float *)lt_data(lu) + q * n * n, pv + q * n, n, (float *)lt_data(x) + q * n * k, k);
+      (trans ? solve_t_f32 : solve_f32)((const float *)lt_data(lu) + q * n * n, pv + q * n, n,
+                                        (float *)lt_data(x) + q * n * k, k);
     else
-      solve_f64((const double *)lt_data(lu) + q * n * n, pv + q * n, n, (double *)lt_data(x) + q * n * k, k);
+      (trans ? solve_t_f64 : solve_f64)((const double *)lt_data(lu) + q * n * n, pv + q * n, n,
+                                        (double *)lt_data(x) + q * n * k, k);
   }
   lt_bump_version(x);
   return x;

@@ -6,6 +6,8 @@
 
 #include "core/tensor.h"
 
+#include <stdbool.h>
+
 /* a (..., n, n): *lu a new contiguous tensor of a's dtype holding U on and above the diagonal and
    L's multipliers below it (L's unit diagonal implied); *piv (..., n) int64, 1-based: at step i
    rows i and piv[i] were swapped; *info (...) int64: 0, or the first (1-based) k with U[k][k] = 0
@@ -13,8 +15,9 @@
    input (not a batch of square float32/float64 CPU matrices). */
 int lt_lu_factor(const lt_tensor_t *a, lt_tensor_t **lu, lt_tensor_t **piv, lt_tensor_t **info);
 
-/* x = A^-1 b for the factorisation of lt_lu_factor, b (..., n, k) of the same batch shape and dtype;
-   a new contiguous tensor, or NULL + error. A zero pivot gives inf or NaN, as LAPACK's getrs. */
-lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt_tensor_t *b);
+/* x = A^-1 b (trans: A^-T b) for the factorisation of lt_lu_factor, b (..., n, k) of the same batch
+   shape and dtype; a new contiguous tensor, or NULL + error. A zero pivot gives inf or NaN, as
+   LAPACK's getrs. */
+lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt_tensor_t *b, bool trans);
 
 #endif

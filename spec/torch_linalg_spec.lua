@@ -194,6 +194,16 @@ describe('torch.linalg det, slogdet, solve and inv', function()
       local eye = torch.eye(4, { dtype = torch.float64 }):totable()
       H.assert_values(inv[q], solve_ref(a[q]:t():totable(), eye), 1e-12)
     end
+    -- the factors solve with A^T too (the backward's solves)
+    local f, piv = torch._lu_factor(a)
+    local xt = torch._lu_solve(f, piv, b, true)
+    for q = 1, 2 do H.assert_values(xt[q], solve_ref(a[q]:t():totable(), b[q]:totable()), 1e-12) end
+    local pm = torch.tensor({ { 0.0, 2, 1 }, { 1, 1, 1 }, { 2, 1, 3 } }, { dtype = torch.float64 }) -- rows swap
+    local pf, pp = torch._lu_factor(pm)
+    assert.is_true(pp:ne(torch.tensor({ 1, 2, 3 })):any():item())
+    local rhs = torch.tensor({ { 1.0, 0 }, { 2, 1 }, { -1, 3 } }, { dtype = torch.float64 })
+    H.assert_values(torch._lu_solve(pf, pp, rhs, true), solve_ref(pm:t():totable(), rhs:totable()), 1e-12)
+    H.assert_values(torch._lu_solve(pf, pp, rhs), solve_ref(pm:totable(), rhs:totable()), 1e-12)
     -- a vector right-hand side, and one B for every matrix of the batch
     local v = torch.randn(4, { dtype = torch.float64 })
     local xv = linalg.solve(a[1], v)

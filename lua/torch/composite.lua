@@ -168,7 +168,7 @@ both('floor_divide', function(a, b)
   if is_float(a) or is_float(b) then return (a / b):floor() end
   if b:eq(0):any():item() then error('floor_divide: ZeroDivisionError (integer division by zero)', 2) end
   local r = a:remainder(b)
-  local dt = torch.promote_types and torch.promote_types(a.dtype, b.dtype) or a.dtype
+  local dt = torch.promote_types(a.dtype, b.dtype)
   return ((a - r):double() / b:double()):round():to(dt)
 end)
 -- on the tensors' metatable, reached without making a tensor (that would fix the CPU device count)

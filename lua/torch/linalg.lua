@@ -230,64 +230,70 @@ end
 
 local function mT(x) return x:transpose(-2, -1) end
 
--- x = A^-1 b (b with a trailing k), singular A an error naming the matrix
-local function lu_solve(a, b, op)
+-- a's factors, none of them singular (an error naming op otherwise)
+local function lu_regular(a, op)
   local f, piv, info = lu(a, op)
   if info:ne(0):any():item() then
     error(string.format('linalg.%s: The solver failed because the input matrix is singular.', op), 3)
   end
-  return torch._lu_solve(f, piv, b:to(f.dtype):contiguous())
+  return f, piv
 end
 
+-- A^-T for the factors of A: the identity solved with A^T
+local function inv_t(f, piv)
+  local eye = torch.eye(f:size(-1), { dtype = f.dtype, device = f.device }):expand(f.shape):contiguous()
+  return torch._lu_solve(f, piv, eye, true)
+end
+
+-- Each function below factors A once, in its forward, and its backward solves with those factors.
 local Det = torch.autograd.Function:extend('LinalgDetBackward0')
 function Det.forward(ctx, a)
-  local f, _, _, sign = lu(a, 'det')
+  local f, piv, _, sign = lu(a, 'det')
   local d = f:diagonal(0, -2, -1):prod(-1) * sign:to(f.dtype)
-  ctx:save_for_backward(a, d)
-  return d:to(a.dtype)
+  ctx:save_for_backward(f, piv, d)
+  return d
 end
 function Det.backward(ctx, g)
-  local a, d = table.unpack(ctx.saved_tensors)
+  local f, piv, d = table.unpack(ctx.saved_tensors)
   -- d det / dA = det A^-T (inf or NaN for a singular A, where PyTorch takes cofactors)
-  local f, piv = lu(a, 'det')
-  local inv = torch._lu_solve(f, piv, torch.eye(a:size(-1), { dtype = f.dtype, device = a.device }):expand(f.shape):contiguous())
-  return ((g:to(d.dtype) * d):unsqueeze(-1):unsqueeze(-1) * mT(inv)):to(a.dtype)
+  return (g * d):unsqueeze(-1):unsqueeze(-1) * inv_t(f, piv)
 end
 
 --- linalg.det(A): the determinants of a batch of square matrices
 function linalg.det(a) return Det.apply(a) end
 
+-- logabsdet, the sign left in out.sign (it carries no gradient)
 local LogAbsDet = torch.autograd.Function:extend('LinalgSlogdetBackward0')
-function LogAbsDet.forward(ctx, a)
-  local f = lu(a, 'slogdet')
-  ctx:save_for_backward(a)
-  return f:diagonal(0, -2, -1):abs():log():sum(-1):to(a.dtype)
+function LogAbsDet.forward(ctx, a, out)
+  local f, piv, _, sign = lu(a, 'slogdet')
+  local diag = f:diagonal(0, -2, -1)
+  out.sign = diag:sign():prod(-1) * sign:to(f.dtype)
+  ctx:save_for_backward(f, piv)
+  return diag:abs():log():sum(-1)
 end
 function LogAbsDet.backward(ctx, g)
-  local a = ctx.saved_tensors[1]
-  local inv = lu_solve(a, torch.eye(a:size(-1), { dtype = a.dtype, device = a.device }):expand(a.shape), 'slogdet')
-  return g:unsqueeze(-1):unsqueeze(-1) * mT(inv)
+  local f, piv = table.unpack(ctx.saved_tensors)
+  return g:unsqueeze(-1):unsqueeze(-1) * inv_t(f, piv)
 end
 
 --- linalg.slogdet(A) -> sign, logabsdet (a singular matrix: sign 0, logabsdet -inf)
 function linalg.slogdet(a)
-  local s = torch.no_grad(function()
-    local f, _, _, sign = lu(a, 'slogdet')
-    return (f:diagonal(0, -2, -1):sign():prod(-1) * sign:to(f.dtype)):to(a.dtype)
-  end)
-  return s, LogAbsDet.apply(a)
+  local out = {}
+  local l = LogAbsDet.apply(a, out)
+  return out.sign, l
 end
 
 local Solve = torch.autograd.Function:extend('LinalgSolveBackward0')
 function Solve.forward(ctx, a, b, op)
-  local x = lu_solve(a, b, op)
-  ctx:save_for_backward(a, x)
+  local f, piv = lu_regular(a, op)
+  local x = torch._lu_solve(f, piv, b:contiguous())
+  ctx:save_for_backward(f, piv, x)
   return x
 end
 function Solve.backward(ctx, g)
-  local a, x = table.unpack(ctx.saved_tensors)
+  local f, piv, x = table.unpack(ctx.saved_tensors)
   -- gB = A^-T g, gA = -gB x^T
-  local gb = lu_solve(mT(a), g, 'solve')
+  local gb = torch._lu_solve(f, piv, g:contiguous(), true)
   return -gb:matmul(mT(x)), gb
 end
 
