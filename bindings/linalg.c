@@ -1,6 +1,8 @@
-/* Matrix products, and the LU factorisation torch.linalg's solvers are made of. */
+/* Matrix products, the LU factorisation and triangular solves torch.linalg's solvers are made of,
+   and the decompositions LAPACK computes (core/lapack.h). */
 #include "bindings/binding.h"
 #include "core/linalg.h"
+#include "core/lapack.h"
 #include "core/lu.h"
 
 typedef lt_tensor_t *(*pair_fn)(lt_tensor_t *, lt_tensor_t *);
@@ -56,10 +58,78 @@ static int l_lu_solve(lua_State *L) {
   return 1;
 }
 
+/* torch._solve_triangular(a, b, upper, trans, unit) -> op(A)^-1 b */
+static int l_solve_triangular(lua_State *L) {
+  lt_tensor_t *a = lt_lua_checktensor(L, 1), *b = lt_lua_checktensor(L, 2);
+  bool upper = lua_toboolean(L, 3), trans = lua_toboolean(L, 4), unit = lua_toboolean(L, 5);
+  lt_lua_checknargs(L, 5, "_solve_triangular");
+  lt_lua_pushtensor(L, lt_triangular_solve(a, b, upper, trans, unit));
+  return 1;
+}
+
+/* pushes the tensors (nil for NULL), or raises the error */
+static int push_all(lua_State *L, int rc, lt_tensor_t **ts, int n) {
+  if (rc != LT_OK) return lt_lua_error(L);
+  for (int i = 0; i < n; i++) {
+    if (ts[i]) lt_lua_pushtensor(L, ts[i]);
+    else lua_pushnil(L);
+  }
+  return n;
+}
+
+/* torch._lapack_available() -> whether the loaded BLAS has LAPACK's decompositions */
+static int l_lapack_available(lua_State *L) {
+  lua_pushboolean(L, lt_lapack_available());
+  return 1;
+}
+
+/* torch._cholesky(a, upper) -> L, info */
+static int l_cholesky(lua_State *L) {
+  lt_tensor_t *a = lt_lua_checktensor(L, 1);
+  bool upper = lua_toboolean(L, 2);
+  lt_lua_checknargs(L, 2, "_cholesky");
+  lt_tensor_t *ts[2];
+  int rc = lt_cholesky(a, upper, &ts[0], &ts[1]);
+  return push_all(L, rc, ts, 2);
+}
+
+/* torch._qr(a, mode) -> Q, R */
+static int l_qr(lua_State *L) {
+  lt_tensor_t *a = lt_lua_checktensor(L, 1);
+  const char *mode = luaL_optstring(L, 2, "reduced");
+  lt_lua_checknargs(L, 2, "_qr");
+  lt_tensor_t *ts[2];
+  int rc = lt_qr(a, mode, &ts[0], &ts[1]);
+  return push_all(L, rc, ts, 2);
+}
+
+/* torch._eigh(a, upper, vectors) -> eigenvalues, eigenvectors (nil without vectors) */
+static int l_eigh(lua_State *L) {
+  lt_tensor_t *a = lt_lua_checktensor(L, 1);
+  bool upper = lua_toboolean(L, 2), vectors = lua_toboolean(L, 3);
+  lt_lua_checknargs(L, 3, "_eigh");
+  lt_tensor_t *ts[2];
+  int rc = lt_eigh(a, upper, vectors, &ts[0], &ts[1]);
+  return push_all(L, rc, ts, 2);
+}
+
+/* torch._svd(a, full, vectors) -> U, S, Vh (U and Vh nil without vectors) */
+static int l_svd(lua_State *L) {
+  lt_tensor_t *a = lt_lua_checktensor(L, 1);
+  bool full = lua_toboolean(L, 2), vectors = lua_toboolean(L, 3);
+  lt_lua_checknargs(L, 3, "_svd");
+  lt_tensor_t *ts[3];
+  int rc = lt_svd(a, full, vectors, &ts[0], &ts[1], &ts[2]);
+  return push_all(L, rc, ts, 3);
+}
+
 void lt_open_linalg(lua_State *L, int torch, int mtab) {
   static const luaL_Reg fns[] = {{"mm", l_mm}, {"bmm", l_bmm}, {"matmul", l_matmul}, {"mv", l_mv},
                                  {"dot", l_dot}, {"addmm", l_addmm}, {NULL, NULL}};
   lt_lua_register(L, torch, mtab, fns, true, true);
-  static const luaL_Reg lu_fns[] = {{"_lu_factor", l_lu_factor}, {"_lu_solve", l_lu_solve}, {NULL, NULL}};
+  static const luaL_Reg lu_fns[] = {{"_lu_factor", l_lu_factor}, {"_lu_solve", l_lu_solve},
+                                    {"_solve_triangular", l_solve_triangular}, {"_cholesky", l_cholesky},
+                                    {"_qr", l_qr}, {"_eigh", l_eigh}, {"_svd", l_svd},
+                                    {"_lapack_available", l_lapack_available}, {NULL, NULL}};
   lt_lua_register(L, torch, mtab, lu_fns, true, false);
 }

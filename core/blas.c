@@ -350,6 +350,12 @@ bool lt_blas_sgemm_native(void) {
   return B.native_sgemm;
 }
 
+void *lt_blas_symbol(const char *name) {
+  lt_blas_init();
+  if (!__atomic_load_n(&B.ready, __ATOMIC_ACQUIRE) || !B.lib) return NULL;
+  return dlsym(B.lib, name);
+}
+
 const char *lt_blas_info(void) { return __atomic_load_n(&B.ready, __ATOMIC_ACQUIRE) ? B.info : ""; }
 
 int lt_blas_num_threads(void) {

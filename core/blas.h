@@ -54,6 +54,10 @@ const char *lt_blas_corename(void);
    chosen from CPU features" or "fallback: ..."); "" before lt_blas_init(). */
 const char *lt_blas_info(void);
 
+/* The address of `name` in the loaded library (LAPACK's routines, which OpenBLAS carries: core/
+   lapack.c), or NULL when there is no library (the portable loops) or no such symbol. */
+void *lt_blas_symbol(const char *name);
+
 /* True when float32 products run on lutorch's AVX-512 kernels (see LUTORCH_GEMM). */
 bool lt_blas_sgemm_native(void);
 

@@ -110,6 +110,27 @@ static int check_batch(const char *op, const char *what, const lt_tensor_t *t, b
 FACTOR(float, f32)
 FACTOR(double, f64)
 
+/* b (n x k) = op(A)^-1 b in place for a triangular A: e(i, j) is op(A)'s element, from its upper
+   triangle when up (forward substitution otherwise) */
+#define TRISOLVE(T, sfx)                                                                         \
+  static void trisolve_##sfx(const T *a, int64_t n, T *b, int64_t k, bool up, bool trans, bool unit) { \
+    for (int64_t s = 0; s < n; s++) {                                                            \
+      int64_t i = up ? n - 1 - s : s;                                                            \
+      int64_t j0 = up ? i + 1 : 0, j1 = up ? n : i;                                              \
+      for (int64_t j = j0; j < j1; j++) {                                                        \
+        T m = trans ? a[j * n + i] : a[i * n + j];                                               \
+        if (m != 0)                                                                              \
+          for (int64_t c = 0; c < k; c++) b[i * k + c] -= m * b[j * k + c];                      \
+      }                                                                                          \
+      if (!unit) {                                                                               \
+        T d = a[i * n + i];                                                                      \
+        for (int64_t c = 0; c < k; c++) b[i * k + c] /= d;                                       \
+      }                                                                                          \
+    }                                                                                            \
+  }
+TRISOLVE(float, f32)
+TRISOLVE(double, f64)
+
 static int64_t batch_of(const lt_tensor_t *t) {
   int64_t b = 1;
   for (int d = 0; d < t->ndim - 2; d++) b *= t->sizes[d];
@@ -179,6 +200,41 @@ lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt
       (trans ? solve_t_f64 : solve_f64)((const double *)lt_data(lu) + q * n * n, pv + q * n, n,
                                         (double *)lt_data(x) + q * n * k, k);
   }
+  lt_bump_version(x);
+  return x;
+}
+
+lt_tensor_t *lt_triangular_solve(const lt_tensor_t *a, const lt_tensor_t *b, bool upper, bool trans, bool unit) {
+  if (check_batch("solve_triangular", "A", a, true) != LT_OK ||
+      check_batch("solve_triangular", "B", b, false) != LT_OK)
+    return NULL;
+  const int64_t n = a->sizes[a->ndim - 1], k = b->sizes[b->ndim - 1], batch = batch_of(a);
+  if (b->dtype != a->dtype) {
+    lt_error("solve_triangular: B is %s, A %s", lt_dtype_name(b->dtype), lt_dtype_name(a->dtype));
+    return NULL;
+  }
+  bool same = b->ndim == a->ndim && b->sizes[b->ndim - 2] == n;
+  for (int d = 0; same && d < a->ndim - 2; d++) same = b->sizes[d] == a->sizes[d];
+  if (!same) {
+    lt_error("solve_triangular: B must be (..., %lld, k) with A's batch shape", (long long)n);
+    return NULL;
+  }
+  bool grad = lt_set_grad_enabled(false);
+  lt_tensor_t *ac = lt_contiguous((lt_tensor_t *)a);
+  lt_tensor_t *x = ac ? lt_clone(b) : NULL;
+  lt_set_grad_enabled(grad);
+  if (!x) {
+    lt_release(ac);
+    return NULL;
+  }
+  bool up = upper != trans; /* op(A)'s triangle */
+  for (int64_t q = 0; q < batch; q++) {
+    if (a->dtype == LT_FLOAT32)
+      trisolve_f32((const float *)lt_data(ac) + q * n * n, n, (float *)lt_data(x) + q * n * k, k, up, trans, unit);
+    else
+      trisolve_f64((const double *)lt_data(ac) + q * n * n, n, (double *)lt_data(x) + q * n * k, k, up, trans, unit);
+  }
+  lt_release(ac);
   lt_bump_version(x);
   return x;
 }

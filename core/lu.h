@@ -1,6 +1,7 @@
 /* LU factorisation with partial pivoting of a batch of square float32 or float64 matrices on the CPU
-   (PA = LU, as LAPACK's getrf), and the solves with it (getrs): what torch.linalg's det, slogdet,
-   solve and inv are made of (lua/torch/linalg.lua, which adds their gradients). */
+   (PA = LU, as LAPACK's getrf), the solves with it (getrs) and with triangular matrices (trtrs):
+   what torch.linalg's det, slogdet, solve, inv and solve_triangular are made of (lua/torch/
+   linalg.lua, which adds their gradients). */
 #ifndef LT_LU_H
 #define LT_LU_H
 
@@ -19,5 +20,11 @@ int lt_lu_factor(const lt_tensor_t *a, lt_tensor_t **lu, lt_tensor_t **piv, lt_t
    shape and dtype; a new contiguous tensor, or NULL + error. A zero pivot gives inf or NaN, as
    LAPACK's getrs. */
 lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt_tensor_t *b, bool trans);
+
+/* x = op(A)^-1 b for triangular A (..., n, n) (its upper triangle when upper, else its lower one;
+   the other is not read), op(A) = A^T when trans, a diagonal of ones when unit; b (..., n, k) of A's
+   batch shape and dtype. A new contiguous tensor, or NULL + error. A zero on the diagonal gives inf
+   or NaN, as LAPACK's trtrs. */
+lt_tensor_t *lt_triangular_solve(const lt_tensor_t *a, const lt_tensor_t *b, bool upper, bool trans, bool unit);
 
 #endif

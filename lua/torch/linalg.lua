@@ -1,11 +1,14 @@
 -- torch.linalg: the norms, products and powers composed from the tensor operations (so they pass
 -- gradients), and det, slogdet, solve and inv over the LU factorisation of core/lu.c (float32 and
--- float64 on the CPU) with PyTorch's gradients, with PyTorch's names and arguments. Other
--- decompositions (cholesky, qr, svd, eigh) are not here: asking for one is an error that lists what
+-- float64 on the CPU) with PyTorch's gradients, with PyTorch's names and arguments. The
+-- decompositions LAPACK computes (cholesky, qr, eigh, svd) and what is built on them are in
+-- lua/torch/decompositions.lua. Asking for a function that is not here is an error that lists what
 -- there is.
 local torch = require 'torch'
 
 local linalg = {}
+-- what lua/torch/decompositions.lua shares with this file
+local helpers = {}
 
 local function check_tensor(x, op, what)
   if not torch.is_tensor(x) then
@@ -75,12 +78,9 @@ function linalg.matrix_norm(a, ...)
   if type(dim) ~= 'table' or #dim ~= 2 then error('linalg.matrix_norm: dim must be a table of two dims', 2) end
   local r, c = dim[1], dim[2]
   if ord == 'fro' then return (a * a):sum(dim, keepdim):sqrt() end
-  if ord == 'nuc' or ord == 2 or ord == -2 then
-    error(string.format("linalg.matrix_norm: ord %s needs singular values, which lutorch does not compute yet "
-      .. "(ord 'fro', 1, -1, inf and -inf are there)", tostring(ord)), 2)
-  end
   local function norm_d(d) return d < 0 and d + a:dim() + 1 or d end
   r, c = norm_d(r), norm_d(c)
+  if ord == 'nuc' or ord == 2 or ord == -2 then return helpers.spectral_norm(a, ord, r, c, keepdim) end
   local abs = a:abs()
   local sum_dim, red_dim
   if ord == 1 or ord == -1 then sum_dim, red_dim = r, c elseif ord == math.huge or ord == -math.huge then sum_dim, red_dim = c, r
@@ -347,6 +347,9 @@ torch.Tensor.logdet = torch.logdet
 
 torch.matrix_power, torch.Tensor.matrix_power = linalg.matrix_power, linalg.matrix_power
 torch.chain_matmul = function(...) return linalg.multi_dot({ ... }) end
+
+helpers.named = named
+require('torch.decompositions')(linalg, helpers)
 
 -- a name that is not here is an error naming what is
 return setmetatable(linalg, {

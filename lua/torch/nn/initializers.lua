@@ -174,7 +174,9 @@ function init.trunc_normal_(t, mean, std, a, b)
   end)
 end
 
--- orthogonal_(t, gain = 1): rows (or columns) orthonormal, by Gram-Schmidt on a Gaussian matrix
+-- orthogonal_(t, gain = 1): rows (or columns) orthonormal: PyTorch's recipe, Q of the QR of a
+-- normal_ draw of t's dtype (transposed when wide), with the signs of R's diagonal (so the same
+-- seed gives PyTorch's values); by Gram-Schmidt in float64 when the BLAS has no LAPACK
 function init.orthogonal_(t, gain)
   check(t, 'orthogonal_')
   if t:dim() < 2 then error('orthogonal_: only tensors with 2 or more dimensions are supported', 2) end
@@ -184,22 +186,30 @@ function init.orthogonal_(t, gain)
   local cols = t:numel() // rows
   return no_grad(function()
     local transposed = rows < cols
-    local n, m = rows, cols
-    if transposed then n, m = cols, rows end
-    -- q: n x m with orthonormal columns, built column by column
-    local a = torch.randn(n, m, { dtype = torch.float64 })
-    local q = torch.zeros(n, m, { dtype = torch.float64 })
-    for j = 1, m do
-      local v = a:select(2, j):clone()
-      for _ = 1, 2 do -- twice, for numerical orthogonality
-        for i = 1, j - 1 do
-          local qi = q:select(2, i)
-          v = v - qi * (qi:dot(v))
+    local flat = torch.empty(rows, cols, { dtype = t.dtype, device = t.device }):normal_(0, 1)
+    if transposed then flat = flat:t() end
+    local q
+    if torch._lapack_available() then
+      local a = flat:to('cpu')
+      if a.dtype ~= torch.float64 then a = a:float() end
+      local r
+      q, r = torch.linalg.qr(a)
+      q = q * r:diagonal():sign()
+    else
+      -- q: orthonormal columns, built column by column (R's diagonal, the norms, is positive)
+      local a = flat:double():cpu()
+      local n, m = a:size(1), a:size(2)
+      q = torch.zeros(n, m, { dtype = torch.float64 })
+      for j = 1, m do
+        local v = a:select(2, j):clone()
+        for _ = 1, 2 do -- twice, for numerical orthogonality
+          for i = 1, j - 1 do
+            local qi = q:select(2, i)
+            v = v - qi * (qi:dot(v))
+          end
         end
+        q:select(2, j):copy_(v / v:norm():item())
       end
-      local nrm = v:norm():item()
-      -- PyTorch makes QR unique by the sign of R's diagonal; the Gaussian column's sign plays that role
-      q:select(2, j):copy_(v / nrm)
     end
     if transposed then q = q:t() end
     t:copy_((q * gain):reshape(t.shape))
