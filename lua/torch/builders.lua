@@ -60,7 +60,7 @@ function torch.meshgrid(...)
   end
   local ts = (#args == 1 and type(args[1]) == 'table' and not torch.is_tensor(args[1])) and args[1] or args
   ts = tensor_list('meshgrid', ts)
-  opts = opts_of(opts, 'meshgrid', { indexing = true })
+  opts = opts_of(opts, 'meshgrid', { 'indexing' })
   local indexing = opts.indexing or 'ij'
   if indexing ~= 'ij' and indexing ~= 'xy' then
     error("meshgrid: indexing must be 'ij' or 'xy', got " .. tostring(indexing), 2)
@@ -227,7 +227,7 @@ end
 
 function torch.searchsorted(seq, values, o)
   check_tensor(seq, 'searchsorted', 'sorted_sequence')
-  o = opts_of(o, 'searchsorted', { right = true, side = true, out_int32 = true })
+  o = opts_of(o, 'searchsorted', { 'right', 'side', 'out_int32' })
   if type(values) == 'number' then values = torch.tensor(values, { dtype = seq.dtype, device = seq.device }) end
   check_tensor(values, 'searchsorted', 'values')
   if o.side ~= nil and o.side ~= 'left' and o.side ~= 'right' then
@@ -240,7 +240,7 @@ function torch.searchsorted(seq, values, o)
 end
 
 function torch.bucketize(x, boundaries, o)
-  o = opts_of(o, 'bucketize', { right = true, out_int32 = true })
+  o = opts_of(o, 'bucketize', { 'right', 'out_int32' })
   if type(x) == 'number' then x = torch.tensor(x, { dtype = boundaries.dtype }) end
   check_tensor(x, 'bucketize')
   check_tensor(boundaries, 'bucketize', 'boundaries')
@@ -254,7 +254,7 @@ Tensor.bucketize = torch.bucketize
 function torch.trapezoid(y, x, o)
   check_tensor(y, 'trapezoid')
   if type(x) == 'table' and not torch.is_tensor(x) then o, x = x, nil end
-  o = opts_of(o, 'trapezoid', { dx = true, dim = true })
+  o = opts_of(o, 'trapezoid', { 'dx', 'dim' })
   local dim = norm_dim(o.dim or -1, y:dim(), 'trapezoid')
   local n = y:size(dim)
   if n == 0 then return y:sum(dim) end

@@ -26,16 +26,7 @@ local function norm_dim(dim, ndim, op, what)
   return dim < 0 and dim + n + 1 or dim
 end
 
-local function opts_of(t, op, known)
-  if t == nil then return {} end
-  if type(t) ~= 'table' or torch.is_tensor(t) then
-    error(string.format('%s: expected an options table, got %s', op, torch.is_tensor(t) and 'a tensor' or type(t)), 3)
-  end
-  for k in pairs(t) do
-    if not known[k] then error(string.format("%s: unknown option '%s'", op, tostring(k)), 3) end
-  end
-  return t
-end
+local opts_of = require('torch.options').check
 
 -- a number or tensor operand as a tensor of x's device and dtype
 local function operand(x, v)
@@ -67,11 +58,11 @@ end)
 
 --- x:addcmul(t1, t2, {value = 1}) = x + value * t1 * t2; addcdiv likewise with t1 / t2
 both('addcmul', function(x, a, b, o)
-  local v = opts_of(o, 'addcmul', { value = true }).value or 1
+  local v = opts_of(o, 'addcmul', { 'value' }).value or 1
   return x + (a * b) * v
 end)
 both('addcdiv', function(x, a, b, o)
-  local v = opts_of(o, 'addcdiv', { value = true }).value or 1
+  local v = opts_of(o, 'addcdiv', { 'value' }).value or 1
   return x + (a / b) * v
 end)
 
@@ -117,7 +108,7 @@ end)
 --- NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest finite values)
 both('nan_to_num', function(x, o)
   check_tensor(x, 'nan_to_num')
-  o = opts_of(o, 'nan_to_num', { nan = true, posinf = true, neginf = true })
+  o = opts_of(o, 'nan_to_num', { 'nan', 'posinf', 'neginf' })
   if not is_float(x) then return x:clone() end
   local big = ({ float16 = 65504.0, bfloat16 = 3.3895313892515355e38, float32 = 3.4028234663852886e38 })[x.dtype.name]
     or 1.7976931348623157e308
@@ -252,7 +243,7 @@ end)
 
 --- beta * x + alpha * (mat @ vec), and the outer-product, batched and summed forms alike
 local function scaled(op, x, prod, o)
-  o = opts_of(o, op, { beta = true, alpha = true })
+  o = opts_of(o, op, { 'beta', 'alpha' })
   local beta, alpha = o.beta or 1, o.alpha or 1
   if alpha ~= 1 then prod = prod * alpha end
   if beta == 0 then return prod + torch.zeros_like(x) end -- PyTorch ignores x (its NaNs) then

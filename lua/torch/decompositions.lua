@@ -99,7 +99,7 @@ return function(linalg, h)
   function linalg.solve_triangular(a, b, ...)
     input(a, 'solve_triangular', true)
     input(b, 'solve_triangular', false, 'B')
-    local upper, left, unit = named({ ... }, { 'upper', 'left', 'unitriangular' })
+    local upper, left, unit = named('solve_triangular', { ... }, { 'upper', 'left', 'unitriangular' })
     if type(upper) ~= 'boolean' then
       error('linalg.solve_triangular: upper must be given, true or false (A\'s triangle), got ' .. tostring(upper), 2)
     end
@@ -149,7 +149,7 @@ return function(linalg, h)
   --- order of the leading minor that is not positive-definite (L is then incomplete)
   function linalg.cholesky_ex(a, ...)
     input(a, 'cholesky_ex', true)
-    local upper = named({ ... }, { 'upper', 'check_errors' })
+    local upper = named('cholesky_ex', { ... }, { 'upper', 'check_errors' })
     return cholesky_ex(a, upper or false)
   end
 
@@ -157,7 +157,7 @@ return function(linalg, h)
   --- A = U^T U), for symmetric positive-definite A (only its lower triangle is read)
   function linalg.cholesky(a, ...)
     input(a, 'cholesky', true)
-    local upper = named({ ... }, { 'upper' })
+    local upper = named('cholesky', { ... }, { 'upper' })
     local l, info = cholesky_ex(a, upper or false)
     if info:ne(0):any():item() then
       local flat = info:reshape(-1):tolist()
@@ -228,7 +228,7 @@ return function(linalg, h)
   --- triangular; 'complete' gives Q square, 'r' only R (Q an empty tensor)
   function linalg.qr(a, ...)
     input(a, 'qr', false)
-    local mode = named({ ... }, { 'mode' })
+    local mode = named('qr', { ... }, { 'mode' })
     mode = mode or 'reduced'
     if mode ~= 'reduced' and mode ~= 'complete' and mode ~= 'r' then
       error("linalg.qr: mode must be 'reduced', 'complete' or 'r', got " .. tostring(mode), 2)
@@ -271,7 +271,7 @@ return function(linalg, h)
   function linalg.eigh(a, ...)
     input(a, 'eigh', true)
     finite(a, 'eigh')
-    local up = uplo(named({ ... }, { 'UPLO' }), 'eigh')
+    local up = uplo(named('eigh', { ... }, { 'UPLO' }), 'eigh')
     return Eigh.apply(a, up)
   end
 
@@ -279,7 +279,7 @@ return function(linalg, h)
   function linalg.eigvalsh(a, ...)
     input(a, 'eigvalsh', true)
     finite(a, 'eigvalsh')
-    local up = uplo(named({ ... }, { 'UPLO' }), 'eigvalsh')
+    local up = uplo(named('eigvalsh', { ... }, { 'UPLO' }), 'eigvalsh')
     if a.requires_grad and torch.is_grad_enabled() then return (Eigh.apply(a, up)) end
     return (torch._eigh(a, up, false))
   end
@@ -329,7 +329,7 @@ return function(linalg, h)
   function linalg.svd(a, ...)
     input(a, 'svd', false)
     finite(a, 'svd')
-    local full = named({ ... }, { 'full_matrices' })
+    local full = named('svd', { ... }, { 'full_matrices' })
     if full == nil then full = true end
     return SVD.apply(a, full and true or false)
   end
@@ -381,7 +381,7 @@ return function(linalg, h)
   --- when hermitian), singular values at or below the tolerance dropped
   function linalg.pinv(a, ...)
     input(a, 'pinv', false)
-    local atol, rtol, hermitian = named({ ... }, { 'atol', 'rtol', 'hermitian' })
+    local atol, rtol, hermitian = named('pinv', { ... }, { 'atol', 'rtol', 'hermitian' })
     if hermitian then
       local w, v = linalg.eigh(a)
       local aw = w:abs()
@@ -404,7 +404,7 @@ return function(linalg, h)
   --- tolerance, counted (int64, of the batch shape)
   function linalg.matrix_rank(a, ...)
     input(a, 'matrix_rank', false)
-    local atol, rtol, hermitian = named({ ... }, { 'atol', 'rtol', 'hermitian' })
+    local atol, rtol, hermitian = named('matrix_rank', { ... }, { 'atol', 'rtol', 'hermitian' })
     local s
     if hermitian then
       s = linalg.eigvalsh(a):abs()
@@ -425,7 +425,7 @@ return function(linalg, h)
     if b.dtype ~= a.dtype then
       error(string.format('linalg.lstsq: A is %s but B is %s', tostring(a.dtype), tostring(b.dtype)), 2)
     end
-    local rcond = named({ ... }, { 'rcond', 'driver' })
+    local rcond = named('lstsq', { ... }, { 'rcond', 'driver' })
     local vector = b:dim() == a:dim() - 1
     local bm = vector and b:unsqueeze(-1) or b
     if bm:dim() < 2 or bm:size(-2) ~= a:size(-2) then

@@ -5,6 +5,7 @@
 -- lua/torch/decompositions.lua. Asking for a function that is not here is an error that lists what
 -- there is.
 local torch = require 'torch'
+local options = require 'torch.options'
 
 local linalg = {}
 -- what lua/torch/decompositions.lua shares with this file
@@ -22,27 +23,15 @@ local function floating(x, op)
   end
 end
 
--- the options given as a table in place of the positional arguments after x
-local function named(args, names)
-  if type(args[1]) == 'table' and not torch.is_tensor(args[1]) and args[2] == nil then
-    local o, v = args[1], {}
-    for k in pairs(o) do
-      local known = false
-      for _, n in ipairs(names) do known = known or n == k end
-      if not known then error(string.format("linalg: unknown option '%s' (its options are %s)", tostring(k), table.concat(names, ', ')), 4) end
-    end
-    for i, n in ipairs(names) do v[i] = o[n] end
-    return table.unpack(v, 1, #names)
-  end
-  return table.unpack(args, 1, #names)
-end
+-- the options given as a table in place of the positional arguments after x (lua/torch/options.lua)
+local function named(op, args, names) return options.args('linalg.' .. op, args, names, nil, 4) end
 
 --- linalg.vector_norm(x, ord = 2, dim = all, keepdim = false): (sum |x|^ord)^(1 / ord); ord inf and
 --- -inf the largest and smallest |x|, ord 0 the count of non-zeros
 function linalg.vector_norm(x, ...)
   check_tensor(x, 'vector_norm')
   floating(x, 'vector_norm')
-  local ord, dim, keepdim = named({ ... }, { 'ord', 'dim', 'keepdim' })
+  local ord, dim, keepdim = named('vector_norm', { ... }, { 'ord', 'dim', 'keepdim' })
   ord = ord or 2
   if type(ord) ~= 'number' then error('linalg.vector_norm: ord must be a number, got ' .. tostring(ord), 2) end
   keepdim = keepdim or false
@@ -72,7 +61,7 @@ end
 function linalg.matrix_norm(a, ...)
   check_tensor(a, 'matrix_norm')
   floating(a, 'matrix_norm')
-  local ord, dim, keepdim = named({ ... }, { 'ord', 'dim', 'keepdim' })
+  local ord, dim, keepdim = named('matrix_norm', { ... }, { 'ord', 'dim', 'keepdim' })
   ord, dim, keepdim = ord or 'fro', dim or { -2, -1 }, keepdim or false
   if a:dim() < 2 then error('linalg.matrix_norm: the input must have at least 2 dimensions, got ' .. a:dim(), 2) end
   if type(dim) ~= 'table' or #dim ~= 2 then error('linalg.matrix_norm: dim must be a table of two dims', 2) end
@@ -95,7 +84,7 @@ end
 --- input or two dims); with neither ord nor dim, the 2-norm of the flattened input
 function linalg.norm(x, ...)
   check_tensor(x, 'norm')
-  local ord, dim, keepdim = named({ ... }, { 'ord', 'dim', 'keepdim' })
+  local ord, dim, keepdim = named('norm', { ... }, { 'ord', 'dim', 'keepdim' })
   if type(dim) == 'number' then dim = { dim } end
   if ord == nil then
     if dim ~= nil and #dim == 2 then return linalg.matrix_norm(x, 'fro', dim, keepdim) end

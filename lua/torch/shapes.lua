@@ -194,7 +194,7 @@ both('msort', function(x) return (x:sort(1)) end)
 both('argwhere', function(x) return x:nonzero() end)
 
 both('index_add', function(x, dim, index, source, o)
-  local alpha = opts_of(o, 'index_add', { alpha = true }).alpha or 1
+  local alpha = opts_of(o, 'index_add', { 'alpha' }).alpha or 1
   return x:clone():index_add_(dim, index, alpha == 1 and source or source * alpha)
 end)
 both('index_fill', function(x, dim, index, value) return x:clone():index_fill_(dim, index, value) end)

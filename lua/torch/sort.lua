@@ -6,24 +6,7 @@ local torch = require 'torch'
 local Tensor = torch.Tensor
 
 -- the arguments after x: positional in PyTorch's order, or one table of them by name
-local function args(op, given, names, defaults)
-  local v = {}
-  local t = given[1]
-  if type(t) == 'table' and not torch.is_tensor(t) then
-    for k in pairs(t) do
-      local known = false
-      for _, n in ipairs(names) do known = known or n == k end
-      if not known then error(string.format("%s: unknown option '%s' (its options are %s)", op, tostring(k), table.concat(names, ', ')), 3) end
-    end
-    for i, n in ipairs(names) do v[i] = t[n] end
-  else
-    for i = 1, #names do v[i] = given[i] end
-  end
-  for i = 1, #names do
-    if v[i] == nil then v[i] = defaults[i] end
-  end
-  return table.unpack(v, 1, #names)
-end
+local args = require('torch.options').args
 
 local function check_tensor(x, op)
   if not torch.is_tensor(x) then error(string.format('%s: expected a tensor, got %s', op, type(x)), 3) end

@@ -24,7 +24,7 @@ both('count_nonzero', function(x, dim)
 end)
 
 both('aminmax', function(x, o)
-  o = opts_of(o, 'aminmax', { dim = true, keepdim = true })
+  o = opts_of(o, 'aminmax', { 'dim', 'keepdim' })
   if o.dim == nil then return x:amin(), x:amax() end
   return x:amin(o.dim, o.keepdim), x:amax(o.dim, o.keepdim)
 end)
@@ -82,7 +82,7 @@ end
 --- options (each NaN is distinct)
 both('unique', function(x, o)
   check_tensor(x, 'unique')
-  o = opts_of(o, 'unique', { sorted = true, return_inverse = true, return_counts = true, dim = true })
+  o = opts_of(o, 'unique', { 'sorted', 'return_inverse', 'return_counts', 'dim' })
   if o.dim ~= nil then error('unique: the dim option is not supported; unique works on the flattened tensor', 2) end
   local flat = x:reshape(-1)
   local n = flat:numel()
@@ -108,7 +108,7 @@ end)
 --- consecutive runs of equal values as one; {return_inverse, return_counts}
 both('unique_consecutive', function(x, o)
   check_tensor(x, 'unique_consecutive')
-  o = opts_of(o, 'unique_consecutive', { return_inverse = true, return_counts = true, dim = true })
+  o = opts_of(o, 'unique_consecutive', { 'return_inverse', 'return_counts', 'dim' })
   if o.dim ~= nil then error('unique_consecutive: the dim option is not supported', 2) end
   local flat = x:reshape(-1)
   local n = flat:numel()

@@ -7,22 +7,8 @@ local F = {}
 -- losses run in float32 inside autocast regions, as PyTorch's (a pass-through outside them)
 local fp32 = torch._autocast_fp32
 
--- the options table of op (or an empty one), refusing keys op does not take: a misspelt option
--- would otherwise be ignored without a word
-local function opts_of(o, op, keys)
-  if o == nil then return {} end
-  if type(o) ~= 'table' then error(string.format('%s: expected an options table, got %s', op, type(o)), 3) end
-  for k in pairs(o) do
-    local known = false
-    for _, name in ipairs(keys) do
-      if k == name then known = true; break end
-    end
-    if not known then
-      error(string.format("%s: unknown option '%s' (its options are %s)", op, tostring(k), table.concat(keys, ', ')), 3)
-    end
-  end
-  return o
-end
+-- the options table of op (or an empty one), refusing keys op does not take (lua/torch/options.lua)
+local opts_of = require('torch.options').check
 
 F._opts_of = opts_of -- for the modules that check options tables the same way
 
