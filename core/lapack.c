@@ -11,10 +11,12 @@
 #include "core/blas.h"
 #include "core/elementwise.h"
 #include "core/error.h"
+#include "core/iter.h"
 
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +28,9 @@ typedef void (*orgqr_fn)(const int *, const int *, const int *, void *, const in
                          const int *, int *);
 typedef void (*syevd_fn)(const char *, const char *, const int *, void *, const int *, void *, void *,
                          const int *, int *, const int *, int *, size_t, size_t);
+typedef void (*getrf_fn)(const int *, const int *, void *, const int *, int *, int *);
+typedef void (*getrs_fn)(const char *, const int *, const int *, const void *, const int *, const int *, void *,
+                         const int *, int *, size_t);
 typedef void (*gesdd_fn)(const char *, const int *, const int *, void *, const int *, void *, void *,
                          const int *, void *, const int *, void *, const int *, int *, int *, size_t);
 
@@ -36,16 +41,20 @@ static struct {
   orgqr_fn orgqr[2];
   syevd_fn syevd[2];
   gesdd_fn gesdd[2];
+  getrf_fn getrf[2];
+  getrs_fn getrs[2];
   bool ok;
 } LP;
 static pthread_once_t lapack_once = PTHREAD_ONCE_INIT;
 
 static void load_once(void) {
-  static const char *names[5][2] = {{"spotrf_", "dpotrf_"}, {"sgeqrf_", "dgeqrf_"}, {"sorgqr_", "dorgqr_"},
-                                    {"ssyevd_", "dsyevd_"}, {"sgesdd_", "dgesdd_"}};
-  void **slots[5] = {(void **)LP.potrf, (void **)LP.geqrf, (void **)LP.orgqr, (void **)LP.syevd, (void **)LP.gesdd};
+  static const char *names[7][2] = {{"spotrf_", "dpotrf_"}, {"sgeqrf_", "dgeqrf_"}, {"sorgqr_", "dorgqr_"},
+                                    {"ssyevd_", "dsyevd_"}, {"sgesdd_", "dgesdd_"}, {"sgetrf_", "dgetrf_"},
+                                    {"sgetrs_", "dgetrs_"}};
+  void **slots[7] = {(void **)LP.potrf, (void **)LP.geqrf, (void **)LP.orgqr, (void **)LP.syevd,
+                     (void **)LP.gesdd, (void **)LP.getrf, (void **)LP.getrs};
   bool ok = true;
-  for (int r = 0; r < 5; r++)
+  for (int r = 0; r < 7; r++)
     for (int t = 0; t < 2; t++) {
       slots[r][t] = lt_blas_symbol(names[r][t]);
       ok = ok && slots[r][t];
@@ -130,12 +139,12 @@ static void release_all(lt_tensor_t **ts, int n) {
       if (!isfinite(x[i])) return false;                                                         \
     return true;                                                                                 \
   }                                                                                              \
-  static int cholesky_##sfx(const T *a, int64_t batch, int n, bool upper, T *l, int64_t *info) {  \
+  static int cholesky_##sfx(const T *a, int64_t b0, int64_t b1, int n, bool upper, T *l, int64_t *info) {  \
     const char uplo = upper ? 'U' : 'L';                                                         \
     const int ld = n > 0 ? n : 1;                                                                \
     T *w = malloc(sizeof(T) * (size_t)n * n + 1);                                                \
     if (!w) return out_of_memory("linalg.cholesky");                                             \
-    for (int64_t b = 0; b < batch; b++) {                                                        \
+    for (int64_t b = b0; b < b1; b++) {                                                        \
       const T *ab = a + b * n * n;                                                               \
       T *lb = l + b * n * n;                                                                     \
       int rc = 0;                                                                                \
@@ -155,7 +164,7 @@ static void release_all(lt_tensor_t **ts, int n) {
     return LT_OK;                                                                                \
   }                                                                                              \
   /* qcols: Q's columns (0: no Q); rrows: R's rows */                                            \
-  static int qr_##sfx(const T *a, int64_t batch, int m, int n, int qcols, int rrows, T *q, T *r) { \
+  static int qr_##sfx(const T *a, int64_t b0, int64_t b1, int m, int n, int qcols, int rrows, T *q, T *r) { \
     const int k = m < n ? m : n, ld = m > 0 ? m : 1;                                             \
     int lwork = -1, rc = 0;                                                                      \
     T query = 0, query2 = 0;                                                                     \
@@ -173,7 +182,7 @@ static void release_all(lt_tensor_t **ts, int n) {
       free(w);                                                                                   \
       return out_of_memory("linalg.qr");                                                         \
     }                                                                                            \
-    for (int64_t b = 0; b < batch; b++) {                                                        \
+    for (int64_t b = b0; b < b1; b++) {                                                        \
       const T *ab = a + b * m * n;                                                               \
       T *rb = r + b * rrows * n;                                                                 \
       to_cm_##sfx(ab, m, n, w, m);                                                               \
@@ -199,7 +208,7 @@ static void release_all(lt_tensor_t **ts, int n) {
     if (rc < 0) return lt_error("linalg.qr: LAPACK rejected argument %d", -rc);                  \
     return LT_OK;                                                                                \
   }                                                                                              \
-  static int eigh_##sfx(const T *a, int64_t batch, int n, bool upper, bool vectors, T *wv, T *v) { \
+  static int eigh_##sfx(const T *a, int64_t b0, int64_t b1, int n, bool upper, bool vectors, T *wv, T *v) { \
     const char jobz = vectors ? 'V' : 'N', uplo = upper ? 'U' : 'L';                             \
     const int ld = n > 0 ? n : 1;                                                                \
     int lwork = -1, liwork = -1, iquery = 0, rc = 0;                                             \
@@ -215,7 +224,7 @@ static void release_all(lt_tensor_t **ts, int n) {
       free(w), free(work), free(iwork);                                                          \
       return out_of_memory("linalg.eigh");                                                       \
     }                                                                                            \
-    for (int64_t b = 0; b < batch && rc == 0; b++) {                                             \
+    for (int64_t b = b0; b < b1 && rc == 0; b++) {                                             \
       const T *ab = a + b * n * n;                                                               \
       to_cm_##sfx(ab, n, n, w, n);                                                               \
       if (n > 0)                                                                                 \
@@ -229,7 +238,7 @@ static void release_all(lt_tensor_t **ts, int n) {
                       "ill-conditioned or has too many repeated eigenvalues (error code: %d)", rc); \
     return LT_OK;                                                                                \
   }                                                                                              \
-  static int svd_##sfx(const T *a, int64_t batch, int m, int n, bool full, bool vectors, T *u, T *s, \
+  static int svd_##sfx(const T *a, int64_t b0, int64_t b1, int m, int n, bool full, bool vectors, T *u, T *s, \
                        T *vh) {                                                                  \
     const int k = m < n ? m : n;                                                                 \
     const char jobz = !vectors ? 'N' : full ? 'A' : 'S';                                         \
@@ -253,7 +262,7 @@ static void release_all(lt_tensor_t **ts, int n) {
       free(w), free(iwork);                                                                      \
       return out_of_memory("linalg.svd");                                                        \
     }                                                                                            \
-    for (int64_t b = 0; b < batch && rc == 0; b++) {                                             \
+    for (int64_t b = b0; b < b1 && rc == 0; b++) {                                             \
       const T *ab = a + b * m * n;                                                               \
       to_cm_##sfx(ab, m, n, w, m);                                                               \
       if (k > 0)                                                                                 \
@@ -276,9 +285,108 @@ static void release_all(lt_tensor_t **ts, int n) {
       return lt_error("linalg.svd: the algorithm failed to converge because the input matrix is " \
                       "ill-conditioned or has too many repeated singular values (error code: %d)", rc); \
     return LT_OK;                                                                                \
+  }                                                                                              \
+  /* the LU factorisation of the n x n row-major a in place, pivots 1-based, *info getrf's */   \
+  static bool getrf_##sfx(T *a, int n, int64_t *piv, int64_t *info) {                          \
+    T *w = malloc(sizeof(T) * (size_t)n * n + sizeof(int) * (size_t)n + 1);                     \
+    if (!w) return false;                                                                      \
+    int *ip = (int *)(w + (size_t)n * n), rc = 0;                                              \
+    to_cm_##sfx(a, n, n, w, n);                                                                \
+    LP.getrf[L](&n, &n, w, &n, ip, &rc);                                                       \
+    if (rc >= 0) {                                                                             \
+      from_cm_##sfx(w, n, n, n, a);                                                            \
+      for (int i = 0; i < n; i++) piv[i] = ip[i];                                              \
+      *info = rc;                                                                              \
+    }                                                                                          \
+    free(w);                                                                                   \
+    return rc >= 0;                                                                            \
+  }                                                                                            \
+  /* b (n x k row-major) = A^-1 b (trans: A^-T b) for getrf's factors lu, in place */           \
+  static bool getrs_##sfx(const T *lu, const int64_t *piv, int n, T *b, int k, bool trans) {    \
+    T *w = malloc(sizeof(T) * ((size_t)n * n + (size_t)n * k) + sizeof(int) * (size_t)n + 1);   \
+    if (!w) return false;                                                                      \
+    T *bw = w + (size_t)n * n;                                                                 \
+    int *ip = (int *)(bw + (size_t)n * k), rc = 0;                                             \
+    const char tr = trans ? 'T' : 'N';                                                         \
+    to_cm_##sfx(lu, n, n, w, n);                                                               \
+    to_cm_##sfx(b, n, k, bw, n);                                                               \
+    for (int i = 0; i < n; i++) ip[i] = (int)piv[i];                                           \
+    LP.getrs[L](&tr, &n, &k, w, &n, ip, bw, &n, &rc, 1);                                       \
+    if (rc == 0) from_cm_##sfx(bw, n, n, k, b);                                                \
+    free(w);                                                                                   \
+    return rc == 0;                                                                            \
   }
 LAPACK_OPS(float, f32, 0)
 LAPACK_OPS(double, f64, 1)
+
+/* sizes LAPACK's 32-bit ints hold, with room for the work arrays' products */
+static bool int_sized(int64_t n, int64_t k) { return n <= INT_MAX / 4 && k <= INT_MAX / 4 && n * (n + k) <= INT_MAX / 4; }
+
+bool lt_lapack_getrf(lt_dtype dt, void *a, int64_t n, int64_t *piv, int64_t *info) {
+  if (!lt_lapack_available() || n < 1 || !int_sized(n, 0)) return false;
+  return dt == LT_FLOAT32 ? getrf_f32(a, (int)n, piv, info) : getrf_f64(a, (int)n, piv, info);
+}
+
+bool lt_lapack_getrs(lt_dtype dt, const void *lu, const int64_t *piv, int64_t n, void *b, int64_t k, bool trans) {
+  if (!lt_lapack_available() || n < 1 || k < 1 || !int_sized(n, k)) return false;
+  return dt == LT_FLOAT32 ? getrs_f32(lu, piv, (int)n, b, (int)k, trans) : getrs_f64(lu, piv, (int)n, b, (int)k, trans);
+}
+
+/* ---- a batch over the threads ------------------------------------------------------------------ */
+
+enum { JOB_CHOLESKY, JOB_QR, JOB_EIGH, JOB_SVD };
+
+/* one decomposition of a batch: the input, the outputs and the sizes and flags of the op */
+typedef struct {
+  int op;
+  lt_dtype dt;
+  const void *a;
+  void *o1, *o2, *o3;
+  int m, n, i1, i2; /* QR: Q's columns, R's rows */
+  bool f1, f2;      /* Cholesky and eigh: upper; SVD: full; eigh and SVD: vectors */
+} job_t;
+
+static int job_range(const job_t *j, int64_t b0, int64_t b1) {
+  bool s = j->dt == LT_FLOAT32;
+  switch (j->op) {
+  case JOB_CHOLESKY:
+    return s ? cholesky_f32(j->a, b0, b1, j->n, j->f1, j->o1, j->o2) : cholesky_f64(j->a, b0, b1, j->n, j->f1, j->o1, j->o2);
+  case JOB_QR:
+    return s ? qr_f32(j->a, b0, b1, j->m, j->n, j->i1, j->i2, j->o1, j->o2)
+             : qr_f64(j->a, b0, b1, j->m, j->n, j->i1, j->i2, j->o1, j->o2);
+  case JOB_EIGH:
+    return s ? eigh_f32(j->a, b0, b1, j->n, j->f1, j->f2, j->o1, j->o2)
+             : eigh_f64(j->a, b0, b1, j->n, j->f1, j->f2, j->o1, j->o2);
+  default:
+    return s ? svd_f32(j->a, b0, b1, j->m, j->n, j->f1, j->f2, j->o1, j->o2, j->o3)
+             : svd_f64(j->a, b0, b1, j->m, j->n, j->f1, j->f2, j->o1, j->o2, j->o3);
+  }
+}
+
+/* The batch cut into one range of matrices per thread when its work (work_each multiply-adds, about,
+   a matrix) is worth waking threads for; each range has its own work arrays, and LAPACK runs
+   single-threaded in each. The first failure's error becomes the caller's. */
+static int run_job(const job_t *j, int64_t batch, double work_each) {
+  /* a call costs microseconds beyond its arithmetic (copies, work arrays, LAPACK's own set-up): an
+     SVD of an 8 x 8 matrix took 12 us, about 20000 multiply-adds' time */
+  work_each += 20000;
+  int nt = batch > 1 ? lt_threads_for(work_each * (double)batch, (double)LT_BLAS_THREAD_WORK, 0) : 1;
+  if (nt > batch) nt = (int)batch;
+  if (nt <= 1) return job_range(j, 0, batch);
+  int failed = 0;
+  char msg[512] = "";
+#pragma omp parallel for num_threads(lt_team_size()) schedule(static)
+  for (int c = 0; c < nt; c++) {
+    if (job_range(j, batch * c / nt, batch * (c + 1) / nt) != LT_OK) {
+#pragma omp critical(lt_lapack_error)
+      if (!failed) {
+        failed = 1;
+        snprintf(msg, sizeof msg, "%s", lt_last_error());
+      }
+    }
+  }
+  return failed ? lt_error("%s", msg) : LT_OK;
+}
 
 /* ---- the entry points -------------------------------------------------------------------------- */
 
@@ -293,10 +401,9 @@ int lt_cholesky(const lt_tensor_t *a, bool upper, lt_tensor_t **l, lt_tensor_t *
     release_all(ts, 3);
     return LT_ERR;
   }
-  int64_t batch = batch_of(a);
-  int rc = a->dtype == LT_FLOAT32
-               ? cholesky_f32(lt_data(ts[0]), batch, n, upper, lt_data(ts[1]), lt_data(ts[2]))
-               : cholesky_f64(lt_data(ts[0]), batch, n, upper, lt_data(ts[1]), lt_data(ts[2]));
+  job_t j = {.op = JOB_CHOLESKY, .dt = a->dtype, .a = lt_data(ts[0]), .o1 = lt_data(ts[1]), .o2 = lt_data(ts[2]),
+             .n = n, .f1 = upper};
+  int rc = run_job(&j, batch_of(a), (double)n * n * n / 3);
   lt_release(ts[0]);
   if (rc != LT_OK) {
     release_all(ts + 1, 2);
@@ -328,10 +435,9 @@ int lt_qr(const lt_tensor_t *a, const char *mode, lt_tensor_t **q, lt_tensor_t *
     release_all(ts, 3);
     return LT_ERR;
   }
-  int64_t batch = batch_of(a);
-  int rc = a->dtype == LT_FLOAT32
-               ? qr_f32(lt_data(ts[0]), batch, m, n, qcols, rrows, lt_data(ts[1]), lt_data(ts[2]))
-               : qr_f64(lt_data(ts[0]), batch, m, n, qcols, rrows, lt_data(ts[1]), lt_data(ts[2]));
+  job_t j = {.op = JOB_QR, .dt = a->dtype, .a = lt_data(ts[0]), .o1 = lt_data(ts[1]), .o2 = lt_data(ts[2]),
+             .m = m, .n = n, .i1 = qcols, .i2 = rrows};
+  int rc = run_job(&j, batch_of(a), 2.0 * m * n * k + (double)m * qcols * k);
   lt_release(ts[0]);
   if (rc != LT_OK) {
     release_all(ts + 1, 2);
@@ -361,10 +467,9 @@ int lt_eigh(const lt_tensor_t *a, bool upper, bool vectors, lt_tensor_t **w, lt_
     release_all(ts, 3);
     return LT_ERR;
   }
-  int64_t batch = batch_of(a);
-  void *vd = vectors ? lt_data(ts[2]) : NULL;
-  int rc = a->dtype == LT_FLOAT32 ? eigh_f32(lt_data(ts[0]), batch, n, upper, vectors, lt_data(ts[1]), vd)
-                                  : eigh_f64(lt_data(ts[0]), batch, n, upper, vectors, lt_data(ts[1]), vd);
+  job_t j = {.op = JOB_EIGH, .dt = a->dtype, .a = lt_data(ts[0]), .o1 = lt_data(ts[1]),
+             .o2 = vectors ? lt_data(ts[2]) : NULL, .n = n, .f1 = upper, .f2 = vectors};
+  int rc = run_job(&j, batch_of(a), 9.0 * n * n * n);
   lt_release(ts[0]);
   if (rc != LT_OK) {
     release_all(ts + 1, 2);
@@ -392,10 +497,9 @@ int lt_svd(const lt_tensor_t *a, bool full, bool vectors, lt_tensor_t **u, lt_te
     release_all(ts, 4);
     return LT_ERR;
   }
-  int64_t batch = batch_of(a);
-  void *ud = vectors ? lt_data(ts[1]) : NULL, *vd = vectors ? lt_data(ts[3]) : NULL;
-  int rc = a->dtype == LT_FLOAT32 ? svd_f32(lt_data(ts[0]), batch, m, n, full, vectors, ud, lt_data(ts[2]), vd)
-                                  : svd_f64(lt_data(ts[0]), batch, m, n, full, vectors, ud, lt_data(ts[2]), vd);
+  job_t j = {.op = JOB_SVD, .dt = a->dtype, .a = lt_data(ts[0]), .o1 = vectors ? lt_data(ts[1]) : NULL,
+             .o2 = lt_data(ts[2]), .o3 = vectors ? lt_data(ts[3]) : NULL, .m = m, .n = n, .f1 = full, .f2 = vectors};
+  int rc = run_job(&j, batch_of(a), 10.0 * m * n * k);
   lt_release(ts[0]);
   if (rc != LT_OK) {
     release_all(ts + 1, 3);

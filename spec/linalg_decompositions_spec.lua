@@ -493,6 +493,33 @@ describe('linalg.svd', function()
   end)
 end)
 
+describe('large batches (split over the threads)', function()
+  it('give each matrix the factors it has alone', function()
+    torch.manual_seed(61)
+    local x = torch.randn(400, 8, 8, { dtype = f64 })
+    local a = x:matmul(x:transpose(2, 3)) + eye(8) * 8
+    local l = linalg.cholesky(a)
+    local w, v = linalg.eigh(a)
+    local q, r = linalg.qr(x)
+    local u, s, vh = linalg.svd(x, false)
+    near(l:matmul(l:transpose(2, 3)), a, 1e-12, 'L L^T')
+    near(q:matmul(r), x, 1e-12, 'Q R')
+    near(u:matmul(s:unsqueeze(-1) * vh), x, 1e-12, 'U S Vh')
+    near(v:matmul(w:unsqueeze(-1) * v:transpose(2, 3)), a, 1e-10, 'V W V^T')
+    for _, i in ipairs { 1, 137, 200, 201, 400 } do
+      near(l[i], linalg.cholesky(a[i]), 0, 'cholesky ' .. i)
+      near(w[i], (linalg.eigh(a[i])), 0, 'eigh ' .. i)
+      near(r[i], select(2, linalg.qr(x[i])), 0, 'qr ' .. i)
+      near(s[i], select(2, linalg.svd(x[i], false)), 0, 'svd ' .. i)
+    end
+    local bad = a:clone()
+    bad[300][4][4] = -1e3
+    local _, info = linalg.cholesky_ex(bad)
+    assert.are.equal(4, info[300])
+    assert.are.equal(0, info:ne(0):sum():item() - 1)
+  end)
+end)
+
 describe('composed from the decompositions', function()
   it('pinv satisfies the Moore-Penrose conditions; equals (A^T A)^-1 A^T at full rank; J / (m n) for ones', function()
     torch.manual_seed(51)

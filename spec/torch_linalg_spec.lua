@@ -236,4 +236,67 @@ describe('torch.linalg det, slogdet, solve and inv', function()
       H.close(linalg.det(torch.eye(2):to('cpu:1') * 2):item(), 4, 0)
     end
   end)
+
+  it('from order 32 up (LAPACK getrf and getrs): solve, inv, det, the transposed solve, a singular matrix', function()
+    torch.manual_seed(9)
+    -- det by Gaussian elimination with partial pivoting (tables)
+    local function det_elim(a)
+      local n, m, d = #a, {}, 1
+      for i = 1, n do m[i] = { table.unpack(a[i]) } end
+      for c = 1, n do
+        local p = c
+        for r = c + 1, n do if math.abs(m[r][c]) > math.abs(m[p][c]) then p = r end end
+        if p ~= c then m[c], m[p], d = m[p], m[c], -d end
+        if m[c][c] == 0 then return 0 end
+        d = d * m[c][c]
+        for r = c + 1, n do
+          local f = m[r][c] / m[c][c]
+          for j = c, n do m[r][j] = m[r][j] - f * m[c][j] end
+        end
+      end
+      return d
+    end
+    for _, dt in ipairs { torch.float64, torch.float32 } do
+      local tol = dt == torch.float64 and 1e-10 or 2e-4
+      local n = 40
+      -- well conditioned: a diagonal of about n; laid out transposed (not contiguous)
+      local a = (torch.randn(2, n, n, { dtype = torch.float64 }) + torch.eye(n, { dtype = torch.float64 }) * n)
+        :transpose(-2, -1):contiguous():transpose(-2, -1):to(dt)
+      local b = torch.randn(2, n, 3, { dtype = torch.float64 }):to(dt)
+      local x = linalg.solve(a, b)
+      for q = 1, 2 do
+        local at, bt = a[q]:double():totable(), b[q]:double():totable()
+        H.assert_values(x[q], solve_ref(at, bt), tol, 'solve ' .. q)
+        local d = det_elim(at)
+        local sign, logabs = linalg.slogdet(a[q]) -- det itself is ~40^40, past float32's range
+        H.close(logabs:item(), math.log(math.abs(d)), tol, 'logabsdet ' .. q)
+        assert.are.equal(d > 0 and 1 or -1, sign:item())
+        if dt == torch.float64 then H.close(linalg.det(a[q]):item() / d, 1, tol, 'det ' .. q) end
+        local f, piv = torch._lu_factor(a[q])
+        local at_t = a[q]:t():double():totable()
+        H.assert_values(torch._lu_solve(f, piv, b[q], true), solve_ref(at_t, bt), tol, 'transposed solve ' .. q)
+      end
+      local eye = torch.eye(n, { dtype = dt })
+      local ai = linalg.inv(a)
+      H.assert_values((ai:matmul(a) - eye):abs():amax(-1):amax(-1), { 0, 0 }, tol, 'inv(A) A = I')
+    end
+    -- a zero column 5: the factorisation's info names pivot 5; det is 0 and solve refuses
+    local s = torch.randn(33, 33, { dtype = torch.float64 }) + torch.eye(33, { dtype = torch.float64 }) * 33
+    s:select(2, 5):zero_()
+    local _, _, info = torch._lu_factor(s)
+    assert.are.equal(5, info:item())
+    assert.are.equal(0, linalg.det(s):item())
+    H.raises(function() return linalg.solve(s, torch.ones(33, { dtype = torch.float64 })) end, 'singular')
+    -- gradients through the blocked factors (the backward's transposed solves)
+    local g = (torch.randn(33, 33, { dtype = torch.float64 }) + torch.eye(33, { dtype = torch.float64 }) * 33):requires_grad_()
+    local rhs = torch.randn(33, { dtype = torch.float64 })
+    local y = linalg.solve(g, rhs)
+    y:sum():backward()
+    -- d(sum x)/dB = A^-T 1, d/dA = -(A^-T 1) x^T
+    local w = solve_ref(g:detach():t():totable(), (function() local o = {} for i = 1, 33 do o[i] = { 1 } end return o end)())
+    local xs = y:detach():totable()
+    for i = 1, 33, 8 do
+      for j = 1, 33, 8 do H.close(g.grad[i][j], -w[i][1] * xs[j], 1e-9, 'gA ' .. i .. ',' .. j) end
+    end
+  end)
 end)
