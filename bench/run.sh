@@ -46,6 +46,11 @@ run $PY bench/torch_train.py --threads 1 --tag _t1
 OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_train.py --threads 2 --tag _skx_t2
 OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_train.py --threads 1 --tag _skx_t1
 
+# torch.linalg: LAPACK's factorisations and the LU solves, one matrix and batches of small ones
+run "$LT" bench/linalg.lua
+run $PY bench/torch_linalg.py --threads 2 --tag _t2
+run $PY bench/torch_linalg.py --threads 1 --tag _t1
+
 # DataParallel over the CPU devices, beside PyTorch's plain step (its DataParallel does not split
 # work between CPU threads)
 run "$LT" bench/data_parallel.lua
@@ -118,6 +123,9 @@ for n in 256 1024 2048; do
 done
 row "MLP 784-512-256-10 step, batch 64" ms 1 "$(val lutorch_mlp_step)" "$(best min torch_mlp_step_t1 torch_mlp_step_t2 torch_mlp_step_skx_t1 torch_mlp_step_skx_t2)"
 row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" ms 1 "$(val lutorch_conv_fwd_bwd)" "$(best min torch_conv_fwd_bwd_t1 torch_conv_fwd_bwd_t2 torch_conv_fwd_bwd_skx_t1 torch_conv_fwd_bwd_skx_t2)"
+for c in inv_256 solve_256x16 det_1000x8x8 cholesky_256 cholesky_1000x8x8 qr_512x256 eigh_256 eigh_1000x8x8 svd_256 svd_1000x8x8; do
+  row "linalg $c" ms 1 "$(val lutorch_linalg_$c)" "$(best min torch_linalg_${c}_t1 torch_linalg_${c}_t2)"
+done
 row "DataParallel MLP step, batch 256" ms 1 "$(val lutorch_dp_mlp_step_data_parallel)" "$(best min torch_dp_mlp_step_t1 torch_dp_mlp_step_t2)"
 printf '%-34s %12s %12s %10s  %s\n' "  DP vs one device on one core" "$(val lutorch_dp_speedup_vs_one_core)x" "" "(target 1.6x)" "$(rounds lutorch_dp_speedup_vs_one_core)"
 printf '%-34s %12s %12s %10s  %s\n' "  DP vs one device on all cores" "$(val lutorch_dp_speedup_vs_all_cores)x" "" "(target 1x)" "$(rounds lutorch_dp_speedup_vs_all_cores)"

@@ -29,8 +29,11 @@ typedef void (*orgqr_fn)(const int *, const int *, const int *, void *, const in
 typedef void (*syevd_fn)(const char *, const char *, const int *, void *, const int *, void *, void *,
                          const int *, int *, const int *, int *, size_t, size_t);
 typedef void (*getrf_fn)(const int *, const int *, void *, const int *, int *, int *);
-typedef void (*getrs_fn)(const char *, const int *, const int *, const void *, const int *, const int *, void *,
-                         const int *, int *, size_t);
+/* cblas_?trsm(order, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb), alpha as T */
+typedef void (*strsm_fn)(int, int, int, int, int, int, int, float, const float *, int, float *, int);
+typedef void (*dtrsm_fn)(int, int, int, int, int, int, int, double, const double *, int, double *, int);
+enum { CB_ROW_MAJOR = 101, CB_NO_TRANS = 111, CB_TRANS = 112, CB_UPPER = 121, CB_LOWER = 122, CB_NON_UNIT = 131,
+       CB_UNIT = 132, CB_LEFT = 141 };
 typedef void (*gesdd_fn)(const char *, const int *, const int *, void *, const int *, void *, void *,
                          const int *, void *, const int *, void *, const int *, int *, int *, size_t);
 
@@ -42,7 +45,8 @@ static struct {
   syevd_fn syevd[2];
   gesdd_fn gesdd[2];
   getrf_fn getrf[2];
-  getrs_fn getrs[2];
+  strsm_fn strsm;
+  dtrsm_fn dtrsm;
   bool ok;
 } LP;
 static pthread_once_t lapack_once = PTHREAD_ONCE_INIT;
@@ -50,15 +54,17 @@ static pthread_once_t lapack_once = PTHREAD_ONCE_INIT;
 static void load_once(void) {
   static const char *names[7][2] = {{"spotrf_", "dpotrf_"}, {"sgeqrf_", "dgeqrf_"}, {"sorgqr_", "dorgqr_"},
                                     {"ssyevd_", "dsyevd_"}, {"sgesdd_", "dgesdd_"}, {"sgetrf_", "dgetrf_"},
-                                    {"sgetrs_", "dgetrs_"}};
+                                    {"cblas_strsm", "cblas_dtrsm"}};
+  void *trsm[2];
   void **slots[7] = {(void **)LP.potrf, (void **)LP.geqrf, (void **)LP.orgqr, (void **)LP.syevd,
-                     (void **)LP.gesdd, (void **)LP.getrf, (void **)LP.getrs};
+                     (void **)LP.gesdd, (void **)LP.getrf, trsm};
   bool ok = true;
   for (int r = 0; r < 7; r++)
     for (int t = 0; t < 2; t++) {
       slots[r][t] = lt_blas_symbol(names[r][t]);
       ok = ok && slots[r][t];
     }
+  LP.strsm = (strsm_fn)trsm[0], LP.dtrsm = (dtrsm_fn)trsm[1];
   LP.ok = ok;
 }
 
@@ -121,18 +127,25 @@ static void release_all(lt_tensor_t **ts, int n) {
   }
 }
 
+#define TILE 16
+
 /* Per dtype: the copies in and out of column-major order, the finiteness check and the four
    decompositions of one batch. `L` indexes LP's routines. */
 #define LAPACK_OPS(T, sfx, L)                                                                    \
-  /* dst (column-major, leading dimension ld) = the m x n row-major src */                        \
+  /* dst (column-major, leading dimension ld) = the m x n row-major src, in tiles that stay in   \
+     the cache */                                                                                 \
   static void to_cm_##sfx(const T *src, int64_t m, int64_t n, T *dst, int64_t ld) {              \
-    for (int64_t i = 0; i < m; i++)                                                              \
-      for (int64_t j = 0; j < n; j++) dst[j * ld + i] = src[i * n + j];                          \
+    for (int64_t i0 = 0; i0 < m; i0 += TILE)                                                     \
+      for (int64_t j0 = 0; j0 < n; j0 += TILE)                                                   \
+        for (int64_t i = i0; i < m && i < i0 + TILE; i++)                                        \
+          for (int64_t j = j0; j < n && j < j0 + TILE; j++) dst[j * ld + i] = src[i * n + j];    \
   }                                                                                              \
   /* the m x n row-major dst = the column-major src (leading dimension ld) */                    \
   static void from_cm_##sfx(const T *src, int64_t ld, int64_t m, int64_t n, T *dst) {            \
-    for (int64_t i = 0; i < m; i++)                                                              \
-      for (int64_t j = 0; j < n; j++) dst[i * n + j] = src[j * ld + i];                          \
+    for (int64_t j0 = 0; j0 < n; j0 += TILE)                                                     \
+      for (int64_t i0 = 0; i0 < m; i0 += TILE)                                                   \
+        for (int64_t j = j0; j < n && j < j0 + TILE; j++)                                        \
+          for (int64_t i = i0; i < m && i < i0 + TILE; i++) dst[i * n + j] = src[j * ld + i];    \
   }                                                                                              \
   static bool finite_##sfx(const T *x, int64_t n) {                                              \
     for (int64_t i = 0; i < n; i++)                                                              \
@@ -301,21 +314,32 @@ static void release_all(lt_tensor_t **ts, int n) {
     free(w);                                                                                   \
     return rc >= 0;                                                                            \
   }                                                                                            \
-  /* b (n x k row-major) = A^-1 b (trans: A^-T b) for getrf's factors lu, in place */           \
-  static bool getrs_##sfx(const T *lu, const int64_t *piv, int n, T *b, int k, bool trans) {    \
-    T *w = malloc(sizeof(T) * ((size_t)n * n + (size_t)n * k) + sizeof(int) * (size_t)n + 1);   \
-    if (!w) return false;                                                                      \
-    T *bw = w + (size_t)n * n;                                                                 \
-    int *ip = (int *)(bw + (size_t)n * k), rc = 0;                                             \
-    const char tr = trans ? 'T' : 'N';                                                         \
-    to_cm_##sfx(lu, n, n, w, n);                                                               \
-    to_cm_##sfx(b, n, k, bw, n);                                                               \
-    for (int i = 0; i < n; i++) ip[i] = (int)piv[i];                                           \
-    LP.getrs[L](&tr, &n, &k, w, &n, ip, bw, &n, &rc, 1);                                       \
-    if (rc == 0) from_cm_##sfx(bw, n, n, k, b);                                                \
-    free(w);                                                                                   \
-    return rc == 0;                                                                            \
+  /* b (n x k row-major) = A^-1 b (trans: A^-T b) for getrf's factors lu (row-major, as lu.c     \
+     keeps them), in place: the row swaps, then two row-major triangular solves (BLAS's trsm:    \
+     no copies, as getrs would need column-major ones) */                                         \
+  static void swap_rows_##sfx(T *b, int64_t i, int64_t p, int k) {                             \
+    T *ri = b + i * k, *rp = b + p * k;                                                        \
+    for (int c = 0; c < k; c++) {                                                              \
+      T t = ri[c];                                                                             \
+      ri[c] = rp[c];                                                                           \
+      rp[c] = t;                                                                               \
+    }                                                                                          \
+  }                                                                                            \
+  static void getrs_##sfx(const T *lu, const int64_t *piv, int n, T *b, int k, bool trans) {    \
+    if (!trans) {                                                                              \
+      for (int i = 0; i < n; i++)                                                              \
+        if (piv[i] - 1 != i) swap_rows_##sfx(b, i, piv[i] - 1, k);                             \
+      TRSM_##sfx(CB_ROW_MAJOR, CB_LEFT, CB_LOWER, CB_NO_TRANS, CB_UNIT, n, k, 1, lu, n, b, k);  \
+      TRSM_##sfx(CB_ROW_MAJOR, CB_LEFT, CB_UPPER, CB_NO_TRANS, CB_NON_UNIT, n, k, 1, lu, n, b, k); \
+    } else {                                                                                   \
+      TRSM_##sfx(CB_ROW_MAJOR, CB_LEFT, CB_UPPER, CB_TRANS, CB_NON_UNIT, n, k, 1, lu, n, b, k);  \
+      TRSM_##sfx(CB_ROW_MAJOR, CB_LEFT, CB_LOWER, CB_TRANS, CB_UNIT, n, k, 1, lu, n, b, k);      \
+      for (int i = n - 1; i >= 0; i--)                                                         \
+        if (piv[i] - 1 != i) swap_rows_##sfx(b, i, piv[i] - 1, k);                             \
+    }                                                                                          \
   }
+#define TRSM_f32 LP.strsm
+#define TRSM_f64 LP.dtrsm
 LAPACK_OPS(float, f32, 0)
 LAPACK_OPS(double, f64, 1)
 
@@ -329,7 +353,17 @@ bool lt_lapack_getrf(lt_dtype dt, void *a, int64_t n, int64_t *piv, int64_t *inf
 
 bool lt_lapack_getrs(lt_dtype dt, const void *lu, const int64_t *piv, int64_t n, void *b, int64_t k, bool trans) {
   if (!lt_lapack_available() || n < 1 || k < 1 || !int_sized(n, k)) return false;
-  return dt == LT_FLOAT32 ? getrs_f32(lu, piv, (int)n, b, (int)k, trans) : getrs_f64(lu, piv, (int)n, b, (int)k, trans);
+  if (dt == LT_FLOAT32) getrs_f32(lu, piv, (int)n, b, (int)k, trans);
+  else getrs_f64(lu, piv, (int)n, b, (int)k, trans);
+  return true;
+}
+
+bool lt_lapack_trsm(lt_dtype dt, const void *a, int64_t n, void *b, int64_t k, bool upper, bool trans, bool unit) {
+  if (!lt_lapack_available() || n < 1 || k < 1 || !int_sized(n, k)) return false;
+  int uplo = upper ? CB_UPPER : CB_LOWER, tr = trans ? CB_TRANS : CB_NO_TRANS, diag = unit ? CB_UNIT : CB_NON_UNIT;
+  if (dt == LT_FLOAT32) LP.strsm(CB_ROW_MAJOR, CB_LEFT, uplo, tr, diag, (int)n, (int)k, 1, a, (int)n, b, (int)k);
+  else LP.dtrsm(CB_ROW_MAJOR, CB_LEFT, uplo, tr, diag, (int)n, (int)k, 1, a, (int)n, b, (int)k);
+  return true;
 }
 
 /* ---- a batch over the threads ------------------------------------------------------------------ */

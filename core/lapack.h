@@ -38,12 +38,18 @@ int lt_eigh(const lt_tensor_t *a, bool upper, bool vectors, lt_tensor_t **w, lt_
    without vectors *u and *vh are NULL. A non-finite input is an error. */
 int lt_svd(const lt_tensor_t *a, bool full, bool vectors, lt_tensor_t **u, lt_tensor_t **s, lt_tensor_t **vh);
 
-/* core/lu.c's LU factorisation and solves by LAPACK's blocked getrf and getrs, for larger matrices:
+/* core/lu.c's LU factorisation and solves by LAPACK's blocked getrf and BLAS's trsm, for larger
+   matrices:
    a (n x n row-major, float32 or float64) factored in place as lu.c stores it (PA = LU, 1-based
    pivots, info the first zero pivot); b (n x k row-major) = A^-1 b, or A^-T b when trans. Both
    return false, having done nothing, when LAPACK is not there or its work arrays cannot be had:
    the caller then uses its own loops. */
 bool lt_lapack_getrf(lt_dtype dt, void *a, int64_t n, int64_t *piv, int64_t *info);
 bool lt_lapack_getrs(lt_dtype dt, const void *lu, const int64_t *piv, int64_t n, void *b, int64_t k, bool trans);
+
+/* b (n x k row-major) = op(A)^-1 b in place for the triangular n x n row-major A (its upper or
+   lower triangle; op(A) = A^T when trans; a unit diagonal when unit), by BLAS's trsm; false, having
+   done nothing, without the library (core/lu.c's lt_triangular_solve then substitutes itself). */
+bool lt_lapack_trsm(lt_dtype dt, const void *a, int64_t n, void *b, int64_t k, bool upper, bool trans, bool unit);
 
 #endif

@@ -272,6 +272,25 @@ describe('linalg.solve_triangular', function()
     end
   end)
 
+  it('from order 32 up (BLAS trsm) as by substitution, every triangle, transpose and diagonal', function()
+    torch.manual_seed(13)
+    for _, dt in ipairs { f64, torch.float32 } do
+      local tol = dt == f64 and 1e-11 or 1e-4
+      local a = (torch.randn(40, 40, { dtype = f64 }) * 0.1 + eye(40) * 2):to(dt)
+      local b = torch.randn(40, 5, { dtype = f64 }):to(dt)
+      local at, bt = a:double():totable(), b:double():totable()
+      for _, upper in ipairs { true, false } do
+        for _, unit in ipairs { false, true } do
+          for _, trans in ipairs { false, true } do
+            local x = torch._solve_triangular(a, b, upper, trans, unit)
+            H.assert_values(x, trisolve_ref(at, bt, upper, trans, unit), tol,
+              string.format('upper %s unit %s trans %s', upper, unit, trans))
+          end
+        end
+      end
+    end
+  end)
+
   it('passes gradients to both A (its triangle only) and B', function()
     torch.manual_seed(12)
     local a = (torch.randn(3, 3, { dtype = f64 }) + eye(3) * 3):requires_grad_()
