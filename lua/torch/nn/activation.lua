@@ -1,6 +1,7 @@
 -- Activation modules: ReLU, GELU, Tanh, Sigmoid, Softmax and LogSoftmax; SiLU, Mish, Hardswish,
 -- Hardsigmoid, SELU, ReLU6, Softsign, Tanhshrink, LogSigmoid, LeakyReLU, ELU, CELU, Softplus,
--- Hardtanh, Threshold, PReLU, GLU and Softmin, with PyTorch's arguments, defaults and reprs.
+-- Hardtanh, Threshold, PReLU, GLU, Softmin, Softmax2d and RReLU, with PyTorch's arguments, defaults and
+-- reprs.
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
@@ -195,5 +196,32 @@ M.Softmin = Softmin
 function Softmin:init(dim) self.dim = dim_arg(dim, 'Softmin') end
 function Softmin:forward(x) return F.softmin(x, softmax_dim(self.dim, x)) end
 function Softmin:extra_repr() return 'dim=' .. pyrepr(self.dim) end
+
+--- Softmax2d(): softmax over the channels (dim -3) of C x H x W or N x C x H x W input
+local Softmax2d = Module:extend('Softmax2d')
+M.Softmax2d = Softmax2d
+function Softmax2d:forward(x)
+  if not torch.is_tensor(x) then error('Softmax2d: expected a tensor, got ' .. type(x), 2) end
+  if x:dim() ~= 3 and x:dim() ~= 4 then
+    error(string.format('Softmax2d: expected input to be 3D or 4D, got %dD instead', x:dim()), 2)
+  end
+  return F.softmax(x, -3)
+end
+
+--- RReLU(lower = 1/8, upper = 1/3, inplace = false) (or RReLU({lower, upper, inplace})): x where x > 0,
+-- else a x, a drawn from U(lower, upper) for each element while training, (lower + upper) / 2 in eval mode
+local RReLU = Module:extend('RReLU')
+M.RReLU = RReLU
+function RReLU:init(...)
+  local v = args_of('RReLU', { ... }, { 'lower', 'upper', 'inplace' }, { 1 / 8, 1 / 3, false })
+  if v[1] > v[2] then
+    error(string.format('RReLU: Lower bound should be less than or equal to the upper bound, got %g and %g', v[1], v[2]), 3)
+  end
+  self.lower, self.upper, self.inplace = v[1], v[2], v[3]
+end
+function RReLU:forward(x) return F.rrelu(x, self.lower, self.upper, self.training, self.inplace) end
+function RReLU:extra_repr()
+  return string.format('lower=%s, upper=%s%s', fl(self.lower), fl(self.upper), self.inplace and ', inplace=True' or '')
+end
 
 return M

@@ -1,6 +1,9 @@
 -- Containers: nn.Sequential, nn.ModuleList (children named '1', '2', ... so that seq[i] is the
--- child at 1-based index i) and nn.ModuleDict.
+-- child at 1-based index i), nn.ModuleDict, and nn.ParameterList and nn.ParameterDict, which hold
+-- parameters the same ways.
+local torch = require 'torch'
 local Module = require 'torch.nn.module'
+local parameter = require 'torch.nn.parameter'
 
 local M = {}
 local VALS, ORDER = Module._VALS, Module._ORDER
@@ -256,6 +259,214 @@ function ModuleDict:__pairs()
     local k = names[i]
     if k ~= nil then return k, self[VALS][k] end
   end, self, nil
+end
+
+-- ---- containers of parameters ----
+-- a tensor as a parameter: itself when it is one, else nn.Parameter(t) (PyTorch's conversion)
+local function as_parameter(v, op, level)
+  if not torch.is_tensor(v) then
+    error(string.format('%s: expected a tensor or a Parameter, got %s', op, type(v)), level + 1)
+  end
+  if parameter.is_parameter(v) then return v end
+  return parameter.Parameter(v)
+end
+
+local LEGACY_TYPES = { float32 = 'FloatTensor', float64 = 'DoubleTensor', float16 = 'HalfTensor',
+  bfloat16 = 'BFloat16Tensor', int64 = 'LongTensor', int32 = 'IntTensor', int16 = 'ShortTensor', int8 = 'CharTensor',
+  uint8 = 'ByteTensor', bool = 'BoolTensor' }
+
+-- PyTorch's line for a parameter in a container's repr: 'Parameter containing: [torch.float32 of size 2x3]'
+-- (ParameterDict names the legacy type, torch.FloatTensor, as PyTorch 1.13 does)
+local function parameter_line(key, p, legacy)
+  local sizes = {}
+  for i, n in ipairs(p.shape) do sizes[i] = tostring(n) end
+  local dev = p.device
+  local where = ''
+  if dev.type == 'cuda' then where = string.format(' (GPU %d)', dev.index)
+  elseif dev.type ~= 'cpu' or dev.index ~= 0 then where = ' (' .. tostring(dev) .. ')' end
+  local kind = legacy and ('torch.' .. (dev.type == 'cuda' and 'cuda.' or '') .. (LEGACY_TYPES[p.dtype.name] or 'Tensor'))
+    or tostring(p.dtype)
+  return string.format('  (%s): Parameter containing: [%s of size %s%s]', key, kind, table.concat(sizes, 'x'), where)
+end
+
+-- ParameterList(params): parameters named '1', '2', ... (ModuleList's numbering, so that pl[i] is the
+-- parameter at 1-based index i and the state dict's keys are '1', '2', ...); a tensor that is not a
+-- Parameter becomes one. pl[#pl + 1] = p appends, pl[i] = nil removes and renumbers.
+local ParameterList = Module:extend('ParameterList')
+M.ParameterList = ParameterList
+
+local function param_list(self)
+  local out, vals = {}, self[VALS]
+  for i, name in ipairs(self[ORDER].param) do out[i] = vals[name] end
+  return out
+end
+
+local function set_params(self, list)
+  for _, name in ipairs({ table.unpack(self[ORDER].param) }) do remove_name(self, name) end
+  for i, p in ipairs(list) do Module._setattr(self, tostring(i), p) end
+end
+
+function ParameterList.__index(t, k)
+  if math.type(k) == 'integer' then
+    if k < 0 then k = #t[ORDER].param + k + 1 end
+    return t[VALS][tostring(k)]
+  end
+  return module_index(t, k)
+end
+
+function ParameterList.__newindex(t, k, v)
+  if math.type(k) == 'integer' then
+    local n = #t[ORDER].param
+    local i = k < 0 and n + k + 1 or k
+    if i < 1 or i > n + 1 then
+      error(string.format('ParameterList.__newindex: index %d is out of range (the list has %d parameters)', k, n), 2)
+    end
+    if v == nil then
+      local list = param_list(t)
+      table.remove(list, i)
+      set_params(t, list)
+      return
+    end
+    Module._setattr(t, tostring(i), as_parameter(v, 'ParameterList.__newindex', 2))
+    return
+  end
+  module_newindex(t, k, v)
+end
+
+function ParameterList.__len(t) return #t[ORDER].param end
+
+function ParameterList:init(params)
+  if params ~= nil then self:extend(params) end
+end
+
+function ParameterList:append(p)
+  Module._setattr(self, tostring(#self[ORDER].param + 1), as_parameter(p, 'ParameterList.append', 2))
+  return self
+end
+
+-- extend(params) on an instance appends them; on a class, extend(name) makes a subclass as usual
+function ParameterList:extend(ps)
+  if rawget(self, VALS) == nil then return class_extend(self, ps) end
+  if type(ps) ~= 'table' or torch.is_tensor(ps) then
+    error('ParameterList.extend: expected an array of tensors, got ' .. (torch.is_tensor(ps) and 'a tensor' or type(ps)), 2)
+  end
+  local list = {}
+  for i, p in ipairs(ps) do list[i] = as_parameter(p, 'ParameterList.extend', 2) end
+  for _, p in ipairs(list) do Module._setattr(self, tostring(#self[ORDER].param + 1), p) end
+  return self
+end
+
+function ParameterList:__pairs()
+  local list, i = param_list(self), 0
+  return function()
+    i = i + 1
+    if list[i] ~= nil then return i, list[i] end
+  end, self, nil
+end
+
+function ParameterList:extra_repr()
+  local lines = {}
+  for i, p in ipairs(param_list(self)) do lines[i] = parameter_line(i, p, false) end
+  return table.concat(lines, '\n')
+end
+
+-- ParameterDict(params): parameters by name; given a map, the names are added in sorted order,
+-- given an array of {name, parameter} pairs or another ParameterDict, in that order. d[name] = t
+-- adds or replaces (a tensor becomes a Parameter), d[name] = nil removes; pairs(d) iterates in
+-- insertion order. A name that is a method (keys, update, ...) is refused.
+local ParameterDict = Module:extend('ParameterDict')
+M.ParameterDict = ParameterDict
+
+local function param_entries(t, op)
+  if type(t) ~= 'table' or torch.is_tensor(t) or (is_module(t) and not t.is_parameter_dict) then
+    error(op .. ': expected a table of parameters, got ' .. (torch.is_tensor(t) and 'a tensor' or type(t)), 3)
+  end
+  local entries = {}
+  if is_module(t) then
+    entries = t:items()
+  elseif #t > 0 then
+    for i, e in ipairs(t) do
+      if type(e) ~= 'table' or type(e[1]) ~= 'string' then
+        error(op .. ': element ' .. i .. ' should be a {name, parameter} pair', 3)
+      end
+      entries[i] = { e[1], e[2] }
+    end
+  else
+    for k, v in pairs(t) do
+      if type(k) ~= 'string' then error(op .. ': parameter names must be strings, got ' .. type(k), 3) end
+      entries[#entries + 1] = { k, v }
+    end
+    table.sort(entries, function(a, b) return a[1] < b[1] end)
+  end
+  for _, e in ipairs(entries) do e[2] = as_parameter(e[2], op, 3) end
+  return entries
+end
+
+ParameterDict.is_parameter_dict = true
+
+function ParameterDict:init(params)
+  if params ~= nil then self:update(params) end
+end
+
+function ParameterDict:update(params)
+  for _, e in ipairs(param_entries(params, 'ParameterDict.update')) do self:register_parameter(e[1], e[2]) end
+  return self
+end
+
+function ParameterDict.__newindex(t, k, v)
+  if type(k) == 'string' and (v == nil and t[Module._KIND][k] == 'param') then
+    remove_name(t, k)
+    return
+  end
+  if type(k) == 'string' and torch.is_tensor(v) then
+    t:register_parameter(k, as_parameter(v, 'ParameterDict.__newindex', 2))
+    return
+  end
+  module_newindex(t, k, v)
+end
+
+function ParameterDict.__len(t) return #t[ORDER].param end
+
+function ParameterDict:keys() return { table.unpack(self[ORDER].param) } end
+function ParameterDict:values() return param_list(self) end
+function ParameterDict:items()
+  local out = {}
+  for i, name in ipairs(self[ORDER].param) do out[i] = { name, self[VALS][name] } end
+  return out
+end
+
+-- get(key, default): the parameter named key, or default
+function ParameterDict:get(key, default)
+  if self[Module._KIND][key] == 'param' and self[VALS][key] ~= nil then return self[VALS][key] end
+  return default
+end
+
+function ParameterDict:pop(key)
+  local p = self[VALS][key]
+  if p == nil or self[Module._KIND][key] ~= 'param' then
+    error(string.format("ParameterDict.pop: no parameter named '%s'", tostring(key)), 2)
+  end
+  remove_name(self, key)
+  return p
+end
+
+function ParameterDict:clear()
+  for _, name in ipairs(self:keys()) do remove_name(self, name) end
+end
+
+function ParameterDict:__pairs()
+  local names, i = self:keys(), 0
+  return function()
+    i = i + 1
+    local k = names[i]
+    if k ~= nil then return k, self[VALS][k] end
+  end, self, nil
+end
+
+function ParameterDict:extra_repr()
+  local lines = {}
+  for i, e in ipairs(self:items()) do lines[i] = parameter_line(e[1], e[2], true) end
+  return table.concat(lines, '\n')
 end
 
 return M

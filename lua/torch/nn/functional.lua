@@ -583,6 +583,8 @@ end
 function F.dropout1d(x, p, training, inplace) return channel_dropout(x, p, training, inplace, 'dropout1d', 2) end
 --- F.dropout2d(x, p = 0.5, training = true, inplace = false): whole channels of N x C x H x W input
 function F.dropout2d(x, p, training, inplace) return channel_dropout(x, p, training, inplace, 'dropout2d', 3) end
+--- F.dropout3d(x, p = 0.5, training = true, inplace = false): whole channels of N x C x D x H x W input
+function F.dropout3d(x, p, training, inplace) return channel_dropout(x, p, training, inplace, 'dropout3d', 4) end
 
 -- ---- RMS normalisation ----
 local FINFO_EPS = { float32 = 1.1920928955078125e-07, float64 = 2.220446049250313e-16, float16 = 0.0009765625,
@@ -1325,6 +1327,14 @@ function F.cross_entropy(x, target, o)
     ret = smooth
   end
   return nll * (1 - eps) + ret * (eps / n_classes)
+end
+
+-- the families written in files of their own (lua/torch/nn/functional/*.lua) add their functions to F,
+-- given the checks above
+local util = { check_tensor = check_tensor, opts_of = opts_of, params = params, pair = pair, single = single,
+  reduce = reduce, fp32 = fp32 }
+for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc' } do
+  require('torch.nn.functional.' .. part)(F, util)
 end
 
 return F

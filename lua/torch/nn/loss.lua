@@ -1,7 +1,7 @@
 -- Loss modules: MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, BCELoss, SmoothL1Loss,
 -- HuberLoss, KLDivLoss, MarginRankingLoss, SoftMarginLoss, PoissonNLLLoss, GaussianNLLLoss,
--- CosineEmbeddingLoss, HingeEmbeddingLoss, TripletMarginLoss and MultiLabelSoftMarginLoss over
--- torch.nn.functional. Class weights are buffers, as in PyTorch, so they follow module:to().
+-- CosineEmbeddingLoss, HingeEmbeddingLoss, TripletMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+-- MultiLabelMarginLoss and CTCLoss over torch.nn.functional. Class weights are buffers, as in PyTorch, so they follow module:to().
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
@@ -217,6 +217,54 @@ function MultiLabelSoftMarginLoss:init(o)
 end
 function MultiLabelSoftMarginLoss:forward(x, y)
   return F.multilabel_soft_margin_loss(x, y, { weight = self.weight, reduction = self.reduction })
+end
+
+-- MultiMarginLoss({p = 1, margin = 1, weight, reduction = 'mean'}); targets are 1-based classes
+local MultiMarginLoss = Module:extend('MultiMarginLoss')
+M.MultiMarginLoss = MultiMarginLoss
+function MultiMarginLoss:init(o)
+  o = F._opts_of(o, 'MultiMarginLoss', { 'p', 'margin', 'weight', 'reduction' }, 4)
+  self.reduction = reduction_of(o, 'MultiMarginLoss')
+  local p = o.p or 1
+  if p ~= 1 and p ~= 2 then error('MultiMarginLoss: only p == 1 and p == 2 supported, got ' .. tostring(p), 3) end
+  local w = weight_of(o, 'weight', 'MultiMarginLoss')
+  if w ~= nil and w:dim() ~= 1 then error('MultiMarginLoss: weight must be 1-D (a value a class), got ' .. w:dim() .. '-D', 3) end
+  self.p, self.margin = p, o.margin or 1.0
+  self:register_buffer('weight', w)
+end
+function MultiMarginLoss:forward(x, target)
+  return F.multi_margin_loss(x, target, { p = self.p, margin = self.margin, weight = self.weight,
+    reduction = self.reduction })
+end
+
+-- MultiLabelMarginLoss({reduction = 'mean'}); targets are 1-based classes ended by 0 or -1
+local MultiLabelMarginLoss = Module:extend('MultiLabelMarginLoss')
+M.MultiLabelMarginLoss = MultiLabelMarginLoss
+function MultiLabelMarginLoss:init(o)
+  o = F._opts_of(o, 'MultiLabelMarginLoss', { 'reduction' }, 4)
+  self.reduction = reduction_of(o, 'MultiLabelMarginLoss')
+end
+function MultiLabelMarginLoss:forward(x, target)
+  return F.multilabel_margin_loss(x, target, { reduction = self.reduction })
+end
+
+-- CTCLoss({blank = 1, reduction = 'mean', zero_infinity = false}): blank is a 1-based class (PyTorch's
+-- default 0 is class 1 here); forward(log_probs, targets, input_lengths, target_lengths)
+local CTCLoss = Module:extend('CTCLoss')
+M.CTCLoss = CTCLoss
+function CTCLoss:init(o)
+  o = F._opts_of(o, 'CTCLoss', { 'blank', 'reduction', 'zero_infinity' }, 4)
+  self.reduction = reduction_of(o, 'CTCLoss')
+  local blank = o.blank or 1
+  if math.type(blank) ~= 'integer' or blank < 1 then
+    error('CTCLoss: blank must be a 1-based class, got ' .. tostring(blank), 3)
+  end
+  self.blank = blank
+  self.zero_infinity = o.zero_infinity and true or false
+end
+function CTCLoss:forward(log_probs, targets, input_lengths, target_lengths)
+  return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, { blank = self.blank,
+    reduction = self.reduction, zero_infinity = self.zero_infinity })
 end
 
 return M

@@ -1,10 +1,12 @@
--- nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm and nn.RMSNorm: parameters, running-statistics
--- buffers and PyTorch's momentum rules over F.batch_norm, F.layer_norm, F.group_norm and F.rms_norm.
+-- nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm, nn.RMSNorm, nn.InstanceNorm1d/2d/3d and
+-- nn.LocalResponseNorm: parameters, running-statistics buffers and PyTorch's momentum rules over
+-- F.batch_norm, F.layer_norm, F.group_norm, F.rms_norm, F.instance_norm and F.local_response_norm.
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local Parameter = require('torch.nn.parameter').Parameter
 local F = require 'torch.nn.functional'
 local init = require 'torch.nn.initializers'
+local options = require 'torch.options'
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -13,6 +15,8 @@ local pyrepr = Module._pyrepr
 -- device, dtype}); momentum = false (PyTorch's None) means a cumulative average
 local BatchNorm = Module:extend('_BatchNorm')
 M._BatchNorm = BatchNorm
+-- PyTorch's defaults of affine and track_running_stats: true here, false for InstanceNorm
+BatchNorm._affine_default, BatchNorm._track_default = true, true
 
 local function flag(v, default)
   if v == nil then return default end
@@ -31,8 +35,8 @@ function BatchNorm:init(num_features, o)
   local momentum = o.momentum
   if momentum == nil then momentum = 0.1 elseif momentum == false or momentum == 'none' then momentum = nil end
   self.momentum = momentum
-  self.affine = flag(o.affine, true)
-  self.track_running_stats = flag(o.track_running_stats, true)
+  self.affine = flag(o.affine, self._affine_default)
+  self.track_running_stats = flag(o.track_running_stats, self._track_default)
   local f = { dtype = o.dtype, device = o.device }
   if self.affine then
     self.weight = Parameter(torch.empty(num_features, f))
@@ -115,6 +119,70 @@ function BatchNorm2d:_check_input_dim(x)
   if x:dim() ~= 4 then
     error(string.format('BatchNorm2d: expected 4D input (got %dD input)', x:dim()), 3)
   end
+end
+
+-- InstanceNorm1d/2d/3d(num_features, {eps = 1e-5, momentum = 0.1, affine = false, track_running_stats = false,
+-- device, dtype}): each sample's channels normalised over their own positions (F.instance_norm);
+-- with track_running_stats, the running statistics are updated while training and used in eval
+-- mode; unbatched input (no N) is taken as a batch of one
+local InstanceNorm = BatchNorm:extend('_InstanceNorm')
+M._InstanceNorm = InstanceNorm
+InstanceNorm._affine_default, InstanceNorm._track_default = false, false
+
+function InstanceNorm:forward(x)
+  local name = self:_get_name()
+  if not torch.is_tensor(x) then error(name .. ': expected a tensor, got ' .. type(x), 2) end
+  local nd = self._spatial_dims
+  if x:dim() ~= nd + 1 and x:dim() ~= nd + 2 then
+    error(string.format('%s: expected %dD or %dD input (got %dD input)', name, nd + 1, nd + 2, x:dim()), 2)
+  end
+  local feature_dim = x:dim() - nd
+  if x:size(feature_dim) ~= self.num_features and self.affine then
+    error(string.format("%s: expected input's size at dim=%d to match num_features (%d), but got: %d.", name,
+      feature_dim, self.num_features, x:size(feature_dim)), 2)
+  end
+  local batched = x:dim() == nd + 2
+  if not batched then x = x:unsqueeze(1) end
+  local momentum = self.momentum
+  if momentum == nil then
+    if self.training and self.track_running_stats then
+      error(name .. ': momentum=None (a cumulative average) is not supported by instance_norm', 2)
+    end
+    momentum = 0.1
+  end
+  local y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+    { use_input_stats = self.training or not self.track_running_stats, momentum = momentum, eps = self.eps })
+  if not batched then y = y:squeeze(1) end
+  return y
+end
+
+for nd = 1, 3 do
+  local cls = InstanceNorm:extend('InstanceNorm' .. nd .. 'd')
+  cls._spatial_dims = nd
+  M['InstanceNorm' .. nd .. 'd'] = cls
+end
+
+-- LocalResponseNorm(size, alpha = 1e-4, beta = 0.75, k = 1) (or LocalResponseNorm(size, {alpha, beta, k}))
+local LocalResponseNorm = Module:extend('LocalResponseNorm')
+M.LocalResponseNorm = LocalResponseNorm
+
+function LocalResponseNorm:init(size, ...)
+  if math.type(size) ~= 'integer' or size < 1 then
+    error('LocalResponseNorm: size must be a positive integer, got ' .. tostring(size), 3)
+  end
+  local alpha, beta, k = options.args('LocalResponseNorm', { ... }, { 'alpha', 'beta', 'k' },
+    { 1e-4, 0.75, 1.0 }, 4)
+  for name, v in pairs { alpha = alpha, beta = beta, k = k } do
+    if type(v) ~= 'number' then error(string.format('LocalResponseNorm: %s must be a number, got %s', name, type(v)), 3) end
+  end
+  self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+end
+
+function LocalResponseNorm:forward(x) return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k) end
+
+function LocalResponseNorm:extra_repr()
+  return string.format('%d, alpha=%s, beta=%s, k=%s', self.size, pyrepr(self.alpha + 0.0), pyrepr(self.beta + 0.0),
+    pyrepr(self.k + 0.0))
 end
 
 -- LayerNorm(normalized_shape, {eps = 1e-5, elementwise_affine = true, bias = true, device, dtype})

@@ -1,4 +1,5 @@
--- nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d and their 1-D forms over torch.nn.functional.
+-- nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.LPPool2d, nn.MaxUnpool2d and
+-- their 1-D forms over torch.nn.functional.
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
 
@@ -139,5 +140,82 @@ M.AdaptiveAvgPool1d = AdaptiveAvgPool1d
 function AdaptiveAvgPool1d:init(output_size) self.output_size = single_arg(output_size, 'output_size', 'AdaptiveAvgPool1d') end
 function AdaptiveAvgPool1d:forward(x) return F.adaptive_avg_pool1d(x, self.output_size) end
 function AdaptiveAvgPool1d:extra_repr() return 'output_size=' .. pyrepr(self.output_size) end
+
+-- AdaptiveMaxPool2d(output_size, {return_indices = false}) (or AdaptiveMaxPool2d(output_size, true)):
+-- output_size a number or {h, w}, where a nil entry keeps the input's size
+local AdaptiveMaxPool2d = Module:extend('AdaptiveMaxPool2d')
+M.AdaptiveMaxPool2d = AdaptiveMaxPool2d
+local function return_indices_of(o, op)
+  if type(o) == 'table' then return F._opts_of(o, op, { 'return_indices' }, 4).return_indices and true or false end
+  return o and true or false
+end
+function AdaptiveMaxPool2d:init(output_size, o)
+  self.output_size = size_arg(output_size, 'output_size', 'AdaptiveMaxPool2d', true)
+  self.return_indices = return_indices_of(o, 'AdaptiveMaxPool2d')
+end
+function AdaptiveMaxPool2d:forward(x) return F.adaptive_max_pool2d(x, self.output_size, self.return_indices) end
+AdaptiveMaxPool2d.extra_repr = AdaptiveAvgPool2d.extra_repr
+
+-- AdaptiveMaxPool1d(output_size, {return_indices = false})
+local AdaptiveMaxPool1d = Module:extend('AdaptiveMaxPool1d')
+M.AdaptiveMaxPool1d = AdaptiveMaxPool1d
+function AdaptiveMaxPool1d:init(output_size, o)
+  self.output_size = single_arg(output_size, 'output_size', 'AdaptiveMaxPool1d')
+  self.return_indices = return_indices_of(o, 'AdaptiveMaxPool1d')
+end
+function AdaptiveMaxPool1d:forward(x) return F.adaptive_max_pool1d(x, self.output_size, self.return_indices) end
+AdaptiveMaxPool1d.extra_repr = AdaptiveAvgPool1d.extra_repr
+
+-- LPPool2d(norm_type, kernel_size, {stride = kernel_size, ceil_mode = false}) and LPPool1d likewise:
+-- (sum of x^p over each window)^(1/p)
+for nd, name in ipairs { 'LPPool1d', 'LPPool2d' } do
+  local cls = Module:extend(name)
+  M[name] = cls
+  local fn = nd == 1 and F.lp_pool1d or F.lp_pool2d
+  local arg = nd == 1 and single_arg or size_arg
+  function cls:init(norm_type, kernel_size, o)
+    o = F._opts_of(o, name, { 'stride', 'ceil_mode' }, 4)
+    if type(norm_type) ~= 'number' then error(name .. ': norm_type must be a number, got ' .. type(norm_type), 3) end
+    self.norm_type = norm_type
+    self.kernel_size = arg(kernel_size, 'kernel_size', name)
+    self.stride = o.stride ~= nil and arg(o.stride, 'stride', name) or nil
+    self.ceil_mode = o.ceil_mode or false
+  end
+  function cls:forward(x)
+    return fn(x, self.norm_type, self.kernel_size, { stride = self.stride, ceil_mode = self.ceil_mode })
+  end
+  function cls:extra_repr()
+    return string.format('norm_type=%s, kernel_size=%s, stride=%s, ceil_mode=%s', pyrepr(self.norm_type),
+      pyrepr(self.kernel_size), pyrepr(self.stride), pyrepr(self.ceil_mode))
+  end
+end
+
+-- MaxUnpool2d(kernel_size, {stride = kernel_size, padding = 0}) and MaxUnpool1d likewise; forward(x,
+-- indices, output_size) takes the 1-based indices that MaxPool2d / MaxPool1d return. The sizes are
+-- kept as tuples, as PyTorch prints them.
+for nd, name in ipairs { 'MaxUnpool1d', 'MaxUnpool2d' } do
+  local cls = Module:extend(name)
+  M[name] = cls
+  local fn = nd == 1 and F.max_unpool1d or F.max_unpool2d
+  local function tuple(v, what)
+    if nd == 1 then return { single_arg(v, what, name) } end
+    v = size_arg(v, what, name)
+    if type(v) == 'table' then return v end
+    return { v, v }
+  end
+  function cls:init(kernel_size, o)
+    o = F._opts_of(o, name, { 'stride', 'padding' }, 4)
+    self.kernel_size = tuple(kernel_size, 'kernel_size')
+    self.stride = o.stride ~= nil and tuple(o.stride, 'stride') or self.kernel_size
+    self.padding = tuple(o.padding or 0, 'padding')
+  end
+  function cls:forward(x, indices, output_size)
+    return fn(x, indices, self.kernel_size, { stride = self.stride, padding = self.padding, output_size = output_size })
+  end
+  function cls:extra_repr()
+    return string.format('kernel_size=%s, stride=%s, padding=%s', pyrepr(self.kernel_size), pyrepr(self.stride),
+      pyrepr(self.padding))
+  end
+end
 
 return M

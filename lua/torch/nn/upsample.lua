@@ -1,5 +1,5 @@
--- nn.Upsample over F.interpolate; nn.PixelShuffle and nn.PixelUnshuffle over F.pixel_shuffle and
--- F.pixel_unshuffle.
+-- nn.Upsample, nn.UpsamplingNearest2d and nn.UpsamplingBilinear2d over F.interpolate; nn.PixelShuffle,
+-- nn.PixelUnshuffle and nn.ChannelShuffle over F.pixel_shuffle, F.pixel_unshuffle and F.channel_shuffle.
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
 
@@ -44,6 +44,34 @@ function Upsample:extra_repr()
   end
   return s .. ', mode=' .. self.mode
 end
+
+-- UpsamplingNearest2d(size, scale_factor) and UpsamplingBilinear2d(size, scale_factor) (or either with
+-- {size = ..., scale_factor = ...}): Upsample with mode 'nearest', and 'bilinear' with align_corners
+for name, mode in pairs { UpsamplingNearest2d = 'nearest', UpsamplingBilinear2d = 'bilinear' } do
+  local cls = Upsample:extend(name)
+  M[name] = cls
+  function cls:init(size, scale_factor)
+    if type(size) == 'table' and #size == 0 then
+      local o = F._opts_of(size, name, { 'size', 'scale_factor' }, 4)
+      size, scale_factor = o.size, o.scale_factor
+    end
+    if (size == nil) == (scale_factor == nil) then error(name .. ': exactly one of size or scale_factor must be given', 3) end
+    Upsample.init(self, { size = size, scale_factor = scale_factor, mode = mode,
+      align_corners = mode == 'bilinear' or nil })
+  end
+end
+
+-- ChannelShuffle(groups): N x C x ... with its channels regrouped (F.channel_shuffle)
+local ChannelShuffle = Module:extend('ChannelShuffle')
+M.ChannelShuffle = ChannelShuffle
+function ChannelShuffle:init(groups)
+  if math.type(groups) ~= 'integer' or groups < 1 then
+    error('ChannelShuffle: groups must be a positive integer, got ' .. tostring(groups), 3)
+  end
+  self.groups = groups
+end
+function ChannelShuffle:forward(x) return F.channel_shuffle(x, self.groups) end
+function ChannelShuffle:extra_repr() return 'groups=' .. self.groups end
 
 -- PixelShuffle(upscale_factor) and PixelUnshuffle(downscale_factor)
 for name, spec in pairs { PixelShuffle = { 'pixel_shuffle', 'upscale_factor' },
