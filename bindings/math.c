@@ -92,6 +92,16 @@ static int op_div(lua_State *L) { return op_binary(L, LT_BINARY_div); }
 static int op_pow(lua_State *L) { return op_binary(L, LT_BINARY_pow); }
 static int op_mod(lua_State *L) { return op_binary(L, LT_BINARY_remainder); }
 static int op_unm(lua_State *L) { lt_lua_pushtensor(L, lt_unary(LT_UNARY_neg, lt_lua_checktensor(L, 1), NULL)); return 1; }
+/* Lua 5.4's integer operators: & | ~ (xor) << >> and unary ~ */
+static int op_band(lua_State *L) { return op_binary(L, LT_BINARY_bitwise_and); }
+static int op_bor(lua_State *L) { return op_binary(L, LT_BINARY_bitwise_or); }
+static int op_bxor(lua_State *L) { return op_binary(L, LT_BINARY_bitwise_xor); }
+static int op_shl(lua_State *L) { return op_binary(L, LT_BINARY_bitwise_left_shift); }
+static int op_shr(lua_State *L) { return op_binary(L, LT_BINARY_bitwise_right_shift); }
+static int op_bnot(lua_State *L) {
+  lt_lua_pushtensor(L, lt_unary(LT_UNARY_bitwise_not, lt_lua_checktensor(L, 1), NULL));
+  return 1;
+}
 
 /* ---- comparisons and logical ops ---- */
 static int compare(lua_State *L, lt_compare_op op) {
@@ -419,7 +429,9 @@ void lt_open_math(lua_State *L, int torch, int mtab) {
   luaL_getmetatable(L, LT_TENSOR_MT);
   static const luaL_Reg ops[] = {{"__add", op_add}, {"__sub", op_sub}, {"__mul", op_mul},
                                  {"__div", op_div}, {"__pow", op_pow}, {"__mod", op_mod},
-                                 {"__unm", op_unm}, {NULL, NULL}};
+                                 {"__unm", op_unm}, {"__band", op_band}, {"__bor", op_bor},
+                                 {"__bxor", op_bxor}, {"__shl", op_shl}, {"__shr", op_shr},
+                                 {"__bnot", op_bnot}, {NULL, NULL}};
   luaL_setfuncs(L, ops, 0);
   lua_pop(L, 1);
 }
