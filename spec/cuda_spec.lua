@@ -298,7 +298,7 @@ describe('torch.cuda with a GPU', function()
     same((gp + 1):cpu(), p + 1, 0, 'bool + number')
   end)
 
-  gpu_it('runs the bitwise ops exactly as the CPU does', function()
+  gpu_it('runs the bitwise ops exactly as the CPU does; the scans refuse CUDA tensors', function()
     for _, dt in ipairs { torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8 } do
       torch.manual_seed(5)
       local lo = dt == torch.uint8 and 0 or -100
@@ -331,6 +331,9 @@ describe('torch.cuda with a GPU', function()
     same((~gp):cpu(), ~p, 0, 'bool not')
     local gf = torch.ones(3, { device = 'cuda' })
     H.raises(function() return gf & gf end, 'bitwise_and', 'float32')
+    H.raises(function() return gf:cummax(1) end, 'cummax', 'CUDA')
+    H.raises(function() return gf:cummin(1) end, 'cummin', 'CUDA')
+    H.raises(function() return gf:logcumsumexp(1) end, 'logcumsumexp', 'CUDA')
   end)
 
   gpu_it('refuses the ops it has no kernels for, and mixed devices', function()
