@@ -92,6 +92,16 @@ static int op_div(lua_State *L) { return op_binary(L, LT_BINARY_div); }
 static int op_pow(lua_State *L) { return op_binary(L, LT_BINARY_pow); }
 static int op_mod(lua_State *L) { return op_binary(L, LT_BINARY_remainder); }
 static int op_unm(lua_State *L) { lt_lua_pushtensor(L, lt_unary(LT_UNARY_neg, lt_lua_checktensor(L, 1), NULL)); return 1; }
+/* Lua 5.4's integer operators: & | ~ (xor) << >> and unary ~ */
+static int op_band(lua_State *L) { return op_binary(L, LT_BINARY_bitwise_and); }
+static int op_bor(lua_State *L) { return op_binary(L, LT_BINARY_bitwise_or); }
+static int op_bxor(lua_State *L) { return op_binary(L, LT_BINARY_bitwise_xor); }
+static int op_shl(lua_State *L) { return op_binary(L, LT_BINARY_bitwise_left_shift); }
+static int op_shr(lua_State *L) { return op_binary(L, LT_BINARY_bitwise_right_shift); }
+static int op_bnot(lua_State *L) {
+  lt_lua_pushtensor(L, lt_unary(LT_UNARY_bitwise_not, lt_lua_checktensor(L, 1), NULL));
+  return 1;
+}
 
 /* ---- comparisons and logical ops ---- */
 static int compare(lua_State *L, lt_compare_op op) {
@@ -383,13 +393,37 @@ static int cumulative(lua_State *L, bool prod) {
 static int r_cumsum(lua_State *L) { return cumulative(L, false); }
 static int r_cumprod(lua_State *L) { return cumulative(L, true); }
 
+static int r_logcumsumexp(lua_State *L) {
+  lt_tensor_t *x = lt_lua_checktensor(L, 1);
+  int64_t dim = lt_lua_checkdim(L, 2, "logcumsumexp");
+  lt_lua_checknargs(L, 2, "logcumsumexp");
+  lt_lua_pushtensor(L, lt_logcumsumexp(x, dim));
+  return 1;
+}
+
+/* cummax(x, dim), cummin(x, dim) -> values, 1-based indices */
+static int cumulative_extreme(lua_State *L, bool is_max) {
+  const char *op = is_max ? "cummax" : "cummin";
+  lt_tensor_t *x = lt_lua_checktensor(L, 1);
+  int64_t dim = lt_lua_checkdim(L, 2, op);
+  lt_lua_checknargs(L, 2, op);
+  lt_tensor_t *values = NULL, *indices = NULL;
+  lt_lua_check(L, (is_max ? lt_cummax : lt_cummin)(x, dim, &values, &indices));
+  lt_lua_pushtensor(L, values);
+  lt_lua_pushtensor(L, lt_lua_one_based(indices));
+  return 2;
+}
+static int r_cummax(lua_State *L) { return cumulative_extreme(L, true); }
+static int r_cummin(lua_State *L) { return cumulative_extreme(L, false); }
+
 static const luaL_Reg other_fns[] = {
     {"logical_not", m_logical_not}, {"clamp", m_clamp}, {"clip", m_clamp}, {"clamp_min", m_clamp_min},
     {"clamp_max", m_clamp_max}, {"clone", m_clone}, {"equal", m_equal},
     {"sum", r_sum}, {"mean", r_mean}, {"prod", r_prod}, {"logsumexp", r_logsumexp}, {"amax", r_amax},
     {"amin", r_amin}, {"any", r_any}, {"all", r_all}, {"var", r_var}, {"std", r_std}, {"norm", r_norm},
     {"max", r_max}, {"min", r_min}, {"argmax", r_argmax}, {"argmin", r_argmin}, {"cumsum", r_cumsum},
-    {"cumprod", r_cumprod}, {NULL, NULL}};
+    {"cumprod", r_cumprod}, {"logcumsumexp", r_logcumsumexp}, {"cummax", r_cummax}, {"cummin", r_cummin},
+    {NULL, NULL}};
 static const luaL_Reg method_only[] = {
     {"where", t_where}, {"clamp_", m_clamp_}, {"clip_", m_clamp_}, {"clamp_min_", m_clamp_min_},
     {"clamp_max_", m_clamp_max_}, {"fill_", m_fill_}, {"zero_", m_zero_}, {"copy_", m_copy_},
@@ -419,7 +453,9 @@ void lt_open_math(lua_State *L, int torch, int mtab) {
   luaL_getmetatable(L, LT_TENSOR_MT);
   static const luaL_Reg ops[] = {{"__add", op_add}, {"__sub", op_sub}, {"__mul", op_mul},
                                  {"__div", op_div}, {"__pow", op_pow}, {"__mod", op_mod},
-                                 {"__unm", op_unm}, {NULL, NULL}};
+                                 {"__unm", op_unm}, {"__band", op_band}, {"__bor", op_bor},
+                                 {"__bxor", op_bxor}, {"__shl", op_shl}, {"__shr", op_shr},
+                                 {"__bnot", op_bnot}, {NULL, NULL}};
   luaL_setfuncs(L, ops, 0);
   lua_pop(L, 1);
 }

@@ -974,6 +974,14 @@ static const cdoc_t CDOCS[] = {
     {"torch.set_num_threads", "torch.set_num_threads(n)\nThe number of threads of the CPU kernels (process-wide)."},
     {"torch.device", "torch.device('cpu' | 'cpu:1' | 'cuda' | 'cuda:0') or torch.device(type, index) -> device\n"
                      "Fields .type and .index; devices with the same type and index are ==."},
+    {"torch.bitwise_and", "torch.bitwise_and(a, b) -> tensor (also a:bitwise_and(b), a & b; bitwise_and_ in place)\n"
+                          "Elementwise and of integer or bool tensors or numbers; also bitwise_or (a | b), bitwise_xor\n"
+                          "(a ~ b), bitwise_not (~a), bitwise_left_shift (a << b) and bitwise_right_shift (a >> b)."},
+    {"torch.cummax", "torch.cummax(x, dim) -> values, indices (also x:cummax(dim); cummin likewise)\n"
+                     "The running maximum along dim and the 1-based index of each (a later equal element, or a NaN,\n"
+                     "takes over)."},
+    {"torch.logcumsumexp", "torch.logcumsumexp(x, dim) -> tensor (also x:logcumsumexp(dim))\n"
+                           "log(cumsum(exp(x))) along dim, computed stably (floating tensors)."},
     {"Tensor:view", "x:view(sizes...) -> tensor\nThe same data with another shape (-1: inferred); x must be viewable (see reshape)."},
     {"Tensor:reshape", "x:reshape(sizes...) -> tensor\nA view when possible, else a copy, of the given shape."},
     {"Tensor:sum", "x:sum() | x:sum(dim, keepdim) | x:sum({dims}) -> tensor\nThe sum over all elements or over dims (1-based)."},

@@ -121,10 +121,20 @@ static int run_elementwise(lt_tensor_t *out, lt_dtype compute_out, int nin, cons
   return rc;
 }
 
+/* The bitwise ops take integer and bool tensors (the shifts integer ones only), as PyTorch. */
+static int check_bitwise(const char *name, lt_dtype dt, bool shift) {
+  if (lt_dtype_is_floating(dt) || (shift && dt == LT_BOOL))
+    return lt_error("%s: not implemented for dtype %s (it takes integer%s operands)", name, lt_dtype_name(dt),
+                    shift ? "" : " and bool");
+  return LT_OK;
+}
+
 /* ---- unary ---- */
 lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
-  if (lt_ag_needed(x, out)) return lt_ag_unary(op, x, out);
   const char *name = unary_names[op];
+  if (lt_unary_int_only(op) && check_bitwise(name, x->dtype, false) != LT_OK) return NULL;
+  if (op == LT_UNARY_bitwise_not && x->dtype == LT_BOOL) return lt_logical_not(x, out); /* ~ of bool: not */
+  if (lt_ag_needed(x, out)) return lt_ag_unary(op, x, out);
   if (out && out != x) {
     const lt_tensor_t *pair[2] = {x, out};
     if (lt_check_same_device(name, 2, pair) != LT_OK) return NULL;
@@ -259,7 +269,20 @@ static bool binary_fast_path(lt_binary_op op, const lt_tensor_t *x, const lt_ten
   return lt_is_contiguous(x) && lt_is_contiguous(y);
 }
 
+/* the dtype a binary op computes in: PyTorch's promotion of the operands */
+static lt_dtype promoted(const lt_operand_t *a, const lt_operand_t *b) {
+  lt_result_type_t r;
+  lt_result_type_init(&r);
+  add_operand_type(&r, a);
+  add_operand_type(&r, b);
+  return lt_result_type_get(&r);
+}
+
 lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double alpha, lt_tensor_t *out) {
+  if (lt_binary_int_only(op) && (a.kind == LT_OPERAND_TENSOR || b.kind == LT_OPERAND_TENSOR) &&
+      check_bitwise(binary_names[op], promoted(&a, &b),
+                    op == LT_BINARY_bitwise_left_shift || op == LT_BINARY_bitwise_right_shift) != LT_OK)
+    return NULL;
   if (lt_ag_needed(a.kind == LT_OPERAND_TENSOR ? a.t : NULL, b.kind == LT_OPERAND_TENSOR ? b.t : NULL) ||
       (out && lt_ag_needed(out, NULL)))
     return lt_ag_binary(op, a, b, alpha, out);
@@ -280,11 +303,7 @@ lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double a
     lt_error("%s: expected at least one tensor operand", name);
     return NULL;
   }
-  lt_result_type_t r;
-  lt_result_type_init(&r);
-  add_operand_type(&r, &a);
-  add_operand_type(&r, &b);
-  lt_dtype dt = lt_result_type_get(&r);
+  lt_dtype dt = promoted(&a, &b);
   if (op == LT_BINARY_sub && dt == LT_BOOL) {
     lt_error("sub: subtraction, the `-` operator, with two bool tensors is not supported. Use the "
              "`^` or `logical_xor()` operator instead.");

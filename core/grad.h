@@ -17,11 +17,12 @@ lt_tensor_t *lt_device_alias(lt_tensor_t *x, lt_device_t dev);
 int lt_ag_copy_(lt_tensor_t *dst, lt_tensor_t *src);
 int lt_ag_fill_(lt_tensor_t *dst, lt_operand_t v);
 /* ---- reductions (core/grad_reduce.c) ----
-   ndims -1 with AMAX/AMIN: the overall max/min; MAX/MIN/CUMSUM/CUMPROD take dims[0]; p is the
-   norm's p or the var/std correction; indices receives max/min's indices. */
+   ndims -1 with AMAX/AMIN: the overall max/min; MAX/MIN and the scans take dims[0]; p is the
+   norm's p or the var/std correction; indices receives max/min's and cummax/cummin's indices. */
 typedef enum {
   LT_AG_SUM, LT_AG_MEAN, LT_AG_PROD, LT_AG_LOGSUMEXP, LT_AG_VAR, LT_AG_STD, LT_AG_NORM,
-  LT_AG_AMAX, LT_AG_AMIN, LT_AG_MAX, LT_AG_MIN, LT_AG_CUMSUM, LT_AG_CUMPROD
+  LT_AG_AMAX, LT_AG_AMIN, LT_AG_MAX, LT_AG_MIN, LT_AG_CUMSUM, LT_AG_CUMPROD, LT_AG_LOGCUMSUMEXP,
+  LT_AG_CUMMAX, LT_AG_CUMMIN
 } lt_ag_reduce_kind;
 lt_tensor_t *lt_ag_reduce(lt_ag_reduce_kind kind, lt_tensor_t *x, int ndims, const int64_t *dims,
                           bool keepdim, lt_dtype dtype, double p, lt_tensor_t **indices);

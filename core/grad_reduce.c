@@ -21,7 +21,8 @@ typedef struct {
 } reduce_ctx_t;
 
 static const char *const kind_names[] = {"sum", "mean", "prod", "logsumexp", "var", "std", "norm",
-                                         "amax", "amin", "max", "min", "cumsum", "cumprod"};
+                                         "amax", "amin", "max", "min", "cumsum", "cumprod", "logcumsumexp",
+                                         "cummax", "cummin"};
 
 /* g (the output's shape) as a view of the input's shape */
 static lt_tensor_t *unreduce(lt_tensor_t *g, const lt_meta_t *in, const reduce_ctx_t *c) {
@@ -105,6 +106,39 @@ static lt_tensor_t *prod_like_grad(lt_tensor_t *x, lt_tensor_t *g_e, const reduc
   return res;
 }
 
+/* exp(a - b) for a <= b, 1 where they are equal (two infinities of one sign too) */
+static double exp_diff(double a, double b) { return a == b ? 1.0 : exp(a - b); }
+
+/* gradient of logcumsumexp along rows: g_x[j] = sum over i >= j of g[i] exp(x[j] - y[i]), as
+   t[j] = sum over i >= j of g[i] exp(y[j] - y[i]) (every factor <= 1: y grows along the row) from
+   t[j] = g[j] + exp(y[j] - y[j+1]) t[j+1], then g_x[j] = exp(x[j] - y[j]) t[j]. An element of -inf
+   gets 0 (PyTorch's formula gives NaN where the running value is still -inf); +inf and NaN
+   propagate. */
+static lt_tensor_t *logcumsumexp_grad(lt_tensor_t *x, lt_tensor_t *y, lt_tensor_t *g, const reduce_ctx_t *c) {
+  int64_t perm[LT_MAX_DIM], R, L, R2, L2, R3, L3;
+  lt_tensor_t *xr = as_rows(x, c, perm, &R, &L), *yr = as_rows(y, c, perm, &R2, &L2), *gr = as_rows(g, c, perm, &R3, &L3);
+  lt_tensor_t *out = xr && yr && gr ? lt_empty(xr->ndim, xr->sizes, LT_FLOAT64, lt_device(LT_CPU, 0)) : NULL;
+  lt_tensor_t *res = NULL;
+  if (out) {
+    const double *xv = lt_data(xr), *yv = lt_data(yr), *gv = lt_data(gr);
+    double *ov = lt_data(out);
+    for (int64_t r = 0; r < R; r++) {
+      const double *xa = xv + r * L, *ya = yv + r * L, *ga = gv + r * L;
+      double *oa = ov + r * L, t = 0;
+      for (int64_t j = L - 1; j >= 0; j--) {
+        t = j == L - 1 ? ga[j] : ga[j] + exp_diff(ya[j], ya[j + 1]) * t;
+        oa[j] = xa[j] == -INFINITY ? 0.0 : exp_diff(xa[j], ya[j]) * t;
+      }
+    }
+    res = from_rows(out, x, perm);
+  }
+  lt_release(xr);
+  lt_release(yr);
+  lt_release(gr);
+  lt_release(out);
+  return res;
+}
+
 /* g * (x == y) / count of ties: extremes share the gradient evenly */
 static lt_tensor_t *extreme_grad(lt_tensor_t *g_e, lt_tensor_t *x, lt_tensor_t *y_e, const reduce_ctx_t *c) {
   int64_t dims[LT_MAX_DIM];
@@ -126,6 +160,17 @@ static lt_tensor_t *reduce_grad(lt_node_t *n, lt_tensor_t *g) {
   if (c->kind == LT_AG_CUMPROD) {
     lt_tensor_t *x = lt_node_saved(n, 0);
     return x ? prod_like_grad(x, g, c, true) : NULL;
+  }
+  if (c->kind == LT_AG_LOGCUMSUMEXP) {
+    lt_tensor_t *x = lt_node_saved(n, 0), *y = x ? lt_node_saved(n, 1) : NULL;
+    return y ? logcumsumexp_grad(x, y, g, c) : NULL;
+  }
+  if (c->kind == LT_AG_CUMMAX || c->kind == LT_AG_CUMMIN) { /* g added at the running extremes */
+    if (in->ndim == 0) return lt_retained(g);
+    lt_tensor_t *idx = lt_node_saved(n, 1), *z = idx ? lt_zeros_meta(in) : NULL;
+    lt_tensor_t *r = z ? lt_scatter_add(z, c->dim, idx, g, NULL) : NULL;
+    lt_release(z);
+    return r;
   }
   if (c->kind == LT_AG_MAX || c->kind == LT_AG_MIN) { /* values along dim: to the chosen index */
     lt_tensor_t *idx = lt_node_saved(n, 1);
@@ -229,6 +274,13 @@ static lt_tensor_t *run_raw(lt_ag_reduce_kind kind, lt_tensor_t *x, int ndims, c
     }
     case LT_AG_CUMSUM: return lt_cumsum(x, dims[0], dtype);
     case LT_AG_CUMPROD: return lt_cumprod(x, dims[0], dtype);
+    case LT_AG_LOGCUMSUMEXP: return lt_logcumsumexp(x, dims[0]);
+    case LT_AG_CUMMAX:
+    case LT_AG_CUMMIN: {
+      lt_tensor_t *v = NULL;
+      int rc = (kind == LT_AG_CUMMAX ? lt_cummax : lt_cummin)(x, dims[0], &v, indices);
+      return rc == LT_OK ? v : NULL;
+    }
   }
   return NULL;
 }
@@ -247,7 +299,8 @@ lt_tensor_t *lt_ag_reduce(lt_ag_reduce_kind kind, lt_tensor_t *x, int ndims, con
   c->p = p;
   c->correction = (int64_t)p;
   c->count = 1;
-  bool scan_or_dim = kind == LT_AG_MAX || kind == LT_AG_MIN || kind == LT_AG_CUMSUM || kind == LT_AG_CUMPROD;
+  bool with_indices = kind == LT_AG_MAX || kind == LT_AG_MIN || kind == LT_AG_CUMMAX || kind == LT_AG_CUMMIN;
+  bool scan_or_dim = with_indices || kind == LT_AG_CUMSUM || kind == LT_AG_CUMPROD || kind == LT_AG_LOGCUMSUMEXP;
   if (scan_or_dim) {
     int d;
     if (lt_wrap_dim(kind_names[kind], dims[0], x->ndim, &d) != LT_OK) goto fail;
@@ -263,11 +316,12 @@ lt_tensor_t *lt_ag_reduce(lt_ag_reduce_kind kind, lt_tensor_t *x, int ndims, con
   }
   for (int d = 0; d < x->ndim; d++)
     if (c->mask[d]) c->count *= x->sizes[d];
-  bool save_x = kind != LT_AG_SUM && kind != LT_AG_MEAN && kind != LT_AG_CUMSUM && kind != LT_AG_MAX && kind != LT_AG_MIN;
-  bool save_y = kind == LT_AG_LOGSUMEXP || kind == LT_AG_STD || kind == LT_AG_NORM || kind == LT_AG_AMAX || kind == LT_AG_AMIN;
+  bool save_x = kind != LT_AG_SUM && kind != LT_AG_MEAN && kind != LT_AG_CUMSUM && !with_indices;
+  bool save_y = kind == LT_AG_LOGSUMEXP || kind == LT_AG_STD || kind == LT_AG_NORM || kind == LT_AG_AMAX ||
+                kind == LT_AG_AMIN || kind == LT_AG_LOGCUMSUMEXP;
   if (save_x && lt_node_save(n, 0, x) != LT_OK) goto fail;
   if (save_y && lt_node_save(n, 1, o) != LT_OK) goto fail;
-  if (kind == LT_AG_MAX || kind == LT_AG_MIN) { /* a copy: callers may renumber the indices in place */
+  if (with_indices) { /* a copy: callers may renumber the indices in place */
     lt_tensor_t *ic = lt_clone(*indices);
     int rc = ic ? lt_node_save(n, 1, ic) : LT_ERR;
     lt_release(ic);
@@ -276,6 +330,9 @@ lt_tensor_t *lt_ag_reduce(lt_ag_reduce_kind kind, lt_tensor_t *x, int ndims, con
   return o;
 fail:
   lt_release(o);
-  if (indices && (kind == LT_AG_MAX || kind == LT_AG_MIN)) { lt_release(*indices); *indices = NULL; }
+  if (indices && (kind == LT_AG_MAX || kind == LT_AG_MIN || kind == LT_AG_CUMMAX || kind == LT_AG_CUMMIN)) {
+    lt_release(*indices);
+    *indices = NULL;
+  }
   return NULL;
 }

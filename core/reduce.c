@@ -400,16 +400,21 @@ lt_tensor_t *lt_argmin(lt_tensor_t *x, bool has_dim, int64_t dim, bool keepdim) 
   return arg_extreme("argmin()", LT_REDUCE_argmin, x, has_dim, dim, keepdim);
 }
 
-/* ---- cumsum, cumprod ---- */
-static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t dim, lt_dtype dtype) {
+/* ---- cumsum, cumprod, logcumsumexp, cummax, cummin ---- */
+/* The running results of rop along dim in dtype (LT_DTYPE_INVALID: x's if floating, else int64);
+   indices (cummax, cummin; else NULL) receives the 0-based positions of the running extremes. */
+static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t dim, lt_dtype dtype,
+                         lt_tensor_t **indices) {
   int d;
   if (check_host_only(op, x) || check_dtype_arg(op, dtype) || lt_wrap_dim(op, dim, x->ndim, &d)) return NULL;
   lt_dtype odt = dtype != LT_DTYPE_INVALID ? dtype : lt_dtype_is_floating(x->dtype) ? x->dtype : LT_INT64;
-  lt_tensor_t *out = lt_empty(x->ndim, x->sizes, odt, x->device);
+  lt_tensor_t *out = lt_empty(x->ndim, x->sizes, odt, x->device), *idx = NULL;
   if (!out) return NULL;
+  if (indices && !(idx = lt_empty(x->ndim, x->sizes, LT_INT64, x->device))) { lt_release(out); return NULL; }
+  if (indices) *indices = idx; /* out and idx: contiguous, one shape, so one set of strides */
   if (out->numel == 0) return out;
   lt_tensor_t *src = as_dtype(x, odt);
-  if (!src) { lt_release(out); return NULL; }
+  if (!src) goto fail;
   lt_scan_plan_t sp;
   memset(&sp, 0, sizeof sp);
   int64_t es = (int64_t)lt_elsize(src);
@@ -418,6 +423,7 @@ static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64
   sp.out_dtype = odt;
   sp.in = lt_data(src);
   sp.out = lt_data(out);
+  sp.idx = idx ? lt_data(idx) : NULL;
   sp.len = src->ndim ? src->sizes[d] : 1;
   sp.in_dstride = src->ndim ? src->strides[d] * es : 0;
   sp.out_dstride = src->ndim ? out->strides[d] : 0;
@@ -431,21 +437,51 @@ static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64
   int rc = lt_cpu_scan(&sp);
   lt_release(src);
   if (rc != LT_OK) {
-    lt_release(out);
     lt_error("%s: out of memory (scan buffer)", op);
-    return NULL;
+    goto fail;
   }
   return out;
+fail:
+  lt_release(out);
+  if (indices) { lt_release(idx); *indices = NULL; }
+  return NULL;
 }
 
 lt_tensor_t *lt_cumsum(lt_tensor_t *x, int64_t dim, lt_dtype dtype) {
   if (dtype == LT_DTYPE_INVALID) { LT_AUTOCAST1(LT_AC_FP32_CUDA, x, lt_cumsum(x, dim, dtype)) }
   if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_CUMSUM, x, 1, &dim, false, dtype, 0, NULL);
-  return scan("cumsum()", LT_REDUCE_sum, x, dim, dtype);
+  return scan("cumsum()", LT_REDUCE_sum, x, dim, dtype, NULL);
 }
 
 lt_tensor_t *lt_cumprod(lt_tensor_t *x, int64_t dim, lt_dtype dtype) {
   if (dtype == LT_DTYPE_INVALID) { LT_AUTOCAST1(LT_AC_FP32_CUDA, x, lt_cumprod(x, dim, dtype)) }
   if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_CUMPROD, x, 1, &dim, false, dtype, 0, NULL);
-  return scan("cumprod()", LT_REDUCE_prod, x, dim, dtype);
+  return scan("cumprod()", LT_REDUCE_prod, x, dim, dtype, NULL);
+}
+
+lt_tensor_t *lt_logcumsumexp(lt_tensor_t *x, int64_t dim) {
+  if (lt_check_host("logcumsumexp()", x) || lt_check_dtype_floating("logcumsumexp()", x)) return NULL;
+  if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_LOGCUMSUMEXP, x, 1, &dim, false, LT_DTYPE_INVALID, 0, NULL);
+  return scan("logcumsumexp()", LT_REDUCE_logsumexp, x, dim, x->dtype, NULL);
+}
+
+static int cumulative_extreme(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t dim, lt_tensor_t **values,
+                              lt_tensor_t **indices) {
+  *values = NULL;
+  *indices = NULL;
+  if (lt_check_host(op, x)) return LT_ERR;
+  *values = scan(op, rop, x, dim, x->dtype, indices);
+  return *values ? LT_OK : LT_ERR;
+}
+
+int lt_cummax(lt_tensor_t *x, int64_t dim, lt_tensor_t **values, lt_tensor_t **indices) {
+  if (lt_ag_needed(x, NULL))
+    return (*values = lt_ag_reduce(LT_AG_CUMMAX, x, 1, &dim, false, LT_DTYPE_INVALID, 0, indices)) ? LT_OK : LT_ERR;
+  return cumulative_extreme("cummax()", LT_REDUCE_cummax, x, dim, values, indices);
+}
+
+int lt_cummin(lt_tensor_t *x, int64_t dim, lt_tensor_t **values, lt_tensor_t **indices) {
+  if (lt_ag_needed(x, NULL))
+    return (*values = lt_ag_reduce(LT_AG_CUMMIN, x, 1, &dim, false, LT_DTYPE_INVALID, 0, indices)) ? LT_OK : LT_ERR;
+  return cumulative_extreme("cummin()", LT_REDUCE_cummin, x, dim, values, indices);
 }

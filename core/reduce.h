@@ -13,6 +13,11 @@
      all true; max, min, amax, amin, argmax, argmin and the inf / negative norms refuse it;
    - max, min, amax, amin, argmax, argmin propagate NaN; indices (0-based int64) are those of the
      first extreme element, or of the first NaN;
+   - cummax and cummin keep x's dtype (every dtype); their index moves to a later element equal to
+     the running extreme, and to each NaN (after which the values are NaN);
+   - logcumsumexp takes floating tensors only (float16 and bfloat16 too, as newer PyTorch) and
+     computes in double as the other scans; -inf elements add nothing, +inf and NaN propagate;
+   - the scans run on the CPU devices only;
    - any and all give bool tensors for every input dtype (PyTorch 1.13 gives uint8 for uint8). */
 #ifndef LT_REDUCE_H
 #define LT_REDUCE_H
@@ -48,6 +53,12 @@ lt_tensor_t *lt_argmin(lt_tensor_t *x, bool has_dim, int64_t dim, bool keepdim);
 /* running sum / product along dim; same shape as x */
 lt_tensor_t *lt_cumsum(lt_tensor_t *x, int64_t dim, lt_dtype dtype);
 lt_tensor_t *lt_cumprod(lt_tensor_t *x, int64_t dim, lt_dtype dtype);
+/* running log(sum(exp(x))) along dim, with a running maximum's rescaling */
+lt_tensor_t *lt_logcumsumexp(lt_tensor_t *x, int64_t dim);
+/* running maximum / minimum along dim: values (x's dtype) and indices (int64, 0-based), two new
+   references of x's shape, or LT_ERR */
+int lt_cummax(lt_tensor_t *x, int64_t dim, lt_tensor_t **values, lt_tensor_t **indices);
+int lt_cummin(lt_tensor_t *x, int64_t dim, lt_tensor_t **values, lt_tensor_t **indices);
 /* bool results */
 lt_tensor_t *lt_any(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim);
 lt_tensor_t *lt_all(lt_tensor_t *x, int ndims, const int64_t *dims, bool keepdim);

@@ -1,7 +1,8 @@
 /* Elementwise math, written once for the CPU and CUDA kernels. Each op is one line of an X-macro
    table: its name, its kind, its body for floating types (T is float or double; v, a, b the
-   operands) and its body for integer types (int64_t; used only by LT_INTS ops, while LT_FLOATS
-   ops see integer inputs converted to the default floating type first). The CPU loops (kernels/cpu/elementwise.c) and the CUDA grid-stride
+   operands) and its body for integer types (int64_t; used only by LT_INTS and LT_BITS ops, while
+   LT_FLOATS ops see integer inputs converted to the default floating type first; LT_BITS ops, the
+   bitwise ones, take integer and bool tensors only, so their floating body never runs). The CPU loops (kernels/cpu/elementwise.c) and the CUDA grid-stride
    kernels (kernels/cuda/elementwise.cu) both expand these bodies. */
 #ifndef LT_ELEMENTWISE_H
 #define LT_ELEMENTWISE_H
@@ -24,9 +25,14 @@
 #define LT_TANH(v) _Generic((v), float: lt_tanhf, default: tanh)(v)
 #endif
 
-/* kinds: LT_INTS ops have an integer body; LT_FLOATS ops convert integer inputs to float32 */
+/* kinds: LT_INTS ops have an integer body; LT_FLOATS ops convert integer inputs to float32;
+   LT_BITS ops have only an integer body (the core refuses floating dtypes for them) */
 #define LT_INTS 1
 #define LT_FLOATS 0
+#define LT_BITS 2
+/* the floating body of an LT_BITS op: never run, it only names its operands */
+#define LT_NO_FLOAT1(v) (v)
+#define LT_NO_FLOAT2(a, b) ((void)(b), (a))
 
 /* wrapping integer arithmetic without undefined behaviour */
 #define LT_IADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
@@ -84,7 +90,8 @@
   X(tanhshrink, LT_FLOATS, (v) - LT_TANH(v), 0)                                             \
   X(relu6, LT_INTS, ((v) != (v) ? (v) : (v) < 0 ? (T)0 : (v) > 6 ? (T)6 : (v)), ((v) < 0 ? 0 : (v) > 6 ? 6 : (v))) \
   X(exp2, LT_FLOATS, exp2(v), 0)                                                            \
-  X(frac, LT_FLOATS, (v) - trunc(v), 0)
+  X(frac, LT_FLOATS, (v) - trunc(v), 0)                                                     \
+  X(bitwise_not, LT_BITS, LT_NO_FLOAT1(v), ~(v))
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_UNARY_##name,
@@ -148,7 +155,8 @@ typedef enum {
   X(tanhshrink, 1, 0, (g) * LT_TANH(x) * LT_TANH(x))                                                  \
   X(relu6, 1, 0, ((x) > 0 && (x) < (T)6) ? (g) : (T)0)                                             \
   X(exp2, 0, 1, (g) * (y) * (T)0.69314718055994530942)                                             \
-  X(frac, 0, 0, (g))
+  X(frac, 0, 0, (g))                                                                               \
+  X(bitwise_not, 0, 0, (T)0)
 
 /* SELU's constants (PyTorch's) */
 #define LT_SELU_ALPHA 1.6732632423543772848170429916717
@@ -303,7 +311,12 @@ LT_FP_HELPER(lt_lgamma, LT_LGAMMA)
   X(minimum, LT_INTS, ((a) != (a) || (a) < (b) ? (a) : (b)), ((a) < (b) ? (a) : (b))) \
   X(atan2, LT_FLOATS, atan2(a, b), 0)                                                 \
   X(fmod, LT_INTS, fmod(a, b), lt_ifmod(a, b))                                        \
-  X(remainder, LT_INTS, lt_fremainder(a, b), lt_iremainder(a, b))
+  X(remainder, LT_INTS, lt_fremainder(a, b), lt_iremainder(a, b))                    \
+  X(bitwise_and, LT_BITS, LT_NO_FLOAT2(a, b), (a) & (b))                             \
+  X(bitwise_or, LT_BITS, LT_NO_FLOAT2(a, b), (a) | (b))                              \
+  X(bitwise_xor, LT_BITS, LT_NO_FLOAT2(a, b), (a) ^ (b))                             \
+  X(bitwise_left_shift, LT_BITS, LT_NO_FLOAT2(a, b), lt_ishl(a, b))                  \
+  X(bitwise_right_shift, LT_BITS, LT_NO_FLOAT2(a, b), lt_ishr(a, b))
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_BINARY_##name,
@@ -331,7 +344,8 @@ typedef enum {
   LT_NCOMPARE
 } lt_compare_op;
 
-/* Whether an op has an integer body (else integer inputs are converted to float32 first). */
+/* Whether an op has an integer body (else integer inputs are converted to float32 first), and
+   whether it has only that (bitwise ops: floating dtypes are refused). */
 LT_HD bool lt_unary_has_int(lt_unary_op op) {
   switch (op) {
 #define LT_X(name, kind, fbody, ibody) case LT_UNARY_##name: return kind;
@@ -343,6 +357,23 @@ LT_HD bool lt_unary_has_int(lt_unary_op op) {
 LT_HD bool lt_binary_has_int(lt_binary_op op) {
   switch (op) {
 #define LT_X(name, kind, fbody, ibody) case LT_BINARY_##name: return kind;
+    LT_BINARY_OPS(LT_X)
+#undef LT_X
+    default: return false;
+  }
+}
+
+LT_HD bool lt_unary_int_only(lt_unary_op op) {
+  switch (op) {
+#define LT_X(name, kind, fbody, ibody) case LT_UNARY_##name: return kind == LT_BITS;
+    LT_UNARY_OPS(LT_X)
+#undef LT_X
+    default: return false;
+  }
+}
+LT_HD bool lt_binary_int_only(lt_binary_op op) {
+  switch (op) {
+#define LT_X(name, kind, fbody, ibody) case LT_BINARY_##name: return kind == LT_BITS;
     LT_BINARY_OPS(LT_X)
 #undef LT_X
     default: return false;
@@ -372,6 +403,17 @@ LT_HD int64_t lt_ipow(int64_t a, int64_t b) {
 }
 
 LT_HD int64_t lt_ifmod(int64_t a, int64_t b) { return (b == 0 || b == -1) ? 0 : a % b; }
+
+/* Shifts of values loaded as int64 (narrower types are stored back truncated, which wraps them as
+   a shift in their own width would), as PyTorch defines them and without C's undefined behaviour:
+   a shift by a negative amount or by the width or more gives 0 to the left, and to the right the
+   sign (0, or -1 for a negative signed value: right shifts are arithmetic). A shift by 8..63 of an
+   8-bit value, say, already gives those through the truncation; only 64 and more need the test. */
+LT_HD int64_t lt_ishl(int64_t a, int64_t b) { return (b < 0 || b > 63) ? 0 : (int64_t)((uint64_t)a << b); }
+LT_HD int64_t lt_ishr(int64_t a, int64_t b) {
+  if (b < 0 || b > 63) b = 63;
+  return a < 0 ? ~(~a >> b) : a >> b; /* ~a >= 0: no implementation-defined shift of a negative */
+}
 
 /* Python-style remainder: the sign of the divisor */
 LT_HD double lt_fremainder(double a, double b) {

@@ -13,8 +13,11 @@
      lt_red_NAME_D_result(a, p)     the value (double for _f, int64 for _i)
      lt_red_NAME_D_index(a)         arg reductions only: the 0-based index of the chosen element
    The CPU loops fold rows with several independent accumulators and combine them; a CUDA kernel
-   folds a grid-stride slice per thread and combines across the block. Scans (cumsum, cumprod) use
-   the sum and prod entries: update element after element and take result() after each. */
+   folds a grid-stride slice per thread and combines across the block. Scans (cumsum, cumprod,
+   logcumsumexp, cummax, cummin) use the sum, prod, logsumexp, cummax and cummin entries: update
+   element after element and take result() (and index()) after each. cummax and cummin are argmax
+   and argmin with PyTorch's running rule (a later element equal to the extreme, or a later NaN,
+   takes its place); the core uses them only for the scans. */
 #ifndef LT_REDUCE_KERNEL_H
 #define LT_REDUCE_KERNEL_H
 
@@ -56,6 +59,8 @@ typedef struct {
   X(amin, LT_RED_INTS, LT_RED_VALUE)           \
   X(argmax, LT_RED_INTS, LT_RED_ARG)           \
   X(argmin, LT_RED_INTS, LT_RED_ARG)           \
+  X(cummax, LT_RED_INTS, LT_RED_ARG)           \
+  X(cummin, LT_RED_INTS, LT_RED_ARG)           \
   X(any, LT_RED_INTS, LT_RED_VALUE)            \
   X(all, LT_RED_INTS, LT_RED_VALUE)
 
@@ -67,9 +72,9 @@ typedef enum {
 } lt_reduce_op;
 
 #ifdef __cplusplus
-static_assert(LT_NREDUCE == 18, "the reduction table and its functions below");
+static_assert(LT_NREDUCE == 20, "the reduction table and its functions below");
 #else
-_Static_assert(LT_NREDUCE == 18, "the reduction table and its functions below");
+_Static_assert(LT_NREDUCE == 20, "the reduction table and its functions below");
 #endif
 
 /* wrapping integer arithmetic without undefined behaviour */
@@ -301,6 +306,77 @@ LT_HD lt_red_argmin_i_t lt_red_argmin_i_combine(lt_red_argmin_i_t a, lt_red_argm
 }
 LT_HD int64_t lt_red_argmin_i_result(lt_red_argmin_i_t a, lt_reduce_params_t p) { (void)p; return a.v; }
 LT_HD int64_t lt_red_argmin_i_index(lt_red_argmin_i_t a) { return a.i; }
+
+/* ---- cummax, cummin: the value and index of the last extreme element (of the last NaN, if any),
+   as PyTorch's cummax and cummin keep them: an element replaces the running extreme when it is
+   NaN, or when the extreme is not NaN and the element is >= it (<= for cummin). i < 0 marks an
+   accumulator of no elements; of two parts the later wins ties. ---- */
+typedef lt_red_argmax_f_t lt_red_cummax_f_t;
+typedef lt_red_argmax_i_t lt_red_cummax_i_t;
+typedef lt_red_argmax_f_t lt_red_cummin_f_t;
+typedef lt_red_argmax_i_t lt_red_cummin_i_t;
+
+/* does candidate b (value, index) beat the current a? greater: cummax, else cummin */
+LT_HD int lt_red_cum_f_better(double av, int64_t ai, double bv, int64_t bi, int greater) {
+  if (bi < 0) return 0;
+  if (ai < 0) return 1;
+  int an = av != av, bn = bv != bv;
+  if (an || bn) return bn && (!an || bi > ai);
+  if (bv == av) return bi > ai;
+  return greater ? bv > av : bv < av;
+}
+LT_HD int lt_red_cum_i_better(int64_t av, int64_t ai, int64_t bv, int64_t bi, int greater) {
+  if (bi < 0) return 0;
+  if (ai < 0) return 1;
+  if (bv == av) return bi > ai;
+  return greater ? bv > av : bv < av;
+}
+
+LT_HD lt_red_cummax_f_t lt_red_cummax_f_init(void) { lt_red_cummax_f_t a = {-INFINITY, -1}; return a; }
+LT_HD lt_red_cummax_f_t lt_red_cummax_f_update(lt_red_cummax_f_t a, double x, int64_t i, lt_reduce_params_t p) {
+  (void)p; /* positions increase */
+  if (a.i < 0 || x != x || (a.v == a.v && x >= a.v)) { a.v = x; a.i = i; }
+  return a;
+}
+LT_HD lt_red_cummax_f_t lt_red_cummax_f_combine(lt_red_cummax_f_t a, lt_red_cummax_f_t b) {
+  return lt_red_cum_f_better(a.v, a.i, b.v, b.i, 1) ? b : a;
+}
+LT_HD double lt_red_cummax_f_result(lt_red_cummax_f_t a, lt_reduce_params_t p) { (void)p; return a.v; }
+LT_HD int64_t lt_red_cummax_f_index(lt_red_cummax_f_t a) { return a.i; }
+LT_HD lt_red_cummax_i_t lt_red_cummax_i_init(void) { lt_red_cummax_i_t a = {INT64_MIN, -1}; return a; }
+LT_HD lt_red_cummax_i_t lt_red_cummax_i_update(lt_red_cummax_i_t a, int64_t x, int64_t i, lt_reduce_params_t p) {
+  (void)p;
+  if (a.i < 0 || x >= a.v) { a.v = x; a.i = i; }
+  return a;
+}
+LT_HD lt_red_cummax_i_t lt_red_cummax_i_combine(lt_red_cummax_i_t a, lt_red_cummax_i_t b) {
+  return lt_red_cum_i_better(a.v, a.i, b.v, b.i, 1) ? b : a;
+}
+LT_HD int64_t lt_red_cummax_i_result(lt_red_cummax_i_t a, lt_reduce_params_t p) { (void)p; return a.v; }
+LT_HD int64_t lt_red_cummax_i_index(lt_red_cummax_i_t a) { return a.i; }
+
+LT_HD lt_red_cummin_f_t lt_red_cummin_f_init(void) { lt_red_cummin_f_t a = {INFINITY, -1}; return a; }
+LT_HD lt_red_cummin_f_t lt_red_cummin_f_update(lt_red_cummin_f_t a, double x, int64_t i, lt_reduce_params_t p) {
+  (void)p;
+  if (a.i < 0 || x != x || (a.v == a.v && x <= a.v)) { a.v = x; a.i = i; }
+  return a;
+}
+LT_HD lt_red_cummin_f_t lt_red_cummin_f_combine(lt_red_cummin_f_t a, lt_red_cummin_f_t b) {
+  return lt_red_cum_f_better(a.v, a.i, b.v, b.i, 0) ? b : a;
+}
+LT_HD double lt_red_cummin_f_result(lt_red_cummin_f_t a, lt_reduce_params_t p) { (void)p; return a.v; }
+LT_HD int64_t lt_red_cummin_f_index(lt_red_cummin_f_t a) { return a.i; }
+LT_HD lt_red_cummin_i_t lt_red_cummin_i_init(void) { lt_red_cummin_i_t a = {INT64_MAX, -1}; return a; }
+LT_HD lt_red_cummin_i_t lt_red_cummin_i_update(lt_red_cummin_i_t a, int64_t x, int64_t i, lt_reduce_params_t p) {
+  (void)p;
+  if (a.i < 0 || x <= a.v) { a.v = x; a.i = i; }
+  return a;
+}
+LT_HD lt_red_cummin_i_t lt_red_cummin_i_combine(lt_red_cummin_i_t a, lt_red_cummin_i_t b) {
+  return lt_red_cum_i_better(a.v, a.i, b.v, b.i, 0) ? b : a;
+}
+LT_HD int64_t lt_red_cummin_i_result(lt_red_cummin_i_t a, lt_reduce_params_t p) { (void)p; return a.v; }
+LT_HD int64_t lt_red_cummin_i_index(lt_red_cummin_i_t a) { return a.i; }
 
 /* ---- any, all: results 0 or 1 (NaN counts as non-zero) ---- */
 typedef int64_t lt_red_any_f_t;

@@ -298,6 +298,44 @@ describe('torch.cuda with a GPU', function()
     same((gp + 1):cpu(), p + 1, 0, 'bool + number')
   end)
 
+  gpu_it('runs the bitwise ops exactly as the CPU does; the scans refuse CUDA tensors', function()
+    for _, dt in ipairs { torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8 } do
+      torch.manual_seed(5)
+      local lo = dt == torch.uint8 and 0 or -100
+      local a = torch.randint(lo, 100, { 5, 6 }, { dtype = dt })
+      local b = torch.randint(lo, 100, { 5, 6 }, { dtype = dt })
+      local s = torch.randint(dt == torch.uint8 and 0 or -3, 70, { 5, 6 }, { dtype = dt }) -- beyond the widths too
+      local row = torch.randint(0, 9, { 6 }, { dtype = dt })
+      local ga, gb, gs, grow = a:cuda(), b:cuda(), s:cuda(), row:cuda()
+      local name = tostring(dt)
+      for _, op in ipairs { 'bitwise_and', 'bitwise_or', 'bitwise_xor', 'bitwise_left_shift', 'bitwise_right_shift' } do
+        local y, gy = op:find('shift') and s or b, op:find('shift') and gs or gb
+        same(ga[op](ga, gy):cpu(), a[op](a, y), 0, op .. ' ' .. name)
+        same(ga[op](ga, grow):cpu(), a[op](a, row), 0, op .. ' broadcast ' .. name)
+        same(ga[op](ga, 3):cpu(), a[op](a, 3), 0, op .. ' number ' .. name)
+        same(torch[op](3, gy):cpu(), torch[op](3, y), 0, op .. ' number first ' .. name)
+        same(ga:t()[op](ga:t(), gy:t()):cpu(), a:t()[op](a:t(), y:t()), 0, op .. ' transposed ' .. name)
+        local c, w = ga:clone(), a:clone()
+        c:narrow(2, 2, 3)[op .. '_'](c:narrow(2, 2, 3), 5)
+        w:narrow(2, 2, 3)[op .. '_'](w:narrow(2, 2, 3), 5)
+        same(c:cpu(), w, 0, op .. '_ on a view ' .. name)
+      end
+      same((~ga):cpu(), ~a, 0, 'bitwise_not ' .. name)
+      same((~ga:t()):cpu(), ~a:t(), 0, 'bitwise_not transposed ' .. name)
+    end
+    local p, q = torch.tensor({ true, false, true, false }), torch.tensor({ true, true, false, false })
+    local gp, gq = p:cuda(), q:cuda()
+    same((gp & gq):cpu(), p & q, 0, 'bool and')
+    same((gp | gq):cpu(), p | q, 0, 'bool or')
+    same((gp ~ gq):cpu(), p ~ q, 0, 'bool xor')
+    same((~gp):cpu(), ~p, 0, 'bool not')
+    local gf = torch.ones(3, { device = 'cuda' })
+    H.raises(function() return gf & gf end, 'bitwise_and', 'float32')
+    H.raises(function() return gf:cummax(1) end, 'cummax', 'CUDA')
+    H.raises(function() return gf:cummin(1) end, 'cummin', 'CUDA')
+    H.raises(function() return gf:logcumsumexp(1) end, 'logcumsumexp', 'CUDA')
+  end)
+
   gpu_it('refuses the ops it has no kernels for, and mixed devices', function()
     local g = torch.ones(3, 3, { device = 'cuda', dtype = torch.int64 })
     H.raises(function() return g:mm(g) end, 'mm', 'not implemented for CUDA tensors of dtype int64')

@@ -225,13 +225,13 @@ _Static_assert(LT_NDTYPES == 10, "dtype columns of the kernel tables");
 
 lt_loop_fn lt_cpu_unary_loop(lt_unary_op op, lt_dtype dt) {
   if ((unsigned)op >= LT_NUNARY || (unsigned)dt >= LT_NDTYPES) return NULL;
-  if (!lt_dtype_is_floating(dt) && !lt_unary_has_int(op)) return NULL;
+  if (lt_dtype_is_floating(dt) ? lt_unary_int_only(op) : !lt_unary_has_int(op)) return NULL;
   return unary_table[op][dt];
 }
 
 lt_loop_fn lt_cpu_binary_loop(lt_binary_op op, lt_dtype dt) {
   if ((unsigned)op >= LT_NBINARY || (unsigned)dt >= LT_NDTYPES) return NULL;
-  if (!lt_dtype_is_floating(dt) && !lt_binary_has_int(op)) return NULL;
+  if (lt_dtype_is_floating(dt) ? lt_binary_int_only(op) : !lt_binary_has_int(op)) return NULL;
   return binary_table[op][dt];
 }
 

@@ -7,7 +7,8 @@
               contiguous: vectorised); cols4 four rows at once;
      combine  combine n pairs of accumulators;
      fin      the results (and indices) of n accumulators, as double or int64;
-     scan     running results along a row (cumsum, cumprod).
+     scan     running results (and indices) along a row (cumsum, cumprod, logcumsumexp, cummax,
+              cummin).
    Two drivers use them. When a reduced dimension is the input's innermost one, each output folds
    its rows (INNER); when a kept dimension is innermost, blocks of outputs accumulate whole input rows
    (OUTER: out[j] += x[i][j], contiguous in j). Both thread with OpenMP over outputs, or, when there
@@ -38,7 +39,9 @@ typedef struct {
   void (*combine)(void *a, const void *b, int64_t n);
   void (*fin)(const void *acc, int64_t n, void *vals, int64_t *idx, const lt_reduce_params_t *p);
 } fns_t;
-typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, void *vals, const lt_reduce_params_t *p);
+/* scan n elements at positions k0.. along the line: their running results (and indices) */
+typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, int64_t k0, void *vals, int64_t *idx,
+                        const lt_reduce_params_t *p);
 
 /* ---- loading an element into its domain ---- */
 #define LD_f32(v) ((double)(v))
@@ -200,6 +203,8 @@ typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, void *va
 #define ROWGEN_amin ROW_LANES
 #define ROWGEN_argmax ROW_LANES
 #define ROWGEN_argmin ROW_LANES
+#define ROWGEN_cummax ROW_LANES
+#define ROWGEN_cummin ROW_LANES
 #define ROWGEN_any ROW_SIMD
 #define ROWGEN_all ROW_SIMD
 
@@ -265,16 +270,20 @@ typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, void *va
     FIN_IDX_##K(op, D)                                                                               \
   }                                                                                                  \
 
-/* scans, for sum (cumsum) and prod (cumprod) */
+/* scans: sum (cumsum), prod (cumprod), logsumexp (logcumsumexp), and cummax and cummin, which
+   also write the index of each running extreme */
+#define SCAN_IDX_0(op, D) (void)idx;
+#define SCAN_IDX_1(op, D) idx[k] = FN(op, D, index)(a);
 #define SCAN_LOOP(op, sfx, ST, D, K)                                                                \
-  static void scan_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, void *valsp,        \
-                                const lt_reduce_params_t *pp) {                                      \
+  static void scan_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, int64_t k0,         \
+                                void *valsp, int64_t *idx, const lt_reduce_params_t *pp) {           \
     ACC(op, D) a = *(ACC(op, D) *)accp;                                                              \
     VT_##D *vals = valsp;                                                                            \
     lt_reduce_params_t p = *pp;                                                                      \
     for (int64_t k = 0; k < n; k++) {                                                                \
-      a = FN(op, D, update)(a, LD_##sfx(*(const ST *)(x + k * s)), k, p);                            \
+      a = FN(op, D, update)(a, LD_##sfx(*(const ST *)(x + k * s)), k0 + k, p);                       \
       vals[k] = FN(op, D, result)(a, p);                                                             \
+      SCAN_IDX_##K(op, D)                                                                            \
     }                                                                                                \
     *(ACC(op, D) *)accp = a;                                                                         \
   }
@@ -307,10 +316,17 @@ _Static_assert(sizeof table / sizeof table[0] == LT_NREDUCE, "reduction table");
 
 FOR_F_TYPES(SCAN_LOOP, sum, 0) FOR_I_TYPES(SCAN_LOOP, sum, 0)
 FOR_F_TYPES(SCAN_LOOP, prod, 0) FOR_I_TYPES(SCAN_LOOP, prod, 0)
+FOR_F_TYPES(SCAN_LOOP, logsumexp, 0)
+FOR_F_TYPES(SCAN_LOOP, cummax, 1) FOR_I_TYPES(SCAN_LOOP, cummax, 1)
+FOR_F_TYPES(SCAN_LOOP, cummin, 1) FOR_I_TYPES(SCAN_LOOP, cummin, 1)
 #define SCAN_ENTRY(op, sfx, ST, D, K) scan_##op##_##sfx,
-static const scan_fn scan_table[2][LT_NDTYPES] = {
-    {FOR_F_TYPES(SCAN_ENTRY, sum, 0) FOR_I_TYPES(SCAN_ENTRY, sum, 0)},
-    {FOR_F_TYPES(SCAN_ENTRY, prod, 0) FOR_I_TYPES(SCAN_ENTRY, prod, 0)}};
+/* NULL: not a scan */
+static const scan_fn scan_table[LT_NREDUCE][LT_NDTYPES] = {
+    [LT_REDUCE_sum] = {FOR_F_TYPES(SCAN_ENTRY, sum, 0) FOR_I_TYPES(SCAN_ENTRY, sum, 0)},
+    [LT_REDUCE_prod] = {FOR_F_TYPES(SCAN_ENTRY, prod, 0) FOR_I_TYPES(SCAN_ENTRY, prod, 0)},
+    [LT_REDUCE_logsumexp] = {FOR_F_TYPES(SCAN_ENTRY, logsumexp, 0)},
+    [LT_REDUCE_cummax] = {FOR_F_TYPES(SCAN_ENTRY, cummax, 1) FOR_I_TYPES(SCAN_ENTRY, cummax, 1)},
+    [LT_REDUCE_cummin] = {FOR_F_TYPES(SCAN_ENTRY, cummin, 1) FOR_I_TYPES(SCAN_ENTRY, cummin, 1)}};
 _Static_assert(LT_NDTYPES == 10, "dtype columns of the reduction table");
 
 bool lt_cpu_reduce_supported(lt_reduce_op op, lt_dtype dt) {
@@ -422,7 +438,8 @@ static void geo_init(geo_t *g, const lt_reduce_plan_t *pl) {
     g->rstride[d] = pl->red_stride[d];
   }
   g->nout = normalise(g->nout, g->osize, g->oin, g->oout);
-  if (pl->op == LT_REDUCE_argmax || pl->op == LT_REDUCE_argmin) { /* one dim: no merging */
+  if (pl->op == LT_REDUCE_argmax || pl->op == LT_REDUCE_argmin || pl->op == LT_REDUCE_cummax ||
+      pl->op == LT_REDUCE_cummin) { /* one dim: no merging */
     int m = 0;
     for (int d = 0; d < g->nred; d++)
       if (g->rsize[d] != 1) { g->rsize[m] = g->rsize[d]; g->rstride[m] = g->rstride[d]; m++; }
@@ -646,10 +663,16 @@ void lt_cpu_reduce(const lt_reduce_plan_t *pl) {
 }
 
 /* ---- scans ---- */
+/* n indices to idx (element stride os) */
+static void store_idx(const int64_t *v, int64_t n, int64_t *idx, int64_t os) {
+  for (int64_t k = 0; k < n; k++) idx[k * os] = v[k];
+}
+
 static void scan_lines(const fns_t *f, scan_fn scan, const lt_scan_plan_t *sp, const geo_t *g, int64_t lb,
                        int64_t le) {
   _Alignas(16) unsigned char acc[ACC_MAX];
   vals_t v;
+  int64_t iv[BLOCK];
   lt_reduce_params_t prm = {0, 0, 0, 0};
   int64_t es = (int64_t)lt_dtype_size(sp->out_dtype);
   int64_t idx[LT_MAX_DIM], in_off, out_off;
@@ -659,9 +682,10 @@ static void scan_lines(const fns_t *f, scan_fn scan, const lt_scan_plan_t *sp, c
     f->init(acc, 1);
     for (int64_t k0 = 0; k0 < sp->len; k0 += BLOCK) {
       int64_t n = sp->len - k0 < BLOCK ? sp->len - k0 : BLOCK;
-      scan(acc, sp->in + in_off + k0 * sp->in_dstride, sp->in_dstride, n, &v, &prm);
+      scan(acc, sp->in + in_off + k0 * sp->in_dstride, sp->in_dstride, n, k0, &v, iv, &prm);
       store_vals(f->idomain, &v, n, sp->out + (out_off + k0 * sp->out_dstride) * es,
                  sp->out_dstride * es, sp->out_dtype);
+      if (sp->idx) store_idx(iv, n, sp->idx + out_off + k0 * sp->out_dstride, sp->out_dstride);
     }
     advance(0, g->nout, g->osize, g->oin, g->oout, idx, &in_off, &out_off);
   }
@@ -671,6 +695,7 @@ static void scan_lines(const fns_t *f, scan_fn scan, const lt_scan_plan_t *sp, c
    than BLOCK: each input row is read in long contiguous runs) */
 static void scan_block(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g, int64_t task, char *acc) {
   vals_t v;
+  int64_t iv[BLOCK];
   lt_reduce_params_t prm = {0, 0, 0, 0};
   int64_t es = (int64_t)lt_dtype_size(sp->out_dtype);
   int64_t J = g->osize[0], nblk = (J + SBLOCK - 1) / SBLOCK;
@@ -685,9 +710,10 @@ static void scan_block(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g,
     f->cols(acc, sp->in + in_off + k * sp->in_dstride, g->oin[0], nb, k, &prm);
     for (int64_t c = 0; c < nb; c += BLOCK) {
       int64_t m = nb - c < BLOCK ? nb - c : BLOCK;
-      f->fin(acc + (size_t)c * f->acc_size, m, &v, NULL, &prm);
+      f->fin(acc + (size_t)c * f->acc_size, m, &v, sp->idx ? iv : NULL, &prm);
       store_vals(f->idomain, &v, m, sp->out + (out_off + k * sp->out_dstride + c * g->oout[0]) * es,
                  g->oout[0] * es, sp->out_dtype);
+      if (sp->idx) store_idx(iv, m, sp->idx + out_off + k * sp->out_dstride + c * g->oout[0], g->oout[0]);
     }
   }
 }
@@ -698,9 +724,10 @@ static void scan_blocks(const fns_t *f, const lt_scan_plan_t *sp, const geo_t *g
 }
 
 int lt_cpu_scan(const lt_scan_plan_t *sp) {
-  if ((sp->op != LT_REDUCE_sum && sp->op != LT_REDUCE_prod) || (unsigned)sp->in_dtype >= LT_NDTYPES) return LT_ERR;
+  if ((unsigned)sp->op >= LT_NREDUCE || (unsigned)sp->in_dtype >= LT_NDTYPES) return LT_ERR;
   const fns_t *f = &table[sp->op][sp->in_dtype];
-  scan_fn scan = scan_table[sp->op == LT_REDUCE_prod][sp->in_dtype];
+  scan_fn scan = scan_table[sp->op][sp->in_dtype];
+  if (!scan || !f->init) return LT_ERR;
   geo_t g;
   g.nout = sp->nother;
   for (int d = 0; d < sp->nother; d++) {

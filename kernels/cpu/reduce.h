@@ -38,7 +38,9 @@ bool lt_cpu_reduce_supported(lt_reduce_op op, lt_dtype dt);
 void lt_cpu_reduce(const lt_reduce_plan_t *plan);
 
 /* A scan along one dimension: out[.., k, ..] = result(update(... update(init, x[0]) ..., x[k])),
-   for op LT_REDUCE_sum (cumsum) or LT_REDUCE_prod (cumprod). */
+   for op LT_REDUCE_sum (cumsum), LT_REDUCE_prod (cumprod), LT_REDUCE_logsumexp (logcumsumexp,
+   floating inputs) or LT_REDUCE_cummax / LT_REDUCE_cummin, which also write idx[.., k, ..], the
+   0-based position of each running extreme. */
 typedef struct {
   lt_reduce_op op;
   lt_dtype in_dtype, out_dtype;
@@ -51,9 +53,11 @@ typedef struct {
   int64_t size[LT_MAX_DIM];
   int64_t in_stride[LT_MAX_DIM];       /* bytes */
   int64_t out_stride[LT_MAX_DIM];      /* elements */
+  int64_t *idx;                        /* cummax, cummin: the indices, at out's element offsets */
 } lt_scan_plan_t;
 
-/* LT_OK, or LT_ERR when a buffer (64 KiB a thread) cannot be allocated or (op, dtype) is not a scan */
+/* LT_OK, or LT_ERR when a buffer (64 KiB a thread) cannot be allocated or (op, dtype) is not a scan
+   (the core checks first) */
 int lt_cpu_scan(const lt_scan_plan_t *plan);
 
 #endif

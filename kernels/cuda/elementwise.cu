@@ -5,7 +5,8 @@
    float16/bfloat16 load to float32 and store back with the shared round-to-nearest-even
    conversions of kernels/half.h, float64 computes in double, the integer types and bool in int64
    with the tables' integer bodies (ops without one never see an integer dtype: the core converts
-   their inputs to float32 first, as on the CPU). */
+   their inputs to float32 first, as on the CPU; the bitwise ops, integer-only, have no floating
+   kernels). */
 #include "kernels/cuda/elementwise.h"
 #include "kernels/elementwise.h"
 
@@ -182,7 +183,8 @@ template <typename ST, typename G> static int unary_t(void *stream, int op, void
   switch (op) {
 #define LT_X(name, kind, fbody, ibody) \
   case LT_UNARY_##name:                                                                     \
-    if constexpr (is_floating<ST>::value || kind) LAUNCH((unary_k<ST, un_##name, G>), n, (ST *)out, (const ST *)x, g); \
+    if constexpr (is_floating<ST>::value ? kind != LT_BITS : kind != LT_FLOATS)                \
+      LAUNCH((unary_k<ST, un_##name, G>), n, (ST *)out, (const ST *)x, g);                     \
     else return -1;
     LT_UNARY_OPS(LT_X)
 #undef LT_X
@@ -196,7 +198,7 @@ static int binary_t(void *stream, int op, void *out, const void *a, const void *
   switch (op) {
 #define LT_X(name, kind, fbody, ibody)                                                                    \
   case LT_BINARY_##name:                                                                                  \
-    if constexpr (is_floating<ST>::value || kind)                                                         \
+    if constexpr (is_floating<ST>::value ? kind != LT_BITS : kind != LT_FLOATS)                           \
       LAUNCH((binary_k<ST, bin_##name, G>), n, (ST *)out, (const ST *)a, (const ST *)b, from_bits<ST>(sa), \
              from_bits<ST>(sb), alpha, ialpha, g);                                                        \
     else return -1;

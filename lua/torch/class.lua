@@ -8,7 +8,8 @@ local class = {}
 -- Lua reads metamethods raw from an instance's metatable: a class gets those of its parents when
 -- it is made and, for ones a parent defined later, again when its first instance is made.
 local METAMETHODS = { '__len', '__tostring', '__eq', '__lt', '__le', '__concat', '__call', '__close', '__gc',
-  '__add', '__sub', '__mul', '__div', '__mod', '__pow', '__unm', '__idiv', '__newindex', '__pairs' }
+  '__add', '__sub', '__mul', '__div', '__mod', '__pow', '__unm', '__idiv', '__band', '__bor', '__bxor', '__shl',
+  '__shr', '__bnot', '__newindex', '__pairs' }
 
 local function inherit_metamethods(cls)
   if rawget(cls, '__ready') then return end
