@@ -291,8 +291,19 @@ LT_FP_HELPER(lt_digamma, LT_DIGAMMA)
 LT_FP_HELPER(lt_trigamma, LT_TRIGAMMA)
 LT_FP_HELPER(lt_lgamma, LT_LGAMMA)
 
+/* nextafter in the operands' own precision: tgmath's nextafter picks nextafterf for floats in C;
+   CUDA is given its float and double functions by name */
+#ifdef __CUDACC__
+LT_HD float lt_nextafter(float a, float b) { return nextafterf(a, b); }
+LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
+#else
+#define lt_nextafter(a, b) nextafter(a, b)
+#endif
+
 /* ---- binary: X(name, kind, float body of a b, integer body of a b) ----
-   add and sub take alpha (b scaled first), as torch.add(a, b, alpha=). */
+   add and sub take alpha (b scaled first), as torch.add(a, b, alpha=). nextafter is exact for
+   float32 and float64 only (float16 and bfloat16 are computed in float32; torch.nextafter refuses
+   them) and has no derivative, as in PyTorch. */
 #define LT_BINARY_OPS(X)                                                        \
   X(add, LT_INTS, (a) + alpha * (b), LT_IADD(a, LT_IMUL(ialpha, b)))                  \
   X(sub, LT_INTS, (a) - alpha * (b), LT_ISUB(a, LT_IMUL(ialpha, b)))                  \
@@ -303,7 +314,8 @@ LT_FP_HELPER(lt_lgamma, LT_LGAMMA)
   X(minimum, LT_INTS, ((a) != (a) || (a) < (b) ? (a) : (b)), ((a) < (b) ? (a) : (b))) \
   X(atan2, LT_FLOATS, atan2(a, b), 0)                                                 \
   X(fmod, LT_INTS, fmod(a, b), lt_ifmod(a, b))                                        \
-  X(remainder, LT_INTS, lt_fremainder(a, b), lt_iremainder(a, b))
+  X(remainder, LT_INTS, lt_fremainder(a, b), lt_iremainder(a, b))                     \
+  X(nextafter, LT_FLOATS, lt_nextafter(a, b), 0)
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_BINARY_##name,
