@@ -218,6 +218,7 @@ static void binary_saves(lt_binary_op op, bool need[2], bool save[3]) {
     case LT_BINARY_div: save[1] = true; save[0] = need[1]; break;
     case LT_BINARY_pow: save[0] = save[1] = true; save[2] = need[1]; break;
     case LT_BINARY_fmod: case LT_BINARY_remainder: save[0] = save[1] = need[1]; break;
+    case LT_BINARY_nextafter: break; /* not differentiable: backward raises */
     default: save[0] = save[1] = true; break;
   }
 }

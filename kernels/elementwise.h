@@ -299,8 +299,19 @@ LT_FP_HELPER(lt_digamma, LT_DIGAMMA)
 LT_FP_HELPER(lt_trigamma, LT_TRIGAMMA)
 LT_FP_HELPER(lt_lgamma, LT_LGAMMA)
 
+/* nextafter in the operands' own precision: tgmath's nextafter picks nextafterf for floats in C;
+   CUDA is given its float and double functions by name */
+#ifdef __CUDACC__
+LT_HD float lt_nextafter(float a, float b) { return nextafterf(a, b); }
+LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
+#else
+#define lt_nextafter(a, b) nextafter(a, b)
+#endif
+
 /* ---- binary: X(name, kind, float body of a b, integer body of a b) ----
-   add and sub take alpha (b scaled first), as torch.add(a, b, alpha=). */
+   add and sub take alpha (b scaled first), as torch.add(a, b, alpha=). nextafter is exact for
+   float32 and float64 only (float16 and bfloat16 are computed in float32; torch.nextafter refuses
+   them) and has no derivative, as in PyTorch. */
 #define LT_BINARY_OPS(X)                                                        \
   X(add, LT_INTS, (a) + alpha * (b), LT_IADD(a, LT_IMUL(ialpha, b)))                  \
   X(sub, LT_INTS, (a) - alpha * (b), LT_ISUB(a, LT_IMUL(ialpha, b)))                  \
@@ -316,7 +327,8 @@ LT_FP_HELPER(lt_lgamma, LT_LGAMMA)
   X(bitwise_or, LT_BITS, LT_NO_FLOAT2(a, b), (a) | (b))                              \
   X(bitwise_xor, LT_BITS, LT_NO_FLOAT2(a, b), (a) ^ (b))                             \
   X(bitwise_left_shift, LT_BITS, LT_NO_FLOAT2(a, b), lt_ishl(a, b))                  \
-  X(bitwise_right_shift, LT_BITS, LT_NO_FLOAT2(a, b), lt_ishr(a, b))
+  X(bitwise_right_shift, LT_BITS, LT_NO_FLOAT2(a, b), lt_ishr(a, b))                 \
+  X(nextafter, LT_FLOATS, lt_nextafter(a, b), 0)
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_BINARY_##name,

@@ -1,6 +1,7 @@
 -- Building and combining tensors, composed in Lua from the primitives: vstack/hstack/dstack/
 -- column_stack, atleast_Nd, meshgrid, cartesian_prod, combinations, block_diag, tensordot, cdist,
--- searchsorted/bucketize (1-based insertion positions) and trapezoid.
+-- searchsorted/bucketize (1-based insertion positions), trapezoid, logspace, tril_indices/
+-- triu_indices (1-based coordinates), diag_embed, diagflat, vander and randint_like.
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
@@ -275,3 +276,120 @@ function torch.trapezoid(y, x, o)
   return mid:sum(dim) * (o.dx or 1)
 end
 torch.trapz = torch.trapezoid
+
+-- ---- ranges, triangles, diagonals ----
+
+-- the options of a factory: dtype, device, requires_grad
+local function factory_opts(o, op, extra)
+  local keys = { 'dtype', 'device', 'requires_grad' }
+  for _, k in ipairs(extra or {}) do keys[#keys + 1] = k end
+  return opts_of(o, op, keys, 4)
+end
+local function finish(t, o)
+  if o.requires_grad then t:requires_grad_(true) end
+  return t
+end
+
+--- base ^ linspace(start, end, steps): steps values from base^start to base^end, {base = 10, dtype,
+--- device, requires_grad} (computed in float64, then converted to dtype)
+function torch.logspace(start, stop, steps, o)
+  o = factory_opts(o, 'logspace', { 'base' })
+  local base = o.base or 10
+  if type(start) ~= 'number' or type(stop) ~= 'number' then error('logspace: start and end must be numbers', 2) end
+  if math.type(steps) ~= 'integer' or steps < 0 then
+    error('logspace: number of steps must be a non-negative integer, got ' .. tostring(steps), 2)
+  end
+  if type(base) ~= 'number' then error('logspace: base must be a number, got ' .. type(base), 2) end
+  local e = torch.linspace(start, stop, steps, { dtype = torch.float64, device = o.device })
+  return finish(torch.pow(base, e):to(o.dtype or torch.get_default_dtype()), o)
+end
+
+-- the coordinates of a row x col matrix's triangle (on and below, or on and above, the diagonal
+-- `offset`) as a 2 x N tensor, row by row
+local function triangle(op, lower, row, col, offset, o)
+  if type(offset) == 'table' then o, offset = offset, nil end
+  o = opts_of(o, op, { 'dtype', 'device', 'layout' }, 4)
+  offset = offset or 0
+  for _, v in ipairs { row, col, offset } do
+    if math.type(v) ~= 'integer' then error(op .. ': row, col and offset must be integers, got ' .. tostring(v), 3) end
+  end
+  if row < 0 or col < 0 then error(string.format('%s: row and col must be non-negative, got %d and %d', op, row, col), 3) end
+  local r = torch.arange(0, row, { dtype = torch.int64, device = o.device }):unsqueeze(2)
+  local c = torch.arange(0, col, { dtype = torch.int64, device = o.device }):unsqueeze(1)
+  local keep = lower and (c - r):le(offset) or (c - r):ge(offset)
+  return keep:nonzero():t():contiguous():to(o.dtype or torch.int64)
+end
+
+--- the 1-based coordinates (row, then column) of the lower (upper) triangle of a row x col matrix,
+--- on and below (above) the diagonal `offset`, as a 2 x N tensor in row-major order: PyTorch's
+--- tril_indices/triu_indices plus one, so that they index lutorch tensors. {dtype = int64, device}
+-- (calls in parentheses are no tail calls: the frames stay, so errors point at the user's line)
+function torch.tril_indices(row, col, offset, o) return (triangle('tril_indices', true, row, col, offset, o)) end
+function torch.triu_indices(row, col, offset, o) return (triangle('triu_indices', false, row, col, offset, o)) end
+
+--- x's last dimension as the diagonal `offset` of matrices in the new dims dim1 and dim2 (of the
+--- result, which has one dim more; defaults the last two)
+local function diag_embed(x, offset, dim1, dim2)
+  check_tensor(x, 'diag_embed')
+  if type(offset) == 'table' then offset, dim1, dim2 = offset.offset, offset.dim1, offset.dim2 end
+  offset, dim1, dim2 = offset or 0, dim1 or -2, dim2 or -1
+  if math.type(offset) ~= 'integer' then error('diag_embed: offset must be an integer, got ' .. tostring(offset), 3) end
+  local nd = x:dim() + 1
+  dim1, dim2 = norm_dim(dim1, nd, 'diag_embed', 'dim1'), norm_dim(dim2, nd, 'diag_embed', 'dim2')
+  if dim1 == dim2 then error('diag_embed: diagonal dimensions cannot be identical ' .. dim1 .. ', ' .. dim2, 3) end
+  if x:dim() == 0 then x = x:reshape(1) end
+  local n = x:size(-1)
+  local m = n + math.abs(offset)
+  local shape = x.shape
+  shape[#shape] = m * m
+  local first = offset >= 0 and offset or -offset * m -- 0-based
+  local at = torch.arange(0, n, { dtype = torch.int64, device = x.device }) * (m + 1) + (first + 1)
+  local ishape = {}
+  for d = 1, x:dim() do ishape[d] = d == x:dim() and n or 1 end
+  local flat = torch.zeros(shape, { dtype = x.dtype, device = x.device }):scatter(x:dim(), at:reshape(ishape):expand(x.shape), x)
+  local out = x.shape
+  out[#out] = m
+  out[#out + 1] = m
+  return flat:reshape(out):movedim({ nd - 1, nd }, { dim1, dim2 })
+end
+function torch.diag_embed(x, offset, dim1, dim2) return (diag_embed(x, offset, dim1, dim2)) end
+Tensor.diag_embed = torch.diag_embed
+
+--- the flattened x as the diagonal `offset` of a square matrix
+function torch.diagflat(x, offset)
+  check_tensor(x, 'diagflat')
+  if type(offset) == 'table' then offset = offset.offset end
+  return (diag_embed(x:reshape(-1), offset or 0, 1, 2))
+end
+Tensor.diagflat = torch.diagflat
+
+--- the Vandermonde matrix of a vector: columns x^(N-1), ..., x^1, x^0 (increasing: x^0 first),
+--- N = #x by default; integer inputs give int64, as PyTorch (powers by cumulative products)
+function torch.vander(x, N, increasing)
+  check_tensor(x, 'vander')
+  if type(N) == 'table' then N, increasing = N.N, N.increasing end
+  if x:dim() ~= 1 then error('vander: x must be a one-dimensional tensor, got ' .. x:dim() .. '-D', 2) end
+  N = N or x:numel()
+  if math.type(N) ~= 'integer' or N < 0 then error('vander: N must be a non-negative integer, got ' .. tostring(N), 2) end
+  local dt = torch.promote_types(x.dtype, torch.int64)
+  local n = x:numel()
+  local ones = torch.ones(n, math.min(N, 1), { dtype = dt, device = x.device })
+  local r = ones
+  if N > 1 then r = torch.cat({ ones, x:to(dt):unsqueeze(2):expand(n, N - 1):cumprod(2) }, 2) end
+  if not increasing then r = r:flip(2) end
+  return r
+end
+
+--- random integers in [low, high) (low 0 when only high is given) in x's shape, dtype and device,
+--- {dtype, device, requires_grad} overriding them
+function torch.randint_like(x, low, high, o)
+  check_tensor(x, 'randint_like')
+  if type(high) == 'table' then o, high = high, nil end
+  if high == nil then low, high = 0, low end
+  o = factory_opts(o, 'randint_like')
+  if math.type(low) ~= 'integer' or math.type(high) ~= 'integer' then
+    error('randint_like: low and high must be integers', 2)
+  end
+  if low >= high then error(string.format('randint_like: expected low < high, got %d and %d', low, high), 2) end
+  return finish(torch.randint(low, high, x.shape, { dtype = o.dtype or x.dtype, device = o.device or x.device }), o)
+end

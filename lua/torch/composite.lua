@@ -1,9 +1,9 @@
 -- Tensor operations composed in Lua from the C primitives, with the helpers the other composed
--- families share (torch.shapes, torch.statistics, torch.builders): PyTorch's less frequent
--- elementwise functions, products and diagonals, as methods and as torch.* functions with PyTorch's
--- positional arguments (its keyword arguments in a trailing options table). Being made of
--- differentiable primitives, they pass gradients where PyTorch's do; dims and indices are 1-based as
--- everywhere in lutorch.
+-- families share (torch.shapes, torch.indexing, torch.statistics, torch.builders, torch.special):
+-- PyTorch's less frequent elementwise functions (signs and exponents, gcd/lcm, isin), products and
+-- diagonals, as methods and as torch.* functions with PyTorch's positional arguments (its keyword
+-- arguments in a trailing options table). Being made of differentiable primitives, they pass
+-- gradients where PyTorch's do; dims and indices are 1-based as everywhere in lutorch.
 local torch = require 'torch'
 local Tensor = torch.Tensor
 
@@ -27,6 +27,26 @@ local function norm_dim(dim, ndim, op, what)
 end
 
 local opts_of = require('torch.options').check
+
+-- the shape (a torch.Size) that shapes (tables of sizes) broadcast to, or an error naming op and
+-- the shapes that clash (at `level`, 3 by default: the caller of the function that called this)
+local function broadcast_shape(shapes, op, level)
+  local out = {}
+  for _, s in ipairs(shapes) do
+    local n = math.max(#out, #s)
+    local r = {}
+    for i = 1, n do
+      local a, b = out[i - (n - #out)] or 1, s[i - (n - #s)] or 1
+      if a ~= b and a ~= 1 and b ~= 1 then
+        error(string.format('%s: shape mismatch: objects cannot be broadcast to a single shape (%s and %s)', op,
+          tostring(setmetatable(out, torch.Size)), tostring(setmetatable({ table.unpack(s) }, torch.Size))), level or 3)
+      end
+      r[i] = a == 1 and b or a
+    end
+    out = r
+  end
+  return setmetatable(out, torch.Size)
+end
 
 -- a number or tensor operand as a tensor of x's device and dtype
 local function operand(x, v)
@@ -173,6 +193,197 @@ both('type_as', function(x, other)
   return x:to(other.dtype)
 end)
 
+-- x:name_(...): f's result written into x, which keeps its shape and dtype (an error, as PyTorch's,
+-- when the result would need another shape or a dtype x cannot hold)
+local function in_place(name, f)
+  Tensor[name .. '_'] = function(x, ...)
+    check_tensor(x, name .. '_')
+    local r = f(x, ...)
+    if r.shape ~= x.shape then
+      error(string.format("%s_: output with shape %s doesn't match the broadcast shape %s", name, tostring(x.shape),
+        tostring(r.shape)), 2)
+    end
+    if r.dtype ~= x.dtype and not torch.can_cast(r.dtype, x.dtype) then
+      error(string.format("%s_: result type %s can't be cast to the desired output type %s", name, r.dtype.name,
+        x.dtype.name), 2)
+    end
+    return x:copy_(r)
+  end
+end
+
+-- the floating dtype an op on a and b computes in: their promoted type, float32 for integers
+local function float_result(a, b)
+  local dt = torch.result_type(a, b)
+  if not dt.is_floating_point then dt = torch.get_default_dtype() end
+  return dt
+end
+
+-- ---- signs and exponents ----
+
+--- |a| with the sign of b (its sign bit: -0.0 counts as negative); a floating result
+both('copysign', function(a, b)
+  check_tensor(a, 'copysign')
+  if not torch.is_tensor(b) and type(b) ~= 'number' then
+    error('copysign: other must be a tensor or a number, got ' .. type(b), 2)
+  end
+  local m = a:to(float_result(a, b)):abs()
+  if type(b) == 'number' then
+    if b < 0 or (b == 0 and 1 / b < 0) then return -m end
+    return m
+  end
+  return torch.where(b:signbit(), -m, m)
+end)
+in_place('copysign', Tensor.copysign)
+
+--- x * 2^e, as PyTorch computes it (2^e in the result's floating dtype)
+both('ldexp', function(x, e)
+  check_tensor(x, 'ldexp')
+  check_tensor(e, 'ldexp', 'other')
+  local dt = float_result(x, e)
+  return x:to(dt) * torch.pow(2.0, e:to(dt))
+end)
+in_place('ldexp', Tensor.ldexp)
+
+--- x as mantissa * 2^exponent: the mantissa in [0.5, 1) with x's sign and dtype (x itself where x
+--- is 0, infinite or NaN, with exponent 0), the exponent int32; gradients pass to the mantissa
+both('frexp', function(x)
+  check_tensor(x, 'frexp')
+  if not is_float(x) then error('frexp: only floating-point dtypes are supported, got ' .. x.dtype.name, 2) end
+  -- the exponent from log2 in float64, put right by one step where log2 rounded across a power of 2;
+  -- the powers of two are taken as 2^(e - 1), which float64 holds for every exponent of every dtype
+  local e = torch.no_grad(function()
+    local a = x:detach():double():abs()
+    local regular = a:isfinite():logical_and(a:ne(0))
+    a = torch.where(regular, a, torch.ones_like(a))
+    local ex = a:log2():floor() + 1
+    local m = a / torch.pow(2.0, ex - 1) -- in [1, 2) when ex is right
+    ex = torch.where(m:ge(2), ex + 1, torch.where(m:lt(1), ex - 1, ex))
+    return torch.where(regular, ex, torch.zeros_like(ex))
+  end)
+  local mantissa = (x:double() / torch.pow(2.0, e - 1)) * 0.5
+  return mantissa:to(x.dtype), e:int()
+end)
+
+--- the next float32/float64 value after a in the direction of b (the C kernel, nextafter of libm);
+--- not differentiable, as in PyTorch
+local nextafter, nextafter_ = Tensor.nextafter, Tensor.nextafter_
+local function nextafter_check(a, b, op)
+  check_tensor(a, op)
+  check_tensor(b, op, 'other')
+  for _, t in ipairs { a, b } do
+    if t.dtype ~= torch.float32 and t.dtype ~= torch.float64 then
+      error(string.format('%s: expected float32 or float64 tensors, got %s', op, t.dtype.name), 3)
+    end
+  end
+end
+both('nextafter', function(a, b)
+  nextafter_check(a, b, 'nextafter')
+  return nextafter(a, b)
+end)
+Tensor.nextafter_ = function(a, b)
+  nextafter_check(a, b, 'nextafter_')
+  return nextafter_(a, b)
+end
+
+--- other - alpha * x (x:sub with its operands swapped); other may be a number
+function torch.rsub(x, other, o)
+  check_tensor(x, 'rsub')
+  local alpha = opts_of(o, 'rsub', { 'alpha' }).alpha
+  return torch.sub(other, x, alpha and { alpha = alpha } or nil)
+end
+
+-- ---- integer division ----
+
+local function integer_operands(op, a, b)
+  check_tensor(a, op)
+  if math.type(b) == 'integer' then b = torch.full({}, b, { dtype = a.dtype, device = a.device }) end
+  check_tensor(b, op, 'other')
+  for _, t in ipairs { a, b } do
+    if t.dtype.is_floating_point or t.dtype == torch.bool then
+      error(string.format('%s: expected integer tensors, got %s', op, t.dtype.name), 3)
+    end
+  end
+  local dt = torch.promote_types(a.dtype, b.dtype)
+  return a:to(dt), b:to(dt)
+end
+
+--- the greatest common divisor, elementwise (non-negative; gcd(0, 0) = 0): Euclid's algorithm on
+--- whole tensors, one remainder a step until every divisor is 0 (at most 92 steps for 64-bit
+--- values; the bound guards the lowest integer, whose absolute value wraps)
+local function gcd(a, b)
+  a, b = a:abs(), b:abs()
+  for _ = 1, 100 do
+    if not b:ne(0):any():item() then break end
+    local nz = b:ne(0)
+    local r = a:remainder(torch.where(nz, b, torch.ones_like(b)))
+    a, b = torch.where(nz, b, a), torch.where(nz, r, torch.zeros_like(r))
+  end
+  return a
+end
+both('gcd', function(a, b) return gcd(integer_operands('gcd', a, b)) end)
+in_place('gcd', Tensor.gcd)
+
+-- a / b for integer tensors where b divides a: a float64 estimate, put right by the remainder it
+-- leaves (exact for int64 values beyond float64's 53 bits too)
+local function exact_quotient(a, b)
+  local q = (a:double() / b:double()):round():to(a.dtype)
+  local r = a - q * b
+  return q + (r:double() / b:double()):round():to(a.dtype)
+end
+
+--- the least common multiple, elementwise (non-negative; 0 where either is 0)
+both('lcm', function(a, b)
+  a, b = integer_operands('lcm', a, b)
+  local g = gcd(a, b)
+  local zero = g:eq(0)
+  local l = (exact_quotient(a, torch.where(zero, torch.ones_like(g), g)) * b):abs()
+  return torch.where(zero, torch.zeros_like(l), l)
+end)
+in_place('lcm', Tensor.lcm)
+
+-- ---- membership and predicates ----
+
+--- whether each element of `elements` is among `test_elements` (either may be a number), as a
+--- bool tensor of elements' shape; {invert = true} negates it ({assume_unique} is accepted and has
+--- no effect). Both are sorted together: an element is in the test set when its run of equal
+--- values holds a test element (NaN equals nothing).
+function torch.isin(elements, test, o)
+  o = opts_of(o, 'isin', { 'assume_unique', 'invert' })
+  local ref = torch.is_tensor(elements) and elements or test
+  if not torch.is_tensor(ref) then error('isin: expected elements or test_elements to be a tensor', 2) end
+  local function as_tensor(v, what)
+    if torch.is_tensor(v) then return v end
+    if type(v) ~= 'number' and type(v) ~= 'boolean' then
+      error(string.format('isin: %s must be a tensor or a number, got %s', what, type(v)), 3)
+    end
+    return torch.tensor(v, { device = ref.device })
+  end
+  local e, t = as_tensor(elements, 'elements'), as_tensor(test, 'test_elements')
+  local dt = torch.promote_types(e.dtype, t.dtype)
+  if dt == torch.bool then dt = torch.uint8 end
+  local n, m = e:numel(), t:numel()
+  local found
+  if n == 0 or m == 0 then
+    found = torch.zeros(n, { dtype = torch.bool, device = e.device })
+  else
+    local s, order = torch.cat({ e:reshape(-1):to(dt), t:reshape(-1):to(dt) }):sort()
+    local new = torch.cat({ torch.ones(1, { dtype = torch.bool, device = e.device }),
+      s:narrow(1, 2, n + m - 1):ne(s:narrow(1, 1, n + m - 1)) })
+    local run = new:long():cumsum(1)
+    local tests = torch.zeros(n + m, { dtype = torch.int64, device = e.device }):scatter_add(1, run, order:gt(n):long())
+    found = torch.zeros(n + m, { dtype = torch.bool, device = e.device }):scatter(1, order, tests:gather(1, run):gt(0))
+    found = found:narrow(1, 1, n)
+  end
+  if o.invert then found = found:logical_not() end
+  return found:reshape(e.shape)
+end
+
+function torch.is_floating_point(x)
+  check_tensor(x, 'is_floating_point')
+  return x.dtype.is_floating_point
+end
+torch.is_nonzero = Tensor.is_nonzero
+
 -- ---- products ----
 
 both('outer', function(a, b)
@@ -306,4 +517,4 @@ torch.softmax, torch.log_softmax = Tensor.softmax, Tensor.log_softmax
 
 -- the helpers, for the other composed families
 return { check_tensor = check_tensor, norm_dim = norm_dim, opts_of = opts_of, operand = operand, both = both,
-  is_float = is_float }
+  is_float = is_float, in_place = in_place, broadcast_shape = broadcast_shape }

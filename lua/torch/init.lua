@@ -50,7 +50,8 @@ function Tensor.isnan(x) return x:ne(x) end
 function Tensor.isinf(x) return x:abs():eq(math.huge) end
 function Tensor.isfinite(x) return (x - x):eq(0) end
 function Tensor.is_nonzero(x)
-  if x:numel() ~= 1 then error('is_nonzero: a tensor with more than one value is ambiguous', 2) end
+  if x:numel() == 0 then error('is_nonzero: Boolean value of Tensor with no values is ambiguous', 2) end
+  if x:numel() > 1 then error('is_nonzero: Boolean value of Tensor with more than one value is ambiguous', 2) end
   local v = x:item()
   return v ~= 0 and v ~= false
 end
@@ -119,8 +120,10 @@ require 'torch.autograd'
 require 'torch.sort'
 require 'torch.composite'
 require 'torch.shapes'
+require 'torch.indexing'
 require 'torch.statistics'
 require 'torch.builders'
+require 'torch.special'
 torch.linalg = require 'torch.linalg'
 require 'torch.rearrange'
 require 'torch.einsum'

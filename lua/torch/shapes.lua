@@ -1,11 +1,14 @@
 -- Shape functions composed in Lua from the primitives (views, index selections and copies, so
 -- that they pass gradients): movedim, swapaxes, broadcast_to, ravel, unflatten, repeat/tile,
 -- repeat_interleave, flipud/fliplr, rot90, diff, unfold (sliding windows), take, take_along_dim,
--- index_add, index_fill, msort, argwhere; methods and torch.* functions, dims 1-based.
+-- index_add, index_fill, msort, argwhere, tensor_split/hsplit/vsplit/dsplit, broadcast_tensors/
+-- broadcast_shapes, sum_to_size, adjoint and the x.mT, x.mH, x.T, x.H properties; methods and
+-- torch.* functions, dims 1-based.
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
 local check_tensor, norm_dim, opts_of, both = U.check_tensor, U.norm_dim, U.opts_of, U.both
+local broadcast_shape = U.broadcast_shape
 
 -- ---- shapes ----
 
@@ -198,3 +201,191 @@ both('index_add', function(x, dim, index, source, o)
   return x:clone():index_add_(dim, index, alpha == 1 and source or source * alpha)
 end)
 both('index_fill', function(x, dim, index, value) return x:clone():index_fill_(dim, index, value) end)
+
+-- ---- splitting ----
+
+--- views of x along dim (default 1): `sections` pieces of near-equal size (the first size % n
+--- one longer), or pieces that end at the given indices (a table or a 0-/1-D integer tensor). The
+--- indices are 1-based, each the last element of a piece: {2, 5} gives elements 1-2, 3-5 and 6 to
+--- the end, the same numbers as PyTorch's split points [2, 5]. Negative ones count from the end
+--- (-1 is the last element, so {-1} leaves an empty last piece); indices past the ends clamp and a
+--- smaller index than the one before gives an empty piece, as slices do.
+local function tensor_split(x, ios, dim, op, whole)
+  check_tensor(x, op)
+  if x:dim() == 0 then
+    error(op .. ': expected at least a 1-dimensional tensor, but got a tensor with 0 dims', 3)
+  end
+  dim = norm_dim(dim or 1, x:dim(), op)
+  local size = x:size(dim)
+  if torch.is_tensor(ios) then
+    if ios.dtype ~= torch.int64 and ios.dtype ~= torch.int32 then
+      error(op .. ': expected the indices or sections to be an int64 or int32 tensor, got ' .. ios.dtype.name, 3)
+    end
+    if ios:dim() > 1 then
+      error(string.format('%s: expected the indices or sections to be a 0-D or 1-D tensor, got %d-D', op, ios:dim()), 3)
+    end
+    ios = ios:dim() == 0 and ios:item() or ios:totable()
+  end
+  local pieces = {}
+  if math.type(ios) == 'integer' then
+    if ios <= 0 then error(op .. ': number of sections must be larger than 0, got ' .. ios, 3) end
+    if whole and size % ios ~= 0 then
+      error(string.format('%s: attempted to split along dimension %d, but the size of the dimension %d is not divisible by the split_size %d!',
+        op, dim, size, ios), 3)
+    end
+    local base, extra, start = size // ios, size % ios, 1
+    for i = 1, ios do
+      local len = base + (i <= extra and 1 or 0)
+      pieces[i] = x:narrow(dim, start, len)
+      start = start + len
+    end
+  elseif type(ios) == 'table' then
+    local prev = 0 -- the last element of the piece before (0: none)
+    for i, v in ipairs(ios) do
+      if math.type(v) ~= 'integer' then
+        error(string.format('%s: indices must be integers, got %s at %d', op, tostring(v), i), 3)
+      end
+      if v < 0 then v = v + size + 1 end
+      v = math.min(math.max(v, 0), size)
+      pieces[i] = x:narrow(dim, prev + 1, math.max(v - prev, 0))
+      prev = v
+    end
+    pieces[#pieces + 1] = x:narrow(dim, prev + 1, size - prev)
+  else
+    error(op .. ': expected a number of sections or a table of indices, got ' .. type(ios), 3)
+  end
+  return pieces
+end
+both('tensor_split', function(x, ios, dim) return (tensor_split(x, ios, dim, 'tensor_split')) end)
+
+--- tensor_split along columns (dim 2, dim 1 of a vector), rows (dim 1) and depth (dim 3); a number
+--- of sections must divide the dimension
+both('hsplit', function(x, ios)
+  check_tensor(x, 'hsplit')
+  if x:dim() < 1 then error('hsplit: requires a tensor with at least 1 dimension, but got a tensor with 0 dimensions!', 2) end
+  return (tensor_split(x, ios, x:dim() == 1 and 1 or 2, 'hsplit', true))
+end)
+both('vsplit', function(x, ios)
+  check_tensor(x, 'vsplit')
+  if x:dim() < 2 then error('vsplit: requires a tensor with at least 2 dimensions, but got a tensor with ' .. x:dim() .. ' dimensions!', 2) end
+  return (tensor_split(x, ios, 1, 'vsplit', true))
+end)
+both('dsplit', function(x, ios)
+  check_tensor(x, 'dsplit')
+  if x:dim() < 3 then error('dsplit: requires a tensor with at least 3 dimensions, but got a tensor with ' .. x:dim() .. ' dimensions!', 2) end
+  return (tensor_split(x, ios, 3, 'dsplit', true))
+end)
+
+-- ---- broadcasting ----
+
+
+-- the arguments as a list: several values, or one table of them
+local function listed(...)
+  local a = table.pack(...)
+  if a.n == 1 and type(a[1]) == 'table' and not torch.is_tensor(a[1]) then
+    return a[1]
+  end
+  return a
+end
+
+--- the shape (a torch.Size) that the given shapes broadcast to; each a table of sizes, a
+--- torch.Size or a number (a 1-D shape)
+function torch.broadcast_shapes(...)
+  local args = table.pack(...)
+  local shapes = {}
+  for i = 1, args.n do
+    local s = args[i]
+    if math.type(s) == 'integer' then s = { s } end
+    if type(s) ~= 'table' or torch.is_tensor(s) then
+      error(string.format('broadcast_shapes: expected shapes (tables of sizes or numbers), got %s at %d', type(s), i), 2)
+    end
+    for _, v in ipairs(s) do
+      if math.type(v) ~= 'integer' or v < 0 then
+        error(string.format('broadcast_shapes: sizes must be non-negative integers, got %s in shape %d', tostring(v), i), 2)
+      end
+    end
+    shapes[i] = s
+  end
+  return broadcast_shape(shapes, 'broadcast_shapes')
+end
+
+--- the tensors (given as arguments or as one table) expanded to their common shape: a table of views
+function torch.broadcast_tensors(...)
+  local ts = listed(...)
+  local shapes = {}
+  for i = 1, #ts do
+    if not torch.is_tensor(ts[i]) then
+      error(string.format('broadcast_tensors: expected tensors, got %s at %d', type(ts[i]), i), 2)
+    end
+    shapes[i] = ts[i].shape
+  end
+  local shape = broadcast_shape(shapes, 'broadcast_tensors')
+  local out = {}
+  for i = 1, #ts do out[i] = ts[i]:expand(shape) end
+  return out
+end
+
+--- x summed to `size` (numbers or a table), which x's shape must broadcast from: the gradient of
+--- an expand to size
+function Tensor.sum_to_size(x, ...)
+  check_tensor(x, 'sum_to_size')
+  local size = listed(...)
+  local nd = x:dim()
+  local ok = #size <= nd
+  for i = 1, ok and #size or 0 do
+    local s = x:size(nd - #size + i)
+    if size[i] ~= s and size[i] ~= 1 then ok = false end
+  end
+  if not ok then
+    error(string.format('sum_to_size: size %s is not expandable to size %s', tostring(setmetatable({ table.unpack(size) }, torch.Size)),
+      tostring(x.shape)), 2)
+  end
+  local lead = nd - #size
+  local r = x
+  if lead > 0 then
+    local dims = {}
+    for d = 1, lead do dims[d] = d end
+    r = r:sum(dims)
+  end
+  local ones = {}
+  for i = 1, #size do
+    if size[i] == 1 and r:size(i) ~= 1 then ones[#ones + 1] = i end
+  end
+  if #ones > 0 then r = r:sum(ones, true) end
+  return r
+end
+
+-- ---- transposes ----
+
+--- the last two dimensions swapped (a view; lutorch has no complex dtypes, so no conjugate)
+both('adjoint', function(x)
+  check_tensor(x, 'adjoint')
+  if x:dim() < 2 then
+    error('adjoint: is only supported on matrices or batches of matrices. Got ' .. x:dim() .. '-D tensor.', 2)
+  end
+  return x:transpose(-2, -1)
+end)
+
+-- properties served by the tensors' __index (bindings/tensor.c): x.mT and x.mH (the last two dims
+-- swapped), x.T (every dim reversed; a 0-D or 1-D x itself) and x.H (a matrix's transpose)
+Tensor.__properties = Tensor.__properties or {}
+local props = Tensor.__properties
+function props.mT(x)
+  if x:dim() < 2 then
+    error('tensor.mT is only supported on matrices or batches of matrices. Got ' .. x:dim() .. '-D tensor.', 3)
+  end
+  return x:transpose(-2, -1)
+end
+props.mH = props.mT
+function props.T(x)
+  if x:dim() < 2 then return x end
+  local perm = {}
+  for d = 1, x:dim() do perm[d] = x:dim() + 1 - d end
+  return x:permute(perm)
+end
+function props.H(x)
+  if x:dim() ~= 2 and x:dim() ~= 0 then
+    error('tensor.H is only supported on matrices (2-D tensors). Got ' .. x:dim() .. '-D tensor.', 3)
+  end
+  return x:dim() == 2 and x:t() or x
+end

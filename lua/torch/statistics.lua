@@ -1,7 +1,9 @@
 -- Reductions, counting and sampling composed in Lua from the primitives: nansum, nanmean,
--- count_nonzero, aminmax, dist, kthvalue, median, unique, unique_consecutive, histc, bernoulli and
--- multinomial; methods and torch.* functions, indices 1-based.
+-- count_nonzero, aminmax, dist, kthvalue, median, unique, unique_consecutive, histc, bernoulli,
+-- multinomial, std_mean/var_mean, cov/corrcoef, bincount, mode, nanmedian, quantile/nanquantile and
+-- renorm; methods and torch.* functions, indices 1-based.
 local torch = require 'torch'
+local Tensor = torch.Tensor
 local U = require 'torch.composite'
 local check_tensor, norm_dim, opts_of, both, is_float = U.check_tensor, U.norm_dim, U.opts_of, U.both, U.is_float
 
@@ -186,3 +188,279 @@ both('multinomial', function(x, num_samples, replacement)
   if x:dim() == 1 then out = out:squeeze(1) end
   return out:long()
 end)
+
+-- ---- moments, covariance ----
+
+--- torch.std_mean(x, ...) (var_mean): x:std(...) (x:var(...)) and the mean over the same dims, as
+--- two results; the arguments are std's: (dim, keepdim, {unbiased, correction}), or an options
+--- table alone, or PyTorch's std_mean(x, unbiased)
+local function with_mean(op, f)
+  torch[op] = function(x, ...)
+    check_tensor(x, op)
+    if not is_float(x) then error(op .. ': std and var only support floating point dtypes, got ' .. x.dtype.name, 2) end
+    local a = table.pack(...)
+    if type(a[1]) == 'boolean' then return f(x, { unbiased = a[1] }), x:mean() end
+    local dim, keepdim = a[1], a[2] == true
+    if type(dim) == 'table' and not torch.is_tensor(dim) and dim[1] == nil then dim, keepdim = nil, false end
+    return f(x, ...), x:mean(dim, keepdim)
+  end
+end
+with_mean('std_mean', Tensor.std)
+with_mean('var_mean', Tensor.var)
+
+--- the covariance matrix of the variables in x's rows (observations in its columns; a vector is
+--- one variable): {correction = 1, fweights (integer counts of each observation), aweights
+--- (floating weights)}, NumPy's and PyTorch's normalisation (a non-positive one gives inf/NaN)
+both('cov', function(x, o)
+  local op = 'cov'
+  check_tensor(x, op)
+  o = opts_of(o, op, { 'correction', 'fweights', 'aweights' })
+  local correction = o.correction or 1
+  if x:dim() > 2 then
+    error(string.format('cov: expected input to have two or fewer dimensions but got an input with %d dimensions', x:dim()), 2)
+  end
+  if x.dtype == torch.bool then error('cov: bool dtype is not supported for input', 2) end
+  if type(correction) ~= 'number' then error('cov: correction must be a number, got ' .. type(correction), 2) end
+  local input = x:dim() < 2 and x:reshape(1, -1) or x
+  local n = input:size(2)
+  local dt = is_float(x) and x.dtype or torch.get_default_dtype()
+  local function weights(name, integral)
+    local w = o[name]
+    if w == nil then return nil end
+    check_tensor(w, op, name)
+    if w:dim() > 1 then
+      error(string.format('cov: expected %s to have one or fewer dimensions but got %s with %d dimensions', name, name, w:dim()), 3)
+    end
+    if integral and (is_float(w) or w.dtype == torch.bool) then
+      error(string.format('cov: expected fweights to have integral dtype but got fweights with %s dtype', w.dtype.name), 3)
+    end
+    if not integral and not is_float(w) then
+      error(string.format('cov: expected aweights to have floating point dtype but got aweights with %s dtype', w.dtype.name), 3)
+    end
+    if w:numel() ~= n then
+      error(string.format('cov: expected %s to have the same numel as there are observations in the input but got %d != %d',
+        name, w:numel(), n), 3)
+    end
+    if n > 0 and w:min():item() < 0 then error(string.format('cov: %s cannot be negative', name), 3) end
+    return w
+  end
+  local fw, aw = weights('fweights', true), weights('aweights', false)
+  if aw then dt = torch.promote_types(dt, aw.dtype) end
+  input = input:to(dt)
+  local w = fw and fw:to(dt)
+  if aw then w = w and w * aw:to(dt) or aw:to(dt) end
+  local w_sum = w and w:sum() or torch.full({}, n, { dtype = dt, device = x.device })
+  if w and w_sum:eq(0):item() then error("cov: weights sum to zero, can't be normalized", 2) end
+  local avg = (w and input * w or input):sum(2) / w_sum
+  local norm
+  if w and correction ~= 0 and aw then
+    norm = w_sum - (w * aw:to(dt)):sum() / w_sum * correction
+  else
+    norm = w_sum - correction
+  end
+  norm = torch.where(norm:le(0), torch.zeros_like(norm), norm)
+  local centred = input - avg:unsqueeze(2)
+  local c = centred:mm((w and centred * w or centred):t()) / norm
+  return c:squeeze()
+end)
+
+--- Pearson's correlation coefficients of the variables in x's rows: cov(x) scaled by the standard
+--- deviations, clamped to [-1, 1]
+both('corrcoef', function(x)
+  check_tensor(x, 'corrcoef')
+  local c = torch.cov(x)
+  if c:dim() == 0 then return c / c end
+  local sd = c:diagonal():sqrt()
+  c = c / sd:unsqueeze(2)
+  c = c / sd:unsqueeze(1)
+  return c:clamp(-1, 1)
+end)
+
+-- ---- counting ----
+
+--- the number of times each value 0, 1, ... occurs in a 1-D tensor of non-negative integers, at
+--- position value + 1 (values are counted, not used as indices): max(x) + 1 or minlength
+--- entries; {weights} sums a weight per element instead (float32 weights give float32, others
+--- float64)
+both('bincount', function(x, o)
+  check_tensor(x, 'bincount')
+  o = opts_of(o, 'bincount', { 'weights', 'minlength' })
+  local minlength = o.minlength or 0
+  if is_float(x) or x.dtype == torch.bool then
+    error('bincount: only supports 1-d non-negative integral inputs, got ' .. x.dtype.name, 2)
+  end
+  if x:dim() ~= 1 then error('bincount: only supports 1-d non-negative integral inputs, got a ' .. x:dim() .. '-D tensor', 2) end
+  if math.type(minlength) ~= 'integer' or minlength < 0 then
+    error('bincount: minlength should be a non-negative integer, got ' .. tostring(minlength), 2)
+  end
+  local n = x:numel()
+  if n > 0 and x:min():item() < 0 then error('bincount: only supports 1-d non-negative integral inputs (found a negative value)', 2) end
+  local size = math.max(n > 0 and x:max():item() + 1 or 0, minlength)
+  local w = o.weights
+  local dt, src = torch.int64, nil
+  if w ~= nil then
+    check_tensor(w, 'bincount', 'weights')
+    if w:dim() ~= 1 or w:numel() ~= n then
+      error('bincount: weights should be 1-d and have the same length as input', 2)
+    end
+    dt = w.dtype == torch.float32 and torch.float32 or torch.float64
+    src = w:to(dt)
+  else
+    src = torch.ones(n, { dtype = dt, device = x.device })
+  end
+  local counts = torch.zeros(size, { dtype = dt, device = x.device })
+  if n == 0 then return counts end
+  return counts:scatter_add(1, x:long() + 1, src)
+end)
+
+-- ---- order statistics ----
+
+--- the most frequent value along dim (default the last) and the 1-based index of its last
+--- occurrence; among equally frequent values the smallest (each NaN counts as a value of its own)
+both('mode', function(x, dim, keepdim)
+  check_tensor(x, 'mode')
+  if type(dim) == 'table' then dim, keepdim = dim.dim, dim.keepdim end
+  if x:dim() == 0 then return x:clone(), torch.ones({}, { dtype = torch.int64, device = x.device }) end
+  dim = norm_dim(dim or -1, x:dim(), 'mode')
+  local n = x:size(dim)
+  if n == 0 then error(string.format('mode: Expected reduction dim %d to have non-zero size.', dim), 2) end
+  local v, i = x:sort(dim) -- stable: equal values keep their order
+  local shape = x.shape
+  shape[dim] = 1
+  local new = torch.cat({ torch.ones(shape, { dtype = torch.bool, device = x.device }),
+    v:narrow(dim, 2, n - 1):ne(v:narrow(dim, 1, n - 1)) }, dim)
+  local run = new:long():cumsum(dim) -- 1-based run of each sorted element
+  local counts = torch.zeros_like(run):scatter_add(dim, run, torch.ones_like(run))
+  local best = counts:argmax(dim, true) -- the first run of the largest count: the smallest value
+  local last = counts:cumsum(dim):gather(dim, best)
+  local mv, mi = v:gather(dim, last), i:gather(dim, last)
+  if not keepdim then mv, mi = mv:squeeze(dim), mi:squeeze(dim) end
+  return mv, mi
+end)
+
+--- the median of the values that are not NaN (NaN where all are), as median (the lower of two
+--- middle values); with a dim, also its 1-based index
+both('nanmedian', function(x, dim, keepdim)
+  check_tensor(x, 'nanmedian')
+  if not is_float(x) then return x:median(dim, keepdim) end
+  local whole = dim == nil
+  if whole then x = x:reshape(-1) end
+  if x:dim() == 0 then x = x:reshape(1) end
+  dim = norm_dim(dim or 1, x:dim(), 'nanmedian')
+  if x:size(dim) == 0 then error('nanmedian: cannot compute the median of an empty dimension', 2) end
+  local v, i = x:sort(dim) -- NaNs last
+  local valid = x:eq(x):sum(dim, true)
+  local pos = torch.where(valid:gt(0), (valid - 1):floor_divide(2) + 1, torch.ones_like(valid))
+  local mv, mi = v:gather(dim, pos), i:gather(dim, pos)
+  if whole then return mv:reshape({}) end
+  if not keepdim then mv, mi = mv:squeeze(dim), mi:squeeze(dim) end
+  return mv, mi
+end)
+
+local interpolations = { linear = true, lower = true, higher = true, midpoint = true, nearest = true }
+
+-- quantile and nanquantile: x sorted along dim (or flattened), the rank q * (n - 1) of each q (n
+-- counting the values that are not NaN for nanquantile; the last rank, a NaN, where quantile meets
+-- one) adjusted by the interpolation, and the values at the ranks either side interpolated
+local function quantile(op, ignore_nan, x, q, dim, keepdim, o)
+  check_tensor(x, op)
+  if type(dim) == 'table' then o, dim, keepdim = dim, dim.dim, dim.keepdim end
+  o = opts_of(o, op, { 'dim', 'keepdim', 'interpolation' }, 4)
+  local interpolation = o.interpolation or 'linear'
+  if not interpolations[interpolation] then
+    error(op .. ': interpolation must be one of linear, lower, higher, midpoint or nearest, but got ' .. tostring(interpolation), 3)
+  end
+  if x.dtype ~= torch.float32 and x.dtype ~= torch.float64 then
+    error(op .. ': input tensor must be either float or double dtype, got ' .. x.dtype.name, 3)
+  end
+  if x:numel() == 0 then error(op .. ': input tensor must be non-empty', 3) end
+  local scalar_q = not torch.is_tensor(q) or q:dim() == 0
+  if torch.is_tensor(q) then
+    if q:dim() > 1 then error(op .. ': q must be a scalar or 1D tensor', 3) end
+    if q.dtype ~= x.dtype then
+      error(string.format('%s: q tensor must be same dtype as the input tensor, got %s and %s', op, q.dtype.name, x.dtype.name), 3)
+    end
+    if q:numel() > 0 and (q:min():item() < 0 or q:max():item() > 1) then error(op .. ': q values must be in the range [0, 1]', 3) end
+    q = q:reshape(-1)
+  elseif type(q) == 'number' then
+    if not (q >= 0 and q <= 1) then error(op .. ': q must be in the range [0, 1] but got ' .. tostring(q), 3) end
+    q = torch.tensor({ q }, { dtype = x.dtype, device = x.device })
+  else
+    error(op .. ': q must be a number or a tensor, got ' .. type(q), 3)
+  end
+  local nd = x:dim()
+  local sorted
+  if dim == nil then
+    sorted = x:reshape(-1):sort()
+  else
+    dim = norm_dim(dim, nd, op)
+    sorted = (nd == 0 and x:reshape(1) or x):sort(dim)
+    if nd > 0 then sorted = sorted:movedim(dim, -1) end
+  end
+  local n = sorted:size(-1)
+  local nan = sorted:ne(sorted)
+  local qshape = {}
+  for d = 1, sorted:dim() - 1 do qshape[d] = 1 end
+  qshape[#qshape + 1] = q:numel()
+  local qs = q:reshape(qshape)
+  local ranks
+  if ignore_nan then
+    ranks = qs * (nan:logical_not():sum(-1, true):to(x.dtype) - 1)
+    ranks = torch.where(ranks:lt(0), torch.zeros_like(ranks), ranks)
+  else
+    ranks = torch.where(nan:any(-1, true), torch.full_like(qs, n - 1), qs * (n - 1))
+  end
+  if interpolation == 'lower' then ranks = ranks:floor()
+  elseif interpolation == 'higher' then ranks = ranks:ceil()
+  elseif interpolation == 'nearest' then ranks = ranks:round() end -- half to even, as PyTorch
+  local below = ranks:floor()
+  local r = sorted:gather(-1, below:long() + 1)
+  if interpolation == 'linear' or interpolation == 'midpoint' then
+    local above = sorted:gather(-1, ranks:ceil():long() + 1)
+    local w = interpolation == 'midpoint' and torch.full_like(ranks, 0.5) or ranks - below
+    r = r:lerp(above, w)
+  end
+  -- r is (rest..., nq): the q dim first, then the reduced shape (its dims kept as 1 with keepdim)
+  if scalar_q then r = r:squeeze(-1) else r = r:movedim(-1, 1) end
+  local lead = scalar_q and 0 or 1
+  if keepdim then
+    if dim == nil then
+      local shape = scalar_q and {} or { q:numel() }
+      for _ = 1, nd do shape[#shape + 1] = 1 end
+      r = r:reshape(shape)
+    elseif nd > 0 then
+      r = r:unsqueeze(lead + dim)
+    end
+  elseif dim == nil and r:dim() > lead then
+    r = r:reshape(scalar_q and {} or { q:numel() })
+  end
+  return r
+end
+
+--- the q-th quantiles (q a number or a 1-D tensor of x's dtype, in [0, 1]) along dim (the flattened
+--- x without one), {keepdim, interpolation = 'linear' | 'lower' | 'higher' | 'midpoint' |
+--- 'nearest'}; with a tensor q the result has q's dim first. quantile is NaN where NaN is present;
+--- nanquantile leaves NaNs out. Also (x, q, {dim, keepdim, interpolation}).
+both('quantile', function(x, q, dim, keepdim, o) return (quantile('quantile', false, x, q, dim, keepdim, o)) end)
+both('nanquantile', function(x, q, dim, keepdim, o) return (quantile('nanquantile', true, x, q, dim, keepdim, o)) end)
+
+-- ---- norms ----
+
+--- x with each slice along dim whose p-norm exceeds maxnorm scaled down to norm maxnorm (by
+--- maxnorm / (norm + 1e-7), as PyTorch)
+both('renorm', function(x, p, dim, maxnorm)
+  check_tensor(x, 'renorm')
+  if not is_float(x) then error('renorm: expected a floating point tensor, got ' .. x.dtype.name, 2) end
+  if x:dim() < 2 then error(string.format('renorm: input needs at least 2 dimensions, got %d dimensions', x:dim()), 2) end
+  if type(p) ~= 'number' or not (p > 0) then error('renorm: non-positive-norm not supported, got p = ' .. tostring(p), 2) end
+  if type(maxnorm) ~= 'number' or not (maxnorm >= 0) then
+    error('renorm: expected maxnorm to be >= 0 but got ' .. tostring(maxnorm), 2)
+  end
+  dim = norm_dim(dim, x:dim(), 'renorm')
+  local others = {}
+  for d = 1, x:dim() do if d ~= dim then others[#others + 1] = d end end
+  local norm = x:norm(p, others, true)
+  local scale = torch.where(norm:gt(maxnorm), maxnorm / (norm + 1e-7), torch.ones_like(norm))
+  return x * scale
+end)
+U.in_place('renorm', Tensor.renorm)
