@@ -90,6 +90,27 @@ describe('torch.cuda without a GPU', function()
   end)
 end)
 
+describe('torch.linalg on CUDA tensors', function()
+  gpu_it('runs the factorisations on CPU copies and gives CUDA results equal to the CPU ones, with gradients', function()
+    torch.manual_seed(3)
+    local x = torch.randn(2, 5, 5, { dtype = torch.float64 })
+    local a = x:matmul(x:transpose(2, 3)) + torch.eye(5, { dtype = torch.float64 }) * 5
+    local ac = a:cuda()
+    for _, f in ipairs { torch.linalg.cholesky, torch.linalg.inv, torch.linalg.det, torch.linalg.svdvals,
+      torch.linalg.eigvalsh, function(t) return (torch.linalg.qr(t)) end, torch.linalg.pinv } do
+      local r, rc = f(a), f(ac)
+      assert.are.equal('cuda', rc.device.type)
+      H.assert_values(rc:cpu(), r:totable(), 1e-10, 'a CUDA factorisation')
+    end
+    local g = ac:clone():requires_grad_()
+    local _, l = torch.linalg.slogdet(g)
+    l:sum():backward()
+    assert.are.equal('cuda', g.grad.device.type)
+    H.assert_values(g.grad:cpu(), torch.linalg.inv(a):transpose(1, 2):totable(), 1e-10, 'd logdet / dA = A^-T')
+    H.raises(function() return torch.linalg.solve(ac, torch.ones(2, 5, 1, { dtype = torch.float64 })) end, 'same device')
+  end)
+end)
+
 describe('torch.cuda with a GPU', function()
   local dtypes_all = H.all_dtypes
   local kernel_dtypes = { torch.float32, torch.float64, torch.float16, torch.bfloat16 }

@@ -512,6 +512,22 @@ describe('linalg.svd', function()
   end)
 end)
 
+describe('devices', function()
+  it('keep results on the arguments\' CPU device; two devices are the mixed-device error', function()
+    local a = spd(4, 71):to('cpu:1')
+    local l = linalg.cholesky(a)
+    assert.are.equal('cpu:1', tostring(l.device))
+    local u, s, vh = linalg.svd(a)
+    assert.are.equal('cpu:1', tostring(u.device))
+    assert.are.equal('cpu:1', tostring(linalg.inv(a).device))
+    near(l:cpu(), linalg.cholesky(a:cpu()), 0, 'the same factor')
+    H.raises(function() return linalg.solve(a, torch.ones(4, 1, { dtype = f64 })) end, 'linalg.solve',
+      'same device', 'cpu:1', 'cpu:0')
+    H.raises(function() return linalg.solve_triangular(a, torch.ones(4, 1, { dtype = f64 }), true) end,
+      'linalg.solve_triangular', 'same device')
+  end)
+end)
+
 describe('large batches (split over the threads)', function()
   it('give each matrix the factors it has alone', function()
     torch.manual_seed(61)

@@ -14,8 +14,9 @@ return function(linalg, h)
 
   local function mT(x) return x:transpose(-2, -1) end
 
-  -- a batch of float32/float64 CPU matrices (square when asked), or an error naming op at the
-  -- level of the user's call (level: the caller's caller)
+  -- a batch of float32/float64 matrices (square when asked), or an error naming op at the level of
+  -- the user's call (level: the caller's caller); CUDA tensors reach the routines as CPU copies
+  -- (lua/torch/linalg.lua's via_cpu)
   local function input(a, op, square, what)
     what = what or 'A'
     if not torch.is_tensor(a) then
@@ -31,10 +32,6 @@ return function(linalg, h)
     if square and a:size(-1) ~= a:size(-2) then
       error(string.format('linalg.%s: %s must be batches of square matrices, but they are %d by %d matrices', op,
         what, a:size(-2), a:size(-1)), 3)
-    end
-    if a.device.type ~= 'cpu' then
-      error(string.format('linalg.%s: only CPU tensors for now (got %s): move %s with :cpu()', op,
-        tostring(a.device), what), 3)
     end
   end
 

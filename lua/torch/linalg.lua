@@ -202,9 +202,6 @@ local function square_batch(a, op)
     error(string.format('linalg.%s: A must be batches of square matrices, but they are %s', op,
       a:dim() < 2 and (a:dim() .. '-D') or (a:size(-2) .. ' by ' .. a:size(-1) .. ' matrices')), 3)
   end
-  if a.device.type ~= 'cpu' then
-    error(string.format('linalg.%s: only CPU tensors for now (got %s): move A with :cpu()', op, tostring(a.device)), 3)
-  end
 end
 
 -- the LU factors and the sign of the permutation (a tensor of the batch shape)
@@ -339,6 +336,43 @@ torch.chain_matmul = function(...) return linalg.multi_dot({ ... }) end
 
 helpers.named = named
 require('torch.decompositions')(linalg, helpers)
+
+-- CUDA tensors: the factorisations and solves run on the CPU, on copies of the arguments, and their
+-- results are copied back to the arguments' device (both copies recorded for autograd, so gradients
+-- reach the CUDA tensors), until CUDA kernels for them (cuSOLVER) exist. Tensors on two devices are
+-- the mixed-device error.
+local function via_cpu(name, f)
+  return function(...)
+    local args = table.pack(...)
+    local dev
+    for i = 1, args.n do
+      local t = args[i]
+      if torch.is_tensor(t) then
+        if dev and t.device ~= dev then
+          error(string.format('linalg.%s: expected all tensors to be on the same device, but found at least two '
+            .. 'devices, %s and %s', name, tostring(dev), tostring(t.device)), 2)
+        end
+        dev = t.device
+      end
+    end
+    if not dev or dev.type == 'cpu' then return f(...) end
+    for i = 1, args.n do
+      if torch.is_tensor(args[i]) then args[i] = args[i]:to('cpu') end
+    end
+    local res = table.pack(f(table.unpack(args, 1, args.n)))
+    for i = 1, res.n do
+      if torch.is_tensor(res[i]) then res[i] = res[i]:to(dev) end
+    end
+    return table.unpack(res, 1, res.n)
+  end
+end
+for _, name in ipairs { 'det', 'slogdet', 'solve', 'inv', 'cholesky', 'cholesky_ex', 'qr', 'eigh', 'eigvalsh', 'svd',
+  'svdvals', 'solve_triangular' } do
+  linalg[name] = via_cpu(name, linalg[name])
+end
+torch.det, torch.Tensor.det = linalg.det, linalg.det
+torch.inverse, torch.Tensor.inverse = linalg.inv, linalg.inv
+torch.slogdet, torch.Tensor.slogdet = linalg.slogdet, linalg.slogdet
 
 -- a name that is not here is an error naming what is
 return setmetatable(linalg, {
