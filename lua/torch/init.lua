@@ -129,6 +129,7 @@ require 'torch.rearrange'
 require 'torch.einsum'
 torch.class = require 'torch.class'
 torch.utils.progress = require 'torch.utils.progress'
+torch.utils.checkpoint = require 'torch.utils.checkpoint'
 torch.isinstance = torch.class.isinstance
 require 'torch.serialization'
 require 'torch.amp'

@@ -217,4 +217,25 @@ function init.orthogonal_(t, gain)
   end)
 end
 
+-- sparse_(t, sparsity, std = 0.01): a 2-D tensor drawn from N(0, std^2), then in each column
+-- ceil(sparsity * rows) elements (rows chosen by a random permutation) set to 0, as PyTorch's
+function init.sparse_(t, sparsity, std)
+  check(t, 'sparse_')
+  if type(sparsity) == 'table' then sparsity, std = sparsity.sparsity, sparsity.std end
+  if t:dim() ~= 2 then error('sparse_: Only tensors with 2 dimensions are supported', 2) end
+  if type(sparsity) ~= 'number' then error('sparse_: sparsity must be a number, got ' .. type(sparsity), 2) end
+  std = std or 0.01
+  local rows, cols = t:size(1), t:size(2)
+  local num_zeros = math.ceil(sparsity * rows)
+  return no_grad(function()
+    t:normal_(0, std)
+    if num_zeros <= 0 then return t end
+    for col = 1, cols do
+      local zero_rows = torch.randperm(rows):narrow(1, 1, math.min(num_zeros, rows))
+      t:select(2, col):index_fill_(1, zero_rows:to(t.device), 0)
+    end
+    return t
+  end)
+end
+
 return init

@@ -660,7 +660,111 @@ function Module:forward()
   error(string.format('Module [%s] is missing the required "forward" function', get_name(self)), 2)
 end
 
-function Module.__call(self, ...) return self:forward(...) end
+-- ---- forward hooks, as PyTorch's: kept in the plain fields _forward_pre_hooks and _forward_hooks
+-- (arrays of {id = n, fn = hook}, in registration order; a hook may be any callable, a function or
+-- an object with __call). register_forward_pre_hook(hook): hook(module, input) runs before forward,
+-- input the packed arguments ({x, n = 1}); results, when the first is not nil, are the new
+-- arguments (`return x2`, `return a, b`). register_forward_hook(hook): hook(module, input, ...)
+-- runs after forward with its results; results, when the first is not nil, replace them. Each
+-- returns a handle: h:remove(), also a to-be-closed value (`local h <close> = m:register_...`).
+local hook_count = 0
+
+local Handle = {}
+Handle.__index = Handle
+Handle.__name = 'RemovableHandle'
+function Handle:remove()
+  local list = self.hooks
+  for i = 1, #list do
+    if list[i].id == self.id then table.remove(list, i); break end
+  end
+end
+Handle.__close = Handle.remove
+
+local function add_hook(m, field, hook, what)
+  local mt = getmetatable(hook)
+  if type(hook) ~= 'function' and not (type(mt) == 'table' and mt.__call) then
+    error(string.format('%s: expected a function, got %s', what, typename(hook)), 3)
+  end
+  local vals = m[VALS]
+  local list = vals[field]
+  if list == nil then
+    list = {}
+    setattr(m, field, list, 2)
+  end
+  changed(m)
+  hook_count = hook_count + 1
+  list[#list + 1] = { id = hook_count, fn = hook }
+  return setmetatable({ hooks = list, id = hook_count }, Handle)
+end
+
+-- m:register_forward_pre_hook(hook) -> handle: hook(module, input) before each forward; its results,
+-- when the first is not nil, are the new arguments
+function Module:register_forward_pre_hook(hook)
+  return add_hook(self, '_forward_pre_hooks', hook, 'register_forward_pre_hook')
+end
+
+-- m:register_forward_hook(hook) -> handle: hook(module, input, ...) after each forward, with its
+-- results; its results, when the first is not nil, replace them
+function Module:register_forward_hook(hook)
+  return add_hook(self, '_forward_hooks', hook, 'register_forward_hook')
+end
+
+-- a copy of a hook list, so that a hook may remove itself (or add others) while the list runs
+local function snapshot(list)
+  local c = {}
+  for i = 1, #list do c[i] = list[i].fn end
+  return c
+end
+
+local function call_with_hooks(self, pre, post, ...)
+  local input = table.pack(...)
+  if pre ~= nil then
+    for _, hook in ipairs(snapshot(pre)) do
+      local r = table.pack(hook(self, input))
+      if r[1] ~= nil then input = r end
+    end
+  end
+  local out = table.pack(self:forward(table.unpack(input, 1, input.n)))
+  if post ~= nil then
+    for _, hook in ipairs(snapshot(post)) do
+      local r = table.pack(hook(self, input, table.unpack(out, 1, out.n)))
+      if r[1] ~= nil then out = r end
+    end
+  end
+  return table.unpack(out, 1, out.n)
+end
+
+function Module.__call(self, ...)
+  local vals = self[VALS]
+  local pre, post = vals._forward_pre_hooks, vals._forward_hooks
+  if (pre == nil or #pre == 0) and (post == nil or #post == 0) then return self:forward(...) end
+  return call_with_hooks(self, pre, post, ...)
+end
+
+-- ---- deep copies (copy.deepcopy's): the module's tables copied, its tensors cloned (detached;
+-- leaves keep requires_grad, parameters stay parameters; a tensor met twice is cloned once);
+-- functions, classes and other objects with a metatable (dtypes, hook objects) are shared.
+-- Gradients are not copied.
+local function deepcopy(v, memo)
+  local c = memo[v]
+  if c ~= nil then return c end
+  if is_tensor(v) then
+    c = torch.no_grad(function() return v:detach():clone() end)
+    if v.requires_grad and v.is_leaf then c:requires_grad_(true) end
+    if is_parameter(v) then parameter._mark(c) end
+    memo[v] = c
+    return c
+  end
+  if type(v) ~= 'table' then return v end
+  local mt = getmetatable(v)
+  if mt ~= nil and not is_module(v) then return v end
+  c = {}
+  memo[v] = c
+  for k, x in next, v do rawset(c, k, deepcopy(x, memo)) end
+  return setmetatable(c, mt)
+end
+
+function Module:_deepcopy() return deepcopy(self, {}) end
 
 -- the private keys, for the containers in this package
 Module._VALS, Module._KIND, Module._ORDER = VALS, KIND, ORDER

@@ -1,5 +1,6 @@
--- torch.nn.utils: gradient clipping, flattening parameters to one vector and padding sequences
--- (utils.rnn.pad_sequence), as PyTorch.
+-- torch.nn.utils: gradient clipping, flattening parameters to one vector, padding sequences
+-- (utils.rnn.pad_sequence), and weight_norm / spectral_norm (weight_norm.lua, spectral_norm.lua), as
+-- PyTorch.
 local torch = require 'torch'
 local utils = {}
 
@@ -161,5 +162,13 @@ utils.rnn.pad_sequence = function(seqs, o)
   if not o.batch_first then out = out:transpose(1, 2) end
   return out
 end
+
+-- weight_norm(module, {name = 'weight', dim = 1}), remove_weight_norm(module, name),
+-- spectral_norm(module, {name = 'weight', n_power_iterations = 1, eps = 1e-12, dim}),
+-- remove_spectral_norm(module, name)
+local weight_norm = require 'torch.nn.weight_norm'
+local spectral_norm = require 'torch.nn.spectral_norm'
+utils.weight_norm, utils.remove_weight_norm = weight_norm.weight_norm, weight_norm.remove_weight_norm
+utils.spectral_norm, utils.remove_spectral_norm = spectral_norm.spectral_norm, spectral_norm.remove_spectral_norm
 
 return utils
