@@ -134,8 +134,9 @@ torch.isinstance = torch.class.isinstance
 require 'torch.serialization'
 require 'torch.amp'
 
--- torch.nn, torch.F (torch.nn.functional), torch.optim and torch.data load on first use
-local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim', data = 'torch.data', cuda = 'torch.cuda', distributed = 'torch.distributed' }
+-- torch.nn, torch.F (torch.nn.functional), torch.optim, torch.data and torch.distributions load on first use
+local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim', data = 'torch.data', cuda = 'torch.cuda', distributed = 'torch.distributed',
+  distributions = 'torch.distributions' }
 setmetatable(torch, {
   __index = function(t, k)
     local m = lazy[k]
