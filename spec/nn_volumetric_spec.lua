@@ -592,7 +592,7 @@ describe('F.max_pool3d and nn.MaxPool3d', function()
     end
   end)
 
-  it('keeps the first of equal maxima and propagates NaN', function()
+  it('keeps the first of equal maxima and propagates NaN (the last NaN of a window, as PyTorch)', function()
     local x = torch.zeros(1, 1, 2, 2, 2, { dtype = f64 })
     local y, idx = F.max_pool3d(x, 2, { return_indices = true })
     H.assert_values(idx, { 1 })
@@ -600,6 +600,19 @@ describe('F.max_pool3d and nn.MaxPool3d', function()
     y, idx = F.max_pool3d(x, 2, { return_indices = true })
     assert.is_true(y:item() ~= y:item())
     H.assert_values(idx, { 6 })
+    -- several NaNs in a window: PyTorch's loops keep the last one in (d, h, w) order
+    local z = torch.randn(2, 2, 5, 4, 4, { dtype = f64 })
+    -- (windows: depths {1}, {2, 3}, {4, 5}, and the same along H and W)
+    for _, at in ipairs { { 1, 1, 2, 3, 2 }, { 1, 1, 3, 2, 2 }, { 1, 2, 2, 2, 2 }, { 1, 2, 2, 3, 3 }, { 2, 1, 4, 3, 3 },
+      { 2, 1, 5, 2, 2 }, { 2, 2, 1, 1, 1 }, { 2, 2, 4, 4, 4 }, { 2, 2, 5, 4, 4 } } do
+      z[at] = 0 / 0
+    end
+    local zf, zs = flat(z)
+    local want, widx = ref_max_pool3d(zf, zs, { 2, 2, 2 }, { 2, 2, 2 }, { 1, 1, 1 }, { 1, 1, 1 }, true)
+    local zy, zi = F.max_pool3d(z, 2, { padding = 1, ceil_mode = true, return_indices = true })
+    H.assert_values(zy, want, 0)
+    for i = 1, #widx do widx[i] = widx[i] + 1 end
+    H.assert_values(zi, widx, 0)
   end)
 
   it('takes non-contiguous and unbatched input, defaults the stride to the kernel, passes gradcheck', function()

@@ -261,8 +261,8 @@ return function(F, u)
   end
 
   -- the windows along one dim of n positions: for each of m outputs, the k 0-based positions it reads
-  -- (start + j step, start = o stride - pad), the positions outside 0..n-1 replaced by the window's
-  -- first inside one (a maximum or the first of equals is then unchanged); whether the window has a
+  -- (start + j step, start = o stride - pad), false for those outside 0..n-1, and as the list's
+  -- `fill` its first inside position (the start clamped, when none is); whether the window has a
   -- position inside; and PyTorch's first position (the start moved past the padding by steps)
   local function windows(n, m, k, stride, pad, step)
     local taps, inside, first = {}, {}, {}
@@ -270,47 +270,53 @@ return function(F, u)
       local start = o * stride - pad
       local f = start
       while f < 0 do f = f + step end
-      local list, valid = {}, nil
+      local list = {}
       for j = 0, k - 1 do
         local t = start + j * step
         if t >= 0 and t < n then
-          valid = valid or t
-          list[#list + 1] = t
+          list.fill = list.fill or t
+          list[j + 1] = t
         else
-          list[#list + 1] = false
+          list[j + 1] = false
         end
       end
-      for j = 1, k do
-        if list[j] == false then list[j] = valid or math.min(f, n - 1) end
-      end
-      taps[o + 1], inside[o + 1], first[o + 1] = list, valid ~= nil, f
+      inside[o + 1] = list.fill ~= nil
+      list.fill = list.fill or math.min(f, n - 1)
+      taps[o + 1], first[o + 1] = list, f
     end
     return taps, inside, first
   end
 
   -- adaptive windows of n positions for m outputs: PyTorch's bins floor(o n / m) .. ceil((o + 1) n / m),
-  -- each padded to the widest one's k positions by repeating its first; and each bin's width
+  -- each padded with false to the widest one's k positions (its first as the `fill`); and each
+  -- bin's width
   local function bins(n, m)
     local taps, width, k = {}, {}, 0
     for o = 0, m - 1 do
       local s, e = (o * n) // m, ((o + 1) * n + m - 1) // m
-      local list = {}
+      local list = { fill = s }
       for t = s, e - 1 do list[#list + 1] = t end
       taps[o + 1], width[o + 1] = list, e - s
       k = math.max(k, e - s)
     end
     for o = 1, m do
-      for j = #taps[o] + 1, k do taps[o][j] = taps[o][1] end
+      for j = width[o] + 1, k do taps[o][j] = false end
     end
     return taps, width, k
   end
 
-  local function flatten(taps)
-    local flat = {}
+  -- the taps (lists of k depths, false where left out) as 0-based depths, the left-out ones their
+  -- list's fill (a maximum and the first of equals are then unchanged), and whether each is genuine
+  local function flatten(taps, k)
+    local flat, genuine = {}, {}
     for _, list in ipairs(taps) do
-      for _, t in ipairs(list) do flat[#flat + 1] = t end
+      for j = 1, k do
+        local t = list[j]
+        flat[#flat + 1] = t == false and list.fill or t
+        genuine[#genuine + 1] = t ~= false
+      end
     end
-    return flat
+    return flat, genuine
   end
 
   -- y2, i2: the H x W windows' maxima of each depth slice (P x D x OH x OW) and their 1-based
@@ -319,9 +325,19 @@ return function(F, u)
   -- order, as PyTorch's loops take it
   local function depth_argmax(y2, i2, taps, k, hw)
     local p, oh, ow, od = y2:size(1), y2:size(3), y2:size(4), #taps
-    local depths = index(flatten(taps), y2.device)
+    local flat, genuine = flatten(taps, k)
+    local depths = index(flat, y2.device)
     local sel = depths + 1
-    local _, at = y2:index_select(2, sel):view(p, od, k, oh, ow):max(3, true)
+    local g = y2:index_select(2, sel):view(p, od, k, oh, ow)
+    local _, at = g:max(3, true)
+    -- PyTorch's loops keep the last NaN of a window (max keeps the first)
+    local nan = g:ne(g)
+    if nan:any():item() then
+      nan = nan:logical_and(torch.tensor(genuine, { device = y2.device }):view(1, od, k, 1, 1))
+      local last = torch.where(nan, torch.arange(1, k + 1, { dtype = i64, device = y2.device }):view(1, 1, k, 1, 1), 0)
+        :max(3, true)
+      at = torch.where(last:gt(0), last, at)
+    end
     local within = i2:index_select(2, sel):view(p, od, k, oh, ow):gather(3, at)
     local depth = depths:view(1, od, k, 1, 1):expand(p, od, k, oh, ow):gather(3, at)
     return (depth * hw + within):squeeze(3)
@@ -407,15 +423,9 @@ return function(F, u)
   -- depths; false where a tap is left out), times scale[o] for output o: P x OD x OH x OW
   local function depth_sum(y2, taps, k, scale)
     local p, oh, ow, od = y2:size(1), y2:size(3), y2:size(4), #taps
-    local flat, keep, partial = {}, {}, false
-    for _, list in ipairs(taps) do
-      for j = 1, k do
-        local t = list[j]
-        flat[#flat + 1] = t ~= false and t or 0
-        keep[#keep + 1] = t ~= false
-        partial = partial or t == false
-      end
-    end
+    local flat, keep = flatten(taps, k)
+    local partial = false
+    for _, v in ipairs(keep) do partial = partial or not v end
     local f = { dtype = y2.dtype, device = y2.device }
     local g = y2:index_select(2, index(flat, y2.device) + 1):view(p, od, k, oh, ow)
     if partial then g = torch.where(torch.tensor(keep, { device = y2.device }):view(1, od, k, 1, 1), g, 0) end
@@ -467,7 +477,7 @@ return function(F, u)
       local start = j * s[1] - p[1]
       local stop = math.min(start + k[1], d + p[1])
       local pool = stop - start
-      local list = {}
+      local list = { fill = math.max(start, 0) }
       for t = 0, k[1] - 1 do
         local at = start + t
         list[t + 1] = (at >= 0 and at < d) and at or false
@@ -516,10 +526,7 @@ return function(F, u)
     local y2 = F.adaptive_avg_pool2d(x:reshape(n * c, d, h, w), { out[2], out[3] })
     local taps, width, k = bins(d, out[1])
     local scale = {}
-    for o = 1, out[1] do
-      for j = width[o] + 1, k do taps[o][j] = false end
-      scale[o] = 1 / width[o]
-    end
+    for o = 1, out[1] do scale[o] = 1 / width[o] end
     local y = depth_sum(y2, taps, k, scale):view(n, c, out[1], out[2], out[3])
     if not batched then y = y:squeeze(1) end
     return y
