@@ -66,6 +66,11 @@ run "$LT" bench/sequence.lua
 run $PY bench/torch_sequence.py --threads 2 --tag _t2
 run $PY bench/torch_sequence.py --threads 1 --tag _t1
 
+# volumetric layers: Conv3d 8->16 3x3x3 on 4x8x16^3, MaxPool3d(2)
+run "$LT" bench/conv3d.lua
+run $PY bench/torch_conv3d.py --threads 2 --tag _t2
+run $PY bench/torch_conv3d.py --threads 1 --tag _t1
+
 # DistributedDataParallel: 2 ranks under mpirun (one core each) against one process on one core
 command -v mpirun >/dev/null && run "$LT" bench/ddp.lua
 
@@ -133,6 +138,9 @@ row "MLP 784-512-256-10 step, batch 64" ms 1 "$(val lutorch_mlp_step)" "$(best m
 row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" ms 1 "$(val lutorch_conv_fwd_bwd)" "$(best min torch_conv_fwd_bwd_t1 torch_conv_fwd_bwd_t2 torch_conv_fwd_bwd_skx_t1 torch_conv_fwd_bwd_skx_t2)"
 for c in inv_256 solve_256x16 det_1000x8x8 cholesky_256 cholesky_1000x8x8 qr_512x256 eigh_256 eigh_1000x8x8 svd_256 svd_1000x8x8; do
   row "linalg $c" ms 1 "$(val lutorch_linalg_$c)" "$(best min torch_linalg_${c}_t1 torch_linalg_${c}_t2)"
+done
+for c in conv3d_fwd conv3d_fwd_bwd max_pool3d_fwd_bwd; do
+  row "$c, 4x8x16^3" ms 1 "$(val lutorch_$c)" "$(best min torch_${c}_t1 torch_${c}_t2)"
 done
 row "DataParallel MLP step, batch 256" ms 1 "$(val lutorch_dp_mlp_step_data_parallel)" "$(best min torch_dp_mlp_step_t1 torch_dp_mlp_step_t2)"
 printf '%-34s %12s %12s %10s  %s\n' "  DP vs one device on one core" "$(val lutorch_dp_speedup_vs_one_core)x" "" "(target 1.6x)" "$(rounds lutorch_dp_speedup_vs_one_core)"

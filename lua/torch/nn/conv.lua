@@ -1,7 +1,7 @@
--- nn.Conv1d and nn.Conv2d over F.conv1d / F.conv2d, with PyTorch's arguments, checks,
--- initialisation and repr; padding 'same' / 'valid', and padding_mode 'zeros', 'reflect',
--- 'replicate' or 'circular' (F.pad first, as PyTorch does). nn.ConvTranspose1d and
--- nn.ConvTranspose2d over F.conv_transpose1d / 2d.
+-- nn.Conv1d, nn.Conv2d and nn.Conv3d over F.conv1d / F.conv2d / F.conv3d, with PyTorch's arguments,
+-- checks, initialisation and repr; padding 'same' / 'valid', and padding_mode 'zeros', 'reflect',
+-- 'replicate' or 'circular' (F.pad first, as PyTorch does). nn.ConvTranspose1d, nn.ConvTranspose2d
+-- and nn.ConvTranspose3d over F.conv_transpose1d / 2d / 3d.
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local Parameter = require('torch.nn.parameter').Parameter
@@ -27,9 +27,13 @@ local function make_parameters(self, channels, kernel, out_channels, o)
   self:reset_parameters()
 end
 
--- a class ConvNd for nd = 1 or 2: kernel_size, stride, padding, dilation are integers or nd-tuples
+local CONV = { F.conv1d, F.conv2d, F.conv3d }
+local CONV_TRANSPOSE = { F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d }
+local TUPLE = { 'a 1-tuple {n}', 'a pair {h, w}', 'a triple {d, h, w}' }
+
+-- a class ConvNd for nd = 1, 2 or 3: kernel_size, stride, padding, dilation are integers or nd-tuples
 local function conv_class(name, nd)
-  local fconv = nd == 1 and F.conv1d or F.conv2d
+  local fconv = CONV[nd]
   local cls = Module:extend(name)
 
   local function tuple(v, what)
@@ -46,13 +50,13 @@ local function conv_class(name, nd)
       end
       if v then return t end
     end
-    error(string.format('%s: %s must be an integer or %s of integers, got %s', name, what,
-      nd == 1 and 'a 1-tuple {n}' or 'a pair {h, w}', tostring(v)), 4)
+    error(string.format('%s: %s must be an integer or %s of integers, got %s', name, what, TUPLE[nd], tostring(v)), 4)
   end
 
   -- Conv2d(in_channels, out_channels, kernel_size, {stride = 1, padding = 0, dilation = 1, groups = 1,
   -- bias = true, padding_mode = 'zeros', device, dtype}); padding may be 'same' or 'valid'; sizes are
-  -- integers or pairs {h, w}. Conv1d takes the same, its sizes integers or 1-tuples {n}.
+  -- integers or pairs {h, w}. Conv1d and Conv3d take the same, their sizes integers or 1-tuples {n},
+  -- or triples {d, h, w}.
   function cls:init(in_channels, out_channels, kernel_size, o)
     o = o or {}
     local groups = o.groups or 1
@@ -156,11 +160,12 @@ end
 
 M.Conv1d = conv_class('Conv1d', 1)
 M.Conv2d = conv_class('Conv2d', 2)
+M.Conv3d = conv_class('Conv3d', 3)
 
--- ConvTransposeNd for nd = 1 or 2
+-- ConvTransposeNd for nd = 1, 2 or 3
 local function transposed_class(name, nd)
-  local fconv = nd == 1 and F.conv_transpose1d or F.conv_transpose2d
-  local base = nd == 1 and M.Conv1d or M.Conv2d
+  local fconv = CONV_TRANSPOSE[nd]
+  local base = M['Conv' .. nd .. 'd']
   local cls = Module:extend(name)
 
   -- ConvTranspose2d(in_channels, out_channels, kernel_size, {stride = 1, padding = 0, output_padding = 0,
@@ -219,5 +224,6 @@ end
 
 M.ConvTranspose1d = transposed_class('ConvTranspose1d', 1)
 M.ConvTranspose2d = transposed_class('ConvTranspose2d', 2)
+M.ConvTranspose3d = transposed_class('ConvTranspose3d', 3)
 
 return M

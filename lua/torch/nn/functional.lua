@@ -784,23 +784,26 @@ local function axis_plan(n_in, n_out, scale_factor, mode, align_corners)
 end
 
 --- F.interpolate(x, {size, scale_factor, mode = 'nearest', align_corners = false}) -> x resampled over
--- its last dims: N x C x L ('nearest', 'linear') or N x C x H x W ('nearest', 'bilinear'); size and
--- scale_factor a number or one per spatial dim
+-- its last dims: N x C x L ('nearest', 'linear'), N x C x H x W ('nearest', 'bilinear') or
+-- N x C x D x H x W ('nearest', 'trilinear'); size and scale_factor a number or one per spatial dim.
+-- The linear modes are separable: one linear resampling along each spatial dim in turn.
+local LINEAR_MODE = { 'linear', 'bilinear', 'trilinear' }
 function F.interpolate(x, o)
   o = opts_of(o, 'interpolate', { 'size', 'scale_factor', 'mode', 'align_corners', 'recompute_scale_factor' })
   check_tensor(x, 'interpolate')
   local mode = o.mode or 'nearest'
   local nsp = x:dim() - 2
-  if nsp ~= 1 and nsp ~= 2 then
-    error('interpolate: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, got ' .. x:dim() .. '-D', 2)
+  if nsp < 1 or nsp > 3 then
+    error('interpolate: expected a 3-D (N, C, L), 4-D (N, C, H, W) or 5-D (N, C, D, H, W) input, got ' .. x:dim()
+      .. '-D', 2)
   end
-  local linear = mode == 'linear' or mode == 'bilinear'
-  if mode ~= 'nearest' and not (mode == 'linear' and nsp == 1) and not (mode == 'bilinear' and nsp == 2) then
-    error(string.format("interpolate: mode '%s' is not supported for %d-D input (use 'nearest', 'linear' for 3-D or "
-      .. "'bilinear' for 4-D)", tostring(mode), x:dim()), 2)
+  local linear = mode == 'linear' or mode == 'bilinear' or mode == 'trilinear'
+  if mode ~= 'nearest' and mode ~= LINEAR_MODE[nsp] then
+    error(string.format("interpolate: mode '%s' is not supported for %d-D input (use 'nearest', 'linear' for 3-D, "
+      .. "'bilinear' for 4-D or 'trilinear' for 5-D)", tostring(mode), x:dim()), 2)
   end
   if o.align_corners ~= nil and not linear then
-    error('interpolate: align_corners option can only be set with the interpolating modes: linear | bilinear', 2)
+    error('interpolate: align_corners option can only be set with the interpolating modes: linear | bilinear | trilinear', 2)
   end
   if (o.size == nil) == (o.scale_factor == nil) then error('interpolate: exactly one of size or scale_factor must be given', 2) end
   local function per_dim(v, what)
@@ -1333,7 +1336,8 @@ end
 -- given the checks above
 local util = { check_tensor = check_tensor, opts_of = opts_of, params = params, pair = pair, single = single,
   reduce = reduce, fp32 = fp32 }
-for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc' } do
+for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc',
+  'volumetric' } do
   require('torch.nn.functional.' .. part)(F, util)
 end
 

@@ -1,4 +1,4 @@
--- nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm, nn.GroupNorm, nn.RMSNorm, nn.InstanceNorm1d/2d/3d and
+-- nn.BatchNorm1d/2d/3d, nn.LayerNorm, nn.GroupNorm, nn.RMSNorm, nn.InstanceNorm1d/2d/3d and
 -- nn.LocalResponseNorm: parameters, running-statistics buffers and PyTorch's momentum rules over
 -- F.batch_norm, F.layer_norm, F.group_norm, F.rms_norm, F.instance_norm and F.local_response_norm.
 local torch = require 'torch'
@@ -118,6 +118,15 @@ function BatchNorm2d:_check_input_dim(x)
   if not torch.is_tensor(x) then error('BatchNorm2d: expected a tensor, got ' .. type(x), 3) end
   if x:dim() ~= 4 then
     error(string.format('BatchNorm2d: expected 4D input (got %dD input)', x:dim()), 3)
+  end
+end
+
+local BatchNorm3d = BatchNorm:extend('BatchNorm3d')
+M.BatchNorm3d = BatchNorm3d
+function BatchNorm3d:_check_input_dim(x)
+  if not torch.is_tensor(x) then error('BatchNorm3d: expected a tensor, got ' .. type(x), 3) end
+  if x:dim() ~= 5 then
+    error(string.format('BatchNorm3d: expected 5D input (got %dD input)', x:dim()), 3)
   end
 end
 

@@ -1,6 +1,7 @@
--- The padding layers over F.pad: ZeroPad1d/2d, ConstantPad1d/2d, ReflectionPad1d/2d,
--- ReplicationPad1d/2d and CircularPad1d/2d. The padding is a number (every side) or PyTorch's tuple:
--- {left, right} for 1-D, {left, right, top, bottom} for 2-D.
+-- The padding layers over F.pad: ZeroPad1d/2d/3d, ConstantPad1d/2d/3d, ReflectionPad1d/2d/3d,
+-- ReplicationPad1d/2d/3d and CircularPad1d/2d/3d. The padding is a number (every side) or PyTorch's
+-- tuple: {left, right} for 1-D, {left, right, top, bottom} for 2-D, {left, right, top, bottom, front,
+-- back} for 3-D.
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
 
@@ -44,7 +45,7 @@ local function layer(name, dims, mode)
   end
 end
 
-for dims = 1, 2 do
+for dims = 1, 3 do
   layer('ZeroPad' .. dims .. 'd', dims, 'constant')
   layer('ConstantPad' .. dims .. 'd', dims, 'constant')
   layer('ReflectionPad' .. dims .. 'd', dims, 'reflect')

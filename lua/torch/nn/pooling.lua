@@ -1,23 +1,26 @@
 -- nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.LPPool2d, nn.MaxUnpool2d and
--- their 1-D forms over torch.nn.functional.
+-- their 1-D forms, and the 3-D (volumetric) MaxPool3d, AvgPool3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d
+-- and MaxUnpool3d, over torch.nn.functional.
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
 
 local M = {}
 local pyrepr = Module._pyrepr
 
--- a number or a pair, kept as given (the repr prints it as given)
-local function size_arg(v, name, op, allow_nil_entries)
+-- a number or a pair (a triple when n is 3), kept as given (the repr prints it as given)
+local function size_arg(v, name, op, allow_nil_entries, n)
+  n = n or 2
   if math.type(v) == 'integer' then return v end
-  if type(v) == 'table' and #v <= 2 then
+  if type(v) == 'table' and #v <= n then
     local ok = true
-    for i = 1, 2 do
+    for i = 1, n do
       local e = v[i]
       if not (math.type(e) == 'integer' or (allow_nil_entries and e == nil)) then ok = false end
     end
-    if ok then return { v[1], v[2] } end
+    if ok then return { table.unpack(v, 1, n) } end
   end
-  error(string.format('%s: %s must be an integer or a pair {h, w} of integers, got %s', op, name, tostring(v)), 4)
+  error(string.format('%s: %s must be an integer or %s of integers, got %s', op, name,
+    n == 3 and 'a triple {d, h, w}' or 'a pair {h, w}', tostring(v)), 4)
 end
 
 -- MaxPool2d(kernel_size, {stride = kernel_size, padding = 0, dilation = 1, return_indices = false,
@@ -166,6 +169,72 @@ end
 function AdaptiveMaxPool1d:forward(x) return F.adaptive_max_pool1d(x, self.output_size, self.return_indices) end
 AdaptiveMaxPool1d.extra_repr = AdaptiveAvgPool1d.extra_repr
 
+-- MaxPool3d(kernel_size, {stride = kernel_size, padding = 0, dilation = 1, return_indices = false,
+-- ceil_mode = false}): sizes integers or triples {d, h, w}
+local MaxPool3d = Module:extend('MaxPool3d')
+M.MaxPool3d = MaxPool3d
+function MaxPool3d:init(kernel_size, o)
+  o = F._opts_of(o, 'MaxPool3d', { 'stride', 'padding', 'dilation', 'return_indices', 'ceil_mode' }, 4)
+  self.kernel_size = size_arg(kernel_size, 'kernel_size', 'MaxPool3d', false, 3)
+  self.stride = o.stride ~= nil and size_arg(o.stride, 'stride', 'MaxPool3d', false, 3) or self.kernel_size
+  self.padding = size_arg(o.padding or 0, 'padding', 'MaxPool3d', false, 3)
+  self.dilation = size_arg(o.dilation or 1, 'dilation', 'MaxPool3d', false, 3)
+  self.return_indices = o.return_indices or false
+  self.ceil_mode = o.ceil_mode or false
+end
+MaxPool3d.extra_repr = MaxPool2d.extra_repr
+function MaxPool3d:forward(x)
+  return F.max_pool3d(x, self.kernel_size, { stride = self.stride, padding = self.padding,
+    dilation = self.dilation, ceil_mode = self.ceil_mode, return_indices = self.return_indices })
+end
+
+-- AvgPool3d(kernel_size, {stride = kernel_size, padding = 0, ceil_mode = false, count_include_pad = true,
+-- divisor_override})
+local AvgPool3d = Module:extend('AvgPool3d')
+M.AvgPool3d = AvgPool3d
+function AvgPool3d:init(kernel_size, o)
+  o = F._opts_of(o, 'AvgPool3d', { 'stride', 'padding', 'ceil_mode', 'count_include_pad', 'divisor_override' }, 4)
+  self.kernel_size = size_arg(kernel_size, 'kernel_size', 'AvgPool3d', false, 3)
+  self.stride = o.stride ~= nil and size_arg(o.stride, 'stride', 'AvgPool3d', false, 3) or self.kernel_size
+  self.padding = size_arg(o.padding or 0, 'padding', 'AvgPool3d', false, 3)
+  self.ceil_mode = o.ceil_mode or false
+  if o.count_include_pad == nil then self.count_include_pad = true else self.count_include_pad = o.count_include_pad end
+  self.divisor_override = o.divisor_override
+end
+AvgPool3d.extra_repr = AvgPool2d.extra_repr
+function AvgPool3d:forward(x)
+  return F.avg_pool3d(x, self.kernel_size, { stride = self.stride, padding = self.padding,
+    ceil_mode = self.ceil_mode, count_include_pad = self.count_include_pad, divisor_override = self.divisor_override })
+end
+
+-- AdaptiveAvgPool3d(output_size) and AdaptiveMaxPool3d(output_size, {return_indices = false}) (or
+-- AdaptiveMaxPool3d(output_size, true)): output_size a number or {d, h, w}, where a nil entry keeps
+-- the input's size
+local function adaptive3d_repr(self)
+  local s = self.output_size
+  if type(s) == 'table' then
+    return string.format('output_size=(%s, %s, %s)', pyrepr(s[1]), pyrepr(s[2]), pyrepr(s[3]))
+  end
+  return 'output_size=' .. pyrepr(s)
+end
+
+local AdaptiveAvgPool3d = Module:extend('AdaptiveAvgPool3d')
+M.AdaptiveAvgPool3d = AdaptiveAvgPool3d
+function AdaptiveAvgPool3d:init(output_size)
+  self.output_size = size_arg(output_size, 'output_size', 'AdaptiveAvgPool3d', true, 3)
+end
+function AdaptiveAvgPool3d:forward(x) return F.adaptive_avg_pool3d(x, self.output_size) end
+AdaptiveAvgPool3d.extra_repr = adaptive3d_repr
+
+local AdaptiveMaxPool3d = Module:extend('AdaptiveMaxPool3d')
+M.AdaptiveMaxPool3d = AdaptiveMaxPool3d
+function AdaptiveMaxPool3d:init(output_size, o)
+  self.output_size = size_arg(output_size, 'output_size', 'AdaptiveMaxPool3d', true, 3)
+  self.return_indices = return_indices_of(o, 'AdaptiveMaxPool3d')
+end
+function AdaptiveMaxPool3d:forward(x) return F.adaptive_max_pool3d(x, self.output_size, self.return_indices) end
+AdaptiveMaxPool3d.extra_repr = adaptive3d_repr
+
 -- LPPool2d(norm_type, kernel_size, {stride = kernel_size, ceil_mode = false}) and LPPool1d likewise:
 -- (sum of x^p over each window)^(1/p)
 for nd, name in ipairs { 'LPPool1d', 'LPPool2d' } do
@@ -190,18 +259,20 @@ for nd, name in ipairs { 'LPPool1d', 'LPPool2d' } do
   end
 end
 
--- MaxUnpool2d(kernel_size, {stride = kernel_size, padding = 0}) and MaxUnpool1d likewise; forward(x,
--- indices, output_size) takes the 1-based indices that MaxPool2d / MaxPool1d return. The sizes are
--- kept as tuples, as PyTorch prints them.
-for nd, name in ipairs { 'MaxUnpool1d', 'MaxUnpool2d' } do
+-- MaxUnpool2d(kernel_size, {stride = kernel_size, padding = 0}) and MaxUnpool1d, MaxUnpool3d likewise;
+-- forward(x, indices, output_size) takes the 1-based indices that MaxPool2d / MaxPool1d / MaxPool3d
+-- return. The sizes are kept as tuples, as PyTorch prints them.
+for nd, name in ipairs { 'MaxUnpool1d', 'MaxUnpool2d', 'MaxUnpool3d' } do
   local cls = Module:extend(name)
   M[name] = cls
-  local fn = nd == 1 and F.max_unpool1d or F.max_unpool2d
+  local fn = F['max_unpool' .. nd .. 'd']
   local function tuple(v, what)
     if nd == 1 then return { single_arg(v, what, name) } end
-    v = size_arg(v, what, name)
+    v = size_arg(v, what, name, false, nd)
     if type(v) == 'table' then return v end
-    return { v, v }
+    local t = {}
+    for i = 1, nd do t[i] = v end
+    return t
   end
   function cls:init(kernel_size, o)
     o = F._opts_of(o, name, { 'stride', 'padding' }, 4)

@@ -1,6 +1,7 @@
--- F.adaptive_max_pool1d/2d, F.lp_pool1d/2d and F.max_unpool1d/2d, composed of tensor ops (gather,
+-- F.adaptive_max_pool1d/2d, F.lp_pool1d/2d and F.max_unpool1d/2d/3d, composed of tensor ops (gather,
 -- max, scatter, avg_pool2d), so autograd differentiates them. Indices are 1-based flat positions in
--- each input plane (H x W, or L), as F.max_pool2d and F.max_pool1d return them.
+-- each input plane (H x W, or L) or volume (D x H x W), as F.max_pool2d, F.max_pool1d and
+-- F.max_pool3d return them.
 local torch = require 'torch'
 
 return function(F, u)
@@ -164,22 +165,30 @@ return function(F, u)
     return given
   end
 
-  -- x and its 1-based indices (N x C x h x w or C x h x w) scattered into zeros of oh x ow planes
-  local function unpool(x, indices, oh, ow, op)
-    local batched = x:dim() == 4
+  -- x and its 1-based indices (N x C x spatial dims, or C x ...) scattered into zeros of the output
+  -- sizes (one per spatial dim: oh, ow for planes)
+  local function unpool(x, indices, sizes, op)
+    local nd = #sizes
+    local batched = x:dim() == nd + 2
     if not batched then x, indices = x:unsqueeze(1), indices:unsqueeze(1) end
-    local n, c, h, w = x:size(1), x:size(2), x:size(3), x:size(4)
-    local flat = indices:reshape(n, c, h * w)
-    local out = torch.zeros(n, c, oh * ow, { dtype = x.dtype, device = x.device })
+    local n, c = x:size(1), x:size(2)
+    local cells = 1
+    for d = 3, x:dim() do cells = cells * x:size(d) end
+    local flat = indices:reshape(n, c, cells)
+    local m = 1
+    for _, v in ipairs(sizes) do m = m * v end
+    local out = torch.zeros(n, c, m, { dtype = x.dtype, device = x.device })
     if flat:numel() > 0 then
       local lo, hi = flat:min():item(), flat:max():item()
-      if lo < 1 or hi > oh * ow then
-        error(string.format('%s: Found an invalid max index: %d (output planes of %d x %d, indices are 1-based)', op,
-          lo < 1 and lo or hi, oh, ow), 3)
+      if lo < 1 or hi > m then
+        error(string.format('%s: Found an invalid max index: %d (output %s of %s, indices are 1-based)', op,
+          lo < 1 and lo or hi, nd == 3 and 'volumes' or 'planes', table.concat(sizes, ' x ')), 3)
       end
-      out = out:scatter(3, flat, x:reshape(n, c, h * w))
+      out = out:scatter(3, flat, x:reshape(n, c, cells))
     end
-    out = out:view(n, c, oh, ow)
+    local shape = { n, c }
+    for i = 1, nd do shape[2 + i] = sizes[i] end
+    out = out:view(shape)
     if not batched then out = out:squeeze(1) end
     return out
   end
@@ -208,7 +217,7 @@ return function(F, u)
     local sh, sw = pair(o.stride or k, 'stride', op)
     local ph, pw = pair(o.padding or 0, 'padding', op)
     local size = unpool_sizes(x, 2, { kh, kw }, { sh, sw }, { ph, pw }, o.output_size, op)
-    return unpool(x, indices, size[1], size[2], op)
+    return unpool(x, indices, size, op)
   end
 
   --- F.max_unpool1d(x, indices, kernel_size, {stride = kernel_size, padding = 0, output_size}) -> the
@@ -221,6 +230,30 @@ return function(F, u)
     local s = single(o.stride or k, 'stride', op)
     local p = single(o.padding or 0, 'padding', op)
     local size = unpool_sizes(x, 1, { k }, { s }, { p }, o.output_size, op)
-    return unpool(x:unsqueeze(-2), indices:unsqueeze(-2), 1, size[1], op):squeeze(-2)
+    return unpool(x:unsqueeze(-2), indices:unsqueeze(-2), { 1, size[1] }, op):squeeze(-2)
+  end
+
+  -- an integer or a triple {d, h, w} of integers
+  local function triple(v, name, op)
+    if math.type(v) == 'integer' then return { v, v, v } end
+    if type(v) == 'table' and not torch.is_tensor(v) and #v == 3 and math.type(v[1]) == 'integer'
+      and math.type(v[2]) == 'integer' and math.type(v[3]) == 'integer' then
+      return { v[1], v[2], v[3] }
+    end
+    error(string.format('%s: %s must be an integer or a triple {d, h, w} of integers, got %s', op, name, tostring(v)), 3)
+  end
+
+  --- F.max_unpool3d(x, indices, kernel_size, {stride = kernel_size, padding = 0, output_size}) -> zeros
+  -- of N x C x D_out x H_out x W_out (or C x ...) holding x's values at their 1-based flat indices in
+  -- each volume (as F.max_pool3d returns them); output_size {d, h, w} or {n, c, d, h, w}
+  function F.max_unpool3d(x, indices, k, o)
+    local op = 'max_unpool3d'
+    o = opts_of(o, op, { 'stride', 'padding', 'output_size' })
+    check_unpool(x, indices, op, 3)
+    k = triple(k, 'kernel_size', op)
+    local s = triple(o.stride or k, 'stride', op)
+    local p = triple(o.padding or 0, 'padding', op)
+    local size = unpool_sizes(x, 3, k, s, p, o.output_size, op)
+    return unpool(x, indices, size, op)
   end
 end
