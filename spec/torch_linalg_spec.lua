@@ -287,6 +287,21 @@ describe('torch.linalg det, slogdet, solve and inv', function()
     assert.are.equal(5, info:item())
     assert.are.equal(0, linalg.det(s):item())
     H.raises(function() return linalg.solve(s, torch.ones(33, { dtype = torch.float64 })) end, 'singular')
+    -- inv from order 32 up (the blocked factors and trsm): its gradient -A^-T g A^-T by finite
+    -- differences on a few entries
+    local m = (torch.randn(33, 33, { dtype = torch.float64 }) + torch.eye(33, { dtype = torch.float64 }) * 33)
+    local mi = linalg.inv(m)
+    H.assert_values((mi:matmul(m) - torch.eye(33, { dtype = torch.float64 })):abs():amax(), 0, 1e-12, 'inv at 33')
+    local mr = m:clone():requires_grad_()
+    linalg.inv(mr)[3]:sum():backward()
+    for _, ij in ipairs { { 1, 1 }, { 3, 7 }, { 20, 33 } } do
+      local i, j = ij[1], ij[2]
+      local mp, mm = m:clone(), m:clone()
+      mp[i][j] = mp[i][j] + 1e-6
+      mm[i][j] = mm[i][j] - 1e-6
+      local fd = (linalg.inv(mp)[3]:sum():item() - linalg.inv(mm)[3]:sum():item()) / 2e-6
+      H.close(mr.grad[i][j], fd, 1e-6, 'inv gradient ' .. i .. ',' .. j)
+    end
     -- gradients through the blocked factors (the backward's transposed solves)
     local g = (torch.randn(33, 33, { dtype = torch.float64 }) + torch.eye(33, { dtype = torch.float64 }) * 33):requires_grad_()
     local rhs = torch.randn(33, { dtype = torch.float64 })
