@@ -129,6 +129,13 @@ static void release_all(lt_tensor_t **ts, int n) {
 
 #define TILE 16
 
+/* the work array size a workspace query returned, which single precision routines return as a
+   float: above 2^24 it may be rounded down, so a little more is asked for */
+static int work_size(double query) {
+  double n = query * 1.0001 + 64;
+  return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
+}
+
 /* Per dtype: the copies in and out of column-major order, the finiteness check and the four
    decompositions of one batch. `L` indexes LP's routines. */
 #define LAPACK_OPS(T, sfx, L)                                                                    \
@@ -189,7 +196,7 @@ static void release_all(lt_tensor_t **ts, int n) {
       if (qcols > 0) LP.orgqr[L](&m, &qcols, &k, qw, &ld, tau, &query2, &lwork, &rc);            \
     }                                                                                            \
     double want = (double)query > (double)query2 ? (double)query : (double)query2;               \
-    lwork = want > 1 ? (int)want : 1;                                                            \
+    lwork = work_size(want);                                                                     \
     T *work = malloc(sizeof(T) * (size_t)lwork);                                                 \
     if (!work) {                                                                                 \
       free(w);                                                                                   \
@@ -229,7 +236,7 @@ static void release_all(lt_tensor_t **ts, int n) {
     T *w = malloc(sizeof(T) * (size_t)n * n + 1);                                                \
     if (!w) return out_of_memory("linalg.eigh");                                                 \
     if (n > 0) LP.syevd[L](&jobz, &uplo, &n, w, &ld, wv, &query, &lwork, &iquery, &liwork, &rc, 1, 1); \
-    lwork = (double)query > 1 ? (int)query : 1;                                                  \
+    lwork = work_size((double)query);                                                            \
     liwork = iquery > 1 ? iquery : 1;                                                            \
     T *work = malloc(sizeof(T) * (size_t)lwork);                                                 \
     int *iwork = malloc(sizeof(int) * (size_t)liwork);                                           \
@@ -269,7 +276,7 @@ static void release_all(lt_tensor_t **ts, int n) {
     T *uw = w + (size_t)m * n, *vw = uw + (size_t)m * ucols;                                     \
     if (k > 0)                                                                                   \
       LP.gesdd[L](&jobz, &m, &n, w, &lda, s, uw, &ldu, vw, &ldvt, &query, &lwork, iwork, &rc, 1); \
-    lwork = (double)query > 1 ? (int)query : 1;                                                  \
+    lwork = work_size((double)query);                                                            \
     T *work = malloc(sizeof(T) * (size_t)lwork);                                                 \
     if (!work) {                                                                                 \
       free(w), free(iwork);                                                                      \
