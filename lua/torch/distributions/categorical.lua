@@ -98,4 +98,21 @@ function Categorical:enumerate_support(expand)
   return values
 end
 
+--- the _validate_params of a distribution that holds its parameters in a Categorical (d._categorical:
+--- OneHotCategorical, Multinomial): probs or logits checked there, the error under d's name
+function Categorical.validate_held(d)
+  local cat = d._categorical
+  for _, name in ipairs { 'probs', 'logits' } do
+    local v = rawget(cat, name)
+    if v ~= nil then
+      local c = d.arg_constraints[name]
+      if not c:check(v):all():item() then
+        U.raise('%s: expected parameter %s (Tensor of shape %s) of distribution %s to satisfy the '
+          .. 'constraint %s, but found invalid values:\n%s', Distribution.class_name(d), name, U.tuple(v.shape),
+          tostring(d), tostring(c), tostring(v))
+      end
+    end
+  end
+end
+
 return Categorical

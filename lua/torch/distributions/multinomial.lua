@@ -31,20 +31,7 @@ function Multinomial:init(...)
   Distribution.init(self, self._categorical._batch_shape, { ps[#ps] }, a.validate_args)
 end
 
-function Multinomial:_validate_params()
-  local cat = self._categorical
-  for _, name in ipairs { 'probs', 'logits' } do
-    local v = rawget(cat, name)
-    if v ~= nil then
-      local c = self.arg_constraints[name]
-      if not c:check(v):all():item() then
-        U.raise('Multinomial: expected parameter %s (Tensor of shape %s) of distribution %s to satisfy the '
-          .. 'constraint %s, but found invalid values:\n%s', name, U.tuple(v.shape), tostring(self), tostring(c),
-          tostring(v))
-      end
-    end
-  end
-end
+Multinomial._validate_params = Categorical.validate_held
 
 function Multinomial:expand(...)
   local shape = U.sample_shape('Multinomial.expand', ...)

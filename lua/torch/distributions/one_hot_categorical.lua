@@ -25,21 +25,7 @@ function OneHotCategorical:init(...)
   Distribution.init(self, self._categorical._batch_shape, { ps[#ps] }, a.validate_args)
 end
 
-function OneHotCategorical:_validate_params()
-  -- the parameters live in the Categorical: check them there, under this name
-  local cat = self._categorical
-  for _, name in ipairs { 'probs', 'logits' } do
-    local v = rawget(cat, name)
-    if v ~= nil then
-      local c = self.arg_constraints[name]
-      if not c:check(v):all():item() then
-        U.raise('OneHotCategorical: expected parameter %s (Tensor of shape %s) of distribution %s to satisfy the '
-          .. 'constraint %s, but found invalid values:\n%s', name, U.tuple(v.shape), tostring(self), tostring(c),
-          tostring(v))
-      end
-    end
-  end
-end
+OneHotCategorical._validate_params = Categorical.validate_held
 
 function OneHotCategorical:expand(...)
   local shape = U.sample_shape('OneHotCategorical.expand', ...)

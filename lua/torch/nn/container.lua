@@ -183,6 +183,36 @@ function ModuleList:__tostring()
   return self:_get_name() .. '(\n  ' .. table.concat(lines, '\n  ') .. '\n)'
 end
 
+-- items(), pop(key), clear() and pairs() of a dictionary container (ModuleDict, ParameterDict)
+-- whose entries are of `kind` ('module' or 'param'), in insertion order
+local function dict_methods(cls, kind, what)
+  local cls_name = cls.__name
+  function cls:items()
+    local out = {}
+    for i, name in ipairs(self[ORDER][kind]) do out[i] = { name, self[VALS][name] } end
+    return out
+  end
+  function cls:pop(key)
+    local v = self[VALS][key]
+    if v == nil or self[Module._KIND][key] ~= kind then
+      error(string.format("%s.pop: no %s named '%s'", cls_name, what, tostring(key)), 2)
+    end
+    remove_name(self, key)
+    return v
+  end
+  function cls:clear()
+    for _, name in ipairs(self:keys()) do remove_name(self, name) end
+  end
+  function cls:__pairs()
+    local names, i = self:keys(), 0
+    return function()
+      i = i + 1
+      local k = names[i]
+      if k ~= nil then return k, self[VALS][k] end
+    end, self, nil
+  end
+end
+
 -- ModuleDict(modules): modules by name; given a map, the names are added in sorted order, given an
 -- array of {name, module} pairs, in that order. pairs(d) iterates in insertion order.
 local ModuleDict = Module:extend('ModuleDict')
@@ -233,33 +263,7 @@ function ModuleDict.__len(t) return #t[ORDER].module end
 
 function ModuleDict:keys() return { table.unpack(self[ORDER].module) } end
 function ModuleDict:values() return child_list(self) end
-function ModuleDict:items()
-  local out = {}
-  for i, name in ipairs(self[ORDER].module) do out[i] = { name, self[VALS][name] } end
-  return out
-end
-
-function ModuleDict:pop(key)
-  local m = self[VALS][key]
-  if m == nil or self[Module._KIND][key] ~= 'module' then
-    error(string.format("ModuleDict.pop: no module named '%s'", tostring(key)), 2)
-  end
-  remove_name(self, key)
-  return m
-end
-
-function ModuleDict:clear()
-  for _, name in ipairs(self:keys()) do remove_name(self, name) end
-end
-
-function ModuleDict:__pairs()
-  local names, i = self:keys(), 0
-  return function()
-    i = i + 1
-    local k = names[i]
-    if k ~= nil then return k, self[VALS][k] end
-  end, self, nil
-end
+dict_methods(ModuleDict, 'module', 'module')
 
 -- ---- containers of parameters ----
 -- a tensor as a parameter: itself when it is one, else nn.Parameter(t) (PyTorch's conversion)
@@ -429,39 +433,13 @@ function ParameterDict.__len(t) return #t[ORDER].param end
 
 function ParameterDict:keys() return { table.unpack(self[ORDER].param) } end
 function ParameterDict:values() return param_list(self) end
-function ParameterDict:items()
-  local out = {}
-  for i, name in ipairs(self[ORDER].param) do out[i] = { name, self[VALS][name] } end
-  return out
-end
-
 -- get(key, default): the parameter named key, or default
 function ParameterDict:get(key, default)
   if self[Module._KIND][key] == 'param' and self[VALS][key] ~= nil then return self[VALS][key] end
   return default
 end
 
-function ParameterDict:pop(key)
-  local p = self[VALS][key]
-  if p == nil or self[Module._KIND][key] ~= 'param' then
-    error(string.format("ParameterDict.pop: no parameter named '%s'", tostring(key)), 2)
-  end
-  remove_name(self, key)
-  return p
-end
-
-function ParameterDict:clear()
-  for _, name in ipairs(self:keys()) do remove_name(self, name) end
-end
-
-function ParameterDict:__pairs()
-  local names, i = self:keys(), 0
-  return function()
-    i = i + 1
-    local k = names[i]
-    if k ~= nil then return k, self[VALS][k] end
-  end, self, nil
-end
+dict_methods(ParameterDict, 'param', 'parameter')
 
 function ParameterDict:extra_repr()
   local lines = {}
