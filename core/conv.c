@@ -255,20 +255,31 @@ static int plane_threads(int64_t units, double work) {
       }                                                                                                       \
   }                                                                                                           \
                                                                                                               \
-  static void bias_grad_one_##sfx(const plan_t *p, int64_t co, const T *g, T *gb) {                           \
-    double s = 0;                                                                                             \
-    for (int64_t n = 0; n < p->N; n++) {                                                                      \
-      const T *row = g + (n * p->Cout + co) * p->OHW;                                                         \
-      T part = 0;                                                                                             \
-      _Pragma("omp simd reduction(+:part)")                                                                   \
-      for (int64_t i = 0; i < p->OHW; i++) part += row[i];                                                    \
-      s += (double)part;                                                                                      \
-    }                                                                                                         \
-    gb[co] = (T)s;                                                                                            \
+  /* the bias gradient: each (sample, channel) plane summed in T into part[n * Cout + co], the threads \
+     taking whole samples (the halves of g the backward's other loops wrote and read on them, where    \
+     the memory is this core's), then each channel's parts added in double in sample order: the same    \
+     bits whatever the split. g is read once, by as many threads as its size is worth. */               \
+  static void bias_grad_##sfx(const plan_t *p, int64_t n0, int64_t n1, const T *g, T *part) {              \
+    for (int64_t n = n0; n < n1; n++)                                                                         \
+      for (int64_t co = 0; co < p->Cout; co++) {                                                              \
+        const T *row = g + (n * p->Cout + co) * p->OHW;                                                       \
+        T s = 0;                                                                                              \
+        _Pragma("omp simd reduction(+:s)")                                                                    \
+        for (int64_t i = 0; i < p->OHW; i++) s += row[i];                                                     \
+        part[n * p->Cout + co] = s;                                                                           \
+      }                                                                                                       \
   }                                                                                                           \
-  static void conv_bias_grad_##sfx(const plan_t *p, const T *g, T *gb) {                                      \
-    const int nt = plane_threads(p->Cout, (double)p->N * p->Cout * p->OHW);                                   \
-    PAR_FOR(co, p->Cout, bias_grad_one_##sfx(p, co, g, gb));                                                  \
+  static void conv_bias_grad_##sfx(const plan_t *p, const T *g, T *gb, T *part) {                             \
+    const int nt = lt_threads_for((double)p->N * p->Cout * p->OHW, (double)LT_GRAIN, loop_threads());       \
+    if (nt > 1 && p->N > 1)                                                                                   \
+      LT_WORKERS(nt, { bias_grad_##sfx(p, p->N * lt_w / lt_nw, p->N * (lt_w + 1) / lt_nw, g, part); });      \
+    else                                                                                                      \
+      bias_grad_##sfx(p, 0, p->N, g, part);                                                                   \
+    for (int64_t co = 0; co < p->Cout; co++) {                                                                \
+      double s = 0;                                                                                           \
+      for (int64_t n = 0; n < p->N; n++) s += (double)part[n * p->Cout + co];                                 \
+      gb[co] = (T)s;                                                                                          \
+    }                                                                                                         \
   }
 
 CONV_LOOPS(f32, float, lt_blas_sgemm)
@@ -445,7 +456,9 @@ static int wino_threads(int64_t C, int64_t O, int64_t rows, int64_t S, int64_t b
 }
 
 /* y (N, O, g->OH, g->OW) = the convolution of x (N, g->C, g->H, g->W) by the O filters at
-   w + o*so + i*si (rotated when flip), + bias; blocks of tile rows are split over the threads. */
+   w + o*so + i*si (rotated when flip), + bias. Each thread takes an equal run of tile rows (so of
+   samples: the part of x and y the batch-split loops before and after it touch on that core) in
+   blocks of R rows. */
 static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t O, const float *w, int64_t so,
                     int64_t si, bool flip, const float *x, const float *bias, float *y, lt_device_t dev) {
   const int64_t C = g->C, rows = lt_wino23_tile_rows(g, N), S = lt_wino23_block_cols(g, 1);
@@ -460,8 +473,9 @@ static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t 
   int failed = 0;
   LT_WORKERS(nt, {
     float *V = U + 16 * O * C + (int64_t)lt_w * per, *M = V + 16 * C * nbmax, *wk = M + 16 * O * nbmax;
-    for (int64_t bk = blocks * lt_w / lt_nw; bk < blocks * (lt_w + 1) / lt_nw; bk++) {
-      const int64_t r0 = bk * R, r1 = r0 + R < rows ? r0 + R : rows, nb = lt_wino23_block_cols(g, r1 - r0);
+    const int64_t end = rows * (lt_w + 1) / lt_nw;
+    for (int64_t r0 = rows * lt_w / lt_nw; r0 < end; r0 += R) {
+      const int64_t r1 = r0 + R < end ? r0 + R : end, nb = lt_wino23_block_cols(g, r1 - r0);
       lt_wino23_input_f32(g, x, r0, r1, V, wk);
       for (int xi = 0; xi < 16; xi++)
         if (lt_blas_sgemm(false, false, O, nb, C, 1, U + xi * O * C, C, V + xi * C * nb, nb, 0, M + xi * O * nb,
@@ -494,8 +508,9 @@ static int wino_gw_f32(const lt_conv_geom_t *g, int64_t N, int64_t O, const floa
     if (lt_w == 0) used = lt_nw;
     float *dU = base + (int64_t)lt_w * per, *V = dU + usz, *D = V + 16 * C * nbmax, *wk = D + 16 * O * nbmax;
     memset(dU, 0, sizeof(float) * (size_t)usz);
-    for (int64_t bk = blocks * lt_w / lt_nw; bk < blocks * (lt_w + 1) / lt_nw; bk++) {
-      const int64_t r0 = bk * R, r1 = r0 + R < rows ? r0 + R : rows, nb = lt_wino23_block_cols(g, r1 - r0);
+    const int64_t end = rows * (lt_w + 1) / lt_nw;
+    for (int64_t r0 = rows * lt_w / lt_nw; r0 < end; r0 += R) {
+      const int64_t r1 = r0 + R < end ? r0 + R : end, nb = lt_wino23_block_cols(g, r1 - r0);
       lt_wino23_input_f32(g, x, r0, r1, V, wk);
       lt_wino23_gradout_f32(g, O, gy, r0, r1, D, wk);
       for (int xi = 0; xi < 16; xi++)
@@ -661,9 +676,11 @@ int lt_conv2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const int
   if (rc == LT_OK && need[2]) {
     int64_t bsz[1] = {p.Cout};
     rgb = lt_empty(1, bsz, ct, w->device);
-    if (!rgb) rc = LT_ERR;
-    else if (ct == LT_FLOAT64) conv_bias_grad_f64(&p, lt_data(gc), lt_data(rgb));
-    else conv_bias_grad_f32(&p, lt_data(gc), lt_data(rgb));
+    lt_tensor_t *part = rgb ? scratch_of(p.N * p.Cout, ct, x->device) : NULL;
+    if (!part) rc = LT_ERR;
+    else if (ct == LT_FLOAT64) conv_bias_grad_f64(&p, lt_data(gc), lt_data(rgb), lt_data(part));
+    else conv_bias_grad_f32(&p, lt_data(gc), lt_data(rgb), lt_data(part));
+    lt_release(part);
   }
   lt_release(gc);
   if (rc == LT_OK) {
