@@ -7,6 +7,7 @@
 -- the formula, update_bn against the statistics of the data computed directly.
 local torch = require 'torch'
 local H = require 'spec.helpers'
+local OH = require 'spec.support.optim_harness'
 local optim = torch.optim
 local nn = torch.nn
 
@@ -93,71 +94,30 @@ local CASES = {
   },
 }
 
-local function describe_opts(o)
-  local keys = {}
-  for k in pairs(o) do keys[#keys + 1] = k end
-  table.sort(keys)
-  local parts = {}
-  for _, k in ipairs(keys) do
-    local v = o[k]
-    if type(v) == 'table' then v = '{' .. table.concat(v, ', ') .. '}' end
-    parts[#parts + 1] = k .. ' = ' .. tostring(v)
+-- the problem, and its run against the references (spec/support/optim_harness.lua)
+local PB = OH.problem({ P1, P2 }, grads_of, NSTEPS)
+local function make_params(dtype, noncontig) return PB:make_params(dtype, noncontig) end
+local function set_grads(ps, s) PB:set_grads(ps, s) end
+local describe_opts, TOL = OH.describe_opts, OH.TOL
+
+-- the optimizers' states against the references' after every step
+local function check_state(cname, dtype)
+  return function(opt, p, st, what)
+    local state = opt.state[p]
+    if cname == 'Rprop' then
+      H.assert_values(state.step_size, st.size, 1e-6, what .. ' step_size')
+      H.assert_values(state.prev, st.prev, TOL[dtype], what .. ' prev')
+    else
+      H.assert_values(state.ax, st.ax, TOL[dtype], what .. ' ax')
+      H.close(state.eta, st.eta, 1e-15, what .. ' eta')
+      H.close(state.mu, st.mu, 1e-15, what .. ' mu')
+    end
   end
-  return #parts == 0 and 'defaults' or table.concat(parts, ', ')
-end
-
-local function make_params(dtype, noncontig)
-  local p1
-  if noncontig then
-    local at = {}
-    for j = 1, 3 do at[j] = { P1[1][j], P1[2][j] } end
-    p1 = torch.tensor(at, { dtype = dtype }):t()
-    p1:requires_grad_(true)
-    assert(not p1:is_contiguous() and p1.is_leaf)
-  else
-    p1 = torch.tensor(P1, { dtype = dtype, requires_grad = true })
-  end
-  return { p1, torch.tensor(P2, { dtype = dtype, requires_grad = true }) }
-end
-
-local function set_grads(ps, s)
-  local gs = grads_of(s)
-  for j, p in ipairs(ps) do p.grad = torch.tensor(gs[j], { dtype = p.dtype }) end
-end
-
-local TOL = { [f64] = 1e-12, [f32] = 2e-6, [f16] = 2e-3, [bf16] = 1.6e-2 }
-
-local function round_to(values, dtype)
-  if dtype == f32 or dtype == f64 then return values end
-  return H.flatten(torch.tensor(values, { dtype = f64 }):to(dtype):totable())
 end
 
 local function check_against_ref(cname, opts, dtype, noncontig)
-  local ps = make_params(dtype, noncontig)
-  local opt = optim[cname](ps, opts)
-  local rp, rst = {}, {}
-  for j, p in ipairs(ps) do rp[j], rst[j] = H.flatten(p:detach():totable()), {} end
-  for s = 1, NSTEPS do
-    set_grads(ps, s)
-    opt:step()
-    for j, p in ipairs(ps) do
-      local what = ('%s (%s) %s%s step %d param %d'):format(cname, describe_opts(opts), tostring(dtype),
-        noncontig and ' transposed' or '', s, j)
-      REFS[cname](rp[j], H.flatten(p.grad:totable()), rst[j], opts)
-      local state = opt.state[p]
-      if cname == 'Rprop' then
-        H.assert_values(state.step_size, rst[j].size, 1e-6, what .. ' step_size')
-        H.assert_values(state.prev, rst[j].prev, TOL[dtype], what .. ' prev')
-      else
-        H.assert_values(state.ax, rst[j].ax, TOL[dtype], what .. ' ax')
-        H.close(state.eta, rst[j].eta, 1e-15, what .. ' eta')
-        H.close(state.mu, rst[j].mu, 1e-15, what .. ' mu')
-      end
-      rp[j] = round_to(rp[j], dtype)
-      H.assert_values(p:detach(), rp[j], TOL[dtype], what)
-    end
-  end
-  assert.are.equal(NSTEPS, opt.state[ps[1]].step)
+  local rst, opt = PB:check(cname, REFS[cname], opts, dtype, noncontig, check_state(cname, dtype))
+  assert.are.equal(NSTEPS, opt.state[opt.param_groups[1].params[1]].step)
   return rst
 end
 

@@ -5,6 +5,7 @@
 -- without a gradient, and the constructors' errors.
 local torch = require 'torch'
 local H = require 'spec.helpers'
+local OH = require 'spec.support.optim_harness'
 local optim = torch.optim
 
 local f32, f64, f16, bf16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
@@ -148,67 +149,15 @@ local CASES = {
 
 -- ---- helpers ----
 
-local function describe_opts(o)
-  local keys = {}
-  for k in pairs(o) do keys[#keys + 1] = k end
-  table.sort(keys)
-  local parts = {}
-  for _, k in ipairs(keys) do
-    local v = o[k]
-    if type(v) == 'table' then v = '{' .. table.concat(v, ', ') .. '}' end
-    parts[#parts + 1] = k .. ' = ' .. tostring(v)
-  end
-  return #parts == 0 and 'defaults' or table.concat(parts, ', ')
-end
+-- the problem, and its run against the references (spec/support/optim_harness.lua)
+local PB = OH.problem({ P1, P2 }, grads_of, NSTEPS)
+local function make_params(dtype, noncontig) return PB:make_params(dtype, noncontig) end
+local function set_grads(ps, s) PB:set_grads(ps, s) end
+local describe_opts = OH.describe_opts
 
--- the parameters as leaves of a dtype; noncontig: the matrix is a transposed view
-local function make_params(dtype, noncontig)
-  local p1
-  if noncontig then
-    local at = {}
-    for j = 1, 3 do at[j] = { P1[1][j], P1[2][j] } end
-    p1 = torch.tensor(at, { dtype = dtype }):t()
-    p1:requires_grad_(true)
-    assert(not p1:is_contiguous() and p1.is_leaf)
-  else
-    p1 = torch.tensor(P1, { dtype = dtype, requires_grad = true })
-  end
-  return { p1, torch.tensor(P2, { dtype = dtype, requires_grad = true }) }
-end
-
-local function set_grads(ps, s)
-  local gs = grads_of(s)
-  for j, p in ipairs(ps) do p.grad = torch.tensor(gs[j], { dtype = p.dtype }) end
-end
-
--- float16/bfloat16 parameters are updated in float32 and rounded once per step, as the reference
--- is; float32 state and arithmetic (and a rounding moved by one unit) against the double reference
-local TOL = { [f64] = 1e-12, [f32] = 2e-6, [f16] = 2e-3, [bf16] = 1.6e-2 }
-
-local function round_to(values, dtype)
-  if dtype == f32 or dtype == f64 then return values end
-  return H.flatten(torch.tensor(values, { dtype = f64 }):to(dtype):totable())
-end
-
--- NSTEPS steps of cname with opts against the reference, compared after every step; returns the
--- reference states
 local function check_against_ref(cname, opts, dtype, noncontig)
-  local ps = make_params(dtype, noncontig)
-  local opt = optim[cname](ps, opts)
-  local rp, rst = {}, {}
-  for j, p in ipairs(ps) do rp[j], rst[j] = H.flatten(p:detach():totable()), {} end
-  for s = 1, NSTEPS do
-    set_grads(ps, s)
-    opt:step()
-    for j, p in ipairs(ps) do
-      -- the gradients as the dtype holds them
-      REFS[cname](rp[j], H.flatten(p.grad:totable()), rst[j], opts)
-      rp[j] = round_to(rp[j], dtype)
-      H.assert_values(p:detach(), rp[j], TOL[dtype], ('%s (%s) %s%s step %d param %d'):format(cname,
-        describe_opts(opts), tostring(dtype), noncontig and ' transposed' or '', s, j))
-    end
-  end
-  assert.are.equal(NSTEPS, opt.state[ps[1]].step)
+  local rst, opt = PB:check(cname, REFS[cname], opts, dtype, noncontig)
+  assert.are.equal(NSTEPS, opt.state[opt.param_groups[1].params[1]].step)
   return rst
 end
 

@@ -5,6 +5,7 @@
 -- schedulers against PyTorch's rates.
 local torch = require 'torch'
 local H = require 'spec.helpers'
+local OH = require 'spec.support.optim_harness'
 local optim = torch.optim
 local REF = dofile('spec/data/optim_reference.lua')
 
@@ -122,57 +123,15 @@ local function with(t, extra)
   return c
 end
 
--- the reference parameters as tensors of a dtype (a leaf each, requiring grad); noncontig: the
--- matrix is a transposed view
-local function make_params(dtype, noncontig)
-  local a = REF.params[1]
-  local p1
-  if noncontig then
-    local at = {}
-    for j = 1, 3 do at[j] = { a[1][j], a[2][j] } end
-    p1 = torch.tensor(at, { dtype = dtype }):t()
-    p1:requires_grad_(true)
-    assert(not p1:is_contiguous() and p1.is_leaf)
-  else
-    p1 = torch.tensor(a, { dtype = dtype, requires_grad = true })
-  end
-  local p2 = torch.tensor(REF.params[2], { dtype = dtype, requires_grad = true })
-  return { p1, p2 }
-end
+-- the reference parameters and gradients (spec/support/optim_harness.lua)
+local PB = OH.problem(REF.params, function(step) return REF.grads[step] end, #REF.grads)
+local function make_params(dtype, noncontig) return PB:make_params(dtype, noncontig) end
+local function set_grads(ps, step) PB:set_grads(ps, step) end
+local round_to = OH.round_to
 
-local function set_grads(ps, step)
-  for j, p in ipairs(ps) do
-    p.grad = torch.tensor(REF.grads[step][j], { dtype = p.dtype })
-  end
-end
-
--- float16/bfloat16: the update is computed in float32 and the parameter rounded once per step, as
--- the reference does; float32 arithmetic may move a rounding by one unit
-local TOL = { [f64] = 1e-12, [f32] = 2e-6, [f16] = 2e-3, [bf16] = 1.6e-2 }
-
-local function round_to(values, dtype)
-  if dtype == f32 or dtype == f64 then return values end
-  return H.flatten(torch.tensor(values, { dtype = f64 }):to(dtype):totable())
-end
-
--- run cls with opts over the reference gradients and compare with the plain-Lua reference, run on
--- the values as the dtype holds them
+-- run cname with opts over the reference gradients and compare with the plain-Lua reference
 local function check_against_ref(cname, opts, dtype, noncontig)
-  local ps = make_params(dtype, noncontig)
-  local opt = optim[cname](ps, opts)
-  -- reference inputs: the parameters and gradients rounded to the dtype
-  local rp, rst = {}, {}
-  for j, p in ipairs(ps) do rp[j], rst[j] = H.flatten(p:detach():totable()), {} end
-  for step = 1, #REF.grads do
-    set_grads(ps, step)
-    opt:step()
-    for j, p in ipairs(ps) do
-      REFS[cname](rp[j], H.flatten(p.grad:totable()), rst[j], opts)
-      rp[j] = round_to(rp[j], dtype)
-      H.assert_values(p:detach(), rp[j], TOL[dtype],
-        ('%s %s step %d param %d'):format(cname, tostring(dtype), step, j))
-    end
-  end
+  PB:check(cname, REFS[cname], opts, dtype, noncontig)
 end
 
 -- ---- specs ----
@@ -300,14 +259,7 @@ describe('torch.optim against the documented algorithms', function()
       { lr = 0.02, maximize = true, betas = { 0.85, 0.95 } },
     },
   }
-  local function describe_opts(o)
-    local keys = {}
-    for k, v in pairs(o) do
-      keys[#keys + 1] = k .. '=' .. (type(v) == 'table' and '{' .. table.concat(v, ',') .. '}' or tostring(v))
-    end
-    table.sort(keys)
-    return table.concat(keys, ' ')
-  end
+  local describe_opts = OH.describe_opts
   for _, cname in ipairs { 'SGD', 'Adam', 'AdamW' } do
     for _, o in ipairs(combos[cname]) do
       for _, dtype in ipairs { f32, f64, f16, bf16 } do
