@@ -13,8 +13,9 @@ return function(F, u)
   local check_tensor, opts_of = u.check_tensor, u.opts_of
   local i64 = torch.int64
 
-  -- an integer or a triple {d, h, w} of integers, each at least lo, as a new table
-  local function triple(v, name, op, lo)
+  -- an integer or a triple {d, h, w} of integers, each at least lo, as a new table; errors at the
+  -- caller's caller (level 3) or at `level`
+  local function triple(v, name, op, lo, level)
     local t
     if math.type(v) == 'integer' then
       t = { v, v, v }
@@ -22,13 +23,19 @@ return function(F, u)
       and math.type(v[2]) == 'integer' and math.type(v[3]) == 'integer' then
       t = { v[1], v[2], v[3] }
     else
-      error(string.format('%s: %s must be an integer or a triple {d, h, w} of integers, got %s', op, name,
-        tostring(v)), 3)
+      local got = tostring(v)
+      if type(v) == 'table' and not torch.is_tensor(v) then
+        local parts = {}
+        for i = 1, #v do parts[i] = tostring(v[i]) end
+        got = '{' .. table.concat(parts, ', ') .. '}'
+      end
+      error(string.format('%s: %s must be an integer or a triple {d, h, w} of integers, got %s', op, name, got),
+        level or 3)
     end
     for i = 1, 3 do
       if t[i] < lo then
         error(string.format('%s: %s must be %s, got {%d, %d, %d}', op, name, lo > 0 and 'positive' or 'non-negative',
-          t[1], t[2], t[3]), 3)
+          t[1], t[2], t[3]), level or 3)
       end
     end
     return t
@@ -36,19 +43,20 @@ return function(F, u)
 
   local function shape_str(t) return table.concat(t, 'x') end
 
-  -- x: a non-empty 4-D (unbatched) or 5-D floating tensor; true when batched
-  local function check_volume(x, op)
+  -- x: a non-empty 4-D (unbatched) or 5-D floating tensor; true when batched; errors at the
+  -- caller's caller (level 3) or at `level`
+  local function check_volume(x, op, level)
     check_tensor(x, op)
     if x:dim() ~= 4 and x:dim() ~= 5 then
-      error(string.format('%s: expected a 4-D (unbatched) or 5-D (batched) input, got %d-D', op, x:dim()), 3)
+      error(string.format('%s: expected a 4-D (unbatched) or 5-D (batched) input, got %d-D', op, x:dim()), level or 3)
     end
     if not x.dtype.is_floating_point then
-      error(op .. ': expected a floating point input, got ' .. tostring(x.dtype), 3)
+      error(op .. ': expected a floating point input, got ' .. tostring(x.dtype), level or 3)
     end
     for d = x:dim() - 3, x:dim() do
       if x:size(d) == 0 then
         error(string.format('%s: Expected input to have non-zero size for non-batch dimensions, but input has sizes %s',
-          op, tostring(x.shape)), 3)
+          op, tostring(x.shape)), level or 3)
       end
     end
     return x:dim() == 5
@@ -351,6 +359,37 @@ return function(F, u)
     return x:reshape(n, c, x:size(3) * x:size(4) * x:size(5)):gather(3, idx:reshape(n, c, cells)):view(idx.shape)
   end
 
+  -- the geometry of a 3-D pooling from its options (stride = kernel_size, padding 0, dilation 1):
+  -- batched, x (batched), kernel, stride, padding, dilation, ceil_mode, N, C, the input's D, H, W and
+  -- the output's; errors at the user's call (level 3) for a padding over half the kernel and an empty
+  -- output
+  local function pool_geometry(x, k, o, op)
+    local batched = check_volume(x, op, 4)
+    k = triple(k, 'kernel_size', op, 1, 4)
+    local s = o.stride ~= nil and triple(o.stride, 'stride', op, 1, 4) or k
+    local p = triple(o.padding or 0, 'padding', op, 0, 4)
+    local dil = triple(o.dilation or 1, 'dilation', op, 1, 4)
+    local ceil_mode = o.ceil_mode and true or false
+    for i = 1, 3 do
+      if p[i] > k[i] // 2 then
+        error(string.format('%s: pad should be at most half of kernel size, but got pad=(%d, %d, %d) and '
+          .. 'kernel_size=(%d, %d, %d)', op, p[1], p[2], p[3], k[1], k[2], k[3]), 3)
+      end
+    end
+    if not batched then x = x:unsqueeze(1) end
+    local n, c = x:size(1), x:size(2)
+    local size, out = {}, {}
+    for i = 1, 3 do
+      size[i] = x:size(2 + i)
+      out[i] = pooled_size(size[i], k[i], p[i], s[i], dil[i], ceil_mode)
+    end
+    if out[1] < 1 or out[2] < 1 or out[3] < 1 then
+      error(string.format('%s: given input size (%dx%s), calculated output size (%dx%s) is too small', op, c,
+        shape_str(size), c, shape_str(out)), 3)
+    end
+    return batched, x, k, s, p, dil, ceil_mode, n, c, size, out
+  end
+
   local function return_indices_flag(v, op)
     if type(v) == 'table' then v = opts_of(v, op, { 'return_indices' }).return_indices end
     return v and true or false
@@ -363,29 +402,8 @@ return function(F, u)
   function F.max_pool3d(x, k, o)
     local op = 'max_pool3d'
     o = opts_of(o, op, { 'stride', 'padding', 'dilation', 'ceil_mode', 'return_indices' })
-    local batched = check_volume(x, op)
-    k = triple(k, 'kernel_size', op, 1)
-    local s = o.stride ~= nil and triple(o.stride, 'stride', op, 1) or k
-    local p = triple(o.padding or 0, 'padding', op, 0)
-    local dil = triple(o.dilation or 1, 'dilation', op, 1)
-    local ceil_mode = o.ceil_mode and true or false
-    for i = 1, 3 do
-      if p[i] > k[i] // 2 then
-        error(string.format('%s: pad should be at most half of kernel size, but got pad=(%d, %d, %d) and '
-          .. 'kernel_size=(%d, %d, %d)', op, p[1], p[2], p[3], k[1], k[2], k[3]), 2)
-      end
-    end
-    if not batched then x = x:unsqueeze(1) end
-    local n, c = x:size(1), x:size(2)
-    local size, out = {}, {}
-    for i = 1, 3 do
-      size[i] = x:size(2 + i)
-      out[i] = pooled_size(size[i], k[i], p[i], s[i], dil[i], ceil_mode)
-    end
-    if out[1] < 1 or out[2] < 1 or out[3] < 1 then
-      error(string.format('%s: given input size (%dx%s), calculated output size (%dx%s) is too small', op, c,
-        shape_str(size), c, shape_str(out)), 2)
-    end
+    local batched, s, p, dil, ceil_mode, n, c, size, out
+    batched, x, k, s, p, dil, ceil_mode, n, c, size, out = pool_geometry(x, k, o, op)
     local hw = size[2] * size[3]
     local idx = torch.no_grad(function()
       local y2, i2 = F.max_pool2d(x:reshape(n * c, size[1], size[2], size[3]), { k[2], k[3] }, { stride = { s[2], s[3] },
@@ -439,34 +457,14 @@ return function(F, u)
   function F.avg_pool3d(x, k, o)
     local op = 'avg_pool3d'
     o = opts_of(o, op, { 'stride', 'padding', 'ceil_mode', 'count_include_pad', 'divisor_override' })
-    local batched = check_volume(x, op)
-    k = triple(k, 'kernel_size', op, 1)
-    local s = o.stride ~= nil and triple(o.stride, 'stride', op, 1) or k
-    local p = triple(o.padding or 0, 'padding', op, 0)
-    local ceil_mode = o.ceil_mode and true or false
-    local cip = o.count_include_pad
-    if cip == nil then cip = true end
     local div = o.divisor_override
     if div ~= nil and (math.type(div) ~= 'integer' or div == 0) then
       error(op .. ': divisor_override must be a non-zero integer, got ' .. tostring(div), 2)
     end
-    for i = 1, 3 do
-      if p[i] > k[i] // 2 then
-        error(string.format('%s: pad should be at most half of kernel size, but got pad=(%d, %d, %d) and '
-          .. 'kernel_size=(%d, %d, %d)', op, p[1], p[2], p[3], k[1], k[2], k[3]), 2)
-      end
-    end
-    if not batched then x = x:unsqueeze(1) end
-    local n, c = x:size(1), x:size(2)
-    local size, out = {}, {}
-    for i = 1, 3 do
-      size[i] = x:size(2 + i)
-      out[i] = pooled_size(size[i], k[i], p[i], s[i], 1, ceil_mode)
-    end
-    if out[1] < 1 or out[2] < 1 or out[3] < 1 then
-      error(string.format('%s: given input size (%dx%s), calculated output size (%dx%s) is too small', op, c,
-        shape_str(size), c, shape_str(out)), 2)
-    end
+    local cip = o.count_include_pad
+    if cip == nil then cip = true end
+    local batched, s, p, _, ceil_mode, n, c, size, out
+    batched, x, k, s, p, _, ceil_mode, n, c, size, out = pool_geometry(x, k, o, op)
     -- the H x W means (or sums, with divisor_override) of each depth slice; their divisors times the
     -- depth's are PyTorch's: the window's size is the product of its extents along each dim
     local y2 = F.avg_pool2d(x:reshape(n * c, size[1], size[2], size[3]), { k[2], k[3] }, { stride = { s[2], s[3] },
