@@ -535,25 +535,33 @@ static int compile_chunk(lua_State *L, int *print) {
 
 static int is_ident_char(int c);
 
+/* p[0..n) without the blanks and semicolons at its end */
+static size_t trim_end(const char *p, size_t n) {
+  while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == ';')) n--;
+  return n;
+}
+
 /* "?name" is help('name') (a name or path such as torch.nn.Linear or x:sum), "?expr" help(expr);
- * "?" alone is help().  Pushes the chunk and returns 1, or 0 when the line is not one of these. */
+ * "?" alone is help(). A comment may follow ("?torch.matmul  -- the product"). Pushes the chunk
+ * and returns 1, or 0 when the line is not one of these. */
 static int push_help_line(lua_State *L, const char *line) {
-  const char *p = line, *q;
+  const char *p = line, *q, *dash;
   size_t n;
   int plain = 1;
   while (*p == ' ' || *p == '\t') p++;
   if (*p != '?') return 0;
   p++;
   while (*p == ' ' || *p == '\t') p++;
-  n = strlen(p);
-  while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == ';')) n--;
+  /* a name cannot hold "--": what follows one is a comment */
+  n = trim_end(p, (dash = strstr(p, "--")) ? (size_t)(dash - p) : strlen(p));
   for (q = p; q < p + n; q++)
     if (!is_ident_char((unsigned char)*q) && *q != '.' && *q != ':') plain = 0;
+  if (!plain) n = trim_end(p, strlen(p)); /* an expression: its comment ends at the newline below */
   if (n == 0) {
     lua_pushliteral(L, "help()");
   } else {
     const char *what = lua_pushlstring(L, p, n);
-    lua_pushfstring(L, plain ? "help('%s')" : "help(%s)", what);
+    lua_pushfstring(L, plain ? "help('%s')" : "help(%s\n)", what);
     lua_remove(L, -2);
   }
   return 1;

@@ -19,28 +19,8 @@ local function make_options()
 end
 local SANITIZED = BUILD:match('[^/]+$'):match('^san') ~= nil
 
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-
--- runs a shell command line; returns stdout, stderr and the exit status
-local function sh(cmd, stdin)
-  local errf, inf = os.tmpname(), nil
-  if stdin then
-    inf = os.tmpname()
-    local f = assert(io.open(inf, 'w'))
-    f:write(stdin)
-    f:close()
-  end
-  local p = assert(io.popen('(' .. cmd .. ') 2>' .. q(errf) .. ' <' .. q(inf or '/dev/null') .. '; echo "rc=$?"'))
-  local out = p:read('a')
-  p:close()
-  local f = assert(io.open(errf))
-  local err = f:read('a')
-  f:close()
-  os.remove(errf)
-  if inf then os.remove(inf) end
-  local body, rc = out:match('^(.-)rc=(%d+)\n?$')
-  return body, err, tonumber(rc)
-end
+local SH = require 'spec.support.shell'
+local q, sh = SH.quote, SH.run
 
 local function tmpdir()
   local out = sh('mktemp -d')
@@ -244,16 +224,7 @@ describe('the REPL', function()
   -- removed), stderr and the status
   local function repl(input)
     local out, err, rc = sh('HOME=' .. q(home) .. ' ' .. q(BIN) .. ' -i', input)
-    local t = {}
-    for l in out:gmatch('([^\n]*)\n') do
-      local rest = l
-      repeat
-        local before = rest
-        rest = rest:gsub('^>>? ', '', 1)
-      until rest == before
-      if rest ~= '' and not rest:match('^lutorch %d') then t[#t + 1] = rest end
-    end
-    return table.concat(t, '\n'), err, rc
+    return table.concat(SH.repl_lines(out), '\n'), err, rc
   end
 
   it('?name and help(name) print the documentation of C functions, methods, Lua functions, classes and modules', function()
@@ -271,6 +242,16 @@ describe('the REPL', function()
       assert.is_truthy(out:find(want, 1, true), want .. ' not in:\n' .. out)
     end
     assert.are.equal('', err)
+  end)
+
+  it('?name and ?expr take a comment after them', function()
+    local out, err, rc = repl('?torch.matmul   -- the product\n?torch.nn.Linear.forward -- a Lua method\n'
+      .. '?torch.ones(2)  -- an expression: help(value)\n')
+    assert.are.equal(0, rc, err)
+    assert.is_truthy(out:find('torch.matmul(a, b) -> tensor', 1, true), out)
+    assert.is_truthy(out:find('help: no documentation for tensor([1., 1.])', 1, true), out)
+    assert.are.equal('', err)
+    assert.is_falsy(out:find('expected', 1, true), out)
   end)
 
   it('help() lists the documented names and the usage', function()

@@ -4,9 +4,8 @@
 
 local BIN = os.getenv('LUTORCH_BIN') or 'build/lutorch'
 
-local function shell_quote(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
+local SH = require 'spec.support.shell'
+local shell_quote, write_temp = SH.quote, SH.write_temp
 
 -- Runs a shell command line; returns its output (stdout, and stderr when
 -- merged by the command line itself) and its exit status.
@@ -27,10 +26,7 @@ local function run(args, opts)
   local cmd = shell_quote(BIN) .. ' ' .. (args or '')
   local tmp
   if opts.stdin then
-    tmp = os.tmpname()
-    local f = assert(io.open(tmp, 'w'))
-    f:write(opts.stdin)
-    f:close()
+    tmp = write_temp(opts.stdin)
     cmd = cmd .. ' < ' .. shell_quote(tmp)
   else
     cmd = cmd .. ' < /dev/null'
@@ -56,36 +52,14 @@ local function run_split(args, stdin)
   return out, err, rc
 end
 
-local function write_temp(text)
-  local name = os.tmpname()
-  local f = assert(io.open(name, 'w'))
-  f:write(text)
-  f:close()
-  return name
-end
-
 local function lines(s)
   local t = {}
   for l in s:gmatch('([^\n]*)\n') do t[#t + 1] = l end
   return t
 end
 
--- The REPL writes its prompts ("> ", ">> ") to stdout even when stdin is a
--- pipe (as lua.c does without readline) and does not echo the input, so a
--- result appears right after the prompt(s) of the line that produced it.
--- This removes the prompts, leaving only what the chunks printed.
-local function repl_output(out)
-  local t = {}
-  for _, l in ipairs(lines(out)) do
-    local rest = l
-    repeat
-      local before = rest
-      rest = rest:gsub('^>>? ', '', 1)
-    until rest == before
-    if rest ~= '' then t[#t + 1] = rest end
-  end
-  return t
-end
+-- what the chunks printed through the REPL's pipe, with the version line (spec/support/shell.lua)
+local function repl_output(out) return SH.repl_lines(out, true) end
 
 describe('lutorch interpreter', function()
   it('has an executable', function()
