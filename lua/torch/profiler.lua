@@ -626,7 +626,7 @@ function Profile:export_chrome_trace(path)
   end
 end
 
--- for the specs: the wrapper installed now in t[k], or nil
+-- for the specs: whether f is one of the profiler's wrappers
 function profiler._is_wrapper(f) return is_wrapper[f] == true end
 
 return profiler
