@@ -132,6 +132,17 @@ describe('examples', function()
     assert.is_true(last < first / 10, out)
   end)
 
+  it('the profiler example prints the table of a few training steps and writes its trace', function()
+    local trace = tmp .. '-trace.json'
+    local out = run('examples/profile_training.lua ' .. trace)
+    os.remove(trace)
+    assert.matches('Name +Self CPU %% +Self CPU +CPU total %% +CPU total +CPU time avg +CPU Mem +Self CPU Mem +# of Calls', out)
+    assert.matches('\n +train_step +[%d.]+%% +%S+ +100%.00%% +%S+ +%S+ +%S+ %S+ +%S+ %S+ +7  \n', out)
+    assert.matches('\n +autograd::backward .* 7  \n', out)
+    assert.matches('Self CPU time total: [%d.]+m?s\n', out)
+    assert.matches('(%d+) events; Chrome trace written to ', out)
+  end)
+
   it('names a missing checkpoint and unknown options', function()
     assert.has_error(function() run('examples/fashion_mnist_mlp.lua --resume --out ' .. tmp .. '/none') end)
     local p = assert(io.popen(BIN .. ' examples/fashion_mnist_mlp.lua --bogus 1 2>&1'))

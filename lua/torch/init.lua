@@ -134,9 +134,10 @@ torch.isinstance = torch.class.isinstance
 require 'torch.serialization'
 require 'torch.amp'
 
--- torch.nn, torch.F (torch.nn.functional), torch.optim, torch.data and torch.distributions load on first use
+-- torch.nn, torch.F (torch.nn.functional), torch.optim, torch.data, torch.distributions and
+-- torch.profiler load on first use
 local lazy = { nn = 'torch.nn', F = 'torch.nn.functional', optim = 'torch.optim', data = 'torch.data', cuda = 'torch.cuda', distributed = 'torch.distributed',
-  distributions = 'torch.distributions' }
+  distributions = 'torch.distributions', profiler = 'torch.profiler' }
 setmetatable(torch, {
   __index = function(t, k)
     local m = lazy[k]

@@ -734,11 +734,27 @@ local function call_with_hooks(self, pre, post, ...)
   return table.unpack(out, 1, out.n)
 end
 
-function Module.__call(self, ...)
+local function call(self, ...)
   local vals = self[VALS]
   local pre, post = vals._forward_pre_hooks, vals._forward_hooks
   if (pre == nil or #pre == 0) and (post == nil or #post == 0) then return self:forward(...) end
   return call_with_hooks(self, pre, post, ...)
+end
+
+-- torch.profiler, while it runs, sees every module call: profile_hook(module, call, ...) runs the
+-- call and records it. Every class copies __call when it is made, so the hook is one variable here
+-- rather than a wrapper installed in each class; nil (no cost but this test) when not profiling.
+local profile_hook = nil
+function Module.__call(self, ...)
+  if profile_hook ~= nil then return profile_hook(self, call, ...) end
+  return call(self, ...)
+end
+
+-- Module._set_profile_hook(fn or nil) -> the previous hook (for torch.profiler only)
+function Module._set_profile_hook(fn)
+  local prev = profile_hook
+  profile_hook = fn
+  return prev
 end
 
 -- ---- deep copies (copy.deepcopy's): the module's tables copied, its tensors cloned (detached;
