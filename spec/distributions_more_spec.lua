@@ -123,12 +123,12 @@ local function integrals(lp, a, b, n)
 end
 
 -- checks a one-element-per-batch-entry continuous family: log_prob at xs (one a batch entry)
--- against lps[i], and, where a range [a, b] is given, the mean, variance, entropy and cdf (at
+-- against lps[i] (within lp_tol, 1e-10 by default), and, where a range [a, b] is given, the mean, variance, entropy and cdf (at
 -- xs) by Simpson's rule over that range (what the density leaves outside it is negligible)
-local function check_continuous(label, d, lps, xs, ranges, what, tol)
+local function check_continuous(label, d, lps, xs, ranges, what, tol, lp_tol)
   tol = tol or 1e-7
   what = what or { mean = true, variance = true, entropy = true, cdf = true }
-  each(d:log_prob(t(xs)), function(i) return lps[i](xs[i]) end, 1e-10, label .. ' log_prob')
+  each(d:log_prob(t(xs)), function(i) return lps[i](xs[i]) end, lp_tol or 1e-10, label .. ' log_prob')
   for i, r in ipairs(ranges) do
     local mass, mean, var, ent = integrals(lps[i], r[1], r[2], r[3])
     H.close(mass, 1, tol, label .. ' mass ' .. i)
@@ -348,6 +348,12 @@ describe('torch.distributions, the families added later', function()
       H.assert_values(back, xs, 1e-9, 'ContinuousBernoulli icdf(cdf)')
       local dl = D.ContinuousBernoulli { logits = t { log(0.2 / 0.8), log(0.9 / 0.1) } }
       H.assert_values(dl:log_prob(t { 0.3, 0.95 }), { lps[1](0.3), lps[4](0.95) }, 1e-10)
+      -- wider lims, so that the Taylor expansions' higher terms count
+      local wide = D.ContinuousBernoulli(t { 0.42, 0.55 }, nil, { 0.4, 0.6 })
+      check_continuous('ContinuousBernoulli lims', wide, { L.cb(0.42), L.cb(0.55) }, { 0.2, 0.7 },
+        { { 0, 1, 40000, 0.03 }, { 0, 1, 40000, 0.03 } }, { mean = true, variance = true, cdf = true }, 2e-6, 2e-6)
+      each(wide:entropy(), function(i) return select(4, integrals(({ L.cb(0.42), L.cb(0.55) })[i], 0, 1)) end, 1e-5,
+        'ContinuousBernoulli lims entropy')
       local free = D.ContinuousBernoulli(t(p), { validate_args = false })
       H.assert_values(free:cdf(t { -0.5, 0.0, 1.0, 2.0 }), { 0, 0, 1, 1 })
     end)
