@@ -15,26 +15,8 @@ local function t(v) return torch.tensor(v, { dtype = f64 }) end
 local function leaf(v) return torch.tensor(v, { dtype = f64, requires_grad = true }) end
 local kl = D.kl_divergence
 
--- log-densities in plain Lua
-local L = {}
-function L.normal(m, s) return function(x) return -((x - m) ^ 2) / (2 * s * s) - log(s) - 0.5 * log(2 * pi) end end
-function L.laplace(m, b) return function(x) return -log(2 * b) - math.abs(x - m) / b end end
-function L.exponential(r) return function(x) return x >= 0 and log(r) - r * x or -inf end end
-function L.gamma(a, r) return function(x) return x > 0 and a * log(r) + (a - 1) * log(x) - r * x - lgamma(a) or -inf end end
-function L.beta(a, b)
-  return function(x) return (x > 0 and x < 1) and (a - 1) * log(x) + (b - 1) * log(1 - x) - M.lbeta(a, b) or -inf end
-end
-function L.uniform(lo, hi) return function(x) return (x >= lo and x <= hi) and -log(hi - lo) or -inf end end
-function L.cauchy(m, s) return function(x) return -log(pi * s * (1 + ((x - m) / s) ^ 2)) end end
-
--- KL(p || q) by Simpson's rule on [a, b]
-local function kl_integral(lp, lq, a, b, n)
-  return M.integrate(function(x)
-    local u = lp(x)
-    if u == -inf then return 0 end
-    return exp(u) * (u - lq(x))
-  end, a, b, n or 40000)
-end
+local L = M.logpdf
+local kl_integral = M.kl_integral
 
 -- KL(p || q) of masses over k = lo..hi
 local function kl_sum(pp, pq, lo, hi)

@@ -22,18 +22,7 @@ local log, exp, sqrt, pi = math.log, math.exp, math.sqrt, math.pi
 local function t(v, dtype) return torch.tensor(v, { dtype = dtype or f64 }) end
 local function leaf(v) return torch.tensor(v, { dtype = f64, requires_grad = true }) end
 
--- a sample's mean within 5 standard errors of `mean`, its variance within 5 standard errors
--- (estimated from its fourth central moment) of `var`
-local function check_moments(xs, mean, var, label)
-  local n = #xs
-  local m, s2, m4 = M.moments(xs)
-  local se_mean = sqrt(var / n)
-  assert(math.abs(m - mean) <= 5 * se_mean,
-    string.format('%s: mean %.6g, expected %.6g (standard error %.3g)', label, m, mean, se_mean))
-  local se_var = sqrt(math.max(m4 - s2 * s2, 0) / n)
-  assert(math.abs(s2 - var) <= 5 * se_var + 1e-12,
-    string.format('%s: variance %.6g, expected %.6g (standard error %.3g)', label, s2, var, se_var))
-end
+local check_moments, check_ks = M.check_moments, M.check_ks
 
 -- the column j of an [n, k] sample as a Lua array
 local function column(x, j)
@@ -59,20 +48,6 @@ local function check_frequencies(xs, pmf, lo, hi, label)
       string.format('%s: frequency of %d is %.5f, expected %.5f (standard error %.3g)', label, k, f, p, se))
   end
   return total
-end
-
--- the Kolmogorov-Smirnov distance of a sample from a CDF, below its 0.1% critical value
-local function check_ks(xs, cdf, label)
-  local s = { table.unpack(xs) }
-  table.sort(s)
-  local n = #s
-  local dmax = 0
-  for i, x in ipairs(s) do
-    local c = cdf(x)
-    dmax = math.max(dmax, math.abs(c - (i - 1) / n), math.abs(i / n - c))
-  end
-  assert(dmax < 1.95 / sqrt(n), string.format('%s: Kolmogorov-Smirnov distance %.4f (critical %.4f)', label, dmax,
-    1.95 / sqrt(n)))
 end
 
 local function lpmf_binomial(k, n, p)

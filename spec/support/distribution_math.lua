@@ -1,6 +1,8 @@
 -- Plain-Lua references for spec/distributions_*_spec.lua: the log-gamma and digamma functions,
 -- the regularised incomplete gamma function, numerical integration, small dense linear algebra
--- and moments, written here from their textbook definitions (no tensor operations).
+-- and moments, written here from their textbook definitions (no tensor operations); log-densities
+-- of the common families, KL divergence by Simpson's rule, and the checks of samples against
+-- moments and CDFs.
 local M = {}
 
 local PI = math.pi
@@ -144,6 +146,61 @@ function M.moments(xs)
     s4 = s4 + d * d * d * d
   end
   return mean, s2 / (n - 1), s4 / n
+end
+
+-- ---- log-densities, one function of x per parameter set ----
+
+local log, exp, inf = math.log, math.exp, math.huge
+local L = {}
+M.logpdf = L
+function L.normal(m, s) return function(x) return -((x - m) ^ 2) / (2 * s * s) - log(s) - 0.5 * log(2 * PI) end end
+function L.laplace(m, b) return function(x) return -log(2 * b) - math.abs(x - m) / b end end
+function L.exponential(r) return function(x) return x >= 0 and log(r) - r * x or -inf end end
+function L.gamma(a, r)
+  return function(x) return x > 0 and a * log(r) + (a - 1) * log(x) - r * x - M.lgamma(a) or -inf end
+end
+function L.beta(a, b)
+  return function(x) return (x > 0 and x < 1) and (a - 1) * log(x) + (b - 1) * log(1 - x) - M.lbeta(a, b) or -inf end
+end
+function L.uniform(lo, hi) return function(x) return (x >= lo and x <= hi) and -log(hi - lo) or -inf end end
+function L.cauchy(m, s) return function(x) return -log(PI * s * (1 + ((x - m) / s) ^ 2)) end end
+
+-- KL(p || q) of log-densities lp and lq by Simpson's rule on [a, b]
+function M.kl_integral(lp, lq, a, b, n)
+  return M.integrate(function(x)
+    local u = lp(x)
+    if u == -inf then return 0 end
+    return exp(u) * (u - lq(x))
+  end, a, b, n or 40000)
+end
+
+-- ---- samples ----
+
+-- a sample's mean within 5 standard errors of `mean`, its variance within 5 standard errors
+-- (estimated from its fourth central moment) of `var`
+function M.check_moments(xs, mean, var, label)
+  local n = #xs
+  local m, s2, m4 = M.moments(xs)
+  local se_mean = math.sqrt(var / n)
+  assert(math.abs(m - mean) <= 5 * se_mean,
+    string.format('%s: mean %.6g, expected %.6g (standard error %.3g)', label, m, mean, se_mean))
+  local se_var = math.sqrt(math.max(m4 - s2 * s2, 0) / n)
+  assert(math.abs(s2 - var) <= 5 * se_var + 1e-12,
+    string.format('%s: variance %.6g, expected %.6g (standard error %.3g)', label, s2, var, se_var))
+end
+
+-- the Kolmogorov-Smirnov distance of a sample from a CDF, below its 0.1% critical value
+function M.check_ks(xs, cdf, label)
+  local s = { table.unpack(xs) }
+  table.sort(s)
+  local n = #s
+  local dmax = 0
+  for i, x in ipairs(s) do
+    local c = cdf(x)
+    dmax = math.max(dmax, math.abs(c - (i - 1) / n), math.abs(i / n - c))
+  end
+  assert(dmax < 1.95 / math.sqrt(n), string.format('%s: Kolmogorov-Smirnov distance %.4f (critical %.4f)', label, dmax,
+    1.95 / math.sqrt(n)))
 end
 
 return M

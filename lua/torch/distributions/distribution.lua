@@ -90,6 +90,16 @@ function Distribution:_init_expanded(new, batch_shape, event_shape)
   return new
 end
 
+--- d:_expand_params(names, ...): a new instance of d's class with the batch shape given (sizes or a
+--- table), whose named tensor parameters (those d holds itself) are d's expanded to it; for the
+--- families whose expand is just that
+function Distribution:_expand_params(names, ...)
+  local shape = U.sample_shape(class_name(self) .. '.expand', ...)
+  local new = self:_new_instance()
+  U.expand_fields(self, new, names, shape)
+  return self:_init_expanded(new, shape)
+end
+
 function Distribution:_validate_params()
   local ac = self.arg_constraints
   for _, name in ipairs(ac) do

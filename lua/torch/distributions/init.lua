@@ -18,6 +18,11 @@ for name, file in pairs {
   Poisson = 'poisson', Geometric = 'geometric', Cauchy = 'cauchy', LogNormal = 'log_normal', StudentT = 'student_t',
   MultivariateNormal = 'multivariate_normal', Independent = 'independent',
   TransformedDistribution = 'transformed_distribution', MixtureSameFamily = 'mixture_same_family',
+  HalfNormal = 'half_normal', HalfCauchy = 'half_cauchy', Gumbel = 'gumbel', Pareto = 'pareto', Weibull = 'weibull',
+  Kumaraswamy = 'kumaraswamy', FisherSnedecor = 'fisher_snedecor', VonMises = 'von_mises',
+  NegativeBinomial = 'negative_binomial', ContinuousBernoulli = 'continuous_bernoulli',
+  LogitRelaxedBernoulli = 'logit_relaxed_bernoulli', RelaxedBernoulli = 'relaxed_bernoulli',
+  ExpRelaxedCategorical = 'exp_relaxed_categorical', RelaxedOneHotCategorical = 'relaxed_one_hot_categorical',
 } do
   distributions[name] = require('torch.distributions.' .. file)
 end

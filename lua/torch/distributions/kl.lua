@@ -25,6 +25,10 @@ local D = {
   Poisson = require 'torch.distributions.poisson',
   TransformedDistribution = require 'torch.distributions.transformed_distribution',
   Uniform = require 'torch.distributions.uniform',
+  ContinuousBernoulli = require 'torch.distributions.continuous_bernoulli',
+  Gumbel = require 'torch.distributions.gumbel',
+  HalfNormal = require 'torch.distributions.half_normal',
+  Pareto = require 'torch.distributions.pareto',
 }
 
 local KL = {}
@@ -278,10 +282,17 @@ register_kl(D.Beta, D.Uniform, function(p, q)
 end)
 
 local function inf_of(name) return function(p) return infinite_like(p[name]) end end
-for _, Q in ipairs { D.Beta, D.Uniform } do register_kl(D.Exponential, Q, inf_of('rate')) end
-for _, Q in ipairs { D.Beta, D.Uniform } do register_kl(D.Gamma, Q, inf_of('concentration')) end
-for _, Q in ipairs { D.Beta, D.Exponential, D.Gamma, D.Uniform } do register_kl(D.Laplace, Q, inf_of('loc')) end
-for _, Q in ipairs { D.Beta, D.Exponential, D.Gamma, D.Uniform } do register_kl(D.Normal, Q, inf_of('loc')) end
+local CB, Pareto, Gumbel = D.ContinuousBernoulli, D.Pareto, D.Gumbel
+for _, Q in ipairs { D.Beta, CB, Pareto, D.Uniform } do register_kl(D.Exponential, Q, inf_of('rate')) end
+for _, Q in ipairs { D.Beta, CB, Pareto, D.Uniform } do register_kl(D.Gamma, Q, inf_of('concentration')) end
+for _, Q in ipairs { D.Beta, CB, D.Exponential, D.Gamma, Pareto, D.Uniform } do
+  register_kl(D.Laplace, Q, inf_of('loc'))
+  register_kl(D.Normal, Q, inf_of('loc'))
+end
+register_kl(D.Beta, Pareto, inf_of('concentration1'))
+register_kl(CB, Pareto, inf_of('probs'))
+for _, Q in ipairs { D.Beta, CB, D.Exponential, D.Gamma, Pareto, D.Uniform } do register_kl(Gumbel, Q, inf_of('loc')) end
+for _, Q in ipairs { D.Beta, CB, D.Uniform } do register_kl(Pareto, Q, inf_of('scale')) end
 for _, Q in ipairs { D.Bernoulli, D.Binomial } do register_kl(D.Poisson, Q, inf_of('rate')) end
 
 register_kl(D.Exponential, D.Gamma, function(p, q)
@@ -364,6 +375,129 @@ register_kl(D.Uniform, D.Normal, function(p, q)
   local t2 = common_term:pow(2) / 12
   local t3 = ((p.high + p.low - 2 * q.loc) / 2):pow(2)
   return t1 + 0.5 * (t2 + t3) / q.scale:pow(2)
+end)
+
+-- ---- the families of PyTorch 1.13 added later (same-family pairs first) ----
+
+register_kl(CB, CB, function(p, q)
+  local t1 = p.mean * (p.logits - q.logits)
+  local t2 = p:_cont_bern_log_norm() + torch.log1p(-p.probs)
+  local t3 = -q:_cont_bern_log_norm() - torch.log1p(-q.probs)
+  return t1 + t2 + t3
+end)
+
+register_kl(Gumbel, Gumbel, function(p, q)
+  local ct1, ct2, ct3 = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
+  local t1 = -ct1:log() - ct2 + ct3
+  local t2 = ct1 * EULER
+  local t3 = (ct2 + (1 + ct1):lgamma() - ct3):exp()
+  return t1 + t2 + t3 - (1 + EULER)
+end)
+
+register_kl(D.HalfNormal, D.HalfNormal, function(p, q) return kl_normal_normal(p.base_dist, q.base_dist) end)
+
+register_kl(Pareto, Pareto, function(p, q)
+  local scale_ratio, alpha_ratio = p.scale / q.scale, q.alpha / p.alpha
+  local result = q.alpha * scale_ratio:log() - alpha_ratio:log() + alpha_ratio - 1
+  return torch.where(p.scale:lt(q.scale), INF, result)
+end)
+
+-- KL(p || q) for q a ContinuousBernoulli and p on [0, 1] with the given entropy and mean
+local function kl_to_continuous_bernoulli(p, q)
+  return -p:entropy() - p.mean * q.logits - torch.log1p(-q.probs) - q:_cont_bern_log_norm()
+end
+register_kl(D.Beta, CB, kl_to_continuous_bernoulli)
+
+register_kl(CB, D.Exponential, function(p, q) return -p:entropy() - q.rate:log() + q.rate * p.mean end)
+
+register_kl(CB, D.Normal, function(p, q)
+  local t1 = -p:entropy()
+  local t2 = 0.5 * (math.log(2 * math.pi) + (q.loc / q.scale):pow(2)) + q.scale:log()
+  local t3 = (p.variance + p.mean:pow(2) - 2 * q.loc * p.mean) / (2 * q.scale:pow(2))
+  return t1 + t2 + t3
+end)
+
+register_kl(CB, D.Uniform, function(p, q)
+  local result = -p:entropy() + (q.high - q.low):log()
+  return torch.where(q.low:ge(0):logical_or(q.high:le(1)), INF, result)
+end)
+
+register_kl(D.Exponential, Gumbel, function(p, q)
+  local scale_rate_prod, loc_scale_ratio = p.rate * q.scale, q.loc / q.scale
+  local t1 = scale_rate_prod:log() - 1
+  local t2 = loc_scale_ratio:exp() * scale_rate_prod / (scale_rate_prod + 1)
+  return t1 - loc_scale_ratio + t2 + scale_rate_prod:reciprocal()
+end)
+
+register_kl(D.Gamma, Gumbel, function(p, q)
+  local a = p.concentration
+  local beta_scale_prod, loc_scale_ratio = p.rate * q.scale, q.loc / q.scale
+  local t1 = (a - 1) * a:digamma() - a:lgamma() - a
+  local t2 = beta_scale_prod:log() + a / beta_scale_prod
+  local t3 = loc_scale_ratio:exp() * (1 + beta_scale_prod:reciprocal()):pow(-a) - loc_scale_ratio
+  return t1 + t2 + t3
+end)
+
+register_kl(Gumbel, D.Normal, function(p, q)
+  local param_ratio = p.scale / q.scale
+  local t1 = (param_ratio / math.sqrt(2 * math.pi)):log()
+  local t2 = (math.pi * param_ratio * 0.5):pow(2) / 3
+  local t3 = ((p.loc + p.scale * EULER - q.loc) / q.scale):pow(2) * 0.5
+  return -t1 + t2 + t3 - (EULER + 1)
+end)
+
+register_kl(D.Normal, Gumbel, function(p, q)
+  local mean_scale_ratio = p.loc / q.scale
+  local var_scale_sqr_ratio = (p.scale / q.scale):pow(2)
+  local loc_scale_ratio = q.loc / q.scale
+  local t1 = var_scale_sqr_ratio:log() * 0.5
+  local t2 = mean_scale_ratio - loc_scale_ratio
+  local t3 = (-mean_scale_ratio + 0.5 * var_scale_sqr_ratio + loc_scale_ratio):exp()
+  return -t1 + t2 + t3 - (0.5 * (1 + math.log(2 * math.pi)))
+end)
+
+register_kl(Pareto, D.Exponential, function(p, q)
+  local scale_rate_prod = p.scale * q.rate
+  local result = (p.alpha / scale_rate_prod):log() - p.alpha:reciprocal() + p.alpha * scale_rate_prod / (p.alpha - 1) - 1
+  return torch.where(p.alpha:le(1), INF, result)
+end)
+
+register_kl(Pareto, D.Gamma, function(p, q)
+  local common_term = p.scale:log() + p.alpha:reciprocal()
+  local t1 = p.alpha:log() - common_term
+  local t2 = q.concentration:lgamma() - q.concentration * q.rate:log()
+  local t3 = (1 - q.concentration) * common_term
+  local t4 = q.rate * p.alpha * p.scale / (p.alpha - 1)
+  return torch.where(p.alpha:le(1), INF, t1 + t2 + t3 + t4 - 1)
+end)
+
+register_kl(Pareto, D.Normal, function(p, q)
+  local var_normal = 2 * q.scale:pow(2)
+  local common_term = p.scale / (p.alpha - 1)
+  local t1 = (math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale):log()
+  local t2 = p.alpha:reciprocal()
+  local t3 = p.alpha * common_term:pow(2) / (p.alpha - 2)
+  local t4 = (p.alpha * common_term - q.loc):pow(2)
+  return torch.where(p.alpha:le(2), INF, t1 - t2 + (t3 + t4) / var_normal - 1)
+end)
+
+register_kl(D.Uniform, CB, function(p, q)
+  return torch.where(p.high:ge(1):logical_or(p.low:le(0)), INF, kl_to_continuous_bernoulli(p, q))
+end)
+
+register_kl(D.Uniform, Gumbel, function(p, q)
+  local common_term = q.scale / (p.high - p.low)
+  local high_loc_diff, low_loc_diff = (p.high - q.loc) / q.scale, (p.low - q.loc) / q.scale
+  local t1 = common_term:log() + 0.5 * (high_loc_diff + low_loc_diff)
+  local t2 = common_term * ((-high_loc_diff):exp() - (-low_loc_diff):exp())
+  return t1 - t2
+end)
+
+register_kl(D.Uniform, Pareto, function(p, q)
+  local support_uniform = p.high - p.low
+  local t1 = (q.alpha * q.scale:pow(q.alpha) * support_uniform):log()
+  local t2 = (x_log_x(p.high) - x_log_x(p.low) - support_uniform) / support_uniform
+  return torch.where(p.low:lt(q.scale), INF, t2 * (q.alpha + 1) - t1)
 end)
 
 return KL

@@ -64,6 +64,15 @@ function TransformedDistribution:expand(...)
   return self:_init_expanded(new, shape)
 end
 
+--- d:_expand_params(names, ...): expand, with the named parameters that d holds itself (beside
+--- its base distribution's) expanded too
+function TransformedDistribution:_expand_params(names, ...)
+  local shape = U.sample_shape(Distribution.class_name(self) .. '.expand', ...)
+  local new = TransformedDistribution.expand(self, shape)
+  U.expand_fields(self, new, names, shape)
+  return new
+end
+
 local props = TransformedDistribution.properties
 function props.support(d)
   if #d.transforms == 0 then return d.base_dist.support end

@@ -2,7 +2,7 @@
 -- t(x) applies t, t.inv is the inverse (t.inv.inv is t), t:log_abs_det_jacobian(x, y) is
 -- log |dy/dx|, t.domain and t.codomain are constraints, t.sign is +1 or -1 for monotone maps.
 -- ExpTransform, AffineTransform(loc, scale, {event_dim}), SigmoidTransform, TanhTransform,
--- PowerTransform(exponent), ComposeTransform{t1, t2, ...}; every one takes {cache_size = 1}
+-- PowerTransform(exponent), AbsTransform, ComposeTransform{t1, t2, ...}; every one takes {cache_size = 1}
 -- to remember its last (x, y) pair, as in PyTorch.
 local torch = require 'torch'
 local class = require 'torch.class'
@@ -343,5 +343,14 @@ function Power:_inverse(y) return y:pow(1 / self.exponent) end
 function Power:log_abs_det_jacobian(x, y) return (self.exponent * y / x):abs():log() end
 function Power:forward_shape(shape) return torch.broadcast_shapes(shape, param_shape(self.exponent)) end
 Power.inverse_shape = Power.forward_shape
+
+local Abs = Transform:extend('AbsTransform')
+T.AbsTransform = Abs
+--- AbsTransform(): y = |x|, from the reals onto the positive reals; not bijective, and its inverse
+--- maps y to y (the positive branch), as PyTorch's does
+Abs.domain, Abs.codomain = C.real, C.positive
+function Abs.__eq(a, b) return class.isinstance(a, Abs) and class.isinstance(b, Abs) end
+function Abs:_call(x) return x:abs() end
+function Abs:_inverse(y) return y end
 
 return T

@@ -196,6 +196,55 @@ function U.sum_rightmost(x, n)
   return x:reshape(shape):sum(-1)
 end
 
+--- U.expand_fields(from, to, names, shape): to[name] = from's tensor `name` expanded to shape +
+--- its own event dimensions (extra), for each name that `from` holds itself (lazy properties not
+--- yet computed are skipped); extra[name] is the number of rightmost dimensions kept
+function U.expand_fields(from, to, names, shape, extra)
+  for _, name in ipairs(names) do
+    local v = rawget(from, name)
+    if v ~= nil then
+      local keep = extra and extra[name] or 0
+      to[name] = v:expand(U.cat(shape, U.slice(v.shape, v:dim() - keep + 1)))
+    end
+  end
+end
+
+-- ---- folded distributions ----
+
+--- U.folded_log_prob(d, value), U.folded_cdf(d, value), U.folded_icdf(d, p): the methods of |X|
+--- for X ~ d.base_dist, a distribution symmetric about 0 (HalfNormal, HalfCauchy)
+function U.folded_log_prob(d, value)
+  if d._validate_args then d:_validate_sample(value) end
+  local lp = d.base_dist:log_prob(value) + math.log(2)
+  return torch.where(value:ge(0), lp, -math.huge)
+end
+function U.folded_cdf(d, value)
+  if d._validate_args then d:_validate_sample(value, 'cdf') end
+  return 2 * d.base_dist:cdf(value) - 1
+end
+function U.folded_icdf(d, p) return d.base_dist:icdf((p + 1) / 2) end
+
+-- ---- the relaxed distributions ----
+
+--- U.relaxed_base(op, Base, a): the base distribution of RelaxedBernoulli or
+--- RelaxedOneHotCategorical, Base(temperature, probs, logits) from the arguments a, validated
+--- as the relaxed distribution asked (its errors name op)
+function U.relaxed_base(op, Base, a)
+  if (a.probs == nil) == (a.logits == nil) then
+    U.raise('%s: either probs or logits must be specified, but not both', op)
+  end
+  return Base(a.temperature, { probs = a.probs, logits = a.logits, validate_args = a.validate_args })
+end
+
+--- U.relaxed_properties(cls): temperature, probs, logits and param_shape of a relaxed
+--- distribution, read from its base
+function U.relaxed_properties(cls)
+  local props = cls.properties
+  for _, name in ipairs { 'temperature', 'probs', 'logits', 'param_shape' } do
+    props[name] = function(d) return d.base_dist[name] end
+  end
+end
+
 -- ---- dtypes ----
 
 local FINFO = {
