@@ -116,6 +116,7 @@ function torch.memory.summary(device)
   return table.concat(rows, '\n')
 end
 
+require 'torch.dtypes'
 require 'torch.autograd'
 require 'torch.sort'
 require 'torch.composite'

@@ -587,9 +587,6 @@ function F.dropout2d(x, p, training, inplace) return channel_dropout(x, p, train
 function F.dropout3d(x, p, training, inplace) return channel_dropout(x, p, training, inplace, 'dropout3d', 4) end
 
 -- ---- RMS normalisation ----
-local FINFO_EPS = { float32 = 1.1920928955078125e-07, float64 = 2.220446049250313e-16, float16 = 0.0009765625,
-  bfloat16 = 0.0078125 }
-
 --- F.rms_norm(x, normalized_shape, weight, {eps}) -> x / sqrt(mean(x^2) + eps) over the last dims
 -- of normalized_shape, times weight; eps defaults to the dtype's machine epsilon (PyTorch's
 -- finfo(x.dtype).eps). float16 and bfloat16 are computed in float32.
@@ -610,7 +607,7 @@ function F.rms_norm(x, shape, w, o)
     end
   end
   if not x.dtype.is_floating_point then error('rms_norm: expected a floating point input, got ' .. tostring(x.dtype), 2) end
-  local eps = o.eps or FINFO_EPS[x.dtype.name]
+  local eps = o.eps or torch.finfo(x.dtype).eps
   local low = x.dtype == torch.float16 or x.dtype == torch.bfloat16
   local xf = low and x:float() or x
   local dims = {}
