@@ -85,10 +85,10 @@ static lt_tensor_t *tensor_from_lua(lua_State *L, int idx, lt_dtype dt, lt_devic
   lua_pop(L, 1);
   scan_nested(L, idx, 0, &info);
   if (dt == LT_DTYPE_INVALID) {
-    if (info.any_float) dt = LT_DEFAULT_FLOAT;
+    if (info.any_float) dt = lt_default_float();
     else if (info.any_int) dt = LT_INT64;
     else if (info.any_bool) dt = LT_BOOL;
-    else dt = LT_DEFAULT_FLOAT; /* empty */
+    else dt = lt_default_float(); /* empty */
   }
   /* the values in float64 (any float among them) or int64, then converted to dtype and device */
   bool as_float = info.any_float;
@@ -125,7 +125,7 @@ static int filled(lua_State *L, lt_operand_t v, const char *op) {
   int64_t sizes[LT_MAX_DIM];
   lt_lua_opts_t o;
   sizes_and_opts(L, 1, &nd, sizes, &o, op);
-  lt_dtype dt = o.dtype == LT_DTYPE_INVALID ? LT_DEFAULT_FLOAT : o.dtype;
+  lt_dtype dt = o.dtype == LT_DTYPE_INVALID ? lt_default_float() : o.dtype;
   lt_device_t dev = opt_device(&o, lt_device(LT_CPU, -1));
   if (v.kind == LT_OPERAND_TENSOR) push_new(L, lt_empty(nd, sizes, dt, dev), &o);
   else push_new(L, lt_full(nd, sizes, v, dt, dev), &o);
@@ -136,7 +136,7 @@ static int f_ones(lua_State *L) { return filled(L, lt_int_operand(1), "ones"); }
 static int f_empty(lua_State *L) { return filled(L, lt_tensor_operand(NULL), "empty"); }
 
 static lt_dtype dtype_of_value(lt_operand_t v) {
-  return v.kind == LT_OPERAND_FLOAT ? LT_DEFAULT_FLOAT : v.kind == LT_OPERAND_BOOL ? LT_BOOL : LT_INT64;
+  return v.kind == LT_OPERAND_FLOAT ? lt_default_float() : v.kind == LT_OPERAND_BOOL ? LT_BOOL : LT_INT64;
 }
 
 /* torch.full(sizes, value, opts) */
@@ -170,7 +170,7 @@ static int f_arange(lua_State *L) {
   lt_lua_checkopts(L, n + 1, &o);
   lt_lua_checknargs(L, n + 1, "arange");
   double start = n >= 2 ? v[0] : 0, end = n >= 2 ? v[1] : v[0], step = n == 3 ? v[2] : 1;
-  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : any_float ? LT_DEFAULT_FLOAT : LT_INT64;
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : any_float ? lt_default_float() : LT_INT64;
   push_new(L, lt_arange(start, end, step, dt, opt_device(&o, lt_device(LT_CPU, -1))), &o);
   return 1;
 }
@@ -181,7 +181,7 @@ static int f_linspace(lua_State *L) {
   lt_lua_opts_t o;
   lt_lua_checkopts(L, 4, &o);
   lt_lua_checknargs(L, 4, "linspace");
-  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_DEFAULT_FLOAT;
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
   push_new(L, lt_linspace(a, b, steps, dt, opt_device(&o, lt_device(LT_CPU, -1))), &o);
   return 1;
 }
@@ -194,7 +194,7 @@ static int f_eye(lua_State *L) {
   lt_lua_opts_t o;
   lt_lua_checkopts(L, oi, &o);
   lt_lua_checknargs(L, oi, "eye");
-  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_DEFAULT_FLOAT;
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
   push_new(L, lt_eye(n, m, dt, opt_device(&o, lt_device(LT_CPU, -1))), &o);
   return 1;
 }
@@ -277,7 +277,7 @@ static int f_rand(lua_State *L) {
   int64_t sizes[LT_MAX_DIM];
   lt_lua_opts_t o;
   sizes_and_opts(L, 1, &nd, sizes, &o, "rand");
-  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_DEFAULT_FLOAT;
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
   push_new(L, make_filled(&o, nd, sizes, dt, opt_device(&o, lt_device(LT_CPU, -1)), K_RAND, lt_int_operand(0)), &o);
   return 1;
 }
@@ -286,7 +286,7 @@ static int f_randn(lua_State *L) {
   int64_t sizes[LT_MAX_DIM];
   lt_lua_opts_t o;
   sizes_and_opts(L, 1, &nd, sizes, &o, "randn");
-  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_DEFAULT_FLOAT;
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
   push_new(L, make_filled(&o, nd, sizes, dt, opt_device(&o, lt_device(LT_CPU, -1)), K_RANDN, lt_int_operand(0)), &o);
   return 1;
 }

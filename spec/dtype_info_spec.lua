@@ -1,5 +1,7 @@
 -- torch.finfo and torch.iinfo against PyTorch's values (spec/data/functions_reference.lua, written
--- by tools/gen_functions_reference.py) and against closed forms.
+-- by tools/gen_functions_reference.py) and against closed forms, and torch.set_default_dtype /
+-- get_default_dtype: what the factories, the type promotion and printing make of it, in the main
+-- state, in DataLoader workers and in Lua threads. Every test that changes the default restores it.
 local torch = require 'torch'
 local REF = dofile('spec/data/functions_reference.lua')
 
@@ -42,6 +44,11 @@ describe('torch.finfo', function()
     assert.are.equal('float32', torch.finfo().dtype)
     assert.are.equal('finfo(resolution=1e-06, min=-3.40282e+38, max=3.40282e+38, eps=1.19209e-07, '
       .. 'smallest_normal=1.17549e-38, tiny=1.17549e-38, dtype=float32)', tostring(torch.finfo()))
+    torch.set_default_dtype(torch.float64)
+    local ok, f = pcall(torch.finfo)
+    torch.set_default_dtype(torch.float32)
+    assert.is_true(ok, f)
+    assert.are.equal(REF.finfo.float64.eps, f.eps)
     assert.are.equal(torch.finfo('float16').max, 65504.0)
   end)
 
@@ -106,3 +113,84 @@ describe('the limits used inside torch', function()
   end)
 end)
 
+describe('torch.set_default_dtype', function()
+  local function restore() torch.set_default_dtype(torch.float32) end
+  after_each(restore)
+
+  it('is float32 when not set', function()
+    assert.are.equal(torch.float32, torch.get_default_dtype())
+    assert.are.equal(torch.float32, torch.tensor({ 1.5 }).dtype)
+    assert.are.equal(torch.float32, torch.zeros(2).dtype)
+    assert.are.equal(torch.float32, torch.rand(2).dtype)
+    assert.are.equal(torch.float32, torch.arange(0, 1, 0.5).dtype)
+    assert.are.equal(torch.float32, torch.tensor({ 1, 2 }):sqrt().dtype)
+    assert.are.equal(torch.float32, (torch.tensor({ 1, 2 }) * 0.5).dtype)
+    assert.are.equal(torch.float32, torch.nn.Linear(2, 3).weight.dtype)
+    assert.are.equal('tensor([1.5000])', tostring(torch.tensor({ 1.5 })))
+  end)
+
+  it('changes what the factories, the promotions and nn layers make, and printing', function()
+    torch.set_default_dtype(torch.float64)
+    local f64 = torch.float64
+    assert.are.equal(f64, torch.get_default_dtype())
+    -- a float64 literal keeps its digits
+    assert.are.equal(0.1, torch.tensor({ 0.1 }):item())
+    for name, t in pairs {
+      tensor = torch.tensor({ 1.5, 2 }), empty_table = torch.tensor({}), zeros = torch.zeros(2), ones = torch.ones(2, 2),
+      empty = torch.empty(3), full = torch.full({ 2 }, 0.5), rand = torch.rand(2), randn = torch.randn(2),
+      arange = torch.arange(0, 1, 0.25), linspace = torch.linspace(0, 1, 5), eye = torch.eye(2),
+      logspace = torch.logspace(0, 1, 3), sqrt_int = torch.tensor({ 1, 4 }):sqrt(),
+      int_times_float = torch.tensor({ 1, 2 }) * 0.5, logsumexp_int = torch.tensor({ 1, 2 }):logsumexp(1), int_div = torch.tensor({ 1, 2 }) / torch.tensor({ 2, 2 }),
+    } do
+      assert.are.equal(f64, t.dtype, name)
+    end
+    assert.are.equal(torch.int64, torch.arange(0, 4).dtype)
+    assert.are.equal(torch.int64, torch.full({ 2 }, 3).dtype)
+    assert.are.equal(torch.float32, torch.zeros(2, { dtype = torch.float32 }).dtype)
+    assert.are.equal(f64, torch.result_type(torch.tensor({ 1 }), 1.5))
+    local lin = torch.nn.Linear(2, 3)
+    assert.are.equal(f64, lin.weight.dtype)
+    assert.are.equal(f64, lin.bias.dtype)
+    assert.are.equal(f64, torch.nn.Conv2d(1, 2, 3).weight.dtype)
+    -- printing: the default's name is left out, float32's is printed
+    assert.are.equal('tensor([1.5000])', tostring(torch.tensor({ 1.5 })))
+    assert.are.equal('tensor([1.5000], dtype=torch.float32)', tostring(torch.tensor({ 1.5 }, { dtype = torch.float32 })))
+    restore()
+    assert.are.equal(torch.float32, torch.zeros(1).dtype)
+    assert.are.equal('tensor([1.5000], dtype=torch.float64)', tostring(torch.tensor({ 1.5 }, { dtype = f64 })))
+  end)
+
+  it('takes only float32 and float64, with clear errors', function()
+    assert.has_error(function() torch.set_default_dtype(torch.int32) end,
+      'set_default_dtype: only floating-point types are supported as the default type, got int32')
+    assert.has_error(function() torch.set_default_dtype(torch.bool) end,
+      'set_default_dtype: only floating-point types are supported as the default type, got bool')
+    assert.has_error(function() torch.set_default_dtype(torch.float16) end,
+      'set_default_dtype: only float32 and float64 are supported as the default type, got float16')
+    assert.has_error(function() torch.set_default_dtype(torch.bfloat16) end,
+      'set_default_dtype: only float32 and float64 are supported as the default type, got bfloat16')
+    assert.has_error(function() torch.set_default_dtype(nil) end)
+    assert.are.equal(torch.float32, torch.get_default_dtype())
+  end)
+
+  it('is one setting for the whole process: DataLoader workers and Lua threads see it', function()
+    torch.set_default_dtype(torch.float64)
+    local Halves = require('spec.support.default_dtype_dataset').Halves
+    local loader = torch.data.DataLoader(Halves(4), { batch_size = 2, num_workers = 2 })
+    local workers = {}
+    for x, id in loader:iter() do
+      assert.are.equal(torch.float64, x.dtype)
+      assert.are.equal(x:select(2, 1):totable()[1] % 1, 0.5)
+      workers[id[1]] = true
+    end
+    assert.is_true(workers[1] and workers[2], 'both workers made batches')
+    local th = torch._lua_thread({ name = 'cpu:1' })
+    th:start(function() return torch.get_default_dtype().name, torch.tensor({ 0.5 }).dtype.name end, table.pack())
+    local a, b = th:wait()
+    assert.are.equal('float64', a)
+    assert.are.equal('float64', b)
+    -- and back to float32 everywhere
+    restore()
+    for x in loader:iter() do assert.are.equal(torch.float32, x.dtype) end
+  end)
+end)

@@ -38,7 +38,6 @@ function Size.numel(s)
 end
 Size.__index = { numel = Size.numel }
 
-function torch.get_default_dtype() return torch.float32 end
 function torch.typename(x)
   if torch.is_tensor(x) then return 'torch.Tensor' end
   return nil
