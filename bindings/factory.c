@@ -186,6 +186,19 @@ static int f_linspace(lua_State *L) {
   return 1;
 }
 
+/* torch.empty_strided(sizes, strides, opts) */
+static int f_empty_strided(lua_State *L) {
+  int nd;
+  int64_t sizes[LT_MAX_DIM], strides[LT_MAX_DIM];
+  lt_lua_checkstrided(L, 1, &nd, sizes, strides, "empty_strided");
+  lt_lua_opts_t o;
+  lt_lua_checkopts(L, 3, &o);
+  lt_lua_checknargs(L, 3, "empty_strided");
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
+  push_new(L, lt_empty_strided(nd, sizes, strides, dt, opt_device(&o, lt_device(LT_CPU, -1))), &o);
+  return 1;
+}
+
 static int f_eye(lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 1);
   int oi = 2;
@@ -395,7 +408,7 @@ static int f_set_rng_state(lua_State *L) {
 void lt_open_factory(lua_State *L, int torch, int mtab) {
   static const luaL_Reg fns[] = {
       {"tensor", f_tensor}, {"zeros", f_zeros}, {"ones", f_ones}, {"empty", f_empty}, {"full", f_full},
-      {"arange", f_arange}, {"linspace", f_linspace}, {"eye", f_eye}, {"zeros_like", f_zeros_like},
+      {"arange", f_arange}, {"linspace", f_linspace}, {"eye", f_eye}, {"empty_strided", f_empty_strided}, {"zeros_like", f_zeros_like},
       {"ones_like", f_ones_like}, {"empty_like", f_empty_like}, {"full_like", f_full_like},
       {"rand_like", f_rand_like}, {"randn_like", f_randn_like}, {"rand", f_rand}, {"randn", f_randn},
       {"randint", f_randint}, {"randperm", f_randperm}, {"manual_seed", f_manual_seed},
