@@ -134,6 +134,30 @@ function F.hardtanh(x, ...)
   return x:clamp(lo, hi)
 end
 
+-- the shrinkage activations: floating inputs and lambd a number (>= 0 for softshrink)
+local function shrink_args(op, x, lambd, nonneg)
+  check_tensor(x, op)
+  if type(lambd) == 'table' then lambd = opts_of(lambd, op, { 'lambd' }).lambd end
+  if lambd == nil then lambd = 0.5 end
+  if type(lambd) ~= 'number' then error(op .. ': lambd must be a number, got ' .. type(lambd), 3) end
+  if nonneg and lambd < 0 then error(string.format('%s: lambd must be greater or equal to 0, got %g', op, lambd), 3) end
+  if not x.dtype.is_floating_point then error(op .. ': expected a floating point input, got ' .. tostring(x.dtype), 3) end
+  return lambd
+end
+
+--- F.softshrink(x, lambd = 0.5) -> tensor: x - lambd where x > lambd, x + lambd where x < -lambd,
+-- else 0 (NaN too, as PyTorch's)
+function F.softshrink(x, lambd)
+  local l = shrink_args('softshrink', x, lambd, true)
+  return torch.where(x:gt(l), x - l, torch.where(x:lt(-l), x + l, 0))
+end
+
+--- F.hardshrink(x, lambd = 0.5) -> tensor: 0 where -lambd <= x <= lambd, else x (NaN stays NaN)
+function F.hardshrink(x, lambd)
+  local l = shrink_args('hardshrink', x, lambd, false)
+  return torch.where(x:ge(-l):logical_and(x:le(l)), 0, x)
+end
+
 --- F.threshold(x, threshold, value, inplace = false) -> tensor: x where x > threshold, else value
 function F.threshold(x, ...)
   check_tensor(x, 'threshold')
