@@ -79,6 +79,16 @@ int lt_lua_checksizes(lua_State *L, int idx, int *ndim, int64_t *sizes, const ch
   return next;
 }
 
+int lt_lua_checkstrided(lua_State *L, int idx, int *ndim, int64_t *sizes, int64_t *strides, const char *op) {
+  if (!lua_istable(L, idx) || !lua_istable(L, idx + 1))
+    luaL_error(L, "%s: expected the sizes and the strides as two tables of integers", op);
+  int ns;
+  check_int_list(L, idx, ndim, sizes, op, "sizes");
+  check_int_list(L, idx + 1, &ns, strides, op, "strides");
+  if (*ndim != ns) luaL_error(L, "%s: expected as many strides as sizes, got %d sizes and %d strides", op, *ndim, ns);
+  return idx + 2;
+}
+
 int lt_lua_checkdims(lua_State *L, int idx, int *n, int64_t *dims, const char *op) {
   int next = check_int_list(L, idx, n, dims, op, "dimensions");
   for (int i = 0; i < *n; i++) dims[i] = lt_lua_todim(L, dims[i], op);

@@ -39,6 +39,9 @@ int64_t lt_lua_todim(lua_State *L, int64_t d, const char *op);
 int64_t lt_lua_index(lua_State *L, int64_t i, const char *op);
 /* Sizes from numbers at idx.. or one array table at idx; returns the index after them. */
 int lt_lua_checksizes(lua_State *L, int idx, int *ndim, int64_t *sizes, const char *op);
+/* Sizes and strides as two tables at idx and idx + 1, of equal lengths (their values unchecked:
+   the core checks them); returns idx + 2. */
+int lt_lua_checkstrided(lua_State *L, int idx, int *ndim, int64_t *sizes, int64_t *strides, const char *op);
 /* A list of dims: numbers at idx.. or one table; returns the index after them. */
 int lt_lua_checkdims(lua_State *L, int idx, int *n, int64_t *dims, const char *op);
 /* The options table at idx (or none): dtype, device, requires_grad. */

@@ -85,10 +85,10 @@ static lt_tensor_t *tensor_from_lua(lua_State *L, int idx, lt_dtype dt, lt_devic
   lua_pop(L, 1);
   scan_nested(L, idx, 0, &info);
   if (dt == LT_DTYPE_INVALID) {
-    if (info.any_float) dt = LT_DEFAULT_FLOAT;
+    if (info.any_float) dt = lt_default_float();
     else if (info.any_int) dt = LT_INT64;
     else if (info.any_bool) dt = LT_BOOL;
-    else dt = LT_DEFAULT_FLOAT; /* empty */
+    else dt = lt_default_float(); /* empty */
   }
   /* the values in float64 (any float among them) or int64, then converted to dtype and device */
   bool as_float = info.any_float;
@@ -125,7 +125,7 @@ static int filled(lua_State *L, lt_operand_t v, const char *op) {
   int64_t sizes[LT_MAX_DIM];
   lt_lua_opts_t o;
   sizes_and_opts(L, 1, &nd, sizes, &o, op);
-  lt_dtype dt = o.dtype == LT_DTYPE_INVALID ? LT_DEFAULT_FLOAT : o.dtype;
+  lt_dtype dt = o.dtype == LT_DTYPE_INVALID ? lt_default_float() : o.dtype;
   lt_device_t dev = opt_device(&o, lt_device(LT_CPU, -1));
   if (v.kind == LT_OPERAND_TENSOR) push_new(L, lt_empty(nd, sizes, dt, dev), &o);
   else push_new(L, lt_full(nd, sizes, v, dt, dev), &o);
@@ -136,7 +136,7 @@ static int f_ones(lua_State *L) { return filled(L, lt_int_operand(1), "ones"); }
 static int f_empty(lua_State *L) { return filled(L, lt_tensor_operand(NULL), "empty"); }
 
 static lt_dtype dtype_of_value(lt_operand_t v) {
-  return v.kind == LT_OPERAND_FLOAT ? LT_DEFAULT_FLOAT : v.kind == LT_OPERAND_BOOL ? LT_BOOL : LT_INT64;
+  return v.kind == LT_OPERAND_FLOAT ? lt_default_float() : v.kind == LT_OPERAND_BOOL ? LT_BOOL : LT_INT64;
 }
 
 /* torch.full(sizes, value, opts) */
@@ -170,7 +170,7 @@ static int f_arange(lua_State *L) {
   lt_lua_checkopts(L, n + 1, &o);
   lt_lua_checknargs(L, n + 1, "arange");
   double start = n >= 2 ? v[0] : 0, end = n >= 2 ? v[1] : v[0], step = n == 3 ? v[2] : 1;
-  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : any_float ? LT_DEFAULT_FLOAT : LT_INT64;
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : any_float ? lt_default_float() : LT_INT64;
   push_new(L, lt_arange(start, end, step, dt, opt_device(&o, lt_device(LT_CPU, -1))), &o);
   return 1;
 }
@@ -181,8 +181,21 @@ static int f_linspace(lua_State *L) {
   lt_lua_opts_t o;
   lt_lua_checkopts(L, 4, &o);
   lt_lua_checknargs(L, 4, "linspace");
-  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_DEFAULT_FLOAT;
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
   push_new(L, lt_linspace(a, b, steps, dt, opt_device(&o, lt_device(LT_CPU, -1))), &o);
+  return 1;
+}
+
+/* torch.empty_strided(sizes, strides, opts) */
+static int f_empty_strided(lua_State *L) {
+  int nd;
+  int64_t sizes[LT_MAX_DIM], strides[LT_MAX_DIM];
+  lt_lua_checkstrided(L, 1, &nd, sizes, strides, "empty_strided");
+  lt_lua_opts_t o;
+  lt_lua_checkopts(L, 3, &o);
+  lt_lua_checknargs(L, 3, "empty_strided");
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
+  push_new(L, lt_empty_strided(nd, sizes, strides, dt, opt_device(&o, lt_device(LT_CPU, -1))), &o);
   return 1;
 }
 
@@ -194,7 +207,7 @@ static int f_eye(lua_State *L) {
   lt_lua_opts_t o;
   lt_lua_checkopts(L, oi, &o);
   lt_lua_checknargs(L, oi, "eye");
-  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_DEFAULT_FLOAT;
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
   push_new(L, lt_eye(n, m, dt, opt_device(&o, lt_device(LT_CPU, -1))), &o);
   return 1;
 }
@@ -277,7 +290,7 @@ static int f_rand(lua_State *L) {
   int64_t sizes[LT_MAX_DIM];
   lt_lua_opts_t o;
   sizes_and_opts(L, 1, &nd, sizes, &o, "rand");
-  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_DEFAULT_FLOAT;
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
   push_new(L, make_filled(&o, nd, sizes, dt, opt_device(&o, lt_device(LT_CPU, -1)), K_RAND, lt_int_operand(0)), &o);
   return 1;
 }
@@ -286,7 +299,7 @@ static int f_randn(lua_State *L) {
   int64_t sizes[LT_MAX_DIM];
   lt_lua_opts_t o;
   sizes_and_opts(L, 1, &nd, sizes, &o, "randn");
-  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_DEFAULT_FLOAT;
+  lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
   push_new(L, make_filled(&o, nd, sizes, dt, opt_device(&o, lt_device(LT_CPU, -1)), K_RANDN, lt_int_operand(0)), &o);
   return 1;
 }
@@ -395,7 +408,7 @@ static int f_set_rng_state(lua_State *L) {
 void lt_open_factory(lua_State *L, int torch, int mtab) {
   static const luaL_Reg fns[] = {
       {"tensor", f_tensor}, {"zeros", f_zeros}, {"ones", f_ones}, {"empty", f_empty}, {"full", f_full},
-      {"arange", f_arange}, {"linspace", f_linspace}, {"eye", f_eye}, {"zeros_like", f_zeros_like},
+      {"arange", f_arange}, {"linspace", f_linspace}, {"eye", f_eye}, {"empty_strided", f_empty_strided}, {"zeros_like", f_zeros_like},
       {"ones_like", f_ones_like}, {"empty_like", f_empty_like}, {"full_like", f_full_like},
       {"rand_like", f_rand_like}, {"randn_like", f_randn_like}, {"rand", f_rand}, {"randn", f_randn},
       {"randint", f_randint}, {"randperm", f_randperm}, {"manual_seed", f_manual_seed},

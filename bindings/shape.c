@@ -39,6 +39,19 @@ static int s_view(lua_State *L) {
   return 1;
 }
 
+/* x:_as_strided(sizes, strides, storage_offset = x's): the raw view (lua/torch/shapes.lua adds
+   autograd and the public names) */
+static int s_as_strided(lua_State *L) {
+  lt_tensor_t *x = lt_lua_checktensor(L, 1);
+  int nd;
+  int64_t sizes[LT_MAX_DIM], strides[LT_MAX_DIM];
+  lt_lua_checkstrided(L, 2, &nd, sizes, strides, "as_strided");
+  int64_t offset = luaL_optinteger(L, 4, x->offset);
+  lt_lua_checknargs(L, 4, "as_strided");
+  lt_lua_pushtensor(L, lt_as_strided(x, nd, sizes, strides, offset));
+  return 1;
+}
+
 static int s_reshape(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   int n;
@@ -359,7 +372,7 @@ void lt_open_shape(lua_State *L, int torch, int mtab) {
       {"view", s_view}, {"view_as", s_view_as}, {"reshape_as", s_reshape_as},
       {"expand", s_expand}, {"expand_as", s_expand_as}, {"masked_fill_", s_masked_fill_},
       {"scatter_", s_scatter_}, {"scatter_add_", s_scatter_add_}, {"index_add_", s_index_add_},
-      {"index_fill_", s_index_fill_}, {NULL, NULL}};
+      {"index_fill_", s_index_fill_}, {"_as_strided", s_as_strided}, {NULL, NULL}};
   static const luaL_Reg torch_only[] = {{"cat", s_cat}, {"concat", s_cat}, {"stack", s_stack}, {NULL, NULL}};
   lt_lua_register(L, torch, mtab, both, true, true);
   lt_lua_register(L, torch, mtab, methods_only, false, true);

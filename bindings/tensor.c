@@ -220,6 +220,14 @@ static int t_dim(lua_State *L) { lua_pushinteger(L, lt_lua_checktensor(L, 1)->nd
 static int t_numel(lua_State *L) { lua_pushinteger(L, lt_lua_checktensor(L, 1)->numel); return 1; }
 static int t_is_contiguous(lua_State *L) { lua_pushboolean(L, lt_is_contiguous(lt_lua_checktensor(L, 1))); return 1; }
 static int t_element_size(lua_State *L) { lua_pushinteger(L, (lua_Integer)lt_elsize(lt_lua_checktensor(L, 1))); return 1; }
+/* x:data_ptr(): the address of x's first element, as an integer (a device address for CUDA tensors) */
+static int t_data_ptr(lua_State *L) { lua_pushinteger(L, (lua_Integer)(intptr_t)lt_data(lt_lua_checktensor(L, 1))); return 1; }
+/* x:_storage_numel(): the elements x's storage holds (lua/torch/shapes.lua's as_strided) */
+static int t_storage_numel(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  lua_pushinteger(L, (lua_Integer)(t->storage->nbytes / lt_elsize(t)));
+  return 1;
+}
 static int t_storage_offset(lua_State *L) { lua_pushinteger(L, lt_lua_checktensor(L, 1)->offset); return 1; }
 static int t_is_floating_point(lua_State *L) { lua_pushboolean(L, lt_dtype_is_floating(lt_lua_checktensor(L, 1)->dtype)); return 1; }
 static int t_len(lua_State *L) {
@@ -472,6 +480,7 @@ static const luaL_Reg methods[] = {
     {"dim", t_dim},         {"ndimension", t_dim},    {"numel", t_numel},
     {"nelement", t_numel},  {"is_contiguous", t_is_contiguous},
     {"element_size", t_element_size}, {"storage_offset", t_storage_offset},
+    {"data_ptr", t_data_ptr}, {"_storage_numel", t_storage_numel},
     {"is_floating_point", t_is_floating_point},
     {NULL, NULL}};
 

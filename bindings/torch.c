@@ -80,6 +80,15 @@ static int f_promote_types(lua_State *L) {
   lt_lua_pushdtype(L, lt_promote_types(lt_lua_checkdtype(L, 1), lt_lua_checkdtype(L, 2)));
   return 1;
 }
+/* torch.set_default_dtype(dtype) / torch.get_default_dtype(): the process-wide default float */
+static int f_set_default_dtype(lua_State *L) {
+  if (lt_set_default_float(lt_lua_checkdtype(L, 1)) != LT_OK) return lt_lua_error(L);
+  return 0;
+}
+static int f_get_default_dtype(lua_State *L) {
+  lt_lua_pushdtype(L, lt_default_float());
+  return 1;
+}
 static int f_can_cast(lua_State *L) {
   lua_pushboolean(L, lt_can_cast(lt_lua_checkdtype(L, 1), lt_lua_checkdtype(L, 2)));
   return 1;
@@ -151,6 +160,7 @@ int luaopen_torch(lua_State *L) {
       {"is_tensor", f_is_tensor}, {"set_num_threads", f_set_num_threads},
       {"get_num_threads", f_get_num_threads}, {"_set_thread_num_threads", f_set_thread_num_threads}, {"promote_types", f_promote_types},
       {"can_cast", f_can_cast}, {"result_type", f_result_type}, {"_blas_info", f_blas_info},
+      {"set_default_dtype", f_set_default_dtype}, {"get_default_dtype", f_get_default_dtype},
       {NULL, NULL}};
   lt_lua_register(L, torch, methods, fns, true, false);
   lua_newtable(L);

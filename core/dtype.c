@@ -1,5 +1,8 @@
 #include "dtype.h"
 
+#include "error.h"
+
+#include <stdatomic.h>
 #include <string.h>
 
 const size_t lt_dtype_sizes[LT_NDTYPES] = LT_DTYPE_SIZES_INIT;
@@ -19,6 +22,21 @@ lt_dtype lt_dtype_from_name(const char *name) {
   for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
     if (strcmp(name, aliases[i].alias) == 0) return aliases[i].t;
   return LT_DTYPE_INVALID;
+}
+
+static atomic_int default_float = LT_FLOAT32;
+
+lt_dtype lt_default_float(void) { return (lt_dtype)atomic_load_explicit(&default_float, memory_order_relaxed); }
+
+int lt_set_default_float(lt_dtype t) {
+  if (!lt_dtype_is_floating(t))
+    return lt_error("set_default_dtype: only floating-point types are supported as the default type, got %s",
+                    lt_dtype_name(t));
+  if (t != LT_FLOAT32 && t != LT_FLOAT64)
+    return lt_error("set_default_dtype: only float32 and float64 are supported as the default type, got %s",
+                    lt_dtype_name(t));
+  atomic_store_explicit(&default_float, (int)t, memory_order_relaxed);
+  return LT_OK;
 }
 
 bool lt_dtype_is_floating(lt_dtype t) {
@@ -61,7 +79,7 @@ void lt_result_type_add_tensor(lt_result_type_t *r, lt_dtype t, int ndim) {
 }
 
 void lt_result_type_add_scalar(lt_result_type_t *r, bool is_float, bool is_bool) {
-  lt_dtype t = is_bool ? LT_BOOL : is_float ? LT_DEFAULT_FLOAT : LT_INT64;
+  lt_dtype t = is_bool ? LT_BOOL : is_float ? lt_default_float() : LT_INT64;
   r->scalar = lt_promote_types(r->scalar, t);
 }
 

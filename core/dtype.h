@@ -53,7 +53,11 @@ void lt_result_type_add_tensor(lt_result_type_t *r, lt_dtype t, int ndim);
 void lt_result_type_add_scalar(lt_result_type_t *r, bool is_float, bool is_bool);
 lt_dtype lt_result_type_get(const lt_result_type_t *r);
 
-/* The default floating dtype (float32). */
-#define LT_DEFAULT_FLOAT LT_FLOAT32
+/* The default floating dtype: what factories make of Lua floats and what integer tensors become in
+   ops that need a float (torch.get_default_dtype()). float32 until lt_set_default_float changes it;
+   one setting for the whole process, as PyTorch's (every thread and Lua state sees it). */
+lt_dtype lt_default_float(void);
+/* float32 or float64; anything else is an error naming set_default_dtype. */
+int lt_set_default_float(lt_dtype t);
 
 #endif

@@ -145,7 +145,7 @@ lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
              "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
     return NULL;
   }
-  if (!lt_dtype_is_floating(dt) && !lt_unary_has_int(op)) dt = LT_DEFAULT_FLOAT;
+  if (!lt_dtype_is_floating(dt) && !lt_unary_has_int(op)) dt = lt_default_float();
   lt_tensor_t *o = prepare_out(name, out, x->ndim, x->sizes, dt, x->device);
   if (!o) return NULL;
   const lt_tensor_t *in = x;
@@ -309,7 +309,7 @@ lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double a
              "`^` or `logical_xor()` operator instead.");
     return NULL;
   }
-  if (!lt_dtype_is_floating(dt) && !lt_binary_has_int(op)) dt = LT_DEFAULT_FLOAT;
+  if (!lt_dtype_is_floating(dt) && !lt_binary_has_int(op)) dt = lt_default_float();
   if (!lt_dtype_is_floating(dt) && alpha != (double)(int64_t)alpha) {
     lt_error("%s: for integral input tensors, argument alpha must not be a floating point number", name);
     return NULL;

@@ -1,5 +1,6 @@
 #include "core/factory.h"
 #include "core/cuda.h"
+#include "core/shape.h"
 
 #include <math.h>
 
@@ -50,6 +51,16 @@ lt_tensor_t *lt_linspace(double start, double end, int64_t steps, lt_dtype dt, l
   double step = steps > 1 ? (end - start) / (double)(steps - 1) : 0;
   if (steps == 1) return from_index_fn(1, dt, dev, start, start, 0, 0);
   return from_index_fn(steps, dt, dev, start, end, step, 1);
+}
+
+lt_tensor_t *lt_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, lt_dtype dt, lt_device_t dev) {
+  int64_t extent = lt_strided_extent("empty_strided", ndim, sizes, strides);
+  if (extent < 0) return NULL;
+  lt_tensor_t *base = lt_empty(1, &extent, dt, dev);
+  if (!base) return NULL;
+  lt_tensor_t *t = lt_view_geometry(base, ndim, sizes, strides, 0);
+  lt_release(base);
+  return t;
 }
 
 lt_tensor_t *lt_eye(int64_t n, int64_t m, lt_dtype dt, lt_device_t dev) {

@@ -10,6 +10,9 @@ lt_tensor_t *lt_full(int ndim, const int64_t *sizes, lt_operand_t value, lt_dtyp
 /* start + i*step for i in [0, ceil((end-start)/step)) */
 lt_tensor_t *lt_arange(double start, double end, double step, lt_dtype dt, lt_device_t dev);
 lt_tensor_t *lt_linspace(double start, double end, int64_t steps, lt_dtype dt, lt_device_t dev);
+/* An uninitialised tensor of the given sizes and strides (>= 0), over a storage of just the
+   elements they reach (torch.empty_strided). */
+lt_tensor_t *lt_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, lt_dtype dt, lt_device_t dev);
 lt_tensor_t *lt_eye(int64_t n, int64_t m, lt_dtype dt, lt_device_t dev);
 
 /* In-place random fills of any tensor (non-contiguous ones through a temporary). g NULL: the

@@ -202,7 +202,7 @@ lt_tensor_t *lt_logsumexp(lt_tensor_t *x, int ndims, const int64_t *dims, bool k
   const char *op = "logsumexp()";
   bool mask[LT_MAX_DIM];
   if (check_host(op, x) || parse_dims(op, x, ndims, dims, mask)) return NULL;
-  lt_dtype odt = lt_dtype_is_floating(x->dtype) ? x->dtype : LT_DEFAULT_FLOAT;
+  lt_dtype odt = lt_dtype_is_floating(x->dtype) ? x->dtype : lt_default_float();
   lt_tensor_t *src = as_dtype(x, odt);
   if (!src) return NULL;
   lt_tensor_t *out = reduce_values(op, LT_REDUCE_logsumexp, src, mask, keepdim, odt, no_params);

@@ -114,6 +114,39 @@ lt_tensor_t *lt_view(lt_tensor_t *x, int ndim, const int64_t *sizes) {
   return lt_view_geometry(x, ndim, shape, strides, x->offset);
 }
 
+int64_t lt_strided_extent(const char *op, int ndim, const int64_t *sizes, const int64_t *strides) {
+  if (check_ndim(op, ndim) != LT_OK) return -1;
+  int64_t extent = 1;
+  for (int d = 0; d < ndim; d++) {
+    if (sizes[d] < 0) return lt_error("%s: sizes must be non-negative, got %lld in dimension %d", op, (long long)sizes[d], d + 1);
+    if (strides[d] < 0)
+      return lt_error("%s: strides must be non-negative, got %lld in dimension %d", op, (long long)strides[d], d + 1);
+  }
+  for (int d = 0; d < ndim; d++) {
+    if (sizes[d] == 0) return 0;
+    extent += (sizes[d] - 1) * strides[d];
+  }
+  return extent;
+}
+
+lt_tensor_t *lt_as_strided(lt_tensor_t *x, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset) {
+  int64_t extent = lt_strided_extent("as_strided", ndim, sizes, strides);
+  if (extent < 0) return NULL;
+  if (offset < 0) {
+    lt_error("as_strided: storage_offset must be non-negative, got %lld", (long long)offset);
+    return NULL;
+  }
+  int64_t cap = (int64_t)(x->storage->nbytes / lt_elsize(x));
+  if (extent > 0 && offset + extent > cap) {
+    char sb[128], tb[128];
+    lt_error("as_strided: sizes %s, strides %s and storage offset %lld need a storage of %lld elements, but it "
+             "holds %lld", lt_shape_str(ndim, sizes, sb, sizeof sb), lt_shape_str(ndim, strides, tb, sizeof tb),
+             (long long)offset, (long long)(offset + extent), (long long)cap);
+    return NULL;
+  }
+  return lt_view_geometry(x, ndim, sizes, strides, offset);
+}
+
 lt_tensor_t *lt_reshape(lt_tensor_t *x, int ndim, const int64_t *sizes) {
   LT_AG_RESHAPE_LIKE("ReshapeAliasBackward0", x, lt_reshape(x, ndim, sizes))
   if (check_ndim("reshape", ndim) != LT_OK) return NULL;

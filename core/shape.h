@@ -24,6 +24,11 @@ lt_tensor_t *lt_narrow(lt_tensor_t *x, int64_t dim, int64_t start, int64_t lengt
 lt_tensor_t *lt_select(lt_tensor_t *x, int64_t dim, int64_t index);                  /* index 0-based, may be negative */
 /* a[dim] from start to stop (exclusive) with step > 0, clamped as Python slices */
 lt_tensor_t *lt_slice(lt_tensor_t *x, int64_t dim, int64_t start, int64_t stop, int64_t step);
+/* A view of x's storage with the given sizes, strides (>= 0) and storage offset (in elements,
+   0-based), checked against the storage's size; not recorded by autograd (lua/torch/shapes.lua
+   records it). The elements needed, 1 + sum((size - 1) * stride) (0 for an empty view). */
+lt_tensor_t *lt_as_strided(lt_tensor_t *x, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset);
+int64_t lt_strided_extent(const char *op, int ndim, const int64_t *sizes, const int64_t *strides);
 lt_tensor_t *lt_cat(int n, lt_tensor_t *const *xs, int64_t dim);
 lt_tensor_t *lt_stack(int n, lt_tensor_t *const *xs, int64_t dim);
 /* split into pieces of split_size along dim (the last may be smaller): *n_out pieces in *out

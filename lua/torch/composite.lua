@@ -130,8 +130,7 @@ both('nan_to_num', function(x, o)
   check_tensor(x, 'nan_to_num')
   o = opts_of(o, 'nan_to_num', { 'nan', 'posinf', 'neginf' })
   if not is_float(x) then return x:clone() end
-  local big = ({ float16 = 65504.0, bfloat16 = 3.3895313892515355e38, float32 = 3.4028234663852886e38 })[x.dtype.name]
-    or 1.7976931348623157e308
+  local big = torch.finfo(x.dtype).max
   local r = torch.where(x:ne(x), torch.full_like(x, o.nan or 0), x)
   r = torch.where(r:eq(math.huge), torch.full_like(x, o.posinf or big), r)
   return torch.where(r:eq(-math.huge), torch.full_like(x, o.neginf or -big), r)

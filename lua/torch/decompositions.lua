@@ -6,8 +6,6 @@
 -- torch.linalg by lua/torch/linalg.lua.
 local torch = require 'torch'
 
-local EPS = { float32 = 1.1920928955078125e-07, float64 = 2.220446049250313e-16 }
-
 return function(linalg, h)
   local named = h.named
   local Function = torch.autograd.Function
@@ -367,7 +365,7 @@ return function(linalg, h)
   -- PyTorch's defaults (rtol = eps * max(m, n) when neither is given, 0 when only atol is)
   local function tolerance(smax, a, atol, rtol)
     if rtol == nil then
-      rtol = (atol == nil or atol == 0) and EPS[a.dtype.name] * math.max(a:size(-2), a:size(-1)) or 0
+      rtol = (atol == nil or atol == 0) and torch.finfo(a.dtype).eps * math.max(a:size(-2), a:size(-1)) or 0
     end
     local tol = smax * rtol
     if atol ~= nil then tol = tol:clamp(atol) end

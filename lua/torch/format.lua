@@ -27,8 +27,13 @@ local opts = {
   sci_mode = nil,
 }
 
--- The default floating dtype, whose name is never printed (torch.get_default_dtype()).
-M.default_dtype = 'torch.float32'
+-- The default floating dtype, whose name is never printed: 'torch.float32' unless
+-- torch.set_default_dtype changed it (read each time: the setting is process-wide).
+function M.default_dtype()
+  local torch = package.loaded.torch
+  if type(torch) == 'table' and torch.get_default_dtype then return 'torch.' .. torch.get_default_dtype().name end
+  return 'torch.float32'
+end
 
 local PROFILES = {
   default = { precision = 4, threshold = 1000, edgeitems = 3, linewidth = 80 },
@@ -347,7 +352,7 @@ end
 
 local function dtype_name(x)
   local dt = get_field(x, 'dtype')
-  if dt == nil then return M.default_dtype end
+  if dt == nil then return M.default_dtype() end
   local s = tostring(dt)
   if s:sub(1, 6) ~= 'torch.' then s = 'torch.' .. s end
   return s
@@ -397,14 +402,15 @@ function M.format(x)
   for d = 1, nd do sizes[d] = math.tointeger(x:size(d)) or x:size(d) end
   local numel = x:numel()
   local dname = dtype_name(x)
+  local default_name = M.default_dtype()
   local tensor_str
 
   if numel == 0 then
     if nd ~= 1 then suffixes[#suffixes + 1] = 'size=' .. tuple_str(sizes) end
-    if dname ~= M.default_dtype then suffixes[#suffixes + 1] = 'dtype=' .. dname end
+    if dname ~= default_name then suffixes[#suffixes + 1] = 'dtype=' .. dname end
     tensor_str = '[]'
   else
-    if dname ~= M.default_dtype and dname ~= 'torch.int64' and dname ~= 'torch.bool' then
+    if dname ~= default_name and dname ~= 'torch.int64' and dname ~= 'torch.bool' then
       suffixes[#suffixes + 1] = 'dtype=' .. dname
     end
     local flat = x:_flat()

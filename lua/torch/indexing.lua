@@ -66,6 +66,39 @@ both('index_copy', function(x, dim, index, source)
 end)
 in_place('index_copy', Tensor.index_copy)
 
+--- torch.put(x, index, source, accumulate = false) / x:put_(...): x with its elements at the flat
+--- (row-major) positions index (1-based; -1 is the last element) replaced by source's elements in
+--- order, or, with accumulate, source's elements added there (repeated positions add up)
+both('put', function(x, index, source, accumulate)
+  check_tensor(x, 'put')
+  check_tensor(index, 'put', 'index')
+  check_tensor(source, 'put', 'source')
+  if type(accumulate) == 'table' then accumulate = args('put', { accumulate }, { 'accumulate' }) end
+  if index.dtype ~= torch.int64 then error('put: expected an int64 index tensor, got ' .. index.dtype.name, 2) end
+  if source.dtype ~= x.dtype then
+    error(string.format('put: self and source expected to have the same dtype, but got (self) %s and (source) %s',
+      x.dtype.name, source.dtype.name), 2)
+  end
+  if source:numel() ~= index:numel() then
+    error(string.format('put: expected source and index to have the same number of elements, but got %d and %d',
+      source:numel(), index:numel()), 2)
+  end
+  local n, at = x:numel(), index:reshape(-1)
+  if at:numel() > 0 then
+    local lo, hi = at:min():item(), at:max():item()
+    local bad = (lo < -n and lo) or (hi > n and hi) or (at:eq(0):any():item() and 0) or nil
+    if bad then
+      error(string.format('put: index %d is out of range for a tensor of %d elements (indices are 1 to %d, or -%d to -1 '
+        .. 'from the end)', bad, n, n, n), 2)
+    end
+  end
+  at = torch.where(at:lt(0), at + (n + 1), at):to(x.device)
+  local flat, src = x:reshape(-1), source:reshape(-1)
+  local r = accumulate and flat:index_add(1, at, src) or flat:scatter(1, at, src)
+  return r:reshape(x.shape)
+end)
+in_place('put', Tensor.put)
+
 -- a k-dim mask as k index tensors (its true positions), for x's dims from `first`
 local function mask_indices(op, mask, x, first, out)
   for d = 1, mask:dim() do

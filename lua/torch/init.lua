@@ -38,7 +38,6 @@ function Size.numel(s)
 end
 Size.__index = { numel = Size.numel }
 
-function torch.get_default_dtype() return torch.float32 end
 function torch.typename(x)
   if torch.is_tensor(x) then return 'torch.Tensor' end
   return nil
@@ -116,6 +115,7 @@ function torch.memory.summary(device)
   return table.concat(rows, '\n')
 end
 
+require 'torch.dtypes'
 require 'torch.autograd'
 require 'torch.sort'
 require 'torch.composite'
@@ -124,6 +124,7 @@ require 'torch.indexing'
 require 'torch.statistics'
 require 'torch.builders'
 require 'torch.special'
+require 'torch.windows'
 torch.linalg = require 'torch.linalg'
 require 'torch.rearrange'
 require 'torch.einsum'

@@ -166,6 +166,120 @@ both('diff', function(x, n, dim)
   return x
 end)
 
+--- torch.gradient(x, {spacing = 1, dim, edge_order = 1}) -> a table of tensors, x's derivative
+--- along each dim (all dims, or dim: a number or a table of them) by PyTorch's second-order central
+--- differences inside and first- or second-order one-sided differences at the ends. spacing: a
+--- number (the step along every dim), a table of numbers (one per dim), or a table of 1-D tensors
+--- (each dim's coordinates, which may be unevenly spaced)
+both('gradient', function(x, o)
+  local op = 'gradient'
+  check_tensor(x, op)
+  o = opts_of(o, op, { 'spacing', 'dim', 'edge_order' })
+  local edge = o.edge_order or 1
+  if edge ~= 1 and edge ~= 2 then error('gradient: edge_order must be 1 or 2, got ' .. tostring(edge), 2) end
+  if x.dtype == torch.uint8 or x.dtype == torch.bool then
+    error('gradient: ' .. x.dtype.name .. ' input is not supported', 2)
+  end
+  if x:dim() == 0 then error('gradient: expected a tensor with at least one dimension, got a 0-dim tensor', 2) end
+  local dims = o.dim
+  if dims == nil then
+    dims = {}
+    for d = 1, x:dim() do dims[d] = d end
+  elseif type(dims) ~= 'table' then
+    dims = { dims }
+  end
+  local seen = {}
+  for i, d in ipairs(dims) do
+    d = norm_dim(d, x:dim(), op)
+    if seen[d] then error('gradient: dim ' .. d .. ' appears more than once in dim', 2) end
+    seen[d], dims[i] = true, d
+  end
+  local spacing = o.spacing == nil and 1 or o.spacing
+  if type(spacing) ~= 'table' then spacing = { spacing } end
+  if #spacing ~= 1 and #spacing ~= #dims then
+    error(string.format('gradient: expected spacing to be a number or a table of %d (one per dim), got a table of %d',
+      #dims, #spacing), 2)
+  end
+  local out = {}
+  for i, d in ipairs(dims) do
+    local n, h = x:size(d), spacing[#spacing == 1 and 1 or i]
+    if n < edge + 1 then
+      error(string.format('gradient: expected each dimension size to be at least edge_order+1 (%d), got size %d in dim %d',
+        edge + 1, n, d), 2)
+    end
+    local function part(from, len) return x:narrow(d, from, len) end
+    local center, first, last
+    if torch.is_tensor(h) then
+      if h:dim() ~= 1 or h:numel() ~= n then
+        error(string.format('gradient: expected the coordinates of dim %d to be a 1-D tensor of %d values, got shape %s',
+          d, n, tostring(h.shape)), 2)
+      end
+      local dx = h:diff()
+      local shape = {}
+      for k = 1, x:dim() do shape[k] = k == d and -1 or 1 end
+      local dx1, dx2 = dx:narrow(1, 1, n - 2), dx:narrow(1, 2, n - 2)
+      local a = (-dx2 / (dx1 * (dx1 + dx2))):reshape(shape)
+      local b = ((dx2 - dx1) / (dx1 * dx2)):reshape(shape)
+      local c = (dx1 / (dx2 * (dx1 + dx2))):reshape(shape)
+      center = a * part(1, n - 2) + b * part(2, n - 2) + c * part(3, n - 2)
+      local h0, h1, hl, hm = dx[1], dx[math.min(2, n - 1)], dx[n - 1], dx[math.max(n - 2, 1)]
+      if edge == 1 then
+        first = (part(2, 1) - part(1, 1)) / h0
+        last = (part(n, 1) - part(n - 1, 1)) / hl
+      else
+        first = part(1, 1) * (-(2 * h0 + h1) / (h0 * (h0 + h1))) + part(2, 1) * ((h0 + h1) / (h0 * h1))
+          + part(3, 1) * (-h0 / (h1 * (h0 + h1)))
+        last = part(n - 2, 1) * (hl / (hm * (hl + hm))) + part(n - 1, 1) * (-(hl + hm) / (hl * hm))
+          + part(n, 1) * ((2 * hl + hm) / (hl * (hl + hm)))
+      end
+    else
+      if type(h) ~= 'number' then
+        error('gradient: spacing must hold numbers or 1-D tensors, got ' .. type(h), 2)
+      end
+      center = (part(3, n - 2) - part(1, n - 2)) / h / 2
+      if edge == 1 then
+        first = (part(2, 1) - part(1, 1)) / h
+        last = (part(n, 1) - part(n - 1, 1)) / h
+      else
+        first = (part(1, 1) * -1.5 + part(2, 1) * 2 + part(3, 1) * -0.5) / h
+        last = (part(n - 2, 1) * 0.5 + part(n - 1, 1) * -2 + part(n, 1) * 1.5) / h
+      end
+    end
+    out[i] = torch.cat({ first, center, last }, d)
+  end
+  return out
+end)
+
+--- torch.as_strided(x, size, stride, storage_offset = x's) / x:as_strided(...): a view of x's
+--- storage with the given sizes and strides (>= 0) from storage_offset (elements, 0-based, as
+--- x:storage_offset()), checked against the storage's size. Its gradient is gathered back into
+--- the storage positions the view reads (where x's own elements do not overlap, as PyTorch's).
+local AsStrided = torch.autograd.Function:extend('AsStridedBackward0')
+function AsStrided.forward(ctx, x, size, stride, offset)
+  ctx.size, ctx.stride, ctx.offset = size, stride, offset
+  ctx.x_size, ctx.x_stride, ctx.x_offset, ctx.numel = { table.unpack(x.shape) }, x:stride(), x:storage_offset(),
+    x:_storage_numel()
+  return x:_as_strided(size, stride, offset)
+end
+function AsStrided.backward(ctx, g)
+  local pos = torch.arange(ctx.numel, { device = g.device }):_as_strided(ctx.size, ctx.stride, ctx.offset)
+  local storage = torch.zeros(ctx.numel, { dtype = g.dtype, device = g.device })
+  storage:index_add_(1, pos:reshape(-1) + 1, g:reshape(-1))
+  return storage:_as_strided(ctx.x_size, ctx.x_stride, ctx.x_offset):clone()
+end
+both('as_strided', function(x, size, stride, offset)
+  check_tensor(x, 'as_strided')
+  if type(size) ~= 'table' or type(stride) ~= 'table' then
+    error('as_strided: expected the sizes and the strides as two tables of integers', 2)
+  end
+  if offset ~= nil and math.type(offset) ~= 'integer' then
+    error('as_strided: storage_offset must be an integer, got ' .. tostring(offset), 2)
+  end
+  offset = offset or x:storage_offset()
+  if x.requires_grad and torch.is_grad_enabled() then return AsStrided.apply(x, size, stride, offset) end
+  return x:_as_strided(size, stride, offset)
+end)
+
 --- windows of `size` elements every `step` along dim, as a new last dimension
 both('unfold', function(x, dim, size, step)
   check_tensor(x, 'unfold')

@@ -141,6 +141,81 @@ both('histc', function(x, bins, lo, hi)
   return h:to(x.dtype)
 end)
 
+-- the outer edges of histogram's bins: range, or the data's extent (0 to 1 for no data), widened
+-- by 0.5 on each side when they meet, as PyTorch's
+local function outer_edges(x, range)
+  local lo, hi
+  if range ~= nil then
+    if type(range) ~= 'table' or type(range[1]) ~= 'number' or type(range[2]) ~= 'number' then
+      error('histogram: range must be a table of two numbers {min, max}', 4)
+    end
+    lo, hi = range[1], range[2]
+  elseif x:numel() > 0 then
+    lo, hi = x:min():item(), x:max():item()
+  else
+    lo, hi = 0, 1
+  end
+  if lo > hi then error(string.format('histogram: min should not exceed max, but got min %g max %g', lo, hi), 4) end
+  if lo ~= lo or hi ~= hi or lo == -math.huge or hi == math.huge then
+    local function show(v) return v ~= v and 'nan' or string.format('%g', v) end
+    error(string.format('histogram: the range [%s, %s] is not finite', show(lo), show(hi)), 4)
+  end
+  if lo == hi then lo, hi = lo - 0.5, hi + 0.5 end
+  return lo, hi
+end
+
+--- torch.histogram(x, bins = 100, {range = {min, max}, weight, density = false}) -> hist, bin_edges:
+--- the counts (or the weights summed) of x's values in each bin, for `bins` equal bins over range
+--- (the data's extent by default) or bins given as a 1-D tensor of increasing edges; each bin holds
+--- its left edge, the last also its right one; density divides by the total and the bin widths.
+--- float32 and float64 inputs, as PyTorch's
+both('histogram', function(x, bins, o)
+  check_tensor(x, 'histogram')
+  if type(bins) == 'table' and not torch.is_tensor(bins) then bins, o = nil, bins end
+  o = opts_of(o, 'histogram', { 'range', 'weight', 'density' })
+  bins = bins or 100
+  if x.dtype ~= torch.float32 and x.dtype ~= torch.float64 then
+    error('histogram: expected a float32 or float64 input, got ' .. x.dtype.name, 2)
+  end
+  local edges
+  if torch.is_tensor(bins) then
+    if o.range ~= nil then error('histogram: range cannot be given with a tensor of bin edges', 2) end
+    if bins:dim() ~= 1 or bins:numel() < 2 then
+      error('histogram: bin edges must be a 1-D tensor of at least 2 values, got shape ' .. tostring(bins.shape), 2)
+    end
+    if bins.dtype ~= x.dtype then
+      error(string.format('histogram: input and bin edges should have the same dtype, got %s and %s', x.dtype.name,
+        bins.dtype.name), 2)
+    end
+    if bins:diff():lt(0):any():item() then error('histogram: bin edges must be non-decreasing', 2) end
+    edges = bins:to(x.device):clone()
+  else
+    if math.type(bins) ~= 'integer' or bins <= 0 then error('histogram: bins must be > 0, got ' .. tostring(bins), 2) end
+    local lo, hi = outer_edges(x, o.range)
+    edges = torch.linspace(lo, hi, bins + 1, { dtype = x.dtype, device = x.device })
+  end
+  local nb = edges:numel() - 1
+  local flat = x:reshape(-1)
+  local inside = flat:ge(edges[1]):logical_and(flat:le(edges[nb + 1]))
+  local v = flat:masked_select(inside)
+  -- searchsorted's 1-based insertion position after the edges <= v is bin + 1; the right edge is in the last bin
+  local at = (torch.searchsorted(edges, v, { right = true }) - 1):clamp(1, nb)
+  local w
+  if o.weight ~= nil then
+    check_tensor(o.weight, 'histogram', 'weight')
+    if o.weight.shape ~= x.shape or o.weight.dtype ~= x.dtype then
+      error(string.format('histogram: weight should have the shape and dtype of input (%s, %s), got %s, %s',
+        tostring(x.shape), x.dtype.name, tostring(o.weight.shape), o.weight.dtype.name), 2)
+    end
+    w = o.weight:reshape(-1):masked_select(inside)
+  else
+    w = torch.ones(v:numel(), { dtype = x.dtype, device = x.device })
+  end
+  local hist = torch.zeros(nb, { dtype = x.dtype, device = x.device }):index_add(1, at, w)
+  if o.density then hist = hist / (hist:sum() * edges:diff()) end
+  return hist, edges
+end)
+
 -- ---- sampling ----
 
 --- 0 or 1 drawn with the probabilities in x

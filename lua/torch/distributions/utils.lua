@@ -247,17 +247,9 @@ end
 
 -- ---- dtypes ----
 
-local FINFO = {
-  float32 = { eps = 2 ^ -23, tiny = 2 ^ -126, max = 3.4028234663852886e38 },
-  float64 = { eps = 2 ^ -52, tiny = 2 ^ -1022, max = 1.7976931348623157e308 },
-  float16 = { eps = 2 ^ -10, tiny = 2 ^ -14, max = 65504.0 },
-  bfloat16 = { eps = 2 ^ -7, tiny = 2 ^ -126, max = 3.3895313892515355e38 },
-}
-
---- U.finfo(dtype): {eps, tiny, max, min} of a floating dtype, as torch.finfo gives them
+--- U.finfo(dtype): torch.finfo(dtype) of a floating dtype; of the default dtype for the others
 function U.finfo(dtype)
-  local f = FINFO[dtype.name] or FINFO.float32
-  return { eps = f.eps, tiny = f.tiny, max = f.max, min = -f.max }
+  return torch.finfo(dtype.is_floating_point and dtype or torch.get_default_dtype())
 end
 
 -- ---- probabilities ----

@@ -1,6 +1,6 @@
 -- Activation modules: ReLU, GELU, Tanh, Sigmoid, Softmax and LogSoftmax; SiLU, Mish, Hardswish,
 -- Hardsigmoid, SELU, ReLU6, Softsign, Tanhshrink, LogSigmoid, LeakyReLU, ELU, CELU, Softplus,
--- Hardtanh, Threshold, PReLU, GLU, Softmin, Softmax2d and RReLU, with PyTorch's arguments, defaults and
+-- Hardtanh, Threshold, Softshrink, Hardshrink, PReLU, GLU, Softmin, Softmax2d and RReLU, with PyTorch's arguments, defaults and
 -- reprs.
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
@@ -156,6 +156,14 @@ parametric('Hardtanh', 'hardtanh', { 'min_val', 'max_val', 'inplace' }, { -1.0, 
   if lo > hi then error(string.format('Hardtanh: min_val (%g) must not exceed max_val (%g)', lo, hi), 4) end
 end)
 parametric('Threshold', 'threshold', { 'threshold', 'value', 'inplace' }, { nil, nil, false })
+-- Softshrink(lambd = 0.5) and Hardshrink(lambd = 0.5), printed as PyTorch's: Softshrink(0.5)
+parametric('Softshrink', 'softshrink', { 'lambd' }, { 0.5 }, function(l)
+  if l < 0 then error(string.format('Softshrink: lambd must be greater or equal to 0, got %g', l), 4) end
+end)
+parametric('Hardshrink', 'hardshrink', { 'lambd' }, { 0.5 })
+for _, name in ipairs { 'Softshrink', 'Hardshrink' } do
+  M[name].extra_repr = function(self) return fl(self.lambd) end
+end
 
 --- PReLU({num_parameters = 1, init = 0.25}) (or PReLU(num_parameters, init)): a learnt slope for
 -- x < 0, one, or one per channel

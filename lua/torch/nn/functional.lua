@@ -134,6 +134,30 @@ function F.hardtanh(x, ...)
   return x:clamp(lo, hi)
 end
 
+-- the shrinkage activations: floating inputs and lambd a number (>= 0 for softshrink)
+local function shrink_args(op, x, lambd, nonneg)
+  check_tensor(x, op)
+  if type(lambd) == 'table' then lambd = opts_of(lambd, op, { 'lambd' }).lambd end
+  if lambd == nil then lambd = 0.5 end
+  if type(lambd) ~= 'number' then error(op .. ': lambd must be a number, got ' .. type(lambd), 3) end
+  if nonneg and lambd < 0 then error(string.format('%s: lambd must be greater or equal to 0, got %g', op, lambd), 3) end
+  if not x.dtype.is_floating_point then error(op .. ': expected a floating point input, got ' .. tostring(x.dtype), 3) end
+  return lambd
+end
+
+--- F.softshrink(x, lambd = 0.5) -> tensor: x - lambd where x > lambd, x + lambd where x < -lambd,
+-- else 0 (NaN too, as PyTorch's)
+function F.softshrink(x, lambd)
+  local l = shrink_args('softshrink', x, lambd, true)
+  return torch.where(x:gt(l), x - l, torch.where(x:lt(-l), x + l, 0))
+end
+
+--- F.hardshrink(x, lambd = 0.5) -> tensor: 0 where -lambd <= x <= lambd, else x (NaN stays NaN)
+function F.hardshrink(x, lambd)
+  local l = shrink_args('hardshrink', x, lambd, false)
+  return torch.where(x:ge(-l):logical_and(x:le(l)), 0, x)
+end
+
 --- F.threshold(x, threshold, value, inplace = false) -> tensor: x where x > threshold, else value
 function F.threshold(x, ...)
   check_tensor(x, 'threshold')
@@ -587,9 +611,6 @@ function F.dropout2d(x, p, training, inplace) return channel_dropout(x, p, train
 function F.dropout3d(x, p, training, inplace) return channel_dropout(x, p, training, inplace, 'dropout3d', 4) end
 
 -- ---- RMS normalisation ----
-local FINFO_EPS = { float32 = 1.1920928955078125e-07, float64 = 2.220446049250313e-16, float16 = 0.0009765625,
-  bfloat16 = 0.0078125 }
-
 --- F.rms_norm(x, normalized_shape, weight, {eps}) -> x / sqrt(mean(x^2) + eps) over the last dims
 -- of normalized_shape, times weight; eps defaults to the dtype's machine epsilon (PyTorch's
 -- finfo(x.dtype).eps). float16 and bfloat16 are computed in float32.
@@ -610,7 +631,7 @@ function F.rms_norm(x, shape, w, o)
     end
   end
   if not x.dtype.is_floating_point then error('rms_norm: expected a floating point input, got ' .. tostring(x.dtype), 2) end
-  local eps = o.eps or FINFO_EPS[x.dtype.name]
+  local eps = o.eps or torch.finfo(x.dtype).eps
   local low = x.dtype == torch.float16 or x.dtype == torch.bfloat16
   local xf = low and x:float() or x
   local dims = {}

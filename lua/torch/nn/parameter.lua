@@ -6,7 +6,7 @@ local torch = require 'torch'
 local parameter = {}
 local params = setmetatable({}, { __mode = 'k' })
 
--- nn.Parameter(t, requires_grad = true); nn.Parameter() is an empty float32 parameter
+-- nn.Parameter(t, requires_grad = true); nn.Parameter() is an empty parameter of the default dtype
 function parameter.Parameter(t, requires_grad)
   if t == nil then t = torch.empty(0) end
   if not torch.is_tensor(t) then

@@ -1,6 +1,6 @@
 -- torch.optim.lr_scheduler: LRScheduler and StepLR, MultiStepLR, LambdaLR, MultiplicativeLR,
 -- ExponentialLR, ConstantLR, LinearLR, PolynomialLR, CosineAnnealingLR, CosineAnnealingWarmRestarts,
--- OneCycleLR, SequentialLR, ChainedScheduler and ReduceLROnPlateau, with PyTorch's recursive
+-- OneCycleLR, CyclicLR, SequentialLR, ChainedScheduler and ReduceLROnPlateau, with PyTorch's recursive
 -- (chainable) formulas of get_lr, so the rates match PyTorch's to the last bit.
 -- The constructor sets `initial_lr` on the groups (when last_epoch is -1) and takes the first step.
 -- step() advances one epoch (step(epoch) jumps to an epoch with the closed form, where there is one);
@@ -510,6 +510,92 @@ function OneCycleLR:get_lr()
         break
       end
       start = ph.end_step
+    end
+  end
+  return lrs
+end
+
+-- CyclicLR(optimizer, base_lr, max_lr, {step_size_up = 2000, step_size_down = step_size_up,
+-- mode = 'triangular', gamma = 1, scale_fn, scale_mode = 'cycle', cycle_momentum = true,
+-- base_momentum = 0.8, max_momentum = 0.9, last_epoch = -1}): the cyclical learning rate policy,
+-- stepped after every batch, as PyTorch 1.13's: the rate rises from base_lr to max_lr in
+-- step_size_up steps and falls back in step_size_down, the amplitude scaled by scale_fn of the
+-- cycle (1-based) or of the step: 1 ('triangular'), halved each cycle ('triangular2'), gamma^step
+-- ('exp_range'), or a function of the user's (not saved by state_dict). With cycle_momentum the
+-- momentum moves the other way, between max_momentum and base_momentum. base_lr, max_lr and the
+-- momenta may be arrays of one value per group.
+local CyclicLR = LRScheduler:extend('CyclicLR')
+M.CyclicLR = CyclicLR
+local CYCLIC_SCALES = {
+  triangular = { function() return 1.0 end, 'cycle' },
+  triangular2 = { function(_, x) return 1 / (2.0 ^ (x - 1)) end, 'cycle' },
+  exp_range = { function(self, x) return self.gamma ^ x end, 'iterations' },
+}
+function CyclicLR:init(optimizer, base_lr, max_lr, opts)
+  local cname = 'CyclicLR'
+  local o = options(cname, opts, { step_size_up = 2000, step_size_down = false, mode = 'triangular', gamma = 1.0,
+    scale_fn = false, scale_mode = 'cycle', cycle_momentum = true, base_momentum = 0.8, max_momentum = 0.9,
+    last_epoch = -1 })
+  check_optimizer(cname, optimizer)
+  local groups = optimizer.param_groups
+  local base_lrs = per_group(cname, 'base_lr', base_lr, #groups)
+  if o.last_epoch == -1 then
+    for i, g in ipairs(groups) do g.lr = base_lrs[i] end
+  end
+  self.max_lrs = per_group(cname, 'max_lr', max_lr, #groups)
+  for _, k in ipairs { 'step_size_up', 'step_size_down' } do
+    if o[k] and (type(o[k]) ~= 'number' or o[k] <= 0) then
+      fail(('%s: %s must be a positive number, got %s'):format(cname, k, tostring(o[k])))
+    end
+  end
+  local up = o.step_size_up + 0.0
+  local down = o.step_size_down and o.step_size_down + 0.0 or up
+  self.total_size = up + down
+  self.step_ratio = up / self.total_size
+  if o.scale_fn then
+    if type(o.scale_fn) ~= 'function' then fail(cname .. ': scale_fn must be a function, got ' .. type(o.scale_fn)) end
+    if o.scale_mode ~= 'cycle' and o.scale_mode ~= 'iterations' then
+      fail(cname .. ": scale_mode must be 'cycle' or 'iterations', got " .. tostring(o.scale_mode))
+    end
+    self.scale_fn, self.scale_mode = o.scale_fn, o.scale_mode
+  elseif not CYCLIC_SCALES[o.mode] then
+    fail(cname .. ": mode must be 'triangular', 'triangular2' or 'exp_range' when scale_fn is not given, got "
+      .. tostring(o.mode))
+  else
+    self.scale_mode = CYCLIC_SCALES[o.mode][2]
+  end
+  self.mode, self.gamma = o.mode, o.gamma
+  self.cycle_momentum = o.cycle_momentum and true or false
+  if self.cycle_momentum then
+    if (optimizer.defaults or {}).momentum == nil then
+      fail(cname .. ': optimizer must support momentum with `cycle_momentum` option enabled')
+    end
+    local bases = per_group(cname, 'base_momentum', o.base_momentum, #groups)
+    if o.last_epoch == -1 then
+      for i, g in ipairs(groups) do g.momentum = bases[i] end
+    end
+    self.base_momentums = {}
+    for i, g in ipairs(groups) do self.base_momentums[i] = g.momentum end
+    self.max_momentums = per_group(cname, 'max_momentum', o.max_momentum, #groups)
+  end
+  LRScheduler.init(self, optimizer, o.last_epoch)
+  self.base_lrs = base_lrs
+end
+function CyclicLR:_scale(x)
+  if self.scale_fn then return self.scale_fn(x) end
+  return CYCLIC_SCALES[self.mode][1](self, x)
+end
+function CyclicLR:get_lr()
+  local cycle = math.floor(1 + self.last_epoch / self.total_size)
+  local x = 1.0 + self.last_epoch / self.total_size - cycle
+  local factor = x <= self.step_ratio and x / self.step_ratio or (x - 1) / (self.step_ratio - 1)
+  local scale = self:_scale(self.scale_mode == 'cycle' and cycle or self.last_epoch)
+  local lrs = {}
+  for i, base in ipairs(self.base_lrs) do lrs[i] = base + (self.max_lrs[i] - base) * factor * scale end
+  if self.cycle_momentum then
+    for i, g in ipairs(self.optimizer.param_groups) do
+      local top = self.max_momentums[i]
+      g.momentum = top - (top - self.base_momentums[i]) * factor * scale
     end
   end
   return lrs

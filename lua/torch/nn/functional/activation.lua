@@ -2,10 +2,6 @@
 local torch = require 'torch'
 local args = require('torch.options').args
 
--- the smallest positive normal number of each floating dtype (PyTorch's finfo(dtype).tiny)
-local TINY = { float32 = 1.1754943508222875e-38, float64 = 2.2250738585072014e-308, float16 = 6.103515625e-05,
-  bfloat16 = 1.1754943508222875e-38 }
-
 return function(F, u)
   local check_tensor = u.check_tensor
 
@@ -45,7 +41,7 @@ return function(F, u)
       error(op .. ': expected floating point logits, got ' .. tostring(logits.dtype), 2)
     end
     -- -log(E), E ~ Exp(1) drawn as -log(1 - U), kept above 0 so that the noise stays finite
-    local e = (1 - torch.rand_like(logits)):log():neg():clamp(TINY[logits.dtype.name] or TINY.float32, nil)
+    local e = (1 - torch.rand_like(logits)):log():neg():clamp(torch.finfo(logits.dtype).tiny, nil)
     local y = F.softmax((logits - e:log()) / tau, dim)
     if not hard then return y end
     local _, index = y:max(dim, true)
