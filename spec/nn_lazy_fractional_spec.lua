@@ -8,12 +8,17 @@ local ref = dofile('spec/data/nnutils_reference.lua')
 
 describe('nn.LazyLinear', function()
   it('takes in_features from the first input, initialises as Linear and becomes a Linear', function()
+    -- the same draws as a Linear(5, 3) made after the same seed
+    local x = torch.randn(2, 5, { dtype = torch.float64 })
+    torch.manual_seed(11)
+    local lin = nn.Linear(5, 3, { dtype = torch.float64 })
+    torch.manual_seed(11)
     local m = nn.LazyLinear(3, { dtype = torch.float64 })
     assert.equal('LazyLinear(in_features=0, out_features=3, bias=True)', tostring(m))
     local w = m.weight
     local opt = torch.optim.SGD(m:parameters(), { lr = 0.1 })
-    local x = torch.randn(2, 5, { dtype = torch.float64 })
     local y = m(x)
+    assert.is_true(m.weight:equal(lin.weight) and m.bias:equal(lin.bias))
     assert.equal('Linear(in_features=5, out_features=3, bias=True)', tostring(m))
     assert.is_true(rawequal(w, m.weight))
     assert.same({ 3, 5 }, { m.weight:size(1), m.weight:size(2) })

@@ -140,7 +140,7 @@ function LazyLinear:forward(x)
     error('LazyLinear: expected an input tensor with at least one dimension', 2)
   end
   self:_materialize(x:size(-1))
-  return self:forward(x)
+  return Linear.forward(self, x)
 end
 
 return M
