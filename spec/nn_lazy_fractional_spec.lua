@@ -38,7 +38,7 @@ describe('nn.LazyLinear', function()
 end)
 
 describe('nn.FractionalMaxPool2d', function()
-  local function T(r, dtype) return torch.tensor(r.data, { dtype = dtype }):reshape(r.shape) end
+  local T = H.from_ref
 
   it("matches PyTorch's intervals, indices and gradients for given samples", function()
     for i, c in ipairs(ref.fractional) do

@@ -10,12 +10,7 @@ local PZ = nn.utils.parametrizations
 local ref = dofile('spec/data/nnutils_reference.lua')
 
 local f64 = { dtype = torch.float64 }
-local function T(r) return torch.tensor(r.data, f64):reshape(r.shape) end
-local function keys(m)
-  local out = {}
-  for k in pairs(m:state_dict()) do out[#out + 1] = k end
-  return out
-end
+local T, keys = H.from_ref, H.state_keys
 
 -- plain-Lua matrices
 local function rows(t) return t:totable() end

@@ -8,12 +8,7 @@ local prune = nn.utils.prune
 local ref = dofile('spec/data/nnutils_reference.lua')
 
 local f64 = { dtype = torch.float64 }
-local function T(r) return torch.tensor(r.data, f64):reshape(r.shape) end
-local function keys(m)
-  local out = {}
-  for k in pairs(m:state_dict()) do out[#out + 1] = k end
-  return out
-end
+local T, keys = H.from_ref, H.state_keys
 
 -- the mask that prunes the k smallest magnitudes, ties to the lower flat index (plain Lua)
 local function l1_mask(values, k)

@@ -243,11 +243,7 @@ function M.type_before_parametrizations(module)
   return cls
 end
 
-local function check_module(module, op, level)
-  if not Module.is_module(module) then
-    error(string.format('%s: expected a module, got %s', op, type(module)), level + 1)
-  end
-end
+local check_module = require('torch.nn.weight_norm')._check_module
 
 local function check_tensor(what, z, op, y)
   if not torch.is_tensor(z) then error(string.format('%s: %s must return a tensor. Got %s.', op, what, typename(z)), 0) end

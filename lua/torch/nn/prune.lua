@@ -131,12 +131,16 @@ function L1Unstructured:compute_mask(t, default_mask)
   return mask
 end
 
-local RandomStructured = method('RandomStructured', 'structured', amount_init('random_structured'))
-function RandomStructured:compute_mask(t, default_mask)
-  local op = 'random_structured'
+-- a structured method's dim (resolved), the number of channels along it and how many to prune
+local function structured_counts(self, t, op)
   local dim = check_structured(t, self.dim, op)
   local size = t:size(dim)
-  local k = nparams_toprune(self.amount, size, op)
+  return dim, size, nparams_toprune(self.amount, size, op)
+end
+
+local RandomStructured = method('RandomStructured', 'structured', amount_init('random_structured'))
+function RandomStructured:compute_mask(t, default_mask)
+  local dim, size, k = structured_counts(self, t, 'random_structured')
   if k == 0 then return default_mask end
   -- the channels whose random draw is above the k-th smallest
   local prob = torch.rand(size)
@@ -154,10 +158,7 @@ end
 
 local LnStructured = method('LnStructured', 'structured', amount_init('ln_structured'))
 function LnStructured:compute_mask(t, default_mask)
-  local op = 'ln_structured'
-  local dim = check_structured(t, self.dim, op)
-  local size = t:size(dim)
-  local k = nparams_toprune(self.amount, size, op)
+  local dim, size, k = structured_counts(self, t, 'ln_structured')
   if k == 0 then return default_mask end
   -- keep the size - k channels of largest norm; a stable sort of the negated norms puts the lower
   -- index first among equal norms
