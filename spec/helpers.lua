@@ -46,6 +46,18 @@ function H.grid(rows, cols, dtype)
   return torch.tensor(t, {dtype = dtype or torch.float32})
 end
 
+-- a tensor from a reference file's {shape = ..., data = ...} (float64 unless dtype says otherwise)
+function H.from_ref(r, dtype)
+  return torch.tensor(r.data, { dtype = dtype or torch.float64 }):reshape(r.shape)
+end
+
+-- the keys of a module's state_dict, in order
+function H.state_keys(m)
+  local out = {}
+  for k in pairs(m:state_dict()) do out[#out + 1] = k end
+  return out
+end
+
 -- expect an error whose message contains every given fragment (plain text)
 function H.raises(fn, ...)
   local ok, err = pcall(fn)

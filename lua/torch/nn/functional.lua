@@ -1358,7 +1358,7 @@ end
 local util = { check_tensor = check_tensor, opts_of = opts_of, params = params, pair = pair, single = single,
   reduce = reduce, fp32 = fp32 }
 for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc',
-  'volumetric' } do
+  'volumetric', 'fractional_pool' } do
   require('torch.nn.functional.' .. part)(F, util)
 end
 

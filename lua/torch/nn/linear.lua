@@ -88,4 +88,59 @@ local Identity = Module:extend('Identity')
 M.Identity = Identity
 function Identity:forward(x) return x end
 
+-- LazyLinear(out_features, {bias = true, device, dtype}): a Linear whose in_features is taken from
+-- the last size of its first input. Until then weight and bias are empty parameters (in_features
+-- = 0); the first call (or load_state_dict) gives them their shapes in place (set_, so an
+-- optimizer made before keeps them), initialises them as Linear does, and the module becomes a
+-- Linear, as PyTorch's cls_to_become.
+local LazyLinear = Linear:extend('LazyLinear')
+M.LazyLinear = LazyLinear
+
+function LazyLinear:init(out_features, o)
+  o = o or {}
+  if math.type(out_features) ~= 'integer' or out_features < 0 then
+    error('LazyLinear: out_features must be a non-negative integer, got ' .. tostring(out_features), 3)
+  end
+  self.in_features, self.out_features = 0, out_features
+  self.weight = Parameter(torch.empty(0, factory(o)))
+  if o.bias == nil or o.bias then
+    self.bias = Parameter(torch.empty(0, factory(o)))
+  else
+    self:register_parameter('bias', nil)
+  end
+  self._load_state_hook = LazyLinear._lazy_load
+end
+
+function LazyLinear:has_uninitialized_params() return getmetatable(self) == LazyLinear end
+
+-- the shapes given, the parameters initialised, the class Linear
+function LazyLinear:_materialize(in_features)
+  torch.no_grad(function()
+    self.weight:set_(self.weight:new_empty(self.out_features, in_features))
+    if self.bias ~= nil then self.bias:set_(self.bias:new_empty(self.out_features)) end
+  end)
+  self.in_features = in_features
+  self._load_state_hook = nil
+  setmetatable(self, Linear)
+  self:reset_parameters()
+end
+
+function LazyLinear:reset_parameters()
+  if not self:has_uninitialized_params() then Linear.reset_parameters(self) end
+end
+
+-- load_state_dict into an uninitialised LazyLinear takes in_features from the saved weight
+function LazyLinear._lazy_load(self, src, prefix)
+  local w = src[prefix .. 'weight']
+  if torch.is_tensor(w) and w:dim() == 2 and getmetatable(self) == LazyLinear then self:_materialize(w:size(2)) end
+end
+
+function LazyLinear:forward(x)
+  if not torch.is_tensor(x) or x:dim() == 0 then
+    error('LazyLinear: expected an input tensor with at least one dimension', 2)
+  end
+  self:_materialize(x:size(-1))
+  return Linear.forward(self, x)
+end
+
 return M

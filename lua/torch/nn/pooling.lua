@@ -289,4 +289,39 @@ for nd, name in ipairs { 'MaxUnpool1d', 'MaxUnpool2d', 'MaxUnpool3d' } do
   end
 end
 
+-- FractionalMaxPool2d(kernel_size, {output_size | output_ratio, return_indices = false,
+-- _random_samples}): F.fractional_max_pool2d, with new random samples each call unless the
+-- buffer _random_samples is given; output_ratio entries lie in (0, 1)
+local FractionalMaxPool2d = Module:extend('FractionalMaxPool2d')
+M.FractionalMaxPool2d = FractionalMaxPool2d
+
+function FractionalMaxPool2d:init(kernel_size, o)
+  local op = 'FractionalMaxPool2d'
+  o = F._opts_of(o, op, { 'output_size', 'output_ratio', 'return_indices', '_random_samples' }, 4)
+  self.kernel_size = size_arg(kernel_size, 'kernel_size', op)
+  self.return_indices = o.return_indices or false
+  self:register_buffer('_random_samples', o._random_samples)
+  self.output_size = o.output_size ~= nil and size_arg(o.output_size, 'output_size', op) or nil
+  self.output_ratio = o.output_ratio
+  if o.output_size == nil and o.output_ratio == nil then
+    error('FractionalMaxPool2d requires specifying either an output size, or a pooling ratio', 3)
+  end
+  if o.output_size ~= nil and o.output_ratio ~= nil then
+    error('FractionalMaxPool2d: only one of output_size and output_ratio may be specified', 3)
+  end
+  if o.output_ratio ~= nil then
+    local r = type(o.output_ratio) == 'table' and o.output_ratio or { o.output_ratio, o.output_ratio }
+    for i = 1, 2 do
+      if type(r[i]) ~= 'number' or not (r[i] > 0 and r[i] < 1) then
+        error('FractionalMaxPool2d: output_ratio must be between 0 and 1 (got ' .. pyrepr(o.output_ratio) .. ')', 3)
+      end
+    end
+  end
+end
+
+function FractionalMaxPool2d:forward(x)
+  return F.fractional_max_pool2d(x, self.kernel_size, { output_size = self.output_size,
+    output_ratio = self.output_ratio, return_indices = self.return_indices, _random_samples = self._random_samples })
+end
+
 return M

@@ -21,35 +21,55 @@ local SpectralNorm = {}
 SpectralNorm.__index = SpectralNorm
 SpectralNorm.__name = 'SpectralNorm'
 
-function SpectralNorm:reshape_weight_to_matrix(weight)
+-- the weight as a matrix: dim (1-based) moved first, the other dimensions flattened
+local function weight_matrix(weight, dim)
   local w = weight
-  if self.dim ~= 1 then
-    local perm = { self.dim }
+  if dim ~= 1 then
+    local perm = { dim }
     for d = 1, w:dim() do
-      if d ~= self.dim then perm[#perm + 1] = d end
+      if d ~= dim then perm[#perm + 1] = d end
     end
     w = w:permute(perm)
   end
   return w:reshape(w:size(1), -1)
 end
+M._weight_matrix = weight_matrix
+
+-- n steps of power iteration on mat, updating the unit vectors u and v in place (so that a
+-- DataParallel replica's update reaches the module's buffers); v_first: v = normalize(W^T u) then
+-- u = normalize(W v), the hook version's order; else u first, the parametrization's order
+function M._power_iteration(mat, u, v, n, eps, v_first)
+  torch.no_grad(function()
+    for _ = 1, n do
+      if v_first then v:copy_(F.normalize(torch.mv(mat:t(), u), { dim = 1, eps = eps })) end
+      u:copy_(F.normalize(torch.mv(mat, v), { dim = 1, eps = eps }))
+      if not v_first then v:copy_(F.normalize(torch.mv(mat:t(), u), { dim = 1, eps = eps })) end
+    end
+  end)
+end
+
+-- random unit vectors u (rows of mat) and v (its columns)
+function M._random_vectors(mat, eps)
+  return torch.no_grad(function()
+    return F.normalize(mat:new_empty(mat:size(1)):normal_(0, 1), { dim = 1, eps = eps }),
+      F.normalize(mat:new_empty(mat:size(2)):normal_(0, 1), { dim = 1, eps = eps })
+  end)
+end
+
+-- the weight divided by sigma = u . (W v), u and v cloned so that a backward through two forwards
+-- sees the vectors of its own forward
+function M._normalized(weight, mat, u, v)
+  return weight / torch.dot(u:clone(), torch.mv(mat, v:clone()))
+end
+
+function SpectralNorm:reshape_weight_to_matrix(weight) return weight_matrix(weight, self.dim) end
 
 function SpectralNorm:compute_weight(module, do_power_iteration)
   local weight = module[self.name .. '_orig']
   local u, v = module[self.name .. '_u'], module[self.name .. '_v']
   local mat = self:reshape_weight_to_matrix(weight)
-  if do_power_iteration then
-    torch.no_grad(function()
-      for _ = 1, self.n_power_iterations do
-        -- in place: a DataParallel replica's update reaches the module's buffers
-        v:copy_(F.normalize(torch.mv(mat:t(), u), { dim = 1, eps = self.eps }))
-        u:copy_(F.normalize(torch.mv(mat, v), { dim = 1, eps = self.eps }))
-      end
-    end)
-    -- cloned, so that a backward through two forwards sees the vectors of its own forward
-    u, v = u:clone(), v:clone()
-  end
-  local sigma = torch.dot(u, torch.mv(mat, v))
-  return weight / sigma
+  if do_power_iteration then M._power_iteration(mat, u, v, self.n_power_iterations, self.eps, true) end
+  return M._normalized(weight, mat, u, v)
 end
 
 -- the forward pre-hook
@@ -90,13 +110,7 @@ function M.spectral_norm(module, name, n_power_iterations, eps, dim)
   end
   dim = wn._resolve_dim(dim, weight:dim(), op, 2)
   local fn = setmetatable({ name = name, dim = dim, n_power_iterations = n_power_iterations, eps = eps }, SpectralNorm)
-  local u, v = torch.no_grad(function()
-    local mat = fn:reshape_weight_to_matrix(weight)
-    local h, w = mat:size(1), mat:size(2)
-    -- random initial vectors
-    return F.normalize(weight:new_empty(h):normal_(0, 1), { dim = 1, eps = eps }),
-      F.normalize(weight:new_empty(w):normal_(0, 1), { dim = 1, eps = eps })
-  end)
+  local u, v = M._random_vectors(fn:reshape_weight_to_matrix(weight), eps)
   Module._remove_name(module, name)
   module:register_parameter(name .. '_orig', weight)
   -- the weight stays reachable under its name (a plain field) until the first forward

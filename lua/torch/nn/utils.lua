@@ -1,6 +1,6 @@
 -- torch.nn.utils: gradient clipping, flattening parameters to one vector, padding sequences
 -- (utils.rnn.pad_sequence), and weight_norm / spectral_norm (weight_norm.lua, spectral_norm.lua), as
--- PyTorch.
+-- PyTorch; parametrize, parametrizations and prune have files of their own.
 local torch = require 'torch'
 local utils = {}
 
@@ -170,5 +170,11 @@ local weight_norm = require 'torch.nn.weight_norm'
 local spectral_norm = require 'torch.nn.spectral_norm'
 utils.weight_norm, utils.remove_weight_norm = weight_norm.weight_norm, weight_norm.remove_weight_norm
 utils.spectral_norm, utils.remove_spectral_norm = spectral_norm.spectral_norm, spectral_norm.remove_spectral_norm
+
+-- utils.parametrize (parametrize.lua), utils.parametrizations (parametrizations.lua: orthogonal,
+-- spectral_norm) and utils.prune (prune.lua)
+utils.parametrize = require 'torch.nn.parametrize'
+utils.parametrizations = require 'torch.nn.parametrizations'
+utils.prune = require 'torch.nn.prune'
 
 return utils

@@ -61,6 +61,8 @@ local function check_module(module, op, level)
   end
 end
 
+M._check_module = check_module
+
 -- the parameter `name` of module, or an error
 local function parameter_of(module, name, op, level)
   local kind = rawget(module, Module._KIND)[name]
