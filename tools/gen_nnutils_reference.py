@@ -18,6 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch.nn.utils import parametrizations, prune
 
+import lua_reference as reference
+
+torch.manual_seed(0)  # the layers' other parameters, so that the file is the same on every run
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "spec", "data",
                    "nnutils_reference.lua")
 
@@ -29,23 +32,16 @@ def det(shape, k, scale=1.0):
 
 
 def lua(v):
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return "%.17g" % v
-    if isinstance(v, str):
-        return '"%s"' % v
+    """v as a Lua literal (tools/lua_reference.py), tensors as {shape = ..., data = flat values}"""
+    if torch.is_tensor(v):
+        t = v.detach()
+        return reference.lua({"shape": list(t.shape), "data": t.double().reshape(-1).tolist()
+                              if t.is_floating_point() else t.reshape(-1).tolist()})
     if isinstance(v, (list, tuple)):
         return "{" + ", ".join(lua(x) for x in v) + "}"
     if isinstance(v, dict):
         return "{" + ", ".join("%s = %s" % (k, lua(x)) for k, x in v.items()) + "}"
-    if torch.is_tensor(v):
-        t = v.detach()
-        data = t.reshape(-1).tolist() if t.dtype != torch.float32 else t.double().reshape(-1).tolist()
-        return "{shape = %s, data = %s}" % (lua(list(t.shape)), lua(data))
-    raise TypeError(type(v))
+    return reference.lua(v)
 
 
 orthogonal = []
