@@ -122,9 +122,13 @@ int64_t lt_strided_extent(const char *op, int ndim, const int64_t *sizes, const 
     if (strides[d] < 0)
       return lt_error("%s: strides must be non-negative, got %lld in dimension %d", op, (long long)strides[d], d + 1);
   }
+  int64_t numel = 1;
   for (int d = 0; d < ndim; d++) {
     if (sizes[d] == 0) return 0;
-    extent += (sizes[d] - 1) * strides[d];
+    int64_t span;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &span) || __builtin_add_overflow(extent, span, &extent) ||
+        __builtin_mul_overflow(numel, sizes[d], &numel))
+      return lt_error("%s: sizes and strides reach past 2^63 elements", op);
   }
   return extent;
 }
@@ -136,12 +140,12 @@ lt_tensor_t *lt_as_strided(lt_tensor_t *x, int ndim, const int64_t *sizes, const
     lt_error("as_strided: storage_offset must be non-negative, got %lld", (long long)offset);
     return NULL;
   }
-  int64_t cap = (int64_t)(x->storage->nbytes / lt_elsize(x));
-  if (extent > 0 && offset + extent > cap) {
+  int64_t cap = (int64_t)(x->storage->nbytes / lt_elsize(x)), end;
+  if (extent > 0 && (__builtin_add_overflow(offset, extent, &end) || end > cap)) {
     char sb[128], tb[128];
     lt_error("as_strided: sizes %s, strides %s and storage offset %lld need a storage of %lld elements, but it "
              "holds %lld", lt_shape_str(ndim, sizes, sb, sizeof sb), lt_shape_str(ndim, strides, tb, sizeof tb),
-             (long long)offset, (long long)(offset + extent), (long long)cap);
+             (long long)offset, (long long)(end < offset ? INT64_MAX : end), (long long)cap);
     return NULL;
   }
   return lt_view_geometry(x, ndim, sizes, strides, offset);

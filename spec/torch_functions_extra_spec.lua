@@ -107,6 +107,16 @@ describe('torch.as_strided', function()
     assert.truthy(err:find('as_strided: expected the sizes and the strides as two tables of integers', 1, true))
     -- an empty view needs no storage
     assert.are.equal(0, torch.as_strided(x, { 0, 5 }, { 100, 100 }, 6):numel())
+    -- sizes, strides and offsets whose products or sums pass 2^63 are refused, not wrapped around
+    local big = 1 << 40
+    ok, err = pcall(torch.as_strided, x, { big, big }, { big, 1 })
+    assert.truthy(err:find('as_strided: sizes and strides reach past 2^63 elements', 1, true), err)
+    ok, err = pcall(torch.as_strided, x, { big, big, big }, { 0, 0, 0 })
+    assert.truthy(err:find('as_strided: sizes and strides reach past 2^63 elements', 1, true), err)
+    ok, err = pcall(torch.as_strided, x, { 2 }, { 1 }, math.maxinteger)
+    assert.truthy(err:find('need a storage of ' .. math.maxinteger .. ' elements', 1, true), err)
+    ok, err = pcall(torch.empty_strided, { big, big }, { big, 1 })
+    assert.truthy(err:find('empty_strided: sizes and strides reach past 2^63 elements', 1, true), err)
   end)
 end)
 
