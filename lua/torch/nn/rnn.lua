@@ -63,13 +63,25 @@ local function projection(mode, x, w_ih, b_ih, b_hh)
   return gi
 end
 
+-- one direction of one layer over a padded (T, N, gates) projection gi, from h0 (and c0): the
+-- outputs (T, N, H) and the final h (and c)
+local function padded_direction(mode, gi, reverse, h, c, w_hh, b_hh)
+  local T, steps = gi:size(1), {}
+  for s = 1, T do
+    local t = reverse and T - s + 1 or s
+    h, c = step(mode, gi[t], h, c, w_hh, b_hh)
+    steps[t] = h
+  end
+  return torch.stack(steps, 1), h, c
+end
+
 -- one direction of one layer over packed data (rows of step t at offs[t], bs[t] of them, the longest
 -- sequences first), as PyTorch's reference does it: the input's projection for all rows at once, then
 -- the cell step by step over the shrinking batch. Forward, a sequence whose last step has passed
 -- leaves the batch with its state (its final one); backward, each sequence joins the batch at its
 -- own last step, from its initial state. Returns the output rows (in data's order) and the final
 -- h (and c), one row a sequence.
-local function packed_direction(mode, gi, bs, offs, reverse, h0, c0, w_hh, b_hh)
+local function packed_direction(mode, gi, reverse, h0, c0, w_hh, b_hh, bs, offs)
   local T, steps = #bs, {}
   if not reverse then
     local h, c, done_h, done_c = h0, c0, {}, {}
@@ -188,6 +200,29 @@ local function rnn_class(name, mode)
     return h0, c0
   end
 
+  -- every layer and direction over x (features along feature_dim): each direction's input projection
+  -- for every step at once, then run(mode, gi, reverse, h0, c0, w_hh, b_hh) -> its outputs and final h
+  -- (and c); dropout between layers in training. Returns the last layer's output, h_n and c_n.
+  local function run_layers(self, x, h0, c0, feature_dim, run, ...)
+    local dirs = self.bidirectional and 2 or 1
+    local hn, cn = {}, {}
+    local layer_in = x
+    for l = 0, self.num_layers - 1 do
+      local outs = {}
+      for d = 0, dirs - 1 do
+        local k = l * dirs + d + 1
+        local w_ih, w_hh, b_ih, b_hh = weights(self, l, d)
+        local gi = projection(self.mode, layer_in, w_ih, b_ih, b_hh)
+        outs[d + 1], hn[k], cn[k] = run(self.mode, gi, d == 1, h0[k], c0 and c0[k], w_hh, b_hh, ...)
+      end
+      layer_in = dirs == 2 and torch.cat(outs, feature_dim) or outs[1]
+      if self.dropout > 0 and self.training and l < self.num_layers - 1 then
+        layer_in = F.dropout(layer_in, self.dropout, true)
+      end
+    end
+    return layer_in, torch.stack(hn, 1), c0 and torch.stack(cn, 1) or nil
+  end
+
   -- forward over a PackedSequence: the same layers, each direction stepped by packed_direction over
   -- the shrinking batch; hx and the final states in the batch's original order
   local function forward_packed(self, seq, hx)
@@ -199,34 +234,17 @@ local function rnn_class(name, mode)
     local bs = seq.batch_sizes:totable()
     local offs, at = {}, 1
     for t = 1, #bs do offs[t], at = at, at + bs[t] end
-    local dirs = self.bidirectional and 2 or 1
     local h0, c0 = initial_state(self, name, hx, bs[1], true, data)
     if hx ~= nil and seq.sorted_indices then -- into the packed (sorted) order
       h0 = h0:index_select(2, seq.sorted_indices)
       if c0 then c0 = c0:index_select(2, seq.sorted_indices) end
     end
-    local hn, cn = {}, {}
-    local layer_in = data
-    for l = 0, self.num_layers - 1 do
-      local outs = {}
-      for d = 0, dirs - 1 do
-        local k = l * dirs + d + 1
-        local w_ih, w_hh, b_ih, b_hh = weights(self, l, d)
-        local gi = projection(self.mode, layer_in, w_ih, b_ih, b_hh)
-        outs[d + 1], hn[k], cn[k] = packed_direction(self.mode, gi, bs, offs, d == 1, h0[k], c0 and c0[k], w_hh, b_hh)
-      end
-      layer_in = dirs == 2 and torch.cat(outs, 2) or outs[1]
-      if self.dropout > 0 and self.training and l < self.num_layers - 1 then
-        layer_in = F.dropout(layer_in, self.dropout, true)
-      end
-    end
-    local h_n = torch.stack(hn, 1)
-    local c_n = c0 and torch.stack(cn, 1) or nil
+    local out_data, h_n, c_n = run_layers(self, data, h0, c0, 2, packed_direction, bs, offs)
     if seq.unsorted_indices then -- back to the original order
       h_n = h_n:index_select(2, seq.unsorted_indices)
       if c_n then c_n = c_n:index_select(2, seq.unsorted_indices) end
     end
-    local out = rnn_utils.PackedSequence(layer_in, seq.batch_sizes, seq.sorted_indices, seq.unsorted_indices)
+    local out = rnn_utils.PackedSequence(out_data, seq.batch_sizes, seq.sorted_indices, seq.unsorted_indices)
     if c_n then return out, { h_n, c_n } end
     return out, h_n
   end
@@ -249,37 +267,9 @@ local function rnn_class(name, mode)
     local x = input
     if not batched then x = x:unsqueeze(2)
     elseif self.batch_first then x = x:transpose(1, 2) end
-    local T, N, H = x:size(1), x:size(2), self.hidden_size
-    local dirs = self.bidirectional and 2 or 1
     local lstm = self.mode == 'LSTM'
-    local h0, c0 = initial_state(self, name, hx, N, batched, x)
-    local hn, cn = {}, {}
-    local layer_in = x
-    for l = 0, self.num_layers - 1 do
-      local outs = {}
-      for d = 0, dirs - 1 do
-        local k = l * dirs + d + 1
-        local w_ih, w_hh, b_ih, b_hh = weights(self, l, d)
-        -- the input's projection for every step at once
-        local gi = projection(self.mode, layer_in, w_ih, b_ih, b_hh)
-        local h, c = h0[k], c0 and c0[k]
-        local steps = {}
-        for s = 1, T do
-          local t = d == 0 and s or T - s + 1
-          h, c = step(self.mode, gi[t], h, c, w_hh, b_hh)
-          steps[t] = h
-        end
-        outs[d + 1] = torch.stack(steps, 1)
-        hn[k], cn[k] = h, c
-      end
-      layer_in = dirs == 2 and torch.cat(outs, 3) or outs[1]
-      if self.dropout > 0 and self.training and l < self.num_layers - 1 then
-        layer_in = F.dropout(layer_in, self.dropout, true)
-      end
-    end
-    local out = layer_in
-    local h_n = torch.stack(hn, 1)
-    local c_n = lstm and torch.stack(cn, 1) or nil
+    local h0, c0 = initial_state(self, name, hx, x:size(2), batched, x)
+    local out, h_n, c_n = run_layers(self, x, h0, c0, 3, padded_direction)
     if not batched then
       out = out:squeeze(2)
       h_n = h_n:squeeze(2)
