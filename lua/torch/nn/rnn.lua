@@ -15,6 +15,7 @@ local Module = require 'torch.nn.module'
 local Parameter = require('torch.nn.parameter').Parameter
 local F = require 'torch.nn.functional'
 local init = require 'torch.nn.initializers'
+local rnn_utils = require 'torch.nn.rnn_utils'
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -60,6 +61,54 @@ local function projection(mode, x, w_ih, b_ih, b_hh)
   local gi = F.linear(x, w_ih, b_ih)
   if b_hh and folds_bias(mode) then gi = gi + b_hh end
   return gi
+end
+
+-- one direction of one layer over a padded (T, N, gates) projection gi, from h0 (and c0): the
+-- outputs (T, N, H) and the final h (and c)
+local function padded_direction(mode, gi, reverse, h, c, w_hh, b_hh)
+  local T, steps = gi:size(1), {}
+  for s = 1, T do
+    local t = reverse and T - s + 1 or s
+    h, c = step(mode, gi[t], h, c, w_hh, b_hh)
+    steps[t] = h
+  end
+  return torch.stack(steps, 1), h, c
+end
+
+-- one direction of one layer over packed data (rows of step t at offs[t], bs[t] of them, the longest
+-- sequences first), as PyTorch's reference does it: the input's projection for all rows at once, then
+-- the cell step by step over the shrinking batch. Forward, a sequence whose last step has passed
+-- leaves the batch with its state (its final one); backward, each sequence joins the batch at its
+-- own last step, from its initial state. Returns the output rows (in data's order) and the final
+-- h (and c), one row a sequence.
+local function packed_direction(mode, gi, reverse, h0, c0, w_hh, b_hh, bs, offs)
+  local T, steps = #bs, {}
+  if not reverse then
+    local h, c, done_h, done_c = h0, c0, {}, {}
+    for t = 1, T do
+      local n, live = bs[t], h:size(1)
+      if n < live then -- the last live - n sequences have ended: keep their final state
+        table.insert(done_h, 1, h:narrow(1, n + 1, live - n)); h = h:narrow(1, 1, n)
+        if c then table.insert(done_c, 1, c:narrow(1, n + 1, live - n)); c = c:narrow(1, 1, n) end
+      end
+      h, c = step(mode, gi:narrow(1, offs[t], n), h, c, w_hh, b_hh)
+      steps[t] = h
+    end
+    table.insert(done_h, 1, h)
+    if c then table.insert(done_c, 1, c) end
+    return torch.cat(steps, 1), torch.cat(done_h, 1), c and torch.cat(done_c, 1)
+  end
+  local h, c = h0:narrow(1, 1, bs[T]), c0 and c0:narrow(1, 1, bs[T])
+  for t = T, 1, -1 do
+    local n, live = bs[t], h:size(1)
+    if n > live then -- sequences whose last step is t join, from their initial state
+      h = torch.cat({ h, h0:narrow(1, live + 1, n - live) }, 1)
+      if c then c = torch.cat({ c, c0:narrow(1, live + 1, n - live) }, 1) end
+    end
+    h, c = step(mode, gi:narrow(1, offs[t], n), h, c, w_hh, b_hh)
+    steps[t] = h
+  end
+  return torch.cat(steps, 1), h, c
 end
 
 -- ---- the sequence layers ----
@@ -116,10 +165,96 @@ local function rnn_class(name, mode)
     for _, p in ipairs(self:parameters()) do init.uniform_(p, -k, k) end
   end
 
+  -- the weights of layer l (from 0), direction d (0 forward, 1 reverse)
+  local function weights(self, l, d)
+    local sfx = 'l' .. l .. (d == 1 and '_reverse' or '')
+    return self['weight_ih_' .. sfx], self['weight_hh_' .. sfx], self['bias_ih_' .. sfx], self['bias_hh_' .. sfx]
+  end
+
+  -- h_0 (and c_0) from hx, checked to be (num_layers * directions, N, hidden_size) ((.., hidden_size)
+  -- unbatched, then given a batch of one), or zeros like x when hx is nil
+  local function initial_state(self, name, hx, N, batched, x)
+    local dirs, H = self.bidirectional and 2 or 1, self.hidden_size
+    if hx == nil then
+      local h0 = torch.zeros(self.num_layers * dirs, N, H, { dtype = x.dtype, device = x.device })
+      return h0, self.mode == 'LSTM' and h0 or nil
+    end
+    local h0, c0
+    if self.mode == 'LSTM' then
+      if type(hx) ~= 'table' or torch.is_tensor(hx) or #hx ~= 2 then error('LSTM: hx must be a table {h_0, c_0}', 3) end
+      h0, c0 = hx[1], hx[2]
+    else
+      h0 = hx
+    end
+    local want = batched and { self.num_layers * dirs, N, H } or { self.num_layers * dirs, H }
+    for _, t in ipairs { h0, c0 } do
+      if not torch.is_tensor(t) or table.concat(t.shape, ',') ~= table.concat(want, ',') then
+        error(string.format('%s: Expected hidden size (%s), got %s', name, table.concat(want, ', '),
+          torch.is_tensor(t) and '[' .. table.concat(t.shape, ', ') .. ']' or type(t)), 3)
+      end
+    end
+    if not batched then
+      h0 = h0:unsqueeze(2)
+      if c0 then c0 = c0:unsqueeze(2) end
+    end
+    return h0, c0
+  end
+
+  -- every layer and direction over x (features along feature_dim): each direction's input projection
+  -- for every step at once, then run(mode, gi, reverse, h0, c0, w_hh, b_hh) -> its outputs and final h
+  -- (and c); dropout between layers in training. Returns the last layer's output, h_n and c_n.
+  local function run_layers(self, x, h0, c0, feature_dim, run, ...)
+    local dirs = self.bidirectional and 2 or 1
+    local hn, cn = {}, {}
+    local layer_in = x
+    for l = 0, self.num_layers - 1 do
+      local outs = {}
+      for d = 0, dirs - 1 do
+        local k = l * dirs + d + 1
+        local w_ih, w_hh, b_ih, b_hh = weights(self, l, d)
+        local gi = projection(self.mode, layer_in, w_ih, b_ih, b_hh)
+        outs[d + 1], hn[k], cn[k] = run(self.mode, gi, d == 1, h0[k], c0 and c0[k], w_hh, b_hh, ...)
+      end
+      layer_in = dirs == 2 and torch.cat(outs, feature_dim) or outs[1]
+      if self.dropout > 0 and self.training and l < self.num_layers - 1 then
+        layer_in = F.dropout(layer_in, self.dropout, true)
+      end
+    end
+    return layer_in, torch.stack(hn, 1), c0 and torch.stack(cn, 1) or nil
+  end
+
+  -- forward over a PackedSequence: the same layers, each direction stepped by packed_direction over
+  -- the shrinking batch; hx and the final states in the batch's original order
+  local function forward_packed(self, seq, hx)
+    local data = seq.data
+    if data:dim() ~= 2 or data:size(2) ~= self.input_size then
+      error(string.format('%s: a packed input must have data of shape (*, %d), got [%s]', name, self.input_size,
+        table.concat(data.shape, ', ')), 3)
+    end
+    local bs = seq.batch_sizes:totable()
+    local offs, at = {}, 1
+    for t = 1, #bs do offs[t], at = at, at + bs[t] end
+    local h0, c0 = initial_state(self, name, hx, bs[1], true, data)
+    if hx ~= nil and seq.sorted_indices then -- into the packed (sorted) order
+      h0 = h0:index_select(2, seq.sorted_indices)
+      if c0 then c0 = c0:index_select(2, seq.sorted_indices) end
+    end
+    local out_data, h_n, c_n = run_layers(self, data, h0, c0, 2, packed_direction, bs, offs)
+    if seq.unsorted_indices then -- back to the original order
+      h_n = h_n:index_select(2, seq.unsorted_indices)
+      if c_n then c_n = c_n:index_select(2, seq.unsorted_indices) end
+    end
+    local out = rnn_utils.PackedSequence(out_data, seq.batch_sizes, seq.sorted_indices, seq.unsorted_indices)
+    if c_n then return out, { h_n, c_n } end
+    return out, h_n
+  end
+
   -- forward(input, hx) -> output, h_n (LSTM: output, {h_n, c_n}); input (T, N, input_size), or
-  -- (N, T, input_size) with batch_first, or (T, input_size) unbatched; hx (num_layers * directions,
-  -- N, hidden_size) (LSTM: {h_0, c_0}), zeros when nil
+  -- (N, T, input_size) with batch_first, or (T, input_size) unbatched, or a PackedSequence (output
+  -- then a PackedSequence too, h_n taken at each sequence's own last step); hx (num_layers *
+  -- directions, N, hidden_size) (LSTM: {h_0, c_0}), zeros when nil
   function cls:forward(input, hx)
+    if rnn_utils.is_packed_sequence(input) then return forward_packed(self, input, hx) end
     if not torch.is_tensor(input) then error(name .. ': expected an input tensor, got ' .. type(input), 2) end
     local batched = input:dim() == 3
     if not batched and input:dim() ~= 2 then
@@ -132,61 +267,9 @@ local function rnn_class(name, mode)
     local x = input
     if not batched then x = x:unsqueeze(2)
     elseif self.batch_first then x = x:transpose(1, 2) end
-    local T, N, H = x:size(1), x:size(2), self.hidden_size
-    local dirs = self.bidirectional and 2 or 1
     local lstm = self.mode == 'LSTM'
-    local h0, c0
-    if hx ~= nil then
-      if lstm then
-        if type(hx) ~= 'table' or torch.is_tensor(hx) or #hx ~= 2 then error('LSTM: hx must be a table {h_0, c_0}', 2) end
-        h0, c0 = hx[1], hx[2]
-      else
-        h0 = hx
-      end
-      local want = batched and { self.num_layers * dirs, N, H } or { self.num_layers * dirs, H }
-      for _, t in ipairs { h0, c0 } do
-        if not torch.is_tensor(t) or table.concat(t.shape, ',') ~= table.concat(want, ',') then
-          error(string.format('%s: Expected hidden size (%s), got %s', name, table.concat(want, ', '),
-            torch.is_tensor(t) and '[' .. table.concat(t.shape, ', ') .. ']' or type(t)), 2)
-        end
-      end
-      if not batched then
-        h0 = h0:unsqueeze(2)
-        if c0 then c0 = c0:unsqueeze(2) end
-      end
-    else
-      h0 = torch.zeros(self.num_layers * dirs, N, H, { dtype = x.dtype, device = x.device })
-      if lstm then c0 = h0 end
-    end
-    local hn, cn = {}, {}
-    local layer_in = x
-    for l = 0, self.num_layers - 1 do
-      local outs = {}
-      for d = 0, dirs - 1 do
-        local sfx = 'l' .. l .. (d == 1 and '_reverse' or '')
-        local k = l * dirs + d + 1
-        local w_ih, w_hh = self['weight_ih_' .. sfx], self['weight_hh_' .. sfx]
-        local b_ih, b_hh = self['bias_ih_' .. sfx], self['bias_hh_' .. sfx]
-        -- the input's projection for every step at once
-        local gi = projection(self.mode, layer_in, w_ih, b_ih, b_hh)
-        local h, c = h0[k], c0 and c0[k]
-        local steps = {}
-        for s = 1, T do
-          local t = d == 0 and s or T - s + 1
-          h, c = step(self.mode, gi[t], h, c, w_hh, b_hh)
-          steps[t] = h
-        end
-        outs[d + 1] = torch.stack(steps, 1)
-        hn[k], cn[k] = h, c
-      end
-      layer_in = dirs == 2 and torch.cat(outs, 3) or outs[1]
-      if self.dropout > 0 and self.training and l < self.num_layers - 1 then
-        layer_in = F.dropout(layer_in, self.dropout, true)
-      end
-    end
-    local out = layer_in
-    local h_n = torch.stack(hn, 1)
-    local c_n = lstm and torch.stack(cn, 1) or nil
+    local h0, c0 = initial_state(self, name, hx, x:size(2), batched, x)
+    local out, h_n, c_n = run_layers(self, x, h0, c0, 3, padded_direction)
     if not batched then
       out = out:squeeze(2)
       h_n = h_n:squeeze(2)

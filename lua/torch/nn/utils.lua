@@ -1,6 +1,6 @@
--- torch.nn.utils: gradient clipping, flattening parameters to one vector, padding sequences
--- (utils.rnn.pad_sequence), and weight_norm / spectral_norm (weight_norm.lua, spectral_norm.lua), as
--- PyTorch; parametrize, parametrizations and prune have files of their own.
+-- torch.nn.utils: gradient clipping, flattening parameters to one vector, and weight_norm /
+-- spectral_norm (weight_norm.lua, spectral_norm.lua), as PyTorch; rnn (padding and packing
+-- sequences), parametrize, parametrizations and prune have files of their own.
 local torch = require 'torch'
 local utils = {}
 
@@ -124,44 +124,9 @@ utils.consume_prefix_in_state_dict_if_present = function(sd, prefix)
   return require('torch.serialization').consume_prefix_in_state_dict_if_present(sd, prefix)
 end
 
--- utils.rnn.pad_sequence(sequences, {batch_first = false, padding_value = 0, padding_side = 'right'}):
--- tensors of L_i x * stacked into Lmax x B x * (B x Lmax x * with batch_first), padded with the value
-utils.rnn = {}
-utils.rnn.pad_sequence = function(seqs, o)
-  if type(seqs) ~= 'table' or torch.is_tensor(seqs) or #seqs == 0 then
-    error('pad_sequence: expected a non-empty table of tensors', 2)
-  end
-  o = require('torch.nn.functional')._opts_of(o, 'pad_sequence', { 'batch_first', 'padding_value', 'padding_side' })
-  local side = o.padding_side or 'right'
-  if side ~= 'right' and side ~= 'left' then error("pad_sequence: padding_side must be 'left' or 'right', got " .. tostring(side), 2) end
-  local longest = 0
-  for i, t in ipairs(seqs) do
-    if not torch.is_tensor(t) then error(string.format('pad_sequence: element %d is not a tensor', i), 2) end
-    if t:dim() == 0 then error(string.format('pad_sequence: element %d is 0-D; sequences need a length', i), 2) end
-    if t:dim() ~= seqs[1]:dim() then
-      error(string.format('pad_sequence: element %d has %d dimensions, the first %d', i, t:dim(), seqs[1]:dim()), 2)
-    end
-    for d = 2, t:dim() do
-      if t:size(d) ~= seqs[1]:size(d) then
-        error(string.format('pad_sequence: element %d is of shape %s; every sequence must share the trailing shape of the first, %s',
-          i, tostring(t.shape), tostring(seqs[1].shape)), 2)
-      end
-    end
-    longest = math.max(longest, t:size(1))
-  end
-  local F = require 'torch.nn.functional'
-  local rows = {}
-  for i, t in ipairs(seqs) do
-    local pad = {}
-    for _ = 2, t:dim() do pad[#pad + 1] = 0; pad[#pad + 1] = 0 end
-    local missing = longest - t:size(1)
-    if side == 'right' then pad[#pad + 1], pad[#pad + 2] = 0, missing else pad[#pad + 1], pad[#pad + 2] = missing, 0 end
-    rows[i] = missing > 0 and F.pad(t, pad, { value = o.padding_value or 0 }) or t
-  end
-  local out = torch.stack(rows, 1)
-  if not o.batch_first then out = out:transpose(1, 2) end
-  return out
-end
+-- utils.rnn: pad_sequence, pack_padded_sequence, pad_packed_sequence, pack_sequence, PackedSequence,
+-- unpad_sequence, unpack_sequence (rnn_utils.lua)
+utils.rnn = require 'torch.nn.rnn_utils'
 
 -- weight_norm(module, {name = 'weight', dim = 1}), remove_weight_norm(module, name),
 -- spectral_norm(module, {name = 'weight', n_power_iterations = 1, eps = 1e-12, dim}),
