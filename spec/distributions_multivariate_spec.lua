@@ -20,12 +20,7 @@ local log, pi = math.log, math.pi
 local function dims(size) return { table.unpack(size) } end
 local function t(v, dtype) return torch.tensor(v, { dtype = dtype or f64 }) end
 local function leaf(v) return torch.tensor(v, { dtype = f64, requires_grad = true }) end
-local function seeded(seed, fn)
-  return function(...)
-    torch.manual_seed(seed)
-    return fn(...)
-  end
-end
+local seeded = M.seeded
 
 -- ---- dense matrices of Lua numbers ----
 

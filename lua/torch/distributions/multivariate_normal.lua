@@ -126,17 +126,23 @@ function MultivariateNormal:expand(...)
   return self:_init_expanded(new, shape)
 end
 
-local function full_matrix_shape(d) return U.cat(d._batch_shape, d._event_shape, d._event_shape) end
-
-Distribution.lazy_property(MultivariateNormal, 'scale_tril', function(d)
-  return d._unbroadcasted_scale_tril:expand(full_matrix_shape(d))
-end)
-Distribution.lazy_property(MultivariateNormal, 'covariance_matrix', function(d)
-  local L = d._unbroadcasted_scale_tril
-  return torch.matmul(L, mT(L)):expand(full_matrix_shape(d))
-end)
-Distribution.lazy_property(MultivariateNormal, 'precision_matrix', function(d)
-  return torch.cholesky_inverse(d._unbroadcasted_scale_tril):expand(full_matrix_shape(d))
+--- MultivariateNormal._scale_tril_properties(cls, matrix_shape): the lazy properties scale_tril,
+--- covariance_matrix and precision_matrix of a class holding _unbroadcasted_scale_tril (also
+--- Wishart's), expanded to matrix_shape(d)
+function MultivariateNormal._scale_tril_properties(cls, matrix_shape)
+  Distribution.lazy_property(cls, 'scale_tril', function(d)
+    return d._unbroadcasted_scale_tril:expand(matrix_shape(d))
+  end)
+  Distribution.lazy_property(cls, 'covariance_matrix', function(d)
+    local L = d._unbroadcasted_scale_tril
+    return torch.matmul(L, mT(L)):expand(matrix_shape(d))
+  end)
+  Distribution.lazy_property(cls, 'precision_matrix', function(d)
+    return torch.cholesky_inverse(d._unbroadcasted_scale_tril):expand(matrix_shape(d))
+  end)
+end
+MultivariateNormal._scale_tril_properties(MultivariateNormal, function(d)
+  return U.cat(d._batch_shape, d._event_shape, d._event_shape)
 end)
 
 local props = MultivariateNormal.properties

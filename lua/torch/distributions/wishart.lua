@@ -100,18 +100,7 @@ function Wishart:expand(...)
   return self:_init_expanded(new, shape)
 end
 
-local function full_matrix_shape(d) return U.cat(d._batch_shape, d._event_shape) end
-
-Distribution.lazy_property(Wishart, 'scale_tril', function(d)
-  return d._unbroadcasted_scale_tril:expand(full_matrix_shape(d))
-end)
-Distribution.lazy_property(Wishart, 'covariance_matrix', function(d)
-  local L = d._unbroadcasted_scale_tril
-  return torch.matmul(L, mT(L)):expand(full_matrix_shape(d))
-end)
-Distribution.lazy_property(Wishart, 'precision_matrix', function(d)
-  return torch.cholesky_inverse(d._unbroadcasted_scale_tril):expand(full_matrix_shape(d))
-end)
+MVN._scale_tril_properties(Wishart, function(d) return U.cat(d._batch_shape, d._event_shape) end)
 
 -- df as (batch..., 1, 1)
 local function df_matrix(d, df) return (df or d.df):reshape(U.cat(d._batch_shape, { 1, 1 })) end
