@@ -20,12 +20,7 @@ local EULER = 0.57721566490153286060
 
 local function t(v, dtype) return torch.tensor(v, { dtype = dtype or f64 }) end
 local function leaf(v) return torch.tensor(v, { dtype = f64, requires_grad = true }) end
-local function seeded(seed, fn)
-  return function(...)
-    torch.manual_seed(seed)
-    return fn(...)
-  end
-end
+local seeded = M.seeded
 
 -- the modified Bessel function I_n(x) by its power series
 local function bessel_i(n, x)

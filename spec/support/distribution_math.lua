@@ -203,4 +203,14 @@ function M.check_ks(xs, cdf, label)
     1.95 / math.sqrt(n)))
 end
 
+-- ---- gradcheck ----
+
+--- M.seeded(seed, fn): fn with the generator reset first, so that rsample draws the same noise each call
+function M.seeded(seed, fn)
+  return function(...)
+    require('torch').manual_seed(seed)
+    return fn(...)
+  end
+end
+
 return M

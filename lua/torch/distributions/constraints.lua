@@ -167,6 +167,17 @@ function LowerCholesky:check(x)
 end
 C.lower_cholesky = LowerCholesky()
 
+-- lower Cholesky factors whose rows have unit norm (to eps * n * 10, PyTorch's tolerance): the
+-- Cholesky factors of correlation matrices
+local CorrCholesky = Constraint:extend('CorrCholesky')
+CorrCholesky.event_dim = 2
+function CorrCholesky:check(x)
+  local tol = U.finfo(x.dtype).eps * x:size(-1) * 10
+  local unit_rows = (x:detach():pow(2):sum(-1):sqrt() - 1):abs():le(tol):all(-1)
+  return LowerCholesky.check(self, x):logical_and(unit_rows)
+end
+C.corr_cholesky = CorrCholesky()
+
 local Square = Constraint:extend('Square')
 Square.event_dim = 2
 function Square:check(x)

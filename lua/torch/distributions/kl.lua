@@ -20,6 +20,7 @@ local D = {
   Independent = require 'torch.distributions.independent',
   Laplace = require 'torch.distributions.laplace',
   MultivariateNormal = require 'torch.distributions.multivariate_normal',
+  LowRankMultivariateNormal = require 'torch.distributions.lowrank_multivariate_normal',
   Normal = require 'torch.distributions.normal',
   OneHotCategorical = require 'torch.distributions.one_hot_categorical',
   Poisson = require 'torch.distributions.poisson',
@@ -207,6 +208,64 @@ register_kl(D.MultivariateNormal, D.MultivariateNormal, function(p, q)
   local term2 = batch_trace_XXT(torch.linalg.solve_triangular(Lq:expand(full), Lp:expand(full), { upper = false }))
   local term3 = D.MultivariateNormal._batch_mahalanobis(Lq, q.loc - p.loc)
   return half_term1 + 0.5 * (term2 + term3 - n)
+end)
+
+-- ---- the low-rank multivariate normals (PyTorch's expansions of tr(Sigma_q^-1 Sigma_p)) ----
+
+local LR = D.LowRankMultivariateNormal
+local MVN = D.MultivariateNormal
+local function check_event_shapes(p, q)
+  if p._event_shape ~= q._event_shape then
+    U.raise('kl_divergence: KL-divergence between two (Low Rank) Multivariate Normals with different event shapes '
+      .. 'cannot be computed (%s and %s)', tostring(p._event_shape), tostring(q._event_shape))
+  end
+end
+local function lr_logdet(d) return LR._lowrank_logdet(d._unbroadcasted_cov_factor, d._unbroadcasted_cov_diag,
+    d._capacitance_tril) end
+-- the squared Mahalanobis distance of p's mean under q, and A = capL_q^-1 W_q^T D_q^-1
+local function lr_q_terms(p, q)
+  local W, Dq = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+  local term3 = LR._lowrank_mahalanobis(W, Dq, q.loc - p.loc, q._capacitance_tril)
+  local A = torch.linalg.solve_triangular(q._capacitance_tril, LR._Wt_Dinv(W, Dq), { upper = false })
+  return term3, A
+end
+
+register_kl(LR, LR, function(p, q)
+  check_event_shapes(p, q)
+  local term1 = lr_logdet(q) - lr_logdet(p)
+  local term3, A = lr_q_terms(p, q)
+  local pW, pD, qD = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, q._unbroadcasted_cov_diag
+  local term21 = (pD / qD):sum(-1)
+  local term22 = batch_trace_XXT(pW * qD:rsqrt():unsqueeze(-1))
+  local term23 = batch_trace_XXT(A * pD:sqrt():unsqueeze(-2))
+  local term24 = batch_trace_XXT(A:matmul(pW))
+  return 0.5 * (term1 + (term21 + term22 - term23 - term24) + term3 - p._event_shape[1])
+end)
+
+register_kl(MVN, LR, function(p, q)
+  check_event_shapes(p, q)
+  local Lp = p._unbroadcasted_scale_tril
+  local term1 = lr_logdet(q) - 2 * MVN._half_log_det(Lp)
+  local term3, A = lr_q_terms(p, q)
+  local term21 = batch_trace_XXT(Lp * q._unbroadcasted_cov_diag:rsqrt():unsqueeze(-1))
+  local term22 = batch_trace_XXT(A:matmul(Lp))
+  return 0.5 * (term1 + (term21 - term22) + term3 - p._event_shape[1])
+end)
+
+register_kl(LR, MVN, function(p, q)
+  check_event_shapes(p, q)
+  local Lq = q._unbroadcasted_scale_tril
+  local term1 = 2 * MVN._half_log_det(Lq) - lr_logdet(p)
+  local term3 = MVN._batch_mahalanobis(Lq, q.loc - p.loc)
+  local pW = p._unbroadcasted_cov_factor
+  local batch = torch.broadcast_shapes(U.slice(Lq.shape, 1, Lq:dim() - 2), U.slice(pW.shape, 1, pW:dim() - 2))
+  local n = p._event_shape[1]
+  local Lq_b = Lq:expand(U.cat(batch, { n, n }))
+  local pW_b = pW:expand(U.cat(batch, { n, pW:size(-1) }))
+  local pD_b = torch.diag_embed(p._unbroadcasted_cov_diag:sqrt()):expand(U.cat(batch, { n, n }))
+  local term21 = batch_trace_XXT(torch.linalg.solve_triangular(Lq_b, pW_b, { upper = false }))
+  local term22 = batch_trace_XXT(torch.linalg.solve_triangular(Lq_b, pD_b, { upper = false }))
+  return 0.5 * (term1 + (term21 + term22) + term3 - n)
 end)
 
 local function kl_normal_normal(p, q)

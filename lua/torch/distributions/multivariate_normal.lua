@@ -19,6 +19,7 @@ local function mT(x) return x:transpose(-2, -1) end
 
 -- the matrix-vector products of a batch of matrices and a batch of vectors (broadcast)
 local function batch_mv(bmat, bvec) return torch.matmul(bmat, bvec:unsqueeze(-1)):squeeze(-1) end
+MultivariateNormal._batch_mv = batch_mv
 
 --- the squared Mahalanobis distances x^T (L L^T)^-1 x for a batch of factors bL and of vectors
 --- bx (bL's batch broadcasts to bx's): PyTorch's _batch_mahalanobis, which folds bx's extra
@@ -65,7 +66,7 @@ end
 MultivariateNormal._batch_mahalanobis = batch_mahalanobis
 
 -- the lower Cholesky factor of the inverse of P, from the Cholesky factor of P flipped
-local function precision_to_scale_tril(P)
+function MultivariateNormal._precision_to_scale_tril(P)
   local Lf = torch.linalg.cholesky(torch.flip(P, { -2, -1 }))
   local L_inv = mT(torch.flip(Lf, { -2, -1 }))
   local Id = torch.eye(P:size(-1), { dtype = P.dtype, device = P.device })
@@ -108,7 +109,7 @@ function MultivariateNormal:init(...)
   elseif a.covariance_matrix ~= nil then
     self._unbroadcasted_scale_tril = torch.linalg.cholesky(a.covariance_matrix)
   else
-    self._unbroadcasted_scale_tril = precision_to_scale_tril(a.precision_matrix)
+    self._unbroadcasted_scale_tril = MultivariateNormal._precision_to_scale_tril(a.precision_matrix)
   end
 end
 
@@ -125,17 +126,23 @@ function MultivariateNormal:expand(...)
   return self:_init_expanded(new, shape)
 end
 
-local function full_matrix_shape(d) return U.cat(d._batch_shape, d._event_shape, d._event_shape) end
-
-Distribution.lazy_property(MultivariateNormal, 'scale_tril', function(d)
-  return d._unbroadcasted_scale_tril:expand(full_matrix_shape(d))
-end)
-Distribution.lazy_property(MultivariateNormal, 'covariance_matrix', function(d)
-  local L = d._unbroadcasted_scale_tril
-  return torch.matmul(L, mT(L)):expand(full_matrix_shape(d))
-end)
-Distribution.lazy_property(MultivariateNormal, 'precision_matrix', function(d)
-  return torch.cholesky_inverse(d._unbroadcasted_scale_tril):expand(full_matrix_shape(d))
+--- MultivariateNormal._scale_tril_properties(cls, matrix_shape): the lazy properties scale_tril,
+--- covariance_matrix and precision_matrix of a class holding _unbroadcasted_scale_tril (also
+--- Wishart's), expanded to matrix_shape(d)
+function MultivariateNormal._scale_tril_properties(cls, matrix_shape)
+  Distribution.lazy_property(cls, 'scale_tril', function(d)
+    return d._unbroadcasted_scale_tril:expand(matrix_shape(d))
+  end)
+  Distribution.lazy_property(cls, 'covariance_matrix', function(d)
+    local L = d._unbroadcasted_scale_tril
+    return torch.matmul(L, mT(L)):expand(matrix_shape(d))
+  end)
+  Distribution.lazy_property(cls, 'precision_matrix', function(d)
+    return torch.cholesky_inverse(d._unbroadcasted_scale_tril):expand(matrix_shape(d))
+  end)
+end
+MultivariateNormal._scale_tril_properties(MultivariateNormal, function(d)
+  return U.cat(d._batch_shape, d._event_shape, d._event_shape)
 end)
 
 local props = MultivariateNormal.properties
@@ -152,6 +159,7 @@ function MultivariateNormal:rsample(...)
 end
 
 local function half_log_det(L) return L:diagonal(0, -2, -1):log():sum(-1) end
+MultivariateNormal._half_log_det = half_log_det
 
 function MultivariateNormal:log_prob(value)
   if self._validate_args then self:_validate_sample(value) end
