@@ -168,7 +168,8 @@ for _, case in ipairs(CASES) do
     for _, s in ipairs(sizes) do N = N + s end
     local function results()
       if res then return res end
-      local ranks, out = MPI.mpi_job(np, 'spec/support/dist_sync_bn.lua', table.concat(sizes, ','))
+      local ranks, out = MPI.mpi_job(np, 'spec/support/dist_sync_bn.lua', table.concat(sizes, ','),
+        '-x LUTORCH_DDP_OVERLAP=1')
       res = {}
       for r = 0, np - 1 do res[r] = parse(ranks[r], out) end
       return res
@@ -250,7 +251,7 @@ for _, case in ipairs(CASES) do
       end)
     end
 
-    mpi_it('under DDP (converted model), the averaged gradients are the whole batch\'s over the ranks', function()
+    mpi_it('under DDP (converted model, buckets overlapped with backward), the averaged gradients are the whole batch\'s over the ranks', function()
       torch.manual_seed(3)
       local X = torch.randn({ N, 3, 2, 2 }, f64)
       local model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3), nn.ReLU(), nn.Conv2d(3, 2, 1),

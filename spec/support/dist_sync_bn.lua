@@ -3,7 +3,7 @@
 -- in float64, for inputs of 2 to 5 dimensions. Writes "RESULT <tag>_<name> <values>" lines (the
 -- tensors flattened, %.17g) to arg[1]/rank<r>.txt: the output and grad_input rows of its slice,
 -- weight.grad and bias.grad, the running statistics after the step, the eval-mode output, and the
--- weight.grad that DDP (2 buckets' worth of SyncBatchNorm) averages.
+-- gradients DDP averages.
 local torch = require 'torch'
 local nn, dist = torch.nn, torch.distributed
 local sizes = {}
@@ -57,13 +57,18 @@ for _, shape in ipairs { { C }, { C, 4 }, { C, 2, 3 }, { C, 2, 2, 2 } } do
   result(tag .. '_eval_out', m(X:narrow(1, first, mine)))
 end
 
--- under DDP: its averaged weight.grad (the local contributions' mean over the ranks)
+-- under DDP, a bucket a parameter (the spec forces the buckets' overlap with backward, so that
+-- SyncBatchNorm's all-reduces in backward meet buckets in flight): the averaged gradients after 20
+-- backward passes from zero
 torch.manual_seed(3)
 local X = torch.randn({ N, C, 2, 2 }, { dtype = torch.float64 })
 local model = nn.Sequential(nn.Conv2d(C, C, 1), nn.BatchNorm2d(C), nn.ReLU(), nn.Conv2d(C, 2, 1), nn.BatchNorm2d(2))
   :double()
-local ddp = nn.DistributedDataParallel(nn.SyncBatchNorm.convert_sync_batchnorm(model))
-ddp(X:narrow(1, first, mine)):pow(2):sum():backward()
+local ddp = nn.DistributedDataParallel(nn.SyncBatchNorm.convert_sync_batchnorm(model), { bucket_cap_mb = 1e-6 })
+for _ = 1, 20 do
+  model:zero_grad()
+  ddp(X:narrow(1, first, mine)):pow(2):sum():backward()
+end
 for i, p in ipairs(model:parameters()) do result('ddp_grad' .. i, p.grad) end
 
 local f = assert(io.open(string.format('%s/rank%d.txt', arg[1], rank), 'w'))
