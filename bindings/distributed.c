@@ -154,12 +154,16 @@ static void check_bool_avg(lua_State *L, const char *op, const lt_tensor_t *t, l
   if (t->dtype == LT_BOOL && rop == LT_REDUCE_AVG) luaL_error(L, "%s: ReduceOp.AVG is not supported for bool tensors", op);
 }
 
+/* waits for the buckets DDP's reducers handed to their threads (see wait_reducers below) */
+static void wait_reducers(void);
+
 static int l_all_reduce(lua_State *L) {
   lt_comm_t *c = check_comm(L, "all_reduce");
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
   check_device(L, c, "all_reduce", "tensor", t);
   lt_reduce_op op = check_op(L, 2, "all_reduce");
   check_bool_avg(L, "all_reduce", t, op);
+  wait_reducers();
   lt_lua_check(L, c->ops->all_reduce(c, t, op));
   lua_settop(L, 1);
   return 1;
@@ -173,6 +177,7 @@ static int l_broadcast(lua_State *L) {
   int size = c->ops->size(c);
   if (src < 0 || src >= size)
     return luaL_error(L, "broadcast: Invalid rank %d, rank should be in the interval [0, %d]", (int)src, size - 1);
+  wait_reducers();
   lt_lua_check(L, c->ops->broadcast(c, t, (int)src));
   lua_settop(L, 1);
   return 1;
@@ -214,6 +219,7 @@ static int l_all_gather(lua_State *L) {
   int size = c->ops->size(c);
   lt_tensor_t **outs = lua_newuserdatauv(L, sizeof *outs * (size_t)size, 0);
   check_list(L, c, 1, "all_gather", "tensor_list", size, in, outs);
+  wait_reducers();
   lt_lua_check(L, c->ops->all_gather(c, outs, in));
   lua_settop(L, 1);
   return 1;
@@ -229,6 +235,7 @@ static int l_reduce_scatter(lua_State *L) {
   check_device(L, c, "reduce_scatter", "output", out);
   check_bool_avg(L, "reduce_scatter", out, op);
   check_list(L, c, 2, "reduce_scatter", "input_list", size, out, ins);
+  wait_reducers();
   lt_lua_check(L, c->ops->reduce_scatter(c, out, ins, op));
   lua_settop(L, 1);
   return 1;
@@ -236,6 +243,7 @@ static int l_reduce_scatter(lua_State *L) {
 
 static int l_barrier(lua_State *L) {
   lt_comm_t *c = check_comm(L, "barrier");
+  wait_reducers();
   lt_lua_check(L, c->ops->barrier(c));
   return 0;
 }
@@ -281,6 +289,21 @@ typedef struct reducer {
 } reducer_t;
 
 static reducer_t *reducers;       /* registered ones, under g_mu */
+
+/* A collective called from Lua during a backward that DDP reduces (SyncBatchNorm's all-reduce of
+   its gradients' sums) must not race the buckets on the reducers' threads: each rank would start
+   the two in its own order. The buckets handed to the threads so far are the same on every rank
+   (they are handed over in the backward's order), so the collective waits for them to finish. */
+static void wait_reducers(void) {
+  pthread_mutex_lock(&g_mu);
+  for (reducer_t *r = reducers; r; r = r->next) {
+    if (!r->armed) continue;
+    pthread_mutex_lock(&r->mu);
+    while (r->done < r->next_launch) pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+  }
+  pthread_mutex_unlock(&g_mu);
+}
 
 static int hfind(const reducer_t *r, const lt_tensor_t *t) {
   unsigned h = (unsigned)(((uintptr_t)t >> 4) * 2654435761u) & (unsigned)(r->hcap - 1);

@@ -7,43 +7,11 @@ local torch = require 'torch'
 local dist = torch.distributed
 local nn = torch.nn
 
-local BIN = os.getenv('LUTORCH_BIN') or 'build/lutorch'
--- LUTORCH_MPIRUN: the launcher (default mpirun, as root, oversubscribed); 'none': as if there were none
--- (a machine whose own Open MPI is not the one this build was linked with)
-local MPIRUN = os.getenv('LUTORCH_MPIRUN') or 'mpirun --allow-run-as-root --oversubscribe'
-local HAVE_MPI = MPIRUN ~= 'none' and os.execute('command -v ' .. MPIRUN:match('^%S+') .. ' >/dev/null 2>&1') == true
-  and dist.is_mpi_available()
-
-local function sh(cmd)
-  local p = io.popen('{ ' .. cmd .. '; } 2>&1')
-  local out = p:read('a')
-  local _, _, rc = p:close()
-  return out, rc
-end
-
--- runs script under mpirun with np ranks; returns {rank = {lines}}, the output, the seconds it took
-local function mpi_job(np, script, extra, mpirun_opts)
-  local dir = sh('mktemp -d'):gsub('%s+$', '')
-  local cmd = string.format('s=$(date +%%s%%N); OMP_NUM_THREADS=1 timeout 60 %s %s -np %d %s %s %s %s; '
-    .. 'echo "RC $?"; echo "ELAPSED_MS $(( ($(date +%%s%%N) - s) / 1000000 ))"',
-    MPIRUN, mpirun_opts or '', np, BIN, script, dir, extra or '')
-  local out = sh(cmd)
-  local ranks = {}
-  for r = 0, np - 1 do
-    local f = io.open(string.format('%s/rank%d.txt', dir, r))
-    local lines = {}
-    if f then
-      for l in f:lines() do lines[#lines + 1] = l end
-      f:close()
-    end
-    ranks[r] = lines
-  end
-  os.execute('rm -rf ' .. dir)
-  return ranks, out, tonumber(out:match('ELAPSED_MS (%d+)')) / 1000, tonumber(out:match('RC (%d+)'))
-end
+local MPI = require 'spec.support.mpi'
+local BIN, MPIRUN, HAVE_MPI, sh, mpi_job = MPI.BIN, MPI.MPIRUN, MPI.HAVE_MPI, MPI.sh, MPI.mpi_job
 
 local function mpi_it(name, fn)
-  if HAVE_MPI then it(name, fn) else pending('no mpirun (not installed, or LUTORCH_MPIRUN=none): ' .. name) end
+  if HAVE_MPI then it(name, fn) else pending(MPI.NO_MPI_WHY .. ': ' .. name) end
 end
 
 -- every rank of a dist_collectives.lua job wrote `want` checks, all passed

@@ -14,6 +14,10 @@ local C = torch._dist
 local dist = {}
 
 dist.ReduceOp = C.ReduceOp
+-- group.WORLD: the default group (every rank of the job), the only group there is; the
+-- process_group options (SyncBatchNorm's) take it or nil
+dist.group = { WORLD = setmetatable({}, { __name = 'torch.distributed.ProcessGroup',
+  __tostring = function() return 'torch.distributed.group.WORLD' end }) }
 
 local NOT_INIT = 'Default process group has not been initialized, please make sure to call init_process_group.'
 

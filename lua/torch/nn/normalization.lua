@@ -75,8 +75,10 @@ function BatchNorm:reset_parameters()
   end
 end
 
-function BatchNorm:forward(x)
-  self:_check_input_dim(x)
+-- PyTorch's _BatchNorm.forward up to the call of batch_norm (SyncBatchNorm shares it): counts the
+-- batch when training and tracking, and returns the running statistics to use (nil: none), whether
+-- the batch's own statistics normalise, and the running statistics' update factor
+function BatchNorm:_prepare_stats()
   local factor = self.momentum or 0.0
   if self.training and self.track_running_stats and self.num_batches_tracked ~= nil then
     torch.no_grad(function() self.num_batches_tracked:add_(1) end)
@@ -86,8 +88,14 @@ function BatchNorm:forward(x)
   end
   local bn_training = self.training or (self.running_mean == nil and self.running_var == nil)
   local use_stats = not self.training or self.track_running_stats
-  return F.batch_norm(x, use_stats and self.running_mean or nil, use_stats and self.running_var or nil,
-    self.weight, self.bias, { training = bn_training, momentum = factor, eps = self.eps })
+  return use_stats and self.running_mean or nil, use_stats and self.running_var or nil, bn_training, factor
+end
+
+function BatchNorm:forward(x)
+  self:_check_input_dim(x)
+  local running_mean, running_var, bn_training, factor = self:_prepare_stats()
+  return F.batch_norm(x, running_mean, running_var, self.weight, self.bias,
+    { training = bn_training, momentum = factor, eps = self.eps })
 end
 
 -- a state dict without num_batches_tracked (saved before it existed) keeps the current count
