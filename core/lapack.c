@@ -128,6 +128,9 @@ static void release_all(lt_tensor_t **ts, int n) {
 }
 
 #define TILE 16
+/* matrices up to this order are factored by Cholesky's loops here, not by potrf: a LAPACK call
+   and the copies around it cost ~0.5 us, several times an 8 x 8 factorisation */
+#define SMALL_CHOL 16
 
 /* the work array size a workspace query returned, which single precision routines return as a
    float: above 2^24 it may be rounded down, so a little more is asked for */
@@ -159,6 +162,28 @@ static int work_size(double query) {
       if (!isfinite(x[i])) return false;                                                         \
     return true;                                                                                 \
   }                                                                                              \
+  /* the factor of a matrix of order n <= SMALL_CHOL (the triangle potrf would read: lower, or upper \
+     as the transpose's lower) by Cholesky-Banachiewicz in T, as potf2 computes it: false (nothing  \
+     written) when a pivot is not positive, where LAPACK then gives the partial factor and info */ \
+  static bool small_cholesky_##sfx(const T *a, int n, bool upper, T *l) {                        \
+    T t[SMALL_CHOL * SMALL_CHOL];                                                                \
+    for (int j = 0; j < n; j++) {                                                                \
+      T s = a[j * n + j];                                                                        \
+      for (int k = 0; k < j; k++) s -= t[j * SMALL_CHOL + k] * t[j * SMALL_CHOL + k];           \
+      if (!(s > 0)) return false;                                                                \
+      const T d = (T)sqrt((double)s);                                                            \
+      t[j * SMALL_CHOL + j] = d;                                                                 \
+      for (int i = j + 1; i < n; i++) {                                                          \
+        T v = upper ? a[j * n + i] : a[i * n + j];                                               \
+        for (int k = 0; k < j; k++) v -= t[i * SMALL_CHOL + k] * t[j * SMALL_CHOL + k];         \
+        t[i * SMALL_CHOL + j] = v / d;                                                           \
+      }                                                                                          \
+    }                                                                                            \
+    for (int i = 0; i < n; i++)                                                                  \
+      for (int j = 0; j < n; j++)                                                                \
+        l[i * n + j] = upper ? (j >= i ? t[j * SMALL_CHOL + i] : 0) : (j <= i ? t[i * SMALL_CHOL + j] : 0); \
+    return true;                                                                                 \
+  }                                                                                              \
   static int cholesky_##sfx(const T *a, int64_t b0, int64_t b1, int n, bool upper, T *l, int64_t *info) {  \
     const char uplo = upper ? 'U' : 'L';                                                         \
     const int ld = n > 0 ? n : 1;                                                                \
@@ -168,6 +193,10 @@ static int work_size(double query) {
       const T *ab = a + b * n * n;                                                               \
       T *lb = l + b * n * n;                                                                     \
       int rc = 0;                                                                                \
+      if (n <= SMALL_CHOL && small_cholesky_##sfx(ab, n, upper, lb)) {                           \
+        info[b] = 0;                                                                             \
+        continue;                                                                                \
+      }                                                                                          \
       to_cm_##sfx(ab, n, n, w, n);                                                               \
       if (n > 0) LP.potrf[L](&uplo, &n, w, &ld, &rc, 1);                                         \
       if (rc < 0) {                                                                              \
@@ -407,10 +436,11 @@ static int job_range(const job_t *j, int64_t b0, int64_t b1) {
 /* The batch cut into one range of matrices per thread when its work (work_each multiply-adds, about,
    a matrix) is worth waking threads for; each range has its own work arrays, and LAPACK runs
    single-threaded in each. The first failure's error becomes the caller's. */
+/* what a LAPACK call costs beyond its arithmetic (copies, work arrays, LAPACK's own set-up): an
+   SVD of an 8 x 8 matrix took 12 us, about 20000 multiply-adds' time */
+#define LAPACK_CALL_WORK 20000.0
+
 static int run_job(const job_t *j, int64_t batch, double work_each) {
-  /* a call costs microseconds beyond its arithmetic (copies, work arrays, LAPACK's own set-up): an
-     SVD of an 8 x 8 matrix took 12 us, about 20000 multiply-adds' time */
-  work_each += 20000;
   int nt = batch > 1 ? lt_threads_for(work_each * (double)batch, (double)LT_BLAS_THREAD_WORK, 0) : 1;
   if (nt > batch) nt = (int)batch;
   if (nt <= 1) return job_range(j, 0, batch);
@@ -444,7 +474,7 @@ int lt_cholesky(const lt_tensor_t *a, bool upper, lt_tensor_t **l, lt_tensor_t *
   }
   job_t j = {.op = JOB_CHOLESKY, .dt = a->dtype, .a = lt_data(ts[0]), .o1 = lt_data(ts[1]), .o2 = lt_data(ts[2]),
              .n = n, .f1 = upper};
-  int rc = run_job(&j, batch_of(a), (double)n * n * n / 3);
+  int rc = run_job(&j, batch_of(a), (double)n * n * n / 3 + (n <= SMALL_CHOL ? 2.0 * n * n : LAPACK_CALL_WORK));
   lt_release(ts[0]);
   if (rc != LT_OK) {
     release_all(ts + 1, 2);
@@ -478,7 +508,7 @@ int lt_qr(const lt_tensor_t *a, const char *mode, lt_tensor_t **q, lt_tensor_t *
   }
   job_t j = {.op = JOB_QR, .dt = a->dtype, .a = lt_data(ts[0]), .o1 = lt_data(ts[1]), .o2 = lt_data(ts[2]),
              .m = m, .n = n, .i1 = qcols, .i2 = rrows};
-  int rc = run_job(&j, batch_of(a), 2.0 * m * n * k + (double)m * qcols * k);
+  int rc = run_job(&j, batch_of(a), 2.0 * m * n * k + (double)m * qcols * k + LAPACK_CALL_WORK);
   lt_release(ts[0]);
   if (rc != LT_OK) {
     release_all(ts + 1, 2);
@@ -510,7 +540,7 @@ int lt_eigh(const lt_tensor_t *a, bool upper, bool vectors, lt_tensor_t **w, lt_
   }
   job_t j = {.op = JOB_EIGH, .dt = a->dtype, .a = lt_data(ts[0]), .o1 = lt_data(ts[1]),
              .o2 = vectors ? lt_data(ts[2]) : NULL, .n = n, .f1 = upper, .f2 = vectors};
-  int rc = run_job(&j, batch_of(a), 9.0 * n * n * n);
+  int rc = run_job(&j, batch_of(a), 9.0 * n * n * n + LAPACK_CALL_WORK);
   lt_release(ts[0]);
   if (rc != LT_OK) {
     release_all(ts + 1, 2);
@@ -540,7 +570,7 @@ int lt_svd(const lt_tensor_t *a, bool full, bool vectors, lt_tensor_t **u, lt_te
   }
   job_t j = {.op = JOB_SVD, .dt = a->dtype, .a = lt_data(ts[0]), .o1 = vectors ? lt_data(ts[1]) : NULL,
              .o2 = lt_data(ts[2]), .o3 = vectors ? lt_data(ts[3]) : NULL, .m = m, .n = n, .f1 = full, .f2 = vectors};
-  int rc = run_job(&j, batch_of(a), 10.0 * m * n * k);
+  int rc = run_job(&j, batch_of(a), 10.0 * m * n * k + LAPACK_CALL_WORK);
   lt_release(ts[0]);
   if (rc != LT_OK) {
     release_all(ts + 1, 3);

@@ -171,28 +171,36 @@ local function near(x, y, tol, msg)
 end
 
 describe('linalg.cholesky', function()
-  it('matches the Cholesky-Banachiewicz recurrence, lower and upper, batched, on a transposed batch', function()
-    for _, dt in ipairs { f64, torch.float32 } do
-      local tol = dt == f64 and 1e-12 or 2e-6
-      local a = spd(5, 1, dt)
-      local ref = cholesky_ref(a:double():totable())
-      local l = linalg.cholesky(a)
-      assert.are.equal(dt, l.dtype)
-      H.assert_values(l, ref, tol, 'L')
-      H.assert_values(linalg.cholesky(a, { upper = true }), transpose(ref), tol, 'U')
-      H.assert_values(torch.cholesky(a, true), transpose(ref), tol, 'torch.cholesky upper')
-      -- only the lower triangle is read
-      local junk = a:clone()
-      junk[1][5] = 1e6
-      H.assert_values(linalg.cholesky(junk), ref, tol, 'the upper triangle is not read')
-      -- a batch laid out with the batch dimension last, permuted to the front
-      local b = torch.stack({ a, spd(5, 2, dt) }, 3):permute(3, 1, 2)
-      assert.is_false(b:is_contiguous())
-      local lb = linalg.cholesky(b)
-      H.assert_values(lb[2], cholesky_ref(spd(5, 2):totable()), tol, 'batch element 2')
-      near(lb:matmul(lb:transpose(-2, -1)), b, tol, 'L L^T')
-    end
-  end)
+  -- orders up to 16 are factored by lutorch's own loops, larger ones by LAPACK's potrf
+  for _, n in ipairs { 5, 24 } do
+    it(('matches the Cholesky-Banachiewicz recurrence, lower and upper, batched, on a transposed batch (order %d)')
+      :format(n), function()
+      for _, dt in ipairs { f64, torch.float32 } do
+        local tol = dt == f64 and 1e-12 or 2e-6 * (n / 5)
+        local a = spd(n, 1, dt)
+        local ref = cholesky_ref(a:double():totable())
+        local l = linalg.cholesky(a)
+        assert.are.equal(dt, l.dtype)
+        H.assert_values(l, ref, tol, 'L')
+        H.assert_values(linalg.cholesky(a, { upper = true }), transpose(ref), tol, 'U')
+        H.assert_values(torch.cholesky(a, true), transpose(ref), tol, 'torch.cholesky upper')
+        -- only the lower triangle is read (the upper one with upper = true); the change keeps the
+        -- matrix positive-definite, so that a factorisation reading it would succeed, differently
+        local junk = a:clone()
+        junk[1][n] = junk[1][n] + 0.5
+        H.assert_values(linalg.cholesky(junk), ref, tol, 'the upper triangle is not read')
+        junk = a:clone()
+        junk[n][1] = junk[n][1] + 0.5
+        H.assert_values(linalg.cholesky(junk, { upper = true }), transpose(ref), tol, 'the lower triangle is not read')
+        -- a batch laid out with the batch dimension last, permuted to the front
+        local b = torch.stack({ a, spd(n, 2, dt) }, 3):permute(3, 1, 2)
+        assert.is_false(b:is_contiguous())
+        local lb = linalg.cholesky(b)
+        H.assert_values(lb[2], cholesky_ref(spd(n, 2):totable()), tol, 'batch element 2')
+        near(lb:matmul(lb:transpose(-2, -1)), b, tol * 4, 'L L^T')
+      end
+    end)
+  end
 
   it('cholesky_ex gives info, the order of the first minor that is not positive-definite; cholesky raises', function()
     local a = spd(4, 3)
