@@ -501,6 +501,23 @@ function F.pairwise_distance(x1, x2, o)
   return (x1 - x2 + (o.eps or 1e-6)):norm(o.p or 2, -1, o.keepdim or false)
 end
 
+--- F.pdist(x, p = 2) -> the p-norm distances of the rows of the N x M x, pairs (i, j) with i < j in
+-- PyTorch's order (1, 2), (1, 3), ..., (1, N), (2, 3), ...: a tensor of N (N - 1) / 2
+function F.pdist(x, p)
+  check_tensor(x, 'pdist')
+  if x:dim() ~= 2 then error('pdist: expected a 2-D input (N x M), got ' .. x:dim() .. '-D', 2) end
+  p = p or 2
+  if type(p) ~= 'number' or p < 0 then error('pdist: p must be a non-negative number, got ' .. tostring(p), 2) end
+  local n = x:size(1)
+  local ii, jj = {}, {}
+  for i = 1, n - 1 do
+    for j = i + 1, n do ii[#ii + 1], jj[#jj + 1] = i, j end
+  end
+  if #ii == 0 then return torch.zeros(0, { dtype = x.dtype, device = x.device }) end
+  local function rows(t) return x:index_select(1, torch.tensor(t, { dtype = torch.int64, device = x.device })) end
+  return (rows(ii) - rows(jj)):norm(p, -1)
+end
+
 -- ---- 1-D pooling: the 2-D kernels over a height of 1 ----
 local function check_1d(x, op)
   check_tensor(x, op)
@@ -780,21 +797,23 @@ function F.fold(x, output_size, k, o)
 end
 
 -- ---- resampling ----
--- the source positions of an axis of n_in resampled to n_out: for 'nearest', one index each; for
--- 'linear', two indices and the weight of the second (PyTorch's coordinate rules)
+-- the scale of an axis of n_in resampled to n_out (PyTorch's area_pixel_compute_scale)
+local function axis_scale(n_in, n_out, scale_factor, align_corners)
+  if align_corners then return n_out > 1 and (n_in - 1) / (n_out - 1) or 0 end
+  if scale_factor then return 1 / scale_factor end
+  return n_in / n_out
+end
+
+-- the source positions of an axis of n_in resampled to n_out: for 'nearest' and 'nearest-exact', one
+-- index each; for 'linear', two indices and the weight of the second (PyTorch's coordinate rules)
 local function axis_plan(n_in, n_out, scale_factor, mode, align_corners)
-  local scale
-  if align_corners then
-    scale = n_out > 1 and (n_in - 1) / (n_out - 1) or 0
-  elseif scale_factor then
-    scale = 1 / scale_factor
-  else
-    scale = n_in / n_out
-  end
+  local scale = axis_scale(n_in, n_out, scale_factor, align_corners)
   local i0, i1, w1 = {}, {}, {}
   for d = 0, n_out - 1 do
     if mode == 'nearest' then
       i0[d + 1] = math.min(math.floor(d * scale), n_in - 1) + 1
+    elseif mode == 'nearest-exact' then
+      i0[d + 1] = math.min(math.floor((d + 0.5) * scale), n_in - 1) + 1
     else
       local src = align_corners and d * scale or math.max((d + 0.5) * scale - 0.5, 0)
       local a = math.min(math.floor(src), n_in - 1)
@@ -804,13 +823,50 @@ local function axis_plan(n_in, n_out, scale_factor, mode, align_corners)
   return i0, i1, w1
 end
 
---- F.interpolate(x, {size, scale_factor, mode = 'nearest', align_corners = false}) -> x resampled over
--- its last dims: N x C x L ('nearest', 'linear'), N x C x H x W ('nearest', 'bilinear') or
--- N x C x D x H x W ('nearest', 'trilinear'); size and scale_factor a number or one per spatial dim.
--- The linear modes are separable: one linear resampling along each spatial dim in turn.
+-- PyTorch's cubic convolution weights (A = -0.75) of the four taps floor(src) - 1 .. floor(src) + 2
+local CUBIC_A = -0.75
+local function cubic_weights(t)
+  local A = CUBIC_A
+  local function near(v) return ((A + 2) * v - (A + 3)) * v * v + 1 end
+  local function far(v) return ((A * v - 5 * A) * v + 8 * A) * v - 4 * A end
+  return { far(t + 1), near(t), near(1 - t), far(2 - t) }
+end
+
+-- the n_in x n_out matrix (row-major, a flat table) that resamples an axis by a matrix product: for
+-- 'bicubic', the cubic weights of each output on its taps clamped to the axis; for 'area', 1 / the
+-- window length on each adaptive-average-pooling window [floor(d n_in / n_out), ceil((d + 1) n_in / n_out))
+local function axis_matrix(n_in, n_out, scale_factor, mode, align_corners)
+  local m = {}
+  for k = 1, n_in * n_out do m[k] = 0 end
+  for d = 0, n_out - 1 do
+    if mode == 'bicubic' then
+      local scale = axis_scale(n_in, n_out, scale_factor, align_corners)
+      local src = align_corners and d * scale or (d + 0.5) * scale - 0.5
+      local f = math.floor(src)
+      local w = cubic_weights(src - f)
+      for k = 1, 4 do
+        local i = math.max(0, math.min(f - 2 + k, n_in - 1))
+        m[i * n_out + d + 1] = m[i * n_out + d + 1] + w[k]
+      end
+    else
+      local lo, hi = (d * n_in) // n_out, -((-(d + 1) * n_in) // n_out)
+      for i = lo, hi - 1 do m[i * n_out + d + 1] = 1 / (hi - lo) end
+    end
+  end
+  return m
+end
+
+--- F.interpolate(x, {size, scale_factor, mode = 'nearest', align_corners = false, recompute_scale_factor})
+-- -> x resampled over its last dims: N x C x L ('nearest', 'nearest-exact', 'area', 'linear'),
+-- N x C x H x W ('nearest', 'nearest-exact', 'area', 'bilinear', 'bicubic') or N x C x D x H x W
+-- ('nearest', 'nearest-exact', 'area', 'trilinear'); size and scale_factor a number or one per spatial
+-- dim. Every mode is separable: one resampling along each spatial dim in turn, by index_select
+-- (nearest), two of them (linear) or a matrix product (bicubic, area). antialias is not supported.
 local LINEAR_MODE = { 'linear', 'bilinear', 'trilinear' }
+local ANY_DIM_MODE = { nearest = true, ['nearest-exact'] = true, area = true }
 function F.interpolate(x, o)
-  o = opts_of(o, 'interpolate', { 'size', 'scale_factor', 'mode', 'align_corners', 'recompute_scale_factor' })
+  o = opts_of(o, 'interpolate', { 'size', 'scale_factor', 'mode', 'align_corners', 'recompute_scale_factor',
+    'antialias' })
   check_tensor(x, 'interpolate')
   local mode = o.mode or 'nearest'
   local nsp = x:dim() - 2
@@ -819,13 +875,15 @@ function F.interpolate(x, o)
       .. '-D', 2)
   end
   local linear = mode == 'linear' or mode == 'bilinear' or mode == 'trilinear'
-  if mode ~= 'nearest' and mode ~= LINEAR_MODE[nsp] then
-    error(string.format("interpolate: mode '%s' is not supported for %d-D input (use 'nearest', 'linear' for 3-D, "
-      .. "'bilinear' for 4-D or 'trilinear' for 5-D)", tostring(mode), x:dim()), 2)
+  if not ANY_DIM_MODE[mode] and mode ~= LINEAR_MODE[nsp] and not (mode == 'bicubic' and nsp == 2) then
+    error(string.format("interpolate: mode '%s' is not supported for %d-D input (use 'nearest', 'nearest-exact' or "
+      .. "'area', 'linear' for 3-D, 'bilinear' or 'bicubic' for 4-D or 'trilinear' for 5-D)", tostring(mode), x:dim()), 2)
   end
-  if o.align_corners ~= nil and not linear then
-    error('interpolate: align_corners option can only be set with the interpolating modes: linear | bilinear | trilinear', 2)
+  if o.align_corners ~= nil and not linear and mode ~= 'bicubic' then
+    error('interpolate: align_corners option can only be set with the interpolating modes: '
+      .. 'linear | bilinear | bicubic | trilinear', 2)
   end
+  if o.antialias then error('interpolate: antialias is not supported', 2) end
   if (o.size == nil) == (o.scale_factor == nil) then error('interpolate: exactly one of size or scale_factor must be given', 2) end
   local function per_dim(v, what)
     if type(v) == 'number' then
@@ -851,22 +909,43 @@ function F.interpolate(x, o)
   local use_factor = factors ~= nil and not o.recompute_scale_factor
   for i = 1, nsp do
     local d = 2 + i
-    local i0, i1, w1 = axis_plan(x:size(d), sizes[i], use_factor and factors[i] or nil, linear and 'linear' or 'nearest',
-      o.align_corners)
-    local idx0 = torch.tensor(i0, { dtype = torch.int64, device = x.device })
-    if not linear then
-      x = x:index_select(d, idx0)
+    local factor = use_factor and factors[i] or nil
+    if mode == 'bicubic' or mode == 'area' then
+      local m = axis_matrix(x:size(d), sizes[i], factor, mode, o.align_corners)
+      local w = torch.tensor(m, { dtype = x.dtype, device = x.device }):view(x:size(d), sizes[i])
+      x = torch.matmul(x:transpose(d, -1), w):transpose(d, -1)
     else
-      local shape = {}
-      for k = 1, x:dim() do shape[k] = 1 end
-      shape[d] = sizes[i]
-      local wt = torch.tensor(w1, { dtype = x.dtype, device = x.device }):view(shape)
-      local a = x:index_select(d, idx0)
-      local b = x:index_select(d, torch.tensor(i1, { dtype = torch.int64, device = x.device }))
-      x = a + (b - a) * wt
+      local i0, i1, w1 = axis_plan(x:size(d), sizes[i], factor, linear and 'linear' or mode, o.align_corners)
+      local idx0 = torch.tensor(i0, { dtype = torch.int64, device = x.device })
+      if not linear then
+        x = x:index_select(d, idx0)
+      else
+        local shape = {}
+        for k = 1, x:dim() do shape[k] = 1 end
+        shape[d] = sizes[i]
+        local wt = torch.tensor(w1, { dtype = x.dtype, device = x.device }):view(shape)
+        local a = x:index_select(d, idx0)
+        local b = x:index_select(d, torch.tensor(i1, { dtype = torch.int64, device = x.device }))
+        x = a + (b - a) * wt
+      end
     end
   end
   return x
+end
+
+-- the deprecated aliases: F.upsample(x, opts) is F.interpolate; F.upsample_nearest(x, size, scale_factor)
+-- and F.upsample_bilinear(x, size, scale_factor) (or either with {size = ..., scale_factor = ...}) are
+-- F.interpolate with mode 'nearest', and 'bilinear' with align_corners = true, as in PyTorch
+function F.upsample(x, o) return F.interpolate(x, o) end
+for name, mode in pairs { upsample_nearest = 'nearest', upsample_bilinear = 'bilinear' } do
+  F[name] = function(x, size, scale_factor)
+    if type(size) == 'table' and #size == 0 then
+      local o = opts_of(size, name, { 'size', 'scale_factor' })
+      size, scale_factor = o.size, o.scale_factor
+    end
+    return F.interpolate(x, { size = size, scale_factor = scale_factor, mode = mode,
+      align_corners = mode == 'bilinear' or nil })
+  end
 end
 
 -- ---- attention ----
@@ -1256,6 +1335,32 @@ function F.triplet_margin_loss(a, pos, neg, o)
   local d_pos = F.pairwise_distance(a, pos, po)
   local d_neg = F.pairwise_distance(a, neg, po)
   if swap then d_neg = torch.minimum(d_neg, F.pairwise_distance(pos, neg, po)) end
+  return reduce((d_pos - d_neg + margin):clamp(0, nil), o.reduction, op)
+end
+
+--- F.triplet_margin_with_distance_loss(anchor, positive, negative, {distance_function, margin = 1,
+-- swap = false, reduction = 'mean'}) -> max(0, margin + d(a, p) - d(a, n)), d the distance_function
+-- (a Lua function of two tensors giving a tensor of distances; F.pairwise_distance if not given);
+-- swap takes min(d(a, n), d(p, n)) for d(a, n)
+function F.triplet_margin_with_distance_loss(a, pos, neg, o)
+  local op = 'triplet_margin_with_distance_loss'
+  o = opts_of(o, op, { 'distance_function', 'margin', 'swap', 'reduction' })
+  check_tensor(a, op, 'anchor')
+  check_tensor(pos, op, 'positive')
+  check_tensor(neg, op, 'negative')
+  local margin = number_opt(o.margin, 1.0, op, 'margin')
+  if margin <= 0 then error(op .. ': margin must be greater than 0, got ' .. tostring(margin), 2) end
+  local swap = flag_opt(o.swap, false, op, 'swap')
+  local dist = o.distance_function or F.pairwise_distance
+  if type(dist) ~= 'function' and not (type(dist) == 'table' and getmetatable(dist) and getmetatable(dist).__call) then
+    error(op .. ': distance_function must be a function, got ' .. type(dist), 2)
+  end
+  if a:dim() ~= pos:dim() or a:dim() ~= neg:dim() then
+    error(string.format('%s: all inputs should have same dimension but got %dD, %dD and %dD inputs',
+      op, a:dim(), pos:dim(), neg:dim()), 2)
+  end
+  local d_pos, d_neg = dist(a, pos), dist(a, neg)
+  if swap then d_neg = torch.minimum(d_neg, dist(pos, neg)) end
   return reduce((d_pos - d_neg + margin):clamp(0, nil), o.reduction, op)
 end
 

@@ -1,6 +1,6 @@
 -- Loss modules: MSELoss, L1Loss, CrossEntropyLoss, NLLLoss, BCEWithLogitsLoss, BCELoss, SmoothL1Loss,
 -- HuberLoss, KLDivLoss, MarginRankingLoss, SoftMarginLoss, PoissonNLLLoss, GaussianNLLLoss,
--- CosineEmbeddingLoss, HingeEmbeddingLoss, TripletMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+-- CosineEmbeddingLoss, HingeEmbeddingLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
 -- MultiLabelMarginLoss and CTCLoss over torch.nn.functional. Class weights are buffers, as in PyTorch, so they follow module:to().
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
@@ -186,6 +186,15 @@ function HingeEmbeddingLoss:forward(x, y)
   return F.hinge_embedding_loss(x, y, { margin = self.margin, reduction = self.reduction })
 end
 
+-- the margin of a triplet loss: a number > 0, 1 by default
+local function triplet_margin_of(o, op)
+  local margin = o.margin or 1.0
+  if type(margin) ~= 'number' or margin <= 0 then
+    error(op .. ': margin must be greater than 0, got ' .. tostring(margin), 4)
+  end
+  return margin
+end
+
 -- TripletMarginLoss({margin = 1, p = 2, eps = 1e-6, swap = false, reduction = 'mean'});
 -- forward(anchor, positive, negative)
 local TripletMarginLoss = Module:extend('TripletMarginLoss')
@@ -193,11 +202,7 @@ M.TripletMarginLoss = TripletMarginLoss
 function TripletMarginLoss:init(o)
   o = F._opts_of(o, 'TripletMarginLoss', { 'margin', 'p', 'eps', 'swap', 'reduction' })
   self.reduction = reduction_of(o, 'TripletMarginLoss')
-  local margin = o.margin or 1.0
-  if type(margin) ~= 'number' or margin <= 0 then
-    error('TripletMarginLoss: margin must be greater than 0, got ' .. tostring(margin), 3)
-  end
-  self.margin = margin
+  self.margin = triplet_margin_of(o, 'TripletMarginLoss')
   self.p = o.p or 2.0
   self.eps = o.eps or 1e-6
   self.swap = o.swap or false
@@ -205,6 +210,23 @@ end
 function TripletMarginLoss:forward(a, pos, neg)
   return F.triplet_margin_loss(a, pos, neg, { margin = self.margin, p = self.p, eps = self.eps, swap = self.swap,
     reduction = self.reduction })
+end
+
+-- TripletMarginWithDistanceLoss({distance_function, margin = 1, swap = false, reduction = 'mean'});
+-- forward(anchor, positive, negative); distance_function F.pairwise_distance if not given
+local TripletMarginWithDistanceLoss = Module:extend('TripletMarginWithDistanceLoss')
+M.TripletMarginWithDistanceLoss = TripletMarginWithDistanceLoss
+function TripletMarginWithDistanceLoss:init(o)
+  local op = 'TripletMarginWithDistanceLoss'
+  o = F._opts_of(o, op, { 'distance_function', 'margin', 'swap', 'reduction' })
+  self.reduction = reduction_of(o, op)
+  self.margin = triplet_margin_of(o, op)
+  self.distance_function = o.distance_function
+  self.swap = o.swap or false
+end
+function TripletMarginWithDistanceLoss:forward(a, pos, neg)
+  return F.triplet_margin_with_distance_loss(a, pos, neg, { distance_function = self.distance_function,
+    margin = self.margin, swap = self.swap, reduction = self.reduction })
 end
 
 -- MultiLabelSoftMarginLoss({weight, reduction = 'mean'})

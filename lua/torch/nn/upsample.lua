@@ -7,8 +7,8 @@ local M = {}
 local pyrepr = Module._pyrepr
 
 -- Upsample({size, scale_factor, mode = 'nearest', align_corners}) (or Upsample(size) with a number or
--- a table of sizes); modes as F.interpolate's: 'nearest', 'linear' (3-D input), 'bilinear' (4-D),
--- 'trilinear' (5-D)
+-- a table of sizes); modes as F.interpolate's: 'nearest', 'nearest-exact', 'area', 'linear' (3-D input),
+-- 'bilinear' and 'bicubic' (4-D), 'trilinear' (5-D)
 local Upsample = Module:extend('Upsample')
 M.Upsample = Upsample
 
