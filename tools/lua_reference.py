@@ -1,6 +1,6 @@
-"""Shared by the reference generators tools/gen_functions_reference.py and
-tools/gen_cyclic_lr_reference.py: Python values as Lua literals, and the writing of a reference file
-under spec/data (values printed with %.17g, so they read back as the same doubles)."""
+"""Shared by the reference generators in tools/ (gen_functions_reference.py, gen_cyclic_lr_reference.py
+and the newer ones that import it): Python values as Lua literals, and the writing of a reference
+file under spec/data (values printed with %.17g, so they read back as the same doubles)."""
 import os
 
 
