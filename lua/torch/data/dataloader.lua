@@ -453,6 +453,16 @@ function DataLoader:_new_pool(base_seed)
     pool, DATASET_HINT), 0)
 end
 
+-- step as a generic-for iterator with a 4th value that calls finish when the loop ends; finish is
+-- also called when the iterator is collected (the closer lives as long as the iterator)
+local function closing_iter(step, finish)
+  local closer = setmetatable({}, { __close = finish, __gc = finish })
+  return function()
+    local _ = closer
+    return step()
+  end, nil, nil, closer
+end
+
 -- the batches of one epoch from the workers, in sampler order
 function DataLoader:_iter_workers(pin_memory, n)
   local nxt = self.batch_sampler:iter() -- first, so that the order matches num_workers = 0
@@ -504,7 +514,6 @@ function DataLoader:_iter_workers(pin_memory, n)
     error(err, 0)
   end
 
-  local closer = setmetatable({}, { __close = function() finish(false) end, __gc = function() finish(false) end })
   local function step()
     if closed then return nil end
     if got >= sent then
@@ -524,11 +533,7 @@ function DataLoader:_iter_workers(pin_memory, n)
     end
     return deliver(pin_memory, table.unpack(res, 1, res.n))
   end
-  return function()
-    -- the closer lives as long as the iterator: collected together, the workers are joined
-    local _ = closer
-    return step()
-  end, nil, nil, closer
+  return closing_iter(step, function() finish(false) end)
 end
 
 -- an IterableDataset's batches from the workers: each worker iterates its own copy of the dataset
@@ -556,7 +561,6 @@ function DataLoader:_iter_stream_workers(pin_memory)
     finish()
     error(err, 0)
   end
-  local closer = setmetatable({}, { __close = finish, __gc = finish })
   local function step()
     while not closed and left > 0 do
       cursor = cursor % nw + 1
@@ -580,10 +584,7 @@ function DataLoader:_iter_stream_workers(pin_memory)
     finish()
     return nil
   end
-  return function()
-    local _ = closer
-    return step()
-  end, nil, nil, closer
+  return closing_iter(step, finish)
 end
 
 -- loader:iter(): an iterator over this epoch's batches (each call starts a new epoch). With
