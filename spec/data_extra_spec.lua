@@ -261,6 +261,9 @@ describe('IterableDataset', function()
   it('with num_workers = 2 and no sharding yields the stream once per worker; ids are 1-based', function()
     local got = flat(data.DataLoader(ST.Ids(3), { batch_size = 2, num_workers = 2 }))
     assert.are.same({ 1, 1, 1, 2, 2, 2 }, sorted(got))
+    -- a worker whose stream ends first is skipped; the others go on
+    got = flat(data.DataLoader(ST.Ids(2, true), { batch_size = 1, num_workers = 2 }))
+    assert.are.same({ 1, 2, 1, 2, 2, 2 }, got)
     local nb = 0
     for _ in data.DataLoader(ST.Range(1, 5), { batch_size = 2, drop_last = true, num_workers = 2 }):iter() do nb = nb + 1 end
     assert.are.equal(4, nb) -- each worker drops its own last partial batch

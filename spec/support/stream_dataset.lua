@@ -25,16 +25,18 @@ function Range:__iter()
   end
 end
 
--- Ids(n): n samples, each the id of the worker that made it (0 in the main thread)
+-- Ids(n, scale): n samples (n * id in worker id when scale), each the id of the worker that made
+-- it (0 in the main thread)
 local Ids = data.IterableDataset:extend('Ids')
 M.Ids = Ids
-function Ids:init(n) self.n = n end
+function Ids:init(n, scale) self.n, self.scale = n, scale or false end
 function Ids:iter()
   local info = data.get_worker_info()
-  local k = 0
+  local k, n = 0, self.n
+  if self.scale and info then n = n * info.id end
   return function()
     k = k + 1
-    if k <= self.n then return info and info.id or 0 end
+    if k <= n then return info and info.id or 0 end
   end
 end
 
