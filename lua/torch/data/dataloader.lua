@@ -162,7 +162,8 @@ function DataLoader:init(dataset, opts)
   if type(dataset) ~= 'table' and type(dataset) ~= 'userdata' then
     error('DataLoader: expected a dataset, got ' .. type(dataset), 3)
   end
-  if type(dataset.get) ~= 'function' then
+  local iterable = D.is_instance(dataset, D.IterableDataset)
+  if not iterable and type(dataset.get) ~= 'function' then
     error('DataLoader: the dataset has no get(i) method', 3)
   end
   local function bool_opt(name, default)
@@ -240,6 +241,22 @@ function DataLoader:init(dataset, opts)
   self.seed = opts.seed
 
   self.dataset = dataset
+  if iterable then
+    -- a stream: no sampler, batches of consecutive samples (each worker batches its own stream)
+    for _, o in ipairs({ 'sampler', 'batch_sampler' }) do
+      if opts[o] ~= nil then
+        error(string.format('DataLoader with IterableDataset: expected unspecified %s option, but got %s=%s', o, o,
+          tostring(opts[o])), 3)
+      end
+    end
+    if shuffle then error('DataLoader with IterableDataset: expected unspecified shuffle option, but got shuffle=true', 3) end
+    if persistent then error('DataLoader with IterableDataset: persistent_workers is not supported', 3) end
+    local bs = opts.batch_size
+    if bs == nil then bs = 1 end
+    S.check_batch_size('DataLoader', bs, 3)
+    self._iterable, self.batch_size, self.drop_last = true, bs, drop_last
+    return
+  end
   local n = S.dataset_size('DataLoader', dataset)
   self._n = n
 
@@ -268,9 +285,16 @@ function DataLoader:init(dataset, opts)
   end
 end
 
-function DataLoader:__len() return #self.batch_sampler end
+function DataLoader:__len()
+  if self._iterable then -- the dataset's length, when it has one, in batches
+    local n, bs = #self.dataset, self.batch_size
+    return self.drop_last and n // bs or (n + bs - 1) // bs
+  end
+  return #self.batch_sampler
+end
 
 function DataLoader:__tostring()
+  if self._iterable then return string.format('DataLoader (IterableDataset, batches of %d samples)', self.batch_size) end
   return string.format('DataLoader (%d batches of %s samples)', #self, tostring(self.batch_size))
 end
 
@@ -351,11 +375,45 @@ function M._batch_fn(ds, collate_fn)
   end
 end
 
+-- next() -> the next batch of an IterableDataset's stream, packed as table.pack(collate_fn(samples)),
+-- or nil at the end of the stream (or of its last full batch with drop_last)
+function M._stream_batches(ds, collate_fn, bs, drop_last)
+  local nxt = D.stream(ds)
+  local done = false
+  return function()
+    if done then return nil end
+    local samples = {}
+    for k = 1, bs do
+      local v = nxt()
+      if v == nil then
+        done = true
+        break
+      end
+      samples[k] = v
+    end
+    if #samples == 0 or (drop_last and #samples < bs) then
+      done = true
+      return nil
+    end
+    return table.pack(collate_fn(samples))
+  end
+end
+
+-- what a worker runs for an IterableDataset: each task asks for its next batch; { n = 0, done = true }
+-- says that its stream has ended
+function M._stream_fn(ds, collate_fn, bs, drop_last)
+  local nxt = M._stream_batches(ds, collate_fn, bs, drop_last)
+  return function()
+    return nxt() or { n = 0, done = true }
+  end
+end
+
 local DATASET_HINT = "A worker rebuilds the dataset in its own Lua state, without functions: give a dataset whose class a module returns (defined in a file that `require` finds, and required) and whose fields are tensors (shared, not copied), numbers, strings, booleans and tables of them; or name a factory, DataLoader(ds, {num_workers = N, dataset_factory = 'mymodule.make_dataset', dataset_args = {...}}), which each worker calls with dataset_args (torch.data.get_worker_info() tells it which worker it is); or a class, dataset_module = 'mymodule', called with dataset_args; or use num_workers = 0"
 
 -- what every worker gets to rebuild the dataset and the collate function
 function DataLoader:_worker_init()
   local init = { collate = self._collate_name, worker_init = self.worker_init_fn }
+  if self._iterable then init.stream = { batch_size = self.batch_size, drop_last = self.drop_last } end
   local args = self.dataset_args
   if args then
     args = table.move(args, 1, args.n or #args, 1, { n = args.n or #args })
@@ -393,6 +451,16 @@ function DataLoader:_new_pool(base_seed)
   if pool:find('^DataLoader') then error(pool, 0) end
   error(string.format('DataLoader: cannot send the dataset to its %d worker thread%s: %s. %s', nw, nw > 1 and 's' or '',
     pool, DATASET_HINT), 0)
+end
+
+-- step as a generic-for iterator with a 4th value that calls finish when the loop ends; finish is
+-- also called when the iterator is collected (the closer lives as long as the iterator)
+local function closing_iter(step, finish)
+  local closer = setmetatable({}, { __close = finish, __gc = finish })
+  return function()
+    local _ = closer
+    return step()
+  end, nil, nil, closer
 end
 
 -- the batches of one epoch from the workers, in sampler order
@@ -446,7 +514,6 @@ function DataLoader:_iter_workers(pin_memory, n)
     error(err, 0)
   end
 
-  local closer = setmetatable({}, { __close = function() finish(false) end, __gc = function() finish(false) end })
   local function step()
     if closed then return nil end
     if got >= sent then
@@ -466,11 +533,58 @@ function DataLoader:_iter_workers(pin_memory, n)
     end
     return deliver(pin_memory, table.unpack(res, 1, res.n))
   end
-  return function()
-    -- the closer lives as long as the iterator: collected together, the workers are joined
-    local _ = closer
-    return step()
-  end, nil, nil, closer
+  return closing_iter(step, function() finish(false) end)
+end
+
+-- an IterableDataset's batches from the workers: each worker iterates its own copy of the dataset
+-- (as PyTorch's, a dataset that does not shard itself by get_worker_info() is yielded once per
+-- worker); batches are taken from the workers in turn, skipping those whose stream has ended
+function DataLoader:_iter_stream_workers(pin_memory)
+  local nw, pf = self.num_workers, self.prefetch_factor
+  local pool = self:_new_pool(self:_base_seed())
+  local active, left, cursor, seq, closed = {}, nw, 0, 0, false
+  local function finish()
+    if closed then return end
+    closed = true
+    pool:shutdown()
+  end
+  local ok, err = pcall(function()
+    for k = 1, nw do
+      active[k] = true
+      for _ = 1, pf do
+        seq = seq + 1
+        pool:send(k, seq, true)
+      end
+    end
+  end)
+  if not ok then
+    finish()
+    error(err, 0)
+  end
+  local function step()
+    while not closed and left > 0 do
+      cursor = cursor % nw + 1
+      if active[cursor] then
+        local ok2, e, res = pcall(pool.recv, pool, cursor)
+        if ok2 and not res.done then
+          seq = seq + 1
+          ok2, e = pcall(pool.send, pool, cursor, seq, true)
+        end
+        if not ok2 then
+          finish()
+          error(e, 0)
+        end
+        if res.done then
+          active[cursor], left = false, left - 1
+        else
+          return deliver(pin_memory, table.unpack(res, 1, res.n))
+        end
+      end
+    end
+    finish()
+    return nil
+  end
+  return closing_iter(step, finish)
 end
 
 -- loader:iter(): an iterator over this epoch's batches (each call starts a new epoch). With
@@ -479,6 +593,15 @@ end
 function DataLoader:iter()
   local ds, collate_fn = self.dataset, self.collate_fn
   local pin_memory = self.pin_memory and torch.cuda.is_available()
+  if self._iterable then
+    if self.num_workers > 0 then return self:_iter_stream_workers(pin_memory) end
+    local nxt = M._stream_batches(ds, collate_fn, self.batch_size, self.drop_last)
+    return function()
+      local b = nxt()
+      if b == nil then return nil end
+      return deliver(pin_memory, table.unpack(b, 1, b.n))
+    end
+  end
   if self.num_workers > 0 then return self:_iter_workers(pin_memory, S.dataset_size('DataLoader', ds)) end
   local n = S.dataset_size('DataLoader', ds)
   -- the fast path: rows of tensors, default collate: one index_select per tensor and batch

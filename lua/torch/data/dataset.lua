@@ -116,4 +116,268 @@ function TensorDataset:_row_tensors()
   return self.tensors
 end
 
+-- ---- generators: {generator = g} (torch._data_generator(seed) or anything with randperm and
+-- randint), {seed = s} (a generator of its own), or neither (torch's global generator) ----
+function M.generator_of(name, opts, level)
+  if opts.generator ~= nil then
+    local g = opts.generator
+    if (type(g) ~= 'userdata' and type(g) ~= 'table') or g.randperm == nil then
+      error(name .. ': generator should be a generator, as torch._data_generator(seed), got ' .. type(g), level + 1)
+    end
+    return g
+  end
+  if opts.seed ~= nil then
+    if math.type(opts.seed) ~= 'integer' then
+      error(name .. ': seed must be an integer, got ' .. tostring(opts.seed), level + 1)
+    end
+    return torch._data_generator(opts.seed)
+  end
+  return nil
+end
+
+-- randperm(n) from g, or from torch's global generator: 1-based int64
+function M.randperm(g, n)
+  if g then return g:randperm(n) end
+  return torch.randperm(n)
+end
+
+-- ---- Subset(dataset, indices): sample i is dataset:get(indices[i]) ----
+local Subset = Dataset:extend('Subset')
+M.Subset = Subset
+
+-- an array of integer indices from a table or an integer tensor, each checked against 1..n (n may be nil)
+local function index_list(name, indices, n, level)
+  if torch.is_tensor(indices) then
+    if indices:dim() ~= 1 or indices:is_floating_point() or indices.dtype == torch.bool then
+      error(name .. ': indices should be a 1-D integer tensor or an array of integers', level + 1)
+    end
+    indices = indices:totable()
+  elseif type(indices) ~= 'table' then
+    error(name .. ': indices should be an array of integers or a 1-D integer tensor, got ' .. type(indices), level + 1)
+  else
+    indices = table.move(indices, 1, #indices, 1, {})
+  end
+  for k = 1, #indices do
+    local i = indices[k]
+    if math.type(i) ~= 'integer' then
+      error(string.format('%s: index %d is not an integer (%s)', name, k, tostring(i)), level + 1)
+    end
+    if n and (i < 1 or i > n) then
+      error(string.format('%s: index %d (%d) out of range for a dataset of %d samples', name, k, i, n), level + 1)
+    end
+  end
+  return indices
+end
+M.index_list = index_list
+
+function Subset:init(dataset, indices)
+  if type(dataset) ~= 'table' or type(dataset.get) ~= 'function' then
+    error('Subset: expected a dataset with get(i), got ' .. type(dataset), 3)
+  end
+  self.dataset = dataset
+  self.indices = index_list('Subset', indices, #dataset, 3)
+end
+
+function Subset:__len() return #self.indices end
+
+function Subset:get(i)
+  i = M.check_index('Subset', i, #self.indices)
+  return self.dataset:get(self.indices[i])
+end
+
+-- ---- ConcatDataset(datasets): the samples of each dataset in turn ----
+local ConcatDataset = Dataset:extend('ConcatDataset')
+M.ConcatDataset = ConcatDataset
+
+function ConcatDataset:init(datasets)
+  if type(datasets) ~= 'table' or getmetatable(datasets) ~= nil then
+    error('ConcatDataset: expected an array of datasets, got ' .. type(datasets), 3)
+  end
+  if #datasets == 0 then error('ConcatDataset: datasets should not be an empty iterable', 3) end
+  local cum, total = {}, 0
+  for k = 1, #datasets do
+    local d = datasets[k]
+    if M.is_instance(d, M.IterableDataset) then
+      error(string.format('ConcatDataset: dataset %d is an IterableDataset, which ConcatDataset does not support (use ChainDataset)', k), 3)
+    end
+    if type(d) ~= 'table' or type(d.get) ~= 'function' then
+      error(string.format('ConcatDataset: entry %d is not a dataset (a %s)', k, type(d)), 3)
+    end
+    total = total + #d
+    cum[k] = total
+  end
+  self.datasets = table.move(datasets, 1, #datasets, 1, {})
+  self.cumulative_sizes = cum
+end
+
+function ConcatDataset:__len() return self.cumulative_sizes[#self.cumulative_sizes] end
+
+function ConcatDataset:get(i)
+  local cum = self.cumulative_sizes
+  i = M.check_index('ConcatDataset', i, cum[#cum])
+  -- the first dataset whose cumulative size reaches i
+  local lo, hi = 1, #cum
+  while lo < hi do
+    local mid = (lo + hi) // 2
+    if cum[mid] >= i then hi = mid else lo = mid + 1 end
+  end
+  return self.datasets[lo]:get(i - (cum[lo - 1] or 0))
+end
+
+-- ---- random_split(dataset, lengths, {generator, seed}) -> Subsets ----
+-- lengths are counts summing to #dataset, or fractions summing to 1 (PyTorch 1.13: each
+-- floor(n * f), then the remainder one by one round-robin from the first). The indices are
+-- randperm(n) of the generator, as PyTorch's (torch._data_generator(s) draws what
+-- torch.Generator().manual_seed(s) does).
+function M.random_split(dataset, lengths, opts)
+  opts = opts or {}
+  if type(opts) ~= 'table' then error('random_split: expected an options table, got ' .. type(opts), 2) end
+  for k in pairs(opts) do
+    if k ~= 'generator' and k ~= 'seed' then error("random_split: unknown option '" .. tostring(k) .. "'", 2) end
+  end
+  if type(lengths) ~= 'table' or #lengths == 0 then error('random_split: lengths should be a non-empty array', 2) end
+  local n = #dataset
+  local sum = 0
+  for k = 1, #lengths do
+    if type(lengths[k]) ~= 'number' then
+      error(string.format('random_split: length %d is a %s, expected a number', k, type(lengths[k])), 2)
+    end
+    sum = sum + lengths[k]
+  end
+  local sizes = {}
+  if math.abs(sum - 1) <= 1e-9 and sum <= 1 then
+    local given = 0
+    for k = 1, #lengths do
+      local f = lengths[k]
+      if f < 0 or f > 1 then error(string.format('random_split: fraction at index %d is not between 0 and 1', k), 2) end
+      sizes[k] = math.floor(n * f)
+      given = given + sizes[k]
+    end
+    for r = 0, n - given - 1 do
+      local k = r % #sizes + 1
+      sizes[k] = sizes[k] + 1
+    end
+  else
+    for k = 1, #lengths do
+      local c = lengths[k]
+      if math.type(c) ~= 'integer' and not (c == math.floor(c)) or c < 0 then
+        error(string.format('random_split: length %d (%s) should be a non-negative integer or a fraction', k, tostring(c)), 2)
+      end
+      sizes[k] = math.tointeger(c)
+    end
+    if sum ~= n then
+      error(string.format('random_split: sum of input lengths (%s) does not equal the length of the input dataset (%d)',
+        tostring(sum), n), 2)
+    end
+  end
+  local g = M.generator_of('random_split', opts, 2)
+  local perm = n > 0 and M.randperm(g, n):totable() or {}
+  local out, offset = {}, 0
+  for k = 1, #sizes do
+    out[k] = Subset(dataset, table.move(perm, offset + 1, offset + sizes[k], 1, {}))
+    offset = offset + sizes[k]
+  end
+  return out
+end
+
+-- ---- IterableDataset: a stream of samples ----
+--   local Stream = torch.data.IterableDataset:extend('Stream')
+--   function Stream:init(n) self.n = n end
+--   function Stream:__iter()           -- or Stream:iter(); an iterator as for a generic `for`
+--     local i = 0
+--     return function() i = i + 1; if i <= self.n then return torch.tensor(i) end end
+--   end
+-- A sample is what the iterator yields: one value, or several. It has no get(i) and no length
+-- unless it defines len() (or __len).
+local IterableDataset = Dataset:extend('IterableDataset')
+M.IterableDataset = IterableDataset
+
+local function cname(self) return rawget(getmetatable(self), '__name') or 'IterableDataset' end
+
+function IterableDataset:iter()
+  local it = self.__iter
+  if type(it) ~= 'function' then
+    error(cname(self) .. ': an IterableDataset needs __iter() or iter() returning an iterator', 2)
+  end
+  return it(self)
+end
+
+function IterableDataset:get()
+  error(cname(self) .. ': an IterableDataset is not indexable (no get(i)); iterate it with ds:iter() or a DataLoader', 2)
+end
+
+function IterableDataset:len()
+  error(cname(self) .. ': this IterableDataset has no length (define len() to give one)', 2)
+end
+function IterableDataset:__len() return self:len() end
+
+function IterableDataset:__tostring() return cname(self) .. ' (iterable)' end
+
+-- packed_stream(ds) -> next(): the next sample as table.pack(values), nil at the end
+local function packed_stream(ds)
+  local f, s, c = ds:iter()
+  if type(f) ~= 'function' then
+    error(cname(ds) .. ': iter() should return an iterator function, got ' .. type(f), 3)
+  end
+  return function()
+    if f == nil then return nil end
+    local r = table.pack(f(s, c))
+    if r[1] == nil then
+      f = nil
+      return nil
+    end
+    c = r[1]
+    return r
+  end
+end
+
+-- stream(ds) -> next(): the next sample (one value, or several packed into an array), nil at the end
+function M.stream(ds)
+  local nxt = packed_stream(ds)
+  return function()
+    local r = nxt()
+    if r == nil or r.n == 1 then return r and r[1] end
+    r.n = nil
+    return r
+  end
+end
+
+-- ---- ChainDataset(datasets): the streams of several IterableDatasets, one after another ----
+local ChainDataset = IterableDataset:extend('ChainDataset')
+M.ChainDataset = ChainDataset
+
+function ChainDataset:init(datasets)
+  if type(datasets) ~= 'table' or getmetatable(datasets) ~= nil then
+    error('ChainDataset: expected an array of IterableDatasets, got ' .. type(datasets), 3)
+  end
+  for k = 1, #datasets do
+    if not M.is_instance(datasets[k], IterableDataset) then
+      error(string.format('ChainDataset: dataset %d is not an IterableDataset (ChainDataset only supports IterableDataset)', k), 3)
+    end
+  end
+  self.datasets = table.move(datasets, 1, #datasets, 1, {})
+end
+
+function ChainDataset:iter()
+  local k, nxt = 0, nil
+  local ds = self.datasets
+  return function()
+    while true do
+      if nxt then
+        local r = nxt()
+        if r ~= nil then return table.unpack(r, 1, r.n) end
+      end
+      k = k + 1
+      if k > #ds then return nil end
+      nxt = packed_stream(ds[k])
+    end
+  end
+end
+
+function ChainDataset:len()
+  local total = 0
+  for k = 1, #self.datasets do total = total + #self.datasets[k] end
+  return total
+end
+
 return M

@@ -278,4 +278,92 @@ end
 function DistributedSampler:iter() return iter_values(self:indices()) end
 function DistributedSampler:_index_tensor() return torch.tensor(self:indices(), { dtype = torch.int64 }) end
 
+-- ---- SubsetRandomSampler(indices, {generator, seed}): the indices in a random order ----
+-- Each epoch draws randperm(#indices) from the generator (or torch's global one), as PyTorch's.
+local SubsetRandomSampler = Sampler:extend('SubsetRandomSampler')
+M.SubsetRandomSampler = SubsetRandomSampler
+
+function SubsetRandomSampler:init(indices, opts)
+  opts = check_opts('SubsetRandomSampler', opts, { generator = true, seed = true })
+  self.indices = D.index_list('SubsetRandomSampler', indices, nil, 3)
+  self.generator = D.generator_of('SubsetRandomSampler', opts, 3)
+end
+
+function SubsetRandomSampler:__len() return #self.indices end
+
+function SubsetRandomSampler:iter()
+  local n, idx = #self.indices, self.indices
+  local perm = n > 0 and D.randperm(self.generator, n):totable() or {}
+  for k = 1, n do perm[k] = idx[perm[k]] end
+  return iter_values(perm)
+end
+
+-- ---- WeightedRandomSampler(weights, num_samples, {replacement = true, generator, seed}) ----
+-- num_samples indices in 1..#weights, index i drawn with probability weights[i] / sum(weights):
+-- torch.multinomial(weights, num_samples, replacement) from torch's global generator, as PyTorch;
+-- with a generator (or seed), the same law (inverse CDF, or Efraimidis-Spirakis keys without
+-- replacement) from that generator's uniform draws.
+local WeightedRandomSampler = Sampler:extend('WeightedRandomSampler')
+M.WeightedRandomSampler = WeightedRandomSampler
+
+function WeightedRandomSampler:init(weights, num_samples, opts)
+  opts = check_opts('WeightedRandomSampler', opts, { replacement = true, generator = true, seed = true })
+  if math.type(num_samples) ~= 'integer' or num_samples <= 0 then
+    error('WeightedRandomSampler: num_samples should be a positive integer value, but got num_samples=' ..
+      tostring(num_samples), 3)
+  end
+  local replacement = opts.replacement
+  if replacement == nil then replacement = true end
+  if type(replacement) ~= 'boolean' then
+    error('WeightedRandomSampler: replacement should be a boolean value, but got replacement=' .. tostring(replacement), 3)
+  end
+  if type(weights) == 'table' then
+    for k = 1, #weights do
+      if type(weights[k]) ~= 'number' then
+        error(string.format('WeightedRandomSampler: weight %d is a %s, expected a number', k, type(weights[k])), 3)
+      end
+    end
+    weights = torch.tensor(weights, { dtype = torch.float64 })
+  elseif torch.is_tensor(weights) then
+    weights = weights:double()
+  else
+    error('WeightedRandomSampler: weights should be a 1-D tensor or an array of numbers, got ' .. type(weights), 3)
+  end
+  if weights:dim() ~= 1 or weights:numel() == 0 then
+    error('WeightedRandomSampler: weights should be a non-empty 1-D sequence', 3)
+  end
+  if weights:lt(0):any():item() or weights:ne(weights):any():item() or weights:eq(math.huge):any():item() then
+    error('WeightedRandomSampler: weights should be non-negative and finite', 3)
+  end
+  if weights:sum():item() <= 0 then error('WeightedRandomSampler: the weights sum to 0', 3) end
+  if not replacement and num_samples > weights:numel() then
+    error(string.format('WeightedRandomSampler: cannot draw %d samples without replacement from %d weights',
+      num_samples, weights:numel()), 3)
+  end
+  self.weights, self.num_samples, self.replacement = weights, num_samples, replacement
+  self.generator = D.generator_of('WeightedRandomSampler', opts, 3)
+end
+
+function WeightedRandomSampler:__len() return self.num_samples end
+
+-- n uniforms in [0, 1) from generator g (53 random bits each)
+local function uniforms(g, n) return g:randint(0, 1 << 53, n):double() / 2 ^ 53 end
+
+function WeightedRandomSampler:_index_tensor()
+  local w, n, g = self.weights, self.num_samples, self.generator
+  if not g then return torch.multinomial(w, n, self.replacement) end
+  local k = w:numel()
+  if self.replacement then
+    -- the first bin whose cumulative weight exceeds u
+    local cdf = (w / w:sum()):cumsum(1)
+    local u = uniforms(g, n)
+    return (cdf:unsqueeze(1):le(u:unsqueeze(2)):sum(2) + 1):clamp(1, k):long()
+  end
+  local keys = torch.where(w:gt(0), uniforms(g, k):log() / w, torch.full_like(w, -math.huge))
+  local _, idx = keys:topk(n)
+  return idx:long()
+end
+
+function WeightedRandomSampler:iter() return iter_values(self:_index_tensor()) end
+
 return M

@@ -152,6 +152,7 @@ function M.start(init, info)
   winfo.dataset = ds
   if init.worker_init then M.resolve(init.worker_init, 'worker_init_fn')(info.id) end
   local collate = init.collate and M.resolve(init.collate, 'collate_fn') or L.default_collate
+  if init.stream then return L._stream_fn(ds, collate, init.stream.batch_size, init.stream.drop_last) end
   return L._batch_fn(ds, collate)
 end
 
