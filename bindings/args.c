@@ -120,17 +120,24 @@ void lt_lua_checkoptkeys(lua_State *L, int idx, const char *op, const char *cons
   }
 }
 
-void lt_lua_checkopts(lua_State *L, int idx, lt_lua_opts_t *o) {
+static void checkopts(lua_State *L, int idx, lt_lua_opts_t *o, bool random) {
   o->dtype = LT_DTYPE_INVALID;
   o->has_device = false;
   o->device = lt_device(LT_CPU, 0);
   o->requires_grad = false;
+  o->generator = NULL;
   if (lua_isnoneornil(L, idx)) return;
   if (!lua_istable(L, idx)) luaL_typeerror(L, idx, "options table");
   static const char *const keys[] = {"dtype", "device", "requires_grad", NULL};
+  static const char *const rkeys[] = {"dtype", "device", "requires_grad", "generator", NULL};
   lua_Debug ar;
   const char *op = lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name ? ar.name : "factory";
-  lt_lua_checkoptkeys(L, idx, op, keys);
+  lt_lua_checkoptkeys(L, idx, op, random ? rkeys : keys);
+  if (random) {
+    lua_getfield(L, idx, "generator");
+    o->generator = lt_lua_checkgenerator(L, lua_gettop(L), op);
+    lua_pop(L, 1);
+  }
   if (lua_getfield(L, idx, "dtype") != LUA_TNIL) o->dtype = lt_lua_checkdtype(L, lua_gettop(L));
   lua_pop(L, 1);
   if (lua_getfield(L, idx, "device") != LUA_TNIL) {
@@ -142,6 +149,9 @@ void lt_lua_checkopts(lua_State *L, int idx, lt_lua_opts_t *o) {
   o->requires_grad = lua_toboolean(L, -1);
   lua_pop(L, 1);
 }
+
+void lt_lua_checkopts(lua_State *L, int idx, lt_lua_opts_t *o) { checkopts(L, idx, o, false); }
+void lt_lua_checkrandopts(lua_State *L, int idx, lt_lua_opts_t *o) { checkopts(L, idx, o, true); }
 
 /* ---- dtype objects: one table per dtype, kept in the registry ---- */
 void lt_lua_pushdtype(lua_State *L, lt_dtype t) {

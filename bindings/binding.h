@@ -50,8 +50,18 @@ typedef struct {
   bool has_device;
   lt_device_t device;
   bool requires_grad;
+  struct lt_generator *generator; /* the generator option (random functions only); NULL: the default */
 } lt_lua_opts_t;
 void lt_lua_checkopts(lua_State *L, int idx, lt_lua_opts_t *o);
+/* The same for the random functions, which also take {generator = g} (a torch.Generator). */
+void lt_lua_checkrandopts(lua_State *L, int idx, lt_lua_opts_t *o);
+/* bindings/generator.c: the torch.Generator at idx (NULL for nil: the default generator), or an
+   error "op: generator should be a torch.Generator"; optgenerator: the generator of an options
+   table {generator = g} at idx (NULL when idx is no such table); setgenstate: loads the state
+   tensor at idx into g, checking it ("op: expected a uint8 tensor ...") */
+struct lt_generator *lt_lua_checkgenerator(lua_State *L, int idx, const char *op);
+struct lt_generator *lt_lua_optgenerator(lua_State *L, int idx, const char *op);
+void lt_lua_setgenstate(lua_State *L, struct lt_generator *g, int idx, const char *op);
 /* Raises "op: unknown option 'k' (its options are a, b)" when the table at idx has a key not in
    keys (NULL-terminated); a non-table is left to the caller's own check. */
 void lt_lua_checkoptkeys(lua_State *L, int idx, const char *op, const char *const *keys);
@@ -83,7 +93,8 @@ void lt_open_nn(lua_State *L, int torch);
 void lt_open_nn_conv(lua_State *L, int nn);  /* bindings/nn_conv.c: conv2d and pooling */
 void lt_open_nn_norm(lua_State *L, int nn);  /* bindings/nn_norm.c: softmax, norms, nll_loss */
 void lt_open_optim(lua_State *L, int torch); /* bindings/optim.c */
-void lt_open_data(lua_State *L, int torch);  /* bindings/data.c: torch._read_idx, torch._data_generator */
+void lt_open_data(lua_State *L, int torch);  /* bindings/data.c: torch._read_idx */
+void lt_open_generator(lua_State *L, int torch); /* bindings/generator.c: torch.Generator */
 void lt_open_data_worker(lua_State *L, int torch); /* bindings/data_worker.c: DataLoader worker threads */
 void lt_open_serialize(lua_State *L, int torch); /* bindings/serialize.c: torch._safetensors_* */
 void lt_open_cuda(lua_State *L, int torch, int methods); /* bindings/cuda.c: torch._cuda, pin_memory */

@@ -119,6 +119,13 @@ static int sizes_and_opts(lua_State *L, int idx, int *nd, int64_t *sizes, lt_lua
   lt_lua_checknargs(L, next, op);
   return next;
 }
+/* the same for the random factories, which take {generator = g} too */
+static int sizes_and_randopts(lua_State *L, int idx, int *nd, int64_t *sizes, lt_lua_opts_t *o, const char *op) {
+  int next = lt_lua_checksizes(L, idx, nd, sizes, op);
+  lt_lua_checkrandopts(L, next, o);
+  lt_lua_checknargs(L, next, op);
+  return next;
+}
 
 static int filled(lua_State *L, lt_operand_t v, const char *op) {
   int nd;
@@ -224,11 +231,10 @@ static lt_tensor_t *make_filled(lt_lua_opts_t *o, int nd, const int64_t *sizes, 
     case K_ZEROS: rc = lt_fill_(t, lt_int_operand(0)); break;
     case K_ONES: rc = lt_fill_(t, lt_int_operand(1)); break;
     case K_FULL: rc = lt_fill_(t, v); break;
-    case K_RAND: rc = lt_uniform_(t, 0, 1, NULL); break;
-    case K_RANDN: rc = lt_normal_(t, 0, 1, NULL); break;
+    case K_RAND: rc = lt_uniform_(t, 0, 1, o->generator); break;
+    case K_RANDN: rc = lt_normal_(t, 0, 1, o->generator); break;
     case K_EMPTY: break;
   }
-  (void)o;
   if (rc != LT_OK) { lt_release(t); return NULL; }
   return t;
 }
@@ -239,7 +245,8 @@ static int like(lua_State *L, fill_kind k, const char *op) {
   int oi = 2;
   if (k == K_FULL) { v = lt_lua_checkoperand(L, 2); oi = 3; }
   lt_lua_opts_t o;
-  lt_lua_checkopts(L, oi, &o);
+  if (k == K_RAND || k == K_RANDN) lt_lua_checkrandopts(L, oi, &o);
+  else lt_lua_checkopts(L, oi, &o);
   lt_lua_checknargs(L, oi, op);
   lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : x->dtype;
   push_new(L, make_filled(&o, x->ndim, x->sizes, dt, opt_device(&o, x->device), k, v), &o);
@@ -289,7 +296,7 @@ static int f_rand(lua_State *L) {
   int nd;
   int64_t sizes[LT_MAX_DIM];
   lt_lua_opts_t o;
-  sizes_and_opts(L, 1, &nd, sizes, &o, "rand");
+  sizes_and_randopts(L, 1, &nd, sizes, &o, "rand");
   lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
   push_new(L, make_filled(&o, nd, sizes, dt, opt_device(&o, lt_device(LT_CPU, -1)), K_RAND, lt_int_operand(0)), &o);
   return 1;
@@ -298,7 +305,7 @@ static int f_randn(lua_State *L) {
   int nd;
   int64_t sizes[LT_MAX_DIM];
   lt_lua_opts_t o;
-  sizes_and_opts(L, 1, &nd, sizes, &o, "randn");
+  sizes_and_randopts(L, 1, &nd, sizes, &o, "randn");
   lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
   push_new(L, make_filled(&o, nd, sizes, dt, opt_device(&o, lt_device(LT_CPU, -1)), K_RANDN, lt_int_operand(0)), &o);
   return 1;
@@ -320,10 +327,10 @@ static int f_randint(lua_State *L) {
   int nd;
   int64_t sizes[LT_MAX_DIM];
   lt_lua_opts_t o;
-  sizes_and_opts(L, si, &nd, sizes, &o, "randint");
+  sizes_and_randopts(L, si, &nd, sizes, &o, "randint");
   lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_INT64;
   lt_tensor_t *t = lt_empty(nd, sizes, dt, opt_device(&o, lt_device(LT_CPU, -1)));
-  if (t && lt_random_int_(t, low, high, NULL) != LT_OK) { lt_release(t); t = NULL; }
+  if (t && lt_random_int_(t, low, high, o.generator) != LT_OK) { lt_release(t); t = NULL; }
   push_new(L, t, &o);
   return 1;
 }
@@ -331,7 +338,7 @@ static int f_randint(lua_State *L) {
 static int f_randperm(lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 1);
   lt_lua_opts_t o;
-  lt_lua_checkopts(L, 2, &o);
+  lt_lua_checkrandopts(L, 2, &o);
   lt_lua_checknargs(L, 2, "randperm");
   lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : LT_INT64;
   static const int64_t maxv[LT_NDTYPES] = {[LT_INT32] = INT32_MAX, [LT_INT16] = INT16_MAX, [LT_INT8] = INT8_MAX,
@@ -339,44 +346,57 @@ static int f_randperm(lua_State *L) {
   if (maxv[dt] && n > maxv[dt])
     return luaL_error(L, "randperm: the 1-based values 1..%d do not fit in %s (at most %d)", (int)n,
                       lt_dtype_name(dt), (int)maxv[dt]);
-  lt_tensor_t *t = lt_randperm(n, dt, opt_device(&o, lt_device(LT_CPU, -1)), NULL);
+  lt_tensor_t *t = lt_randperm(n, dt, opt_device(&o, lt_device(LT_CPU, -1)), o.generator);
   if (t && !lt_dtype_is_floating(dt)) t = lt_lua_one_based(t); /* 1-based, like every index in lutorch */
   push_new(L, t, &o);
   return 1;
 }
 
+/* the in-place random methods take an options table {generator = g} last: read and dropped */
+static lt_generator_t *trailing_generator(lua_State *L, const char *op) {
+  int top = lua_gettop(L);
+  if (top < 2) return NULL;
+  lt_generator_t *g = lt_lua_optgenerator(L, top, op);
+  if (lua_istable(L, top) && !lt_lua_totensor(L, top)) lua_settop(L, top - 1);
+  return g;
+}
+
 static int m_uniform_(lua_State *L) {
+  lt_generator_t *g = trailing_generator(L, "uniform_");
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   double a = luaL_optnumber(L, 2, 0), b = luaL_optnumber(L, 3, 1);
   lt_lua_checknargs(L, 3, "uniform_");
-  lt_lua_check(L, lt_uniform_(x, a, b, NULL));
+  lt_lua_check(L, lt_uniform_(x, a, b, g));
   lua_pushvalue(L, 1);
   return 1;
 }
 static int m_normal_(lua_State *L) {
+  lt_generator_t *g = trailing_generator(L, "normal_");
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   double m = luaL_optnumber(L, 2, 0), s = luaL_optnumber(L, 3, 1);
   lt_lua_checknargs(L, 3, "normal_");
-  lt_lua_check(L, lt_normal_(x, m, s, NULL));
+  lt_lua_check(L, lt_normal_(x, m, s, g));
   lua_pushvalue(L, 1);
   return 1;
 }
 static int m_random_(lua_State *L) {
+  lt_generator_t *g = trailing_generator(L, "random_");
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   lua_Integer a = luaL_checkinteger(L, 2);
   lua_Integer lo = 0, hi = a;
   if (!lua_isnoneornil(L, 3)) { lo = a; hi = luaL_checkinteger(L, 3); }
   lt_lua_checknargs(L, 3, "random_");
-  lt_lua_check(L, lt_random_int_(x, lo, hi, NULL));
+  lt_lua_check(L, lt_random_int_(x, lo, hi, g));
   lua_pushvalue(L, 1);
   return 1;
 }
 static int m_bernoulli_(lua_State *L) {
+  lt_generator_t *g = trailing_generator(L, "bernoulli_");
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   double p = luaL_optnumber(L, 2, 0.5);
   lt_lua_checknargs(L, 2, "bernoulli_");
   if (!(p >= 0 && p <= 1)) return luaL_error(L, "bernoulli_: expected p in [0, 1], got %f", p);
-  lt_lua_check(L, lt_bernoulli_(x, p, NULL));
+  lt_lua_check(L, lt_bernoulli_(x, p, g));
   lua_pushvalue(L, 1);
   return 1;
 }
@@ -398,10 +418,8 @@ static int f_get_rng_state(lua_State *L) {
   return 1;
 }
 static int f_set_rng_state(lua_State *L) {
-  lt_tensor_t *t = lt_lua_checktensor(L, 1);
-  if (t->dtype != LT_UINT8 || !lt_is_contiguous(t) || t->device.type != LT_CPU)
-    return luaL_error(L, "set_rng_state: expected a contiguous uint8 CPU tensor from get_rng_state");
-  lt_lua_check(L, lt_generator_set_state(lt_default_generator(), lt_data(t), (size_t)t->numel));
+  lt_lua_checknargs(L, 1, "set_rng_state");
+  lt_lua_setgenstate(L, lt_default_generator(), 1, "set_rng_state");
   return 0;
 }
 

@@ -149,6 +149,7 @@ int luaopen_torch(lua_State *L) {
   lt_open_nn(L, torch);
   lt_open_optim(L, torch);
   lt_open_data(L, torch);
+  lt_open_generator(L, torch);
   lt_open_data_worker(L, torch);
   lt_open_serialize(L, torch);
   lt_open_cuda(L, torch, methods);

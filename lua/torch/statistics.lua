@@ -218,18 +218,30 @@ end)
 
 -- ---- sampling ----
 
---- 0 or 1 drawn with the probabilities in x
-both('bernoulli', function(x, p)
+-- the generator option of op's options table o (nil: torch's global generator)
+local function generator_opt(o, op)
+  local g = o and o.generator
+  if g ~= nil and not torch._is_generator(g) then
+    error(op .. ': generator should be a torch.Generator, got ' .. type(g), 3)
+  end
+  return g
+end
+
+--- 0 or 1 drawn with the probabilities in x (or with probability p): bernoulli(x, [p], {generator})
+both('bernoulli', function(x, p, o)
   check_tensor(x, 'bernoulli')
-  if p ~= nil then return torch.empty_like(x):bernoulli_(p) end
-  return torch.rand_like(x, { dtype = is_float(x) and x.dtype or torch.float32 }):lt(x):to(x.dtype)
+  if type(p) == 'table' and not torch.is_tensor(p) then p, o = nil, p end
+  local g = generator_opt(o, 'bernoulli')
+  if p ~= nil then return torch.empty_like(x):bernoulli_(p, { generator = g }) end
+  return torch.rand_like(x, { dtype = is_float(x) and x.dtype or torch.float32, generator = g }):lt(x):to(x.dtype)
 end)
 
 --- num_samples 1-based indices drawn from each row's weights (with replacement, or without:
---- each index at most once)
-both('multinomial', function(x, num_samples, replacement)
+--- each index at most once): multinomial(x, n, replacement, {generator}) or (x, n, {replacement, generator})
+both('multinomial', function(x, num_samples, replacement, o)
   check_tensor(x, 'multinomial')
-  if type(replacement) == 'table' then replacement = replacement.replacement end
+  if type(replacement) == 'table' then replacement, o = replacement.replacement, replacement end
+  local g = generator_opt(o, 'multinomial')
   if x:dim() ~= 1 and x:dim() ~= 2 then error('multinomial: prob_dist must be 1 or 2 dim, got ' .. x:dim(), 2) end
   if not is_float(x) then error('multinomial: only floating point probabilities are supported, got ' .. tostring(x.dtype), 2) end
   local p = x:dim() == 1 and x:unsqueeze(1) or x
@@ -249,13 +261,13 @@ both('multinomial', function(x, num_samples, replacement)
   local out
   if replacement then
     local cdf = (pd / total):cumsum(2)
-    local u = torch.rand(p:size(1), num_samples, { dtype = torch.float64, device = x.device })
+    local u = torch.rand(p:size(1), num_samples, { dtype = torch.float64, device = x.device, generator = g })
     -- the first bin whose cumulative weight exceeds u (never one of zero weight)
     out = cdf:unsqueeze(2):le(u:unsqueeze(3)):sum(3) + 1
     out = out:clamp(1, k)
   else
     -- the largest keys u^(1 / p): a draw without replacement in proportion to p (zero weights last)
-    local u = torch.rand(p:size(1), k, { dtype = torch.float64, device = x.device })
+    local u = torch.rand(p:size(1), k, { dtype = torch.float64, device = x.device, generator = g })
     local keys = torch.where(pd:gt(0), u:log() / pd, torch.full_like(pd, -math.huge))
     local _, idx = keys:topk(num_samples, 2)
     out = idx
