@@ -14,7 +14,7 @@
 --   DataLoader(ds, {num_workers = 2, dataset_module = 'mydata', dataset_args = {...}})
 --   collate_fn = 'mymodule.collate', worker_init_fn = 'mymodule.init' (names, which a worker requires)
 -- Worker k's seed is base_seed + k - 1 (PyTorch's base_seed + worker_id, whose ids start at 0);
--- base_seed is drawn each epoch from the loader's seed (a generator of its own), or else from
+-- base_seed is drawn each epoch from the loader's generator, or its seed (a generator of its own), or else from
 -- torch's global generator after the sampler has drawn its order. A worker seeds math.random and,
 -- when the core gives threads generators of their own, torch's generator with it.
 -- torch.data.get_worker_info() is, in a worker, {id, num_workers, seed, dataset}; nil elsewhere.
@@ -147,14 +147,14 @@ local default_collate = M.default_collate
 
 -- ---- DataLoader ----
 --- DataLoader(dataset, {batch_size = 1, shuffle = false, sampler, batch_sampler, drop_last,
--- collate_fn, num_workers = 0, prefetch_factor, seed, ...}): batches of the dataset, by
+-- collate_fn, num_workers = 0, prefetch_factor, seed, generator, ...}): batches of the dataset, by
 -- `for x, y in loader:iter() do ... end`; #loader is the number of batches
 local DataLoader = D.class('DataLoader')
 M.DataLoader = DataLoader
 
 local KNOWN = { batch_size = true, shuffle = true, sampler = true, batch_sampler = true, num_workers = true,
   collate_fn = true, pin_memory = true, drop_last = true, timeout = true, worker_init_fn = true,
-  prefetch_factor = true, persistent_workers = true, seed = true, dataset_factory = true, dataset_module = true,
+  prefetch_factor = true, persistent_workers = true, seed = true, generator = true, dataset_factory = true, dataset_module = true,
   dataset_args = true }
 
 function DataLoader:init(dataset, opts)
@@ -239,6 +239,11 @@ function DataLoader:init(dataset, opts)
     error('DataLoader: seed should be an integer, got ' .. tostring(opts.seed), 3)
   end
   self.seed = opts.seed
+  if opts.generator ~= nil and opts.seed ~= nil then
+    error('DataLoader: give either seed or generator, not both', 3)
+  end
+  -- a torch.Generator: the shuffling order and the workers' base_seed drawn from it, as PyTorch's
+  self.generator = D.generator_of('DataLoader', { generator = opts.generator }, 3)
 
   self.dataset = dataset
   if iterable then
@@ -275,7 +280,7 @@ function DataLoader:init(dataset, opts)
       if shuffle then error('DataLoader: sampler option is mutually exclusive with shuffle', 3) end
       sampler = S.as_sampler('DataLoader', opts.sampler, 4)
     elseif shuffle then
-      sampler = S.RandomSampler(dataset, { seed = opts.seed })
+      sampler = S.RandomSampler(dataset, { seed = opts.seed, generator = self.generator })
     else
       sampler = S.SequentialSampler(dataset)
     end
@@ -432,9 +437,10 @@ end
 
 function DataLoader:_base_seed()
   local hi = 1 << 62
+  if self.generator then return self.generator:randint(0, hi, 1):totable()[1] end
   if self.seed ~= nil then
     -- a stream of its own, apart from the shuffling generator seeded with the same seed
-    self._seed_gen = self._seed_gen or torch._data_generator(self.seed ~ 0x2545F4914F6CDD1D)
+    self._seed_gen = self._seed_gen or torch.Generator():manual_seed(self.seed ~ 0x2545F4914F6CDD1D)
     return self._seed_gen:randint(0, hi, 1):totable()[1]
   end
   return torch.randint(0, hi, { 1 }, { dtype = torch.int64 }):totable()[1]

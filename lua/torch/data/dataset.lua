@@ -116,13 +116,13 @@ function TensorDataset:_row_tensors()
   return self.tensors
 end
 
--- ---- generators: {generator = g} (torch._data_generator(seed) or anything with randperm and
--- randint), {seed = s} (a generator of its own), or neither (torch's global generator) ----
+-- ---- generators: {generator = g} (a torch.Generator, or anything with randperm(n) (1-based) and
+-- randint(low, high, n)), {seed = s} (a generator of its own), or neither (torch's global one) ----
 function M.generator_of(name, opts, level)
   if opts.generator ~= nil then
     local g = opts.generator
-    if (type(g) ~= 'userdata' and type(g) ~= 'table') or g.randperm == nil then
-      error(name .. ': generator should be a generator, as torch._data_generator(seed), got ' .. type(g), level + 1)
+    if not torch._is_generator(g) and (type(g) ~= 'table' or g.randperm == nil or g.randint == nil) then
+      error(name .. ': generator should be a torch.Generator, got ' .. type(g), level + 1)
     end
     return g
   end
@@ -130,7 +130,7 @@ function M.generator_of(name, opts, level)
     if math.type(opts.seed) ~= 'integer' then
       error(name .. ': seed must be an integer, got ' .. tostring(opts.seed), level + 1)
     end
-    return torch._data_generator(opts.seed)
+    return torch.Generator():manual_seed(opts.seed)
   end
   return nil
 end
@@ -227,7 +227,7 @@ end
 -- ---- random_split(dataset, lengths, {generator, seed}) -> Subsets ----
 -- lengths are counts summing to #dataset, or fractions summing to 1 (PyTorch 1.13: each
 -- floor(n * f), then the remainder one by one round-robin from the first). The indices are
--- randperm(n) of the generator, as PyTorch's (torch._data_generator(s) draws what
+-- randperm(n) of the generator, as PyTorch's (torch.Generator():manual_seed(s) draws what
 -- torch.Generator().manual_seed(s) does).
 function M.random_split(dataset, lengths, opts)
   opts = opts or {}

@@ -91,14 +91,7 @@ function RandomSampler:init(data_source, opts)
     error('RandomSampler: num_samples should be a positive integer value, but got num_samples=' .. tostring(ns), 3)
   end
   self._num_samples = ns
-  if opts.generator ~= nil then
-    self.generator = opts.generator
-  elseif opts.seed ~= nil then
-    if math.type(opts.seed) ~= 'integer' then
-      error('RandomSampler: seed must be an integer, got ' .. tostring(opts.seed), 3)
-    end
-    self.generator = torch._data_generator(opts.seed)
-  end
+  self.generator = D.generator_of('RandomSampler', opts, 3)
 end
 
 function RandomSampler:__len()
@@ -259,7 +252,7 @@ function DistributedSampler:indices()
   local n = dataset_size('DistributedSampler', self.dataset)
   local all
   if self.shuffle then
-    all = n > 0 and torch._data_generator(self.seed + self.epoch):randperm(n):totable() or {}
+    all = n > 0 and torch.Generator():manual_seed(self.seed + self.epoch):randperm(n):totable() or {}
   else
     all = {}
     for i = 1, n do all[i] = i end
