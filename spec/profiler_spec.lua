@@ -301,6 +301,30 @@ describe('torch.profiler', function()
     assert.are.same({ 2, 2 }, kept(a, 2):totable())
   end)
 
+  it('records optimizers\' step and zero_grad by class, and empties the inherited slots again', function()
+    local m = nn.Linear(3, 2)
+    local adamw, sgd = torch.optim.AdamW(m:parameters()), torch.optim.SGD(m:parameters(), { lr = 0.1 })
+    local own_step = rawget(torch.optim.SGD, 'step')
+    local x = torch.randn(4, 3)
+    local prof = profiler.profile({}, function()
+      for _ = 1, 2 do
+        adamw:zero_grad()
+        m(x):sum():backward()
+        adamw:step()
+        sgd:step()
+      end
+    end)
+    local counts = {}
+    for _, e in ipairs(prof:events()) do counts[e.name] = (counts[e.name] or 0) + 1 end
+    assert.are.equal(2, counts['Optimizer.zero_grad#AdamW.zero_grad'])
+    assert.are.equal(2, counts['Optimizer.step#AdamW.step'])
+    assert.are.equal(2, counts['Optimizer.step#SGD.step'])
+    -- AdamW inherits both from its bases: the slots the profile filled are empty again
+    assert.is_nil(rawget(torch.optim.AdamW, 'step'))
+    assert.is_nil(rawget(torch.optim.AdamW, 'zero_grad'))
+    assert.is_true(rawequal(own_step, rawget(torch.optim.SGD, 'step')))
+  end)
+
   it('records backward as one event', function()
     local w = torch.randn(3, { requires_grad = true })
     local prof = profiler.profile(nil, function()

@@ -208,6 +208,18 @@ local function targets()
   for _, k in ipairs(OPERATORS) do
     if type(rawget(mt, k)) == 'function' then add(mt, 'Tensor.', k) end
   end
+  -- each optimizer's step and zero_grad, named as PyTorch names them (Optimizer.step#SGD.step); an
+  -- inherited method gets a wrapper in the class itself (its slot is emptied again on stop)
+  local optim = require 'torch.optim'
+  for cname, cls in pairs(optim) do
+    if type(cls) == 'table' and cname ~= 'Optimizer' and type(cls.step) == 'function' then
+      for _, k in ipairs { 'step', 'zero_grad' } do
+        if type(cls[k]) == 'function' then
+          list[#list + 1] = { cls, k, 'Optimizer.' .. k .. '#' .. cname .. '.' .. k, cls[k] }
+        end
+      end
+    end
+  end
   return list
 end
 
@@ -240,9 +252,9 @@ local function install(p)
   local saved = {}
   for i, t in ipairs(list) do
     local tbl, k, name = t[1], t[2], t[3]
-    local orig = rawget(tbl, k)
+    local orig = rawget(tbl, k) -- nil for an inherited method (t[4]), put back as nil
     saved[i] = { tbl, k, orig }
-    rawset(tbl, k, wrapper(name, k, orig))
+    rawset(tbl, k, wrapper(name, k, orig or t[4]))
   end
   p.saved = saved
   local Module = require 'torch.nn.module'
