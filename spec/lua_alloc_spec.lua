@@ -60,9 +60,16 @@ describe('the Lua allocator of lutorch states', function()
     churn()
     collectgarbage()
     local before = collectgarbage('count')
-    churn()
-    collectgarbage()
-    assert.is_true(collectgarbage('count') < before + 64, collectgarbage('count') - before)
+    -- a leak would grow the heap by each churn's share of its 4 MB (20000 tables, strings and
+    -- closures); the collector's own state may keep a few KB more once (in the sanitizer build, run
+    -- after every other spec, one CI run saw it pass 64 KB): the least growth over three churns
+    local least = math.huge
+    for _ = 1, 3 do
+      churn()
+      collectgarbage()
+      least = math.min(least, collectgarbage('count') - before)
+    end
+    assert.is_true(least < 64, least)
   end)
 
   it('runs states of their own in threads (DataLoader workers, Lua threads)', function()
