@@ -401,6 +401,26 @@ static int m_bernoulli_(lua_State *L) {
   return 1;
 }
 
+/* x:name(a = da, b = db, {generator = g}) for the samplers with one or two number parameters
+   (nparams); a NaN default makes the parameter required. */
+typedef int (*sampler_fn)(lt_tensor_t *x, double a, double b, lt_generator_t *g);
+static int sample_(lua_State *L, const char *name, sampler_fn f, int nparams, double da, double db) {
+  lt_generator_t *g = trailing_generator(L, name);
+  lt_tensor_t *x = lt_lua_checktensor(L, 1);
+  double a = isnan(da) ? luaL_checknumber(L, 2) : luaL_optnumber(L, 2, da);
+  double b = nparams > 1 ? luaL_optnumber(L, 3, db) : 0;
+  lt_lua_checknargs(L, 1 + nparams, name);
+  lt_lua_check(L, f(x, a, b, g));
+  lua_pushvalue(L, 1);
+  return 1;
+}
+static int exponential2(lt_tensor_t *x, double a, double b, lt_generator_t *g) { (void)b; return lt_exponential_(x, a, g); }
+static int geometric2(lt_tensor_t *x, double a, double b, lt_generator_t *g) { (void)b; return lt_geometric_(x, a, g); }
+static int m_exponential_(lua_State *L) { return sample_(L, "exponential_", exponential2, 1, 1, 0); }
+static int m_geometric_(lua_State *L) { return sample_(L, "geometric_", geometric2, 1, NAN, 0); }
+static int m_cauchy_(lua_State *L) { return sample_(L, "cauchy_", lt_cauchy_, 2, 0, 1); }
+static int m_log_normal_(lua_State *L) { return sample_(L, "log_normal_", lt_log_normal_, 2, 1, 2); }
+
 static int f_manual_seed(lua_State *L) {
   lua_Integer s = luaL_checkinteger(L, 1);
   lt_generator_seed(lt_default_generator(), (uint64_t)s);
@@ -435,7 +455,9 @@ void lt_open_factory(lua_State *L, int torch, int mtab) {
   static const luaL_Reg methods[] = {
       {"new_zeros", m_new_zeros}, {"new_ones", m_new_ones}, {"new_empty", m_new_empty},
       {"new_full", m_new_full}, {"new_tensor", m_new_tensor}, {"uniform_", m_uniform_},
-      {"normal_", m_normal_}, {"random_", m_random_}, {"bernoulli_", m_bernoulli_}, {NULL, NULL}};
+      {"normal_", m_normal_}, {"random_", m_random_}, {"bernoulli_", m_bernoulli_},
+      {"exponential_", m_exponential_}, {"geometric_", m_geometric_}, {"cauchy_", m_cauchy_},
+      {"log_normal_", m_log_normal_}, {NULL, NULL}};
   lt_lua_register(L, torch, mtab, fns, true, false);
   lt_lua_register(L, torch, mtab, methods, false, true);
 }

@@ -76,10 +76,14 @@ lt_tensor_t *lt_eye(int64_t n, int64_t m, lt_dtype dt, lt_device_t dev) {
 }
 
 /* One draw of a distribution over n contiguous elements of dtype dt. */
-typedef enum { DRAW_UNIFORM, DRAW_NORMAL, DRAW_INT, DRAW_BERNOULLI } draw_kind;
+typedef enum {
+  DRAW_UNIFORM, DRAW_NORMAL, DRAW_INT, DRAW_BERNOULLI, DRAW_EXPONENTIAL, DRAW_GEOMETRIC, DRAW_CAUCHY,
+  DRAW_LOG_NORMAL
+} draw_kind;
 typedef struct {
   draw_kind kind;
-  double a, b;      /* uniform from/to, normal mean/std, bernoulli p */
+  double a, b;      /* uniform from/to, normal and log_normal mean/std, bernoulli and geometric p,
+                       exponential lambd, cauchy median/sigma */
   int64_t lo, hi;   /* integers in [lo, hi) */
 } draw_t;
 
@@ -107,7 +111,11 @@ static int fill_random(lt_tensor_t *x, lt_generator_t *g, draw_t d) {
     case DRAW_UNIFORM: rc = lt_random_uniform(g, x->dtype, p, x->numel, d.a, d.b); break;
     case DRAW_NORMAL: rc = lt_random_normal(g, x->dtype, p, x->numel, d.a, d.b); break;
     case DRAW_INT: rc = lt_random_int(g, x->dtype, p, x->numel, d.lo, d.hi); break;
-    default: rc = lt_random_bernoulli(g, x->dtype, p, x->numel, d.a); break;
+    case DRAW_BERNOULLI: rc = lt_random_bernoulli(g, x->dtype, p, x->numel, d.a); break;
+    case DRAW_EXPONENTIAL: rc = lt_random_exponential(g, x->dtype, p, x->numel, d.a); break;
+    case DRAW_GEOMETRIC: rc = lt_random_geometric(g, x->dtype, p, x->numel, d.a); break;
+    case DRAW_CAUCHY: rc = lt_random_cauchy(g, x->dtype, p, x->numel, d.a, d.b); break;
+    default: rc = lt_random_log_normal(g, x->dtype, p, x->numel, d.a, d.b); break;
   }
   if (rc == LT_OK && target != x) rc = lt_copy_(x, target);
   if (target != x) lt_release(target);
@@ -126,6 +134,19 @@ int lt_random_int_(lt_tensor_t *x, int64_t low, int64_t high, lt_generator_t *g)
 }
 int lt_bernoulli_(lt_tensor_t *x, double p, lt_generator_t *g) {
   return fill_random(x, g, (draw_t){DRAW_BERNOULLI, p, 0, 0, 0});
+}
+
+int lt_exponential_(lt_tensor_t *x, double lambd, lt_generator_t *g) {
+  return fill_random(x, g, (draw_t){DRAW_EXPONENTIAL, lambd, 0, 0, 0});
+}
+int lt_geometric_(lt_tensor_t *x, double p, lt_generator_t *g) {
+  return fill_random(x, g, (draw_t){DRAW_GEOMETRIC, p, 0, 0, 0});
+}
+int lt_cauchy_(lt_tensor_t *x, double median, double sigma, lt_generator_t *g) {
+  return fill_random(x, g, (draw_t){DRAW_CAUCHY, median, sigma, 0, 0});
+}
+int lt_log_normal_(lt_tensor_t *x, double mean, double std, lt_generator_t *g) {
+  return fill_random(x, g, (draw_t){DRAW_LOG_NORMAL, mean, std, 0, 0});
 }
 
 lt_tensor_t *lt_randperm(int64_t n, lt_dtype dt, lt_device_t dev, lt_generator_t *g) {

@@ -21,6 +21,10 @@ int lt_uniform_(lt_tensor_t *x, double from, double to, lt_generator_t *g);
 int lt_normal_(lt_tensor_t *x, double mean, double std, lt_generator_t *g);
 int lt_random_int_(lt_tensor_t *x, int64_t low, int64_t high, lt_generator_t *g);
 int lt_bernoulli_(lt_tensor_t *x, double p, lt_generator_t *g);
+int lt_exponential_(lt_tensor_t *x, double lambd, lt_generator_t *g);
+int lt_geometric_(lt_tensor_t *x, double p, lt_generator_t *g);
+int lt_cauchy_(lt_tensor_t *x, double median, double sigma, lt_generator_t *g);
+int lt_log_normal_(lt_tensor_t *x, double mean, double std, lt_generator_t *g);
 lt_tensor_t *lt_randperm(int64_t n, lt_dtype dt, lt_device_t dev, lt_generator_t *g);
 
 #endif

@@ -927,3 +927,52 @@ int lt_random_bernoulli(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, d
   gen_unlock(g);
   return LT_OK;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* exponential, geometric, cauchy, log_normal                                                  */
+
+/* PyTorch 1.13's CPU kernels for these (cpu_serial_kernel over at::*_distribution<double>): one
+   u01_f64 (or one at::normal_distribution<double> value) per element, the formula in double with
+   libm, then static_cast<scalar_t>. */
+typedef enum { SCALAR_EXPONENTIAL, SCALAR_GEOMETRIC, SCALAR_CAUCHY, SCALAR_LOG_NORMAL } scalar_kind;
+
+static int fill_scalar(const char *op, lt_generator_t *g, lt_dtype dt, void *data, int64_t n,
+                       scalar_kind kind, double a, double b) {
+  LT_TRY(check_common(op, g, dt, data, n));
+  const bool floating = lt_dtype_is_floating(dt);
+  if (kind == SCALAR_GEOMETRIC ? dt == LT_BOOL : !floating)
+    return lt_error("%s: expected a floating point%s dtype, got %s", op,
+                    kind == SCALAR_GEOMETRIC ? " or integer" : "", lt_dtype_name(dt));
+  const double log_q = kind == SCALAR_GEOMETRIC ? log(1.0 - a) : 0.0;
+  gen_lock(g);
+  for (int64_t i = 0; i < n; i++) {
+    double v;
+    switch (kind) {
+    case SCALAR_EXPONENTIAL: v = -1.0 / a * log(1.0 - u01_f64(g)); break;
+    case SCALAR_GEOMETRIC: v = ceil(log(u01_f64(g)) / log_q); break;
+    case SCALAR_CAUCHY: v = a + b * tan(3.14159265358979323846 * (u01_f64(g) - 0.5)); break;
+    default: v = exp(normal_double(g, a, b)); break;
+    }
+    if (floating) store_double(dt, data, i, v);
+    else store_int(dt, data, i, to_i64_x86(v));
+  }
+  gen_unlock(g);
+  return LT_OK;
+}
+
+int lt_random_exponential(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double lambd) {
+  if (!(lambd > 0.0)) return lt_error("exponential_ expects lambd > 0.0, but found lambd=%g", lambd);
+  return fill_scalar("exponential_", g, dt, data, n, SCALAR_EXPONENTIAL, lambd, 0.0);
+}
+int lt_random_geometric(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double p) {
+  if (!(p > 0.0 && p < 1.0)) return lt_error("geometric_ expects p to be in (0, 1), but got p=%g", p);
+  return fill_scalar("geometric_", g, dt, data, n, SCALAR_GEOMETRIC, p, 0.0);
+}
+int lt_random_cauchy(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double median, double sigma) {
+  if (!(sigma > 0.0)) return lt_error("cauchy_ expects sigma > 0.0, but found sigma=%g", sigma);
+  return fill_scalar("cauchy_", g, dt, data, n, SCALAR_CAUCHY, median, sigma);
+}
+int lt_random_log_normal(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double mean, double std) {
+  if (!(std > 0.0)) return lt_error("log_normal_ expects std > 0.0, but found std=%g", std);
+  return fill_scalar("log_normal_", g, dt, data, n, SCALAR_LOG_NORMAL, mean, std);
+}

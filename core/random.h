@@ -10,6 +10,9 @@
      lt_random_int        torch.randint(low, high) / Tensor.random_(low, high)   all dtypes
      lt_random_perm       torch.randperm(n)                                all dtypes but bool
      lt_random_bernoulli  Tensor.bernoulli_(p) with a number p (dropout)   all dtypes
+     lt_random_exponential / _cauchy / _log_normal   Tensor.exponential_ / cauchy_ / log_normal_
+                                                     floating dtypes
+     lt_random_geometric  Tensor.geometric_(p)                             all dtypes but bool
    bernoulli_ is the non-MKL kernel, which Debian's PyTorch uses (PyTorch wheels built with MKL
    draw bernoulli_(p) differently), and also takes float16, which PyTorch's CPU kernel refuses.
    What differs on CPUs without AVX2 and where libm matters: see random.c. */
@@ -61,5 +64,14 @@ int lt_random_int(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, int64_t
 int lt_random_perm(lt_generator_t *g, lt_dtype dt, void *data, int64_t n);
 /* 1 with probability p, else 0, stored in dt; 0 <= p <= 1. */
 int lt_random_bernoulli(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double p);
+/* -1/lambd * log(1 - u) per element (u uniform in [0, 1) with 53 bits); lambd > 0 (PyTorch 1.13
+   also takes 0, later versions refuse it). */
+int lt_random_exponential(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double lambd);
+/* ceil(log(u) / log(1 - p)) per element; 0 < p < 1. */
+int lt_random_geometric(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double p);
+/* median + sigma * tan(pi * (u - 0.5)) per element; sigma > 0 (PyTorch 1.13 does not check it). */
+int lt_random_cauchy(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double median, double sigma);
+/* exp(Normal(mean, std)) per element, drawn one at a time (the cached Box-Muller pair); std > 0. */
+int lt_random_log_normal(lt_generator_t *g, lt_dtype dt, void *data, int64_t n, double mean, double std);
 
 #endif

@@ -127,6 +127,27 @@ torch.i0 = special.i0
 Tensor.i0 = special.i0
 in_place('i0', Tensor.i0)
 
+-- ---- the multivariate log-gamma function ----
+
+--- special._multigammaln(op, x, p): p (p - 1) / 4 log(pi) + sum_{i=0}^{p-1} lgamma(x - i / 2),
+--- with the domain x > (p - 1) / 2 checked (an error naming op); differentiable in x. Integer x
+--- gives the default dtype. (PyTorch 1.13 does not check the domain; later versions do.)
+function special._multigammaln(op, x, p)
+  check_tensor(x, op)
+  if math.type(p) ~= 'integer' or p < 1 then
+    error(string.format('%s: p has to be greater than or equal to 1, got %s', op, tostring(p)), 3)
+  end
+  x = x:to(result_dtype(x))
+  if not x:gt((p - 1) / 2):all():item() then
+    error(string.format('%s: all elements must be greater than (p - 1) / 2 = %s', op, tostring((p - 1) / 2)), 3)
+  end
+  local steps = x:unsqueeze(-1) - torch.arange(0, p, { dtype = x.dtype, device = x.device }) / 2
+  return steps:lgamma():sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+end
+function special.multigammaln(x, p) return special._multigammaln('multigammaln', x, p) end
+function torch.mvlgamma(x, p) return special._multigammaln('mvlgamma', x, p) end
+Tensor.mvlgamma = torch.mvlgamma
+
 -- ---- PyTorch's torch.special names of the kernels' functions ----
 
 special.digamma, special.psi = torch.digamma, torch.digamma

@@ -2,7 +2,7 @@
 -- composed from torch.rand and torch.randn (so they run on every device and torch.manual_seed
 -- repeats them). Each works elementwise over whole tensors, in float64, and returns the
 -- parameter's dtype:
---   exponential, cauchy: PyTorch's exponential_ and cauchy_ on the CPU (one float64 uniform per
+--   exponential, cauchy: the in-place samplers exponential_ and cauchy_ (one float64 uniform per
 --     element, in order): the same values as PyTorch for the same seed.
 --   standard_gamma: Marsaglia and Tsang's method, as PyTorch's sampler (boosted below 1), with
 --     the gradient of implicit reparameterisation, -(dF/dalpha)/f, by PyTorch's approximations
@@ -19,20 +19,20 @@ local U = require 'torch.distributions.utils'
 local S = {}
 local F64 = torch.float64
 
-local function uniform(shape, device) return torch.rand(shape, { dtype = F64, device = device }) end
+local function uniform(shape, device, generator)
+  return torch.rand(shape, { dtype = F64, device = device, generator = generator })
+end
 local function normal(shape, device) return torch.randn(shape, { dtype = F64, device = device }) end
 local function any(mask) return mask:numel() > 0 and mask:any():item() end
 
 --- S.exponential(shape, dtype, device): Exponential(1) draws, -log(1 - u) for a float64 uniform u
 function S.exponential(shape, dtype, device)
-  local u = uniform(shape, device)
-  return (-(1 - u):log()):to(dtype)
+  return torch.empty(shape, { dtype = dtype, device = device }):exponential_()
 end
 
 --- S.cauchy(shape, dtype, device): standard Cauchy draws, tan(pi (u - 1/2))
 function S.cauchy(shape, dtype, device)
-  local u = uniform(shape, device)
-  return ((u - 0.5) * math.pi):tan():to(dtype)
+  return torch.empty(shape, { dtype = dtype, device = device }):cauchy_()
 end
 
 -- ---- gamma ----
@@ -136,8 +136,9 @@ function S.standard_gamma(alpha) return StandardGamma.apply(alpha) end
 
 -- ---- Poisson ----
 
---- S.poisson(rate): Poisson draws of rate's shape, dtype and device (no gradient)
-function S.poisson(rate)
+--- S.poisson(rate, generator): Poisson draws of rate's shape, dtype and device (no gradient;
+--- generator nil: the default one); torch.poisson
+function S.poisson(rate, generator)
   local lam = rate:detach():double()
   local shape, device = lam.shape, lam.device
   local out = torch.zeros_like(lam)
@@ -149,7 +150,7 @@ function S.poisson(rate)
     local count = torch.zeros_like(lam)
     local active = small
     while any(active) do
-      prod = prod * uniform(shape, device)
+      prod = prod * uniform(shape, device, generator)
       active = active:logical_and(prod:gt(enlam))
       count = count + active:double()
     end
@@ -167,8 +168,8 @@ function S.poisson(rate)
     local result = torch.zeros_like(lam)
     local pending = large
     while any(pending) do
-      local u = uniform(shape, device) - 0.5
-      local v = uniform(shape, device)
+      local u = uniform(shape, device, generator) - 0.5
+      local v = uniform(shape, device, generator)
       local us = 0.5 - u:abs()
       local k = ((2 * a / us + b) * u + l + 0.43):floor()
       local quick = us:ge(0.07):logical_and(v:le(vr))

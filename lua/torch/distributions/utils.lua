@@ -252,16 +252,8 @@ local function half_steps(x, p)
   return x:unsqueeze(-1) - torch.arange(0, p, { dtype = x.dtype, device = x.device }) / 2
 end
 
---- U.mvlgamma(op, x, p): the log of the multivariate gamma function,
---- p (p - 1) / 4 log(pi) + sum_{i=0}^{p-1} lgamma(x - i / 2) (torch.mvlgamma, with its domain
---- x > (p - 1) / 2 checked); differentiable in x
-function U.mvlgamma(op, x, p)
-  if not x:gt((p - 1) / 2):all():item() then
-    U.raise('%s: all elements of the multivariate gamma argument must be greater than (p - 1) / 2 = %s', op,
-      tostring((p - 1) / 2))
-  end
-  return half_steps(x, p):lgamma():sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
-end
+--- U.mvlgamma(op, x, p): torch.mvlgamma(x, p), its domain errors naming op
+function U.mvlgamma(op, x, p) return torch.special._multigammaln(op, x, p) end
 
 --- U.mvdigamma(x, p): sum_{i=0}^{p-1} digamma(x - i / 2), the derivative of U.mvlgamma
 function U.mvdigamma(x, p) return half_steps(x, p):digamma():sum(-1) end
