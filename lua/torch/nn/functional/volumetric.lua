@@ -63,15 +63,15 @@ return function(F, u)
   end
 
   -- weight (and bias) of x's dtype and device
-  local function check_operands(op, x, w, b)
+  local function check_operands(op, x, w, b, level)
     for _, t in ipairs { w, b } do
       if t.device ~= x.device then
         error(string.format('%s: expected all tensors to be on the same device, but found at least two devices, %s and %s',
-          op, tostring(x.device), tostring(t.device)), 3)
+          op, tostring(x.device), tostring(t.device)), level or 3)
       end
       if t.dtype ~= x.dtype then
         error(string.format('%s: input type (%s) and %s type (%s) should be the same', op, tostring(x.dtype),
-          t == w and 'weight' or 'bias', tostring(t.dtype)), 3)
+          t == w and 'weight' or 'bias', tostring(t.dtype)), level or 3)
       end
     end
   end
@@ -80,6 +80,25 @@ return function(F, u)
 
   -- ---- convolution ----
 
+  -- the checks conv3d and conv_transpose3d share: the input, a 5-D weight (`layout` names its first
+  -- two dims), the bias, their dtypes and devices, groups, stride and dilation; errors at the user's
+  -- call. Returns batched, groups, stride, dilation.
+  local function conv_args(x, w, b, o, op, layout)
+    local batched = check_volume(x, op, 4)
+    for _, t in ipairs { { w, 'weight' }, { b, 'bias' } } do
+      if (t[2] == 'weight' or t[1] ~= nil) and not torch.is_tensor(t[1]) then
+        error(string.format('%s: expected %s to be a tensor, got %s', op, t[2], type(t[1])), 3)
+      end
+    end
+    if w:dim() ~= 5 then
+      error(string.format('%s: expected a 5-D weight (%s, kd, kh, kw), got %d-D', op, layout, w:dim()), 3)
+    end
+    check_operands(op, x, w, b, 4)
+    local g = o.groups or 1
+    if math.type(g) ~= 'integer' or g < 1 then error(op .. ': groups must be a positive integer, got ' .. tostring(g), 3) end
+    return batched, g, triple(o.stride or 1, 'stride', op, 1, 4), triple(o.dilation or 1, 'dilation', op, 1, 4)
+  end
+
   --- F.conv3d(x, w, b, {stride = 1, padding = 0, dilation = 1, groups = 1}) -> tensor
   -- x: N x C x D x H x W (or C x D x H x W), w: out x C/groups x kd x kh x kw, b: out values or nil;
   -- sizes are integers or triples {d, h, w}; padding may also be 'same' (stride 1; an odd total puts
@@ -87,18 +106,7 @@ return function(F, u)
   function F.conv3d(x, w, b, o)
     local op = 'conv3d'
     o = opts_of(o, op, { 'stride', 'padding', 'dilation', 'groups' })
-    local batched = check_volume(x, op)
-    check_tensor(w, op, 'weight')
-    if b ~= nil then check_tensor(b, op, 'bias') end
-    if w:dim() ~= 5 then
-      error(string.format('%s: expected a 5-D weight (out_channels, in_channels / groups, kd, kh, kw), got %d-D', op,
-        w:dim()), 2)
-    end
-    check_operands(op, x, w, b)
-    local g = o.groups or 1
-    if math.type(g) ~= 'integer' or g < 1 then error(op .. ': groups must be a positive integer, got ' .. tostring(g), 2) end
-    local s = triple(o.stride or 1, 'stride', op, 1)
-    local dil = triple(o.dilation or 1, 'dilation', op, 1)
+    local batched, g, s, dil = conv_args(x, w, b, o, op, 'out_channels, in_channels / groups')
     local padding = o.padding or 0
     if not batched then x = x:unsqueeze(1) end
     local n, c = x:size(1), x:size(2)
@@ -185,20 +193,9 @@ return function(F, u)
   function F.conv_transpose3d(x, w, b, o)
     local op = 'conv_transpose3d'
     o = opts_of(o, op, { 'stride', 'padding', 'output_padding', 'groups', 'dilation' })
-    local batched = check_volume(x, op)
-    check_tensor(w, op, 'weight')
-    if b ~= nil then check_tensor(b, op, 'bias') end
-    if w:dim() ~= 5 then
-      error(string.format('%s: expected a 5-D weight (in_channels, out_channels / groups, kd, kh, kw), got %d-D', op,
-        w:dim()), 2)
-    end
-    check_operands(op, x, w, b)
-    local g = o.groups or 1
-    if math.type(g) ~= 'integer' or g < 1 then error(op .. ': groups must be a positive integer, got ' .. tostring(g), 2) end
-    local s = triple(o.stride or 1, 'stride', op, 1)
+    local batched, g, s, dil = conv_args(x, w, b, o, op, 'in_channels, out_channels / groups')
     local p = triple(o.padding or 0, 'padding', op, 0)
     local op_ = triple(o.output_padding or 0, 'output_padding', op, 0)
-    local dil = triple(o.dilation or 1, 'dilation', op, 1)
     if not batched then x = x:unsqueeze(1) end
     local n, cin = x:size(1), x:size(2)
     if w:size(1) ~= cin then
