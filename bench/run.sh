@@ -36,6 +36,9 @@ sed -i 's/name=torch_elementwise_\([a-z]*\) /name=torch_elementwise_\1_t2 /' "$o
 run $PY bench/torch_elementwise.py --threads 1
 sed -i 's/name=torch_elementwise_\([a-z]*\) /name=torch_elementwise_\1_t1 /' "$out"
 
+# the cores' float32 FMA ceiling in these minutes, beside the matrix product (this machine's
+# speed moves from day to day: the product's GFLOP/s read against it)
+mkdir -p build && gcc -O3 -march=native -fopenmp bench/fma_peak.c -o build/fma_peak && run build/fma_peak
 run "$LT" bench/mm.lua
 OPENBLAS_NUM_THREADS=2 OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_mm.py --tag _skylakex
 OPENBLAS_NUM_THREADS=2 run $PY bench/torch_mm.py --tag _default
@@ -134,6 +137,9 @@ for n in 256 1024 2048; do
   row "mm n=$n (torch SkylakeX)" GFLOP/s 0 "$(val lutorch_mm_n$n)" "$(val torch_mm_skylakex_n$n)"
   row "mm n=$n (torch default)" GFLOP/s 0 "$(val lutorch_mm_n$n)" "$(val torch_mm_default_n$n)"
 done
+share() { [ -n "$1" ] && [ -n "$2" ] && awk "BEGIN{printf \"mm n=1024 at %.0f%%\", 100*$1/$2}"; }
+printf '%-34s %12s %12s %10s\n' "  FMA ceiling, all cores (GFLOP/s)" "$(val machine_fma_peak)" "" \
+  "$(share "$(val lutorch_mm_n1024)" "$(val machine_fma_peak)")"
 row "MLP 784-512-256-10 step, batch 64" ms 1 "$(val lutorch_mlp_step)" "$(best min torch_mlp_step_t1 torch_mlp_step_t2 torch_mlp_step_skx_t1 torch_mlp_step_skx_t2)"
 row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" ms 1 "$(val lutorch_conv_fwd_bwd)" "$(best min torch_conv_fwd_bwd_t1 torch_conv_fwd_bwd_t2 torch_conv_fwd_bwd_skx_t1 torch_conv_fwd_bwd_skx_t2)"
 for c in inv_256 solve_256x16 det_1000x8x8 cholesky_256 cholesky_1000x8x8 qr_512x256 eigh_256 eigh_1000x8x8 svd_256 svd_1000x8x8; do
