@@ -237,6 +237,35 @@ describe('composite diagonals', function()
     H.raises(function() return torch.ones(3, 3):diagonal(0, 1, 1) end, 'diagonal', 'same dimension')
     H.raises(function() return torch.trace(torch.ones(3)) end, 'trace', 'matrix')
   end)
+
+  it('diagonal is a view, as PyTorch\'s: writes reach the tensor; gradients of views and overlaps', function()
+    -- writing into the diagonal (offset 1 of a transposed 3 x 4) changes those elements alone
+    local base = torch.zeros(4, 3, { dtype = torch.float64 })
+    local x = base:t()
+    local d = x:diagonal(1)
+    assert.are.equal(3, d:numel())
+    d:copy_(torch.tensor({ 7, 8, 9 }, { dtype = torch.float64 }))
+    local want = {}
+    for i = 1, 3 do
+      want[i] = {}
+      for j = 1, 4 do want[i][j] = (j == i + 1) and (6 + i) or 0 end
+    end
+    H.assert_values(x, want, 0, 'written through the diagonal')
+    -- a 3-D tensor's diagonal over dims 3 and 1 (offset -1): written by add_
+    local t = torch.zeros(3, 2, 4)
+    t:diagonal(-1, 3, 1):add_(1)
+    for i = 1, 3 do
+      for j = 1, 2 do
+        for k = 1, 4 do assert.are.equal((k == i + 1) and 1 or 0, t[i][j][k]) end
+      end
+    end
+    -- gradients: of a non-contiguous input, and of a diagonal read twice (its entries overlap)
+    assert.is_true(gradcheck(function(a) return a:t():diagonal(-1) end, { leaf({ 3, 4 }) }))
+    assert.is_true(gradcheck(function(a) return a:diagonal(0, 3, 1) * a:diagonal(0, 1, 3) end, { leaf({ 3, 2, 3 }) }))
+    -- an in-place change of the diagonal of a tensor in a graph is refused, not lost
+    local y = leaf({ 3, 3 }) * 2
+    H.raises(function() y:diagonal():add_(1) end, 'add', 'views')
+  end)
 end)
 
 describe('composite shape functions', function()
@@ -328,6 +357,14 @@ describe('composite shape functions', function()
     assert.is_true(gradcheck(function(t) return t:unfold(1, 2, 1) end, { leaf({ 4 }) }))
     H.raises(function() return a:unfold(2, 5, 1) end, 'unfold', 'maximum size')
     H.raises(function() return a:unfold(2, 2, 0) end, 'unfold', 'step')
+    -- a view, as PyTorch's: windows that overlap read the same elements, and writes reach a
+    local v = torch.arange(1, 8, { dtype = torch.float64 })
+    local w = v:unfold(1, 3, 2)
+    H.assert_values(w, { { 1, 2, 3 }, { 3, 4, 5 }, { 5, 6, 7 } })
+    w:select(1, 2):fill_(0)
+    H.assert_values(v, { 1, 2, 0, 0, 0, 6, 7 })
+    H.assert_values(torch.tensor(5.0):unfold(1, 1, 1), { 5 }) -- a 0-dim tensor's one window
+    assert.is_true(gradcheck(function(t) return t:t():unfold(2, 3, 1) end, { leaf({ 5, 2 }) }))
     H.assert_values(x:take(torch.tensor({ { 1, 6 }, { 4, 2 } })), { { 1, 6 }, { 4, 2 } })
     H.assert_values(x:take_along_dim(torch.tensor({ { 3 }, { 1 } }), 2), { { 3 }, { 4 } })
     H.assert_values(x:index_add(2, torch.tensor({ 1, 1 }), torch.tensor({ { 10, 20 }, { 30, 40 } }), { alpha = 2 }),

@@ -478,14 +478,16 @@ both('diagonal', function(x, offset, dim1, dim2)
   local rows, cols = x:size(dim1), x:size(dim2)
   local n = offset >= 0 and math.min(rows, cols - offset) or math.min(rows + offset, cols)
   n = math.max(n, 0)
-  local m = x:movedim({ dim1, dim2 }, { -2, -1 })
-  local shape = {}
-  for i = 1, m:dim() - 2 do shape[i] = m:size(i) end
-  shape[#shape + 1] = rows * cols
-  local flat = m:reshape(shape)
-  local first = offset >= 0 and offset or -offset * cols -- 0-based
-  local idx = torch.arange(0, n, { dtype = torch.int64, device = x.device }) * (cols + 1) + (first + 1)
-  return flat:index_select(flat:dim(), idx)
+  -- a view, as PyTorch's: the other dims in order, then the diagonal, whose step is the sum of
+  -- the two dims' strides, from the first element of diagonal `offset`
+  local st = x:stride()
+  local size, stride = {}, {}
+  for i = 1, x:dim() do
+    if i ~= dim1 and i ~= dim2 then size[#size + 1], stride[#stride + 1] = x:size(i), st[i] end
+  end
+  size[#size + 1], stride[#stride + 1] = n, st[dim1] + st[dim2]
+  local first = n == 0 and 0 or (offset >= 0 and offset * st[dim2] or -offset * st[dim1])
+  return torch.as_strided(x, size, stride, x:storage_offset() + first)
 end)
 
 --- a vector as a square matrix's diagonal (offset k), or a matrix's diagonal k as a vector

@@ -290,10 +290,15 @@ both('unfold', function(x, dim, size, step)
   end
   if math.type(step) ~= 'integer' or step <= 0 then error('unfold: step must be a positive integer, got ' .. tostring(step), 2) end
   local count = (len - size) // step + 1
-  local starts = torch.arange(0, count, { dtype = torch.int64 }) * step
-  local idx = (starts:unsqueeze(2) + torch.arange(1, size + 1, { dtype = torch.int64 }):unsqueeze(1)):reshape(-1)
-  local picked = x:index_select(dim, idx:to(x.device))
-  return picked:unflatten(dim, { count, size }):movedim(dim + 1, -1)
+  -- a view, as PyTorch's: dim holds the windows (every step elements), a last dim their elements
+  -- (a 0-dim x gives its one window alone, as PyTorch)
+  if x:dim() == 0 then return torch.as_strided(x, { size }, { 1 }) end
+  local sizes, strides = {}, {}
+  local st = x:stride()
+  for i = 1, x:dim() do sizes[i], strides[i] = x:size(i), st[i] end
+  sizes[dim], strides[dim] = count, st[dim] * step
+  sizes[#sizes + 1], strides[#strides + 1] = size, st[dim]
+  return torch.as_strided(x, sizes, strides)
 end)
 
 both('take', function(x, index)
