@@ -13,25 +13,9 @@ return function(linalg, h)
   local function mT(x) return x:transpose(-2, -1) end
 
   -- a batch of float32/float64 matrices (square when asked), or an error naming op at the level of
-  -- the user's call (level: the caller's caller); CUDA tensors reach the routines as CPU copies
+  -- the user's call (lua/torch/lu.lua's check); CUDA tensors reach the routines as CPU copies
   -- (lua/torch/linalg.lua's via_cpu)
-  local function input(a, op, square, what)
-    what = what or 'A'
-    if not torch.is_tensor(a) then
-      error(string.format('linalg.%s: %s must be a tensor, got %s', op, what, type(a)), 3)
-    end
-    if a.dtype ~= torch.float32 and a.dtype ~= torch.float64 then
-      error(string.format('linalg.%s: expected %s to be a float32 or float64 tensor, got %s', op, what,
-        tostring(a.dtype)), 3)
-    end
-    if a:dim() < 2 then
-      error(string.format('linalg.%s: %s must have at least 2 dimensions, got %d', op, what, a:dim()), 3)
-    end
-    if square and a:size(-1) ~= a:size(-2) then
-      error(string.format('linalg.%s: %s must be batches of square matrices, but they are %d by %d matrices', op,
-        what, a:size(-2), a:size(-1)), 3)
-    end
-  end
+  local function input(a, op, square, what) h.input(a, 'linalg.' .. op, square, what, 4) end
 
   -- LAPACK's eigen and singular value solvers are not defined on NaN or inf
   local function finite(a, op)
