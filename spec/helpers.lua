@@ -94,6 +94,29 @@ function H.fit(modules, steps, lr, loss_fn)
   return first, last
 end
 
+-- an m x n nested Lua table of zeros
+function H.zeros_table(m, n)
+  local t = {}
+  for i = 1, m do
+    t[i] = {}
+    for j = 1, n do t[i][j] = 0 end
+  end
+  return t
+end
+
+-- the product of two matrices as nested Lua tables
+function H.matmul_table(a, b)
+  local c = H.zeros_table(#a, #b[1])
+  for i = 1, #a do
+    for j = 1, #b[1] do
+      local s = 0
+      for k = 1, #b do s = s + a[i][k] * b[k][j] end
+      c[i][j] = s
+    end
+  end
+  return c
+end
+
 -- A^-1 B by Gauss-Jordan elimination with partial pivoting, on nested Lua tables
 function H.solve_ref(a, b)
   local n, k = #a, #b[1]

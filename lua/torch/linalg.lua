@@ -19,7 +19,7 @@ end
 
 local function floating(x, op)
   if not x.dtype.is_floating_point then
-    error(string.format('linalg.%s: expected a floating point tensor, got %s', op, tostring(x.dtype)), 3)
+    error(string.format('linalg.%s: Expected a floating point tensor as input. Got %s', op, tostring(x.dtype)), 3)
   end
 end
 
@@ -374,9 +374,10 @@ torch.Tensor.logdet = torch.logdet
 torch.matrix_power, torch.Tensor.matrix_power = linalg.matrix_power, linalg.matrix_power
 torch.chain_matmul = function(...) return linalg.multi_dot({ ... }) end
 
-helpers.named = named
+helpers.named, helpers.check_tensor, helpers.floating = named, check_tensor, floating
 require('torch.lu')(linalg, helpers)
 require('torch.decompositions')(linalg, helpers)
+require('torch.linalg_composed')(linalg, helpers)
 
 -- CUDA tensors: the factorisations and solves run on the CPU, on copies of the arguments, and their
 -- results are copied back to the arguments' device (both copies recorded for autograd, so gradients
