@@ -1,7 +1,8 @@
 /* The matrix decompositions of torch.linalg that LAPACK computes: Cholesky, QR, the symmetric
-   eigendecomposition and the SVD, on batches of float32 or float64 CPU matrices, through the LAPACK
-   routines of the OpenBLAS that core/blas.c loaded (potrf, geqrf + orgqr, syevd, gesdd: the ones
-   PyTorch calls on the CPU). lua/torch/linalg.lua adds their gradients.
+   eigendecomposition, the SVD and the symmetric indefinite LDL^T, on batches of float32 or float64
+   CPU matrices, through the LAPACK routines of the OpenBLAS that core/blas.c loaded (potrf, geqrf +
+   orgqr, syevd, gesdd, sytrf + sytrs: the ones PyTorch calls on the CPU). lua/torch/linalg.lua adds
+   their gradients.
 
    Every function takes a (..., m, n) tensor of any strides, returns new contiguous tensors with the
    same batch shape, and returns LT_OK, or LT_ERR with an error naming the operation (not a CPU
@@ -37,6 +38,17 @@ int lt_eigh(const lt_tensor_t *a, bool upper, bool vectors, lt_tensor_t **w, lt_
    vectors, full: *u (..., m, m), *vh (..., n, n); reduced: *u (..., m, k), *vh (..., k, n);
    without vectors *u and *vh are NULL. A non-finite input is an error. */
 int lt_svd(const lt_tensor_t *a, bool full, bool vectors, lt_tensor_t **u, lt_tensor_t **s, lt_tensor_t **vh);
+
+/* a (..., n, n) symmetric (only its lower triangle is read) = P L D L^T P^T by Bunch-Kaufman
+   pivoting (LAPACK's sytrf with uplo 'L'): *ld (..., n, n) the compact factors as sytrf leaves
+   them (D's 1 x 1 and 2 x 2 blocks on and beside the diagonal, L's multipliers below), the strict
+   upper triangle zero; *piv (..., n) int32 sytrf's ipiv (1-based; a 2 x 2 block's two entries
+   both -p); *info (...) int32: 0, or the first i with D[i][i] exactly zero (D singular). */
+int lt_ldl_factor(const lt_tensor_t *a, lt_tensor_t **ld, lt_tensor_t **piv, lt_tensor_t **info);
+
+/* x = A^-1 b (sytrs) for ldl_factor's factors of A, b (..., n, k) and pivots of their batch shape
+   and dtype; pivots sytrs could not use are an error. A new contiguous tensor, or NULL + error. */
+lt_tensor_t *lt_ldl_solve(const lt_tensor_t *ld, const lt_tensor_t *piv, const lt_tensor_t *b);
 
 /* core/lu.c's LU factorisation and solves by LAPACK's blocked getrf and BLAS's trsm, for larger
    matrices:

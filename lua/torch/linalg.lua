@@ -409,7 +409,8 @@ local function via_cpu(name, f)
   end
 end
 for _, name in ipairs { 'det', 'slogdet', 'solve', 'solve_ex', 'inv', 'inv_ex', 'cholesky', 'cholesky_ex', 'qr', 'eigh',
-  'eigvalsh', 'svd', 'svdvals', 'solve_triangular', 'lu_factor', 'lu_factor_ex', 'lu', 'lu_solve' } do
+  'eigvalsh', 'svd', 'svdvals', 'solve_triangular', 'lu_factor', 'lu_factor_ex', 'lu', 'lu_solve', 'ldl_factor',
+  'ldl_factor_ex', 'ldl_solve' } do
   linalg[name] = via_cpu(name, linalg[name])
 end
 torch.det, torch.Tensor.det = linalg.det, linalg.det

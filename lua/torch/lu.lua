@@ -66,6 +66,8 @@ return function(linalg, h)
     return out
   end
 
+  h.common_batch, h.with = common_batch, with
+
   -- integer pivots (..., k) with 1 <= pivots <= m, or an error
   local function check_pivots(piv, op, k, m)
     if not torch.is_tensor(piv) then error(string.format('%s: pivots must be a tensor, got %s', op, type(piv)), 3) end
