@@ -216,12 +216,8 @@ end
 
 local function mT(x) return x:transpose(-2, -1) end
 
--- the batch shape of a batch of matrices
-local function lu_batch(a)
-  local s = {}
-  for d = 1, a:dim() - 2 do s[d] = a:size(d) end
-  return s
-end
+-- the batch shape of a batch of matrices (lua/torch/lu.lua's)
+local function lu_batch(a) return helpers.batch_of(a, 2) end
 
 -- A^-T for the factors of A: the identity solved with A^T
 local function inv_t(f, piv)

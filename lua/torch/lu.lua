@@ -66,7 +66,7 @@ return function(linalg, h)
     return out
   end
 
-  h.common_batch, h.with = common_batch, with
+  h.common_batch, h.with, h.batch_of = common_batch, with, batch_of
 
   -- integer pivots (..., k) with 1 <= pivots <= m, or an error
   local function check_pivots(piv, op, k, m)
@@ -103,8 +103,8 @@ return function(linalg, h)
       perm[b], inv[b] = p, q
     end
     local function tensor(t)
-      if count == 0 or m == 0 then return torch.zeros(with(batch, m), { dtype = torch.int64 }) end
-      return torch.tensor(t, { dtype = torch.int64 }):reshape(with(batch, m))
+      if count == 0 or m == 0 then return torch.zeros(with(batch, m), { dtype = torch.int64, device = piv.device }) end
+      return torch.tensor(t, { dtype = torch.int64 }):reshape(with(batch, m)):to(piv.device)
     end
     return tensor(perm), tensor(inv)
   end
@@ -117,7 +117,7 @@ return function(linalg, h)
   -- the permutation matrices P (..., m, m) of the pivots
   local function perm_matrix(piv, m, dtype)
     local perm = permutation(piv, m)
-    local cols = torch.arange(1, m + 1, { dtype = torch.int64 })
+    local cols = torch.arange(1, m + 1, { dtype = torch.int64, device = piv.device })
     -- P^T[i][j] = (perm[i] == j)
     return mT(perm:unsqueeze(-1):eq(cols):to(dtype)):contiguous()
   end
@@ -143,13 +143,12 @@ return function(linalg, h)
     return f, piv:to(torch.int32), info:to(torch.int32)
   end
 
-  -- P, L (..., m, k), U (..., k, n) of packed factors
-  local function unpack(f, piv)
+  -- L (..., m, k) and U (..., k, n) of packed factors
+  local function unpack_lu(f)
     local m, n = f:size(-2), f:size(-1)
     local k = math.min(m, n)
-    local l = f:narrow(-1, 1, k):tril(-1) + torch.eye(m, k, { dtype = f.dtype })
-    local u = f:narrow(-2, 1, k):triu()
-    return perm_matrix(piv, m, f.dtype), l, u
+    local l = f:narrow(-1, 1, k):tril(-1) + torch.eye(m, k, { dtype = f.dtype, device = f.device })
+    return l, f:narrow(-2, 1, k):triu()
   end
 
   -- PyTorch's linalg_lu_backward: gA from gL and gU (either may be nil), for A = P L U
@@ -193,7 +192,8 @@ return function(linalg, h)
     local f, piv = table.unpack(ctx.saved_tensors)
     local m, n = f:size(-2), f:size(-1)
     local k = math.min(m, n)
-    local p, l, u = unpack(f, piv)
+    local l, u = unpack_lu(f)
+    local p = perm_matrix(piv, m, f.dtype)
     return lu_backward(p, l, u, g:narrow(-1, 1, k):tril(-1), g:narrow(-2, 1, k):triu())
   end
 
@@ -245,7 +245,7 @@ return function(linalg, h)
     return f, piv
   end
 
-  local function empty(dtype) return torch.empty({ 0 }, { dtype = dtype }) end
+  local function empty(f) return torch.empty({ 0 }, { dtype = f.dtype, device = f.device }) end
 
   --- torch.lu_unpack(LU, pivots, unpack_data = true, unpack_pivots = true) -> P, L, U with A = P L U:
   --- P (..., m, m), L (..., m, k) unit lower, U (..., k, n) upper; what is not unpacked is empty
@@ -254,12 +254,8 @@ return function(linalg, h)
     local data, pivots = options.args('torch.lu_unpack', { ... }, { 'unpack_data', 'unpack_pivots' }, nil, 3)
     local m, n = f:size(-2), f:size(-1)
     check_pivots(piv, 'torch.lu_unpack', math.min(m, n), m)
-    local p, l, u = empty(f.dtype), empty(f.dtype), empty(f.dtype)
-    if data ~= false then
-      local k = math.min(m, n)
-      l = f:narrow(-1, 1, k):tril(-1) + torch.eye(m, k, { dtype = f.dtype })
-      u = f:narrow(-2, 1, k):triu()
-    end
+    local p, l, u = empty(f), empty(f), empty(f)
+    if data ~= false then l, u = unpack_lu(f) end
     if pivots ~= false then p = perm_matrix(piv, m, f.dtype) end
     return p, l, u
   end
