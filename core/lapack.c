@@ -397,16 +397,17 @@ static int work_size(double query) {
     if (rc < 0) return lt_error("linalg.ldl_solve: LAPACK's sytrs rejected argument %d", -rc);   \
     return LT_OK;                                                                                \
   }                                                                                              \
-  /* the LU factorisation of the n x n row-major a in place, pivots 1-based, *info getrf's */   \
-  static bool getrf_##sfx(T *a, int n, int64_t *piv, int64_t *info) {                          \
-    T *w = malloc(sizeof(T) * (size_t)n * n + sizeof(int) * (size_t)n + 1);                     \
+  /* the LU factorisation of the m x n row-major a in place, pivots 1-based, *info getrf's */   \
+  static bool getrf_##sfx(T *a, int m, int n, int64_t *piv, int64_t *info) {                    \
+    const int k = m < n ? m : n;                                                               \
+    T *w = malloc(sizeof(T) * (size_t)m * n + sizeof(int) * (size_t)k + 1);                     \
     if (!w) return false;                                                                      \
-    int *ip = (int *)(w + (size_t)n * n), rc = 0;                                              \
-    to_cm_##sfx(a, n, n, w, n);                                                                \
-    LP.getrf[L](&n, &n, w, &n, ip, &rc);                                                       \
+    int *ip = (int *)(w + (size_t)m * n), rc = 0;                                              \
+    to_cm_##sfx(a, m, n, w, m);                                                                \
+    LP.getrf[L](&m, &n, w, &m, ip, &rc);                                                       \
     if (rc >= 0) {                                                                             \
-      from_cm_##sfx(w, n, n, n, a);                                                            \
-      for (int i = 0; i < n; i++) piv[i] = ip[i];                                              \
+      from_cm_##sfx(w, m, m, n, a);                                                            \
+      for (int i = 0; i < k; i++) piv[i] = ip[i];                                              \
       *info = rc;                                                                              \
     }                                                                                          \
     free(w);                                                                                   \
@@ -444,9 +445,10 @@ LAPACK_OPS(double, f64, 1)
 /* sizes LAPACK's 32-bit ints hold, with room for the work arrays' products */
 static bool int_sized(int64_t n, int64_t k) { return n <= INT_MAX / 4 && k <= INT_MAX / 4 && n * (n + k) <= INT_MAX / 4; }
 
-bool lt_lapack_getrf(lt_dtype dt, void *a, int64_t n, int64_t *piv, int64_t *info) {
-  if (!lt_lapack_available() || n < 1 || !int_sized(n, 0)) return false;
-  return dt == LT_FLOAT32 ? getrf_f32(a, (int)n, piv, info) : getrf_f64(a, (int)n, piv, info);
+bool lt_lapack_getrf(lt_dtype dt, void *a, int64_t m, int64_t n, int64_t *piv, int64_t *info) {
+  if (!lt_lapack_available() || m < 1 || n < 1 || !int_sized(m, 0) || !int_sized(n, 0) || m * n > INT_MAX / 4)
+    return false;
+  return dt == LT_FLOAT32 ? getrf_f32(a, (int)m, (int)n, piv, info) : getrf_f64(a, (int)m, (int)n, piv, info);
 }
 
 bool lt_lapack_getrs(lt_dtype dt, const void *lu, const int64_t *piv, int64_t n, void *b, int64_t k, bool trans) {

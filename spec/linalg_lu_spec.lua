@@ -69,7 +69,7 @@ describe('linalg LU', function()
     torch.manual_seed(1)
     for _, dt in ipairs { torch.float32, f64 } do
       local tol = dt == f64 and 1e-12 or 1e-5
-      for _, s in ipairs { { 4, 4 }, { 3, 5, 5 }, { 2, 6, 3 }, { 2, 3, 6 }, { 1, 1 }, { 40, 40 }, { 2, 40, 33 } } do
+      for _, s in ipairs { { 4, 4 }, { 3, 5, 5 }, { 2, 6, 3 }, { 2, 3, 6 }, { 1, 1 }, { 40, 40 }, { 2, 40, 33 }, { 33, 45 } } do
         local a = torch.randn(s, { dtype = dt })
         local f, piv = linalg.lu_factor(a)
         assert.are.equal(torch.int32, piv.dtype)
@@ -120,6 +120,11 @@ describe('linalg LU', function()
         assert.are.equal(0, p3:numel()); assert.is_true(l3:equal(l))
       end
     end
+    -- a NaN stays in the factors of a wide matrix (the pivot search is over its rows only)
+    local pn, ln, un = linalg.lu(torch.tensor({ { 0 / 0, 1, 2 }, { 1, 2, 3 } }))
+    H.assert_values(pn, { { 0, 1 }, { 1, 0 } }, 0)
+    H.assert_values(un:select(1, 1), { 1, 2, 3 }, 0)
+    assert.is_true(ln[2][1] ~= ln[2][1] and un:select(1, 2):isnan():narrow(1, 2, 2):all():item())
     -- a known permutation: rows swapped (pivots {2, 2}): A = P L U with P = [[0, 1], [1, 0]]
     local p, l, u = linalg.lu(torch.tensor({ { 1.0, 2 }, { 3, 4 } }, { dtype = f64 }))
     H.assert_values(p, { { 0, 1 }, { 1, 0 } }, 0)

@@ -122,24 +122,9 @@ return function(linalg, h)
     return mT(perm:unsqueeze(-1):eq(cols):to(dtype)):contiguous()
   end
 
-  -- core/lu.c factors square matrices; an m x n one is factored as its zero-padded square, whose
-  -- first min(m, n) steps are the m x n matrix's (a zero column or row never wins a pivot search)
+  -- core/lu.c's factors of m x n matrices, the pivots and infos int32 as PyTorch's
   local function factor(a)
-    local m, n = a:size(-2), a:size(-1)
-    local k = math.min(m, n)
-    local sq = a
-    local batch = batch_of(a, 2)
-    if m > n then
-      sq = torch.cat({ a, torch.zeros(with(batch, m, m - n), { dtype = a.dtype }) }, -1)
-    elseif m < n then
-      sq = torch.cat({ a, torch.zeros(with(batch, n - m, n), { dtype = a.dtype }) }, -2)
-    end
-    local f, piv, info = torch._lu_factor(sq)
-    if m ~= n then
-      f = f:narrow(-2, 1, m):narrow(-1, 1, n):contiguous()
-      piv = piv:narrow(-1, 1, k):contiguous()
-      info = info:masked_fill(info:gt(k), 0)
-    end
+    local f, piv, info = torch._lu_factor(a)
     return f, piv:to(torch.int32), info:to(torch.int32)
   end
 
