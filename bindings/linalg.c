@@ -123,6 +123,15 @@ static int l_svd(lua_State *L) {
   return push_all(L, rc, ts, 3);
 }
 
+/* torch._geqrf(a) -> the factors as geqrf leaves them, tau */
+static int l_geqrf(lua_State *L) {
+  lt_tensor_t *a = lt_lua_checktensor(L, 1);
+  lt_lua_checknargs(L, 1, "_geqrf");
+  lt_tensor_t *ts[2];
+  int rc = lt_geqrf(a, &ts[0], &ts[1]);
+  return push_all(L, rc, ts, 2);
+}
+
 /* torch._ldl_factor(a) -> LD, pivots (int32), info (int32) */
 static int l_ldl_factor(lua_State *L) {
   lt_tensor_t *a = lt_lua_checktensor(L, 1);
@@ -147,7 +156,7 @@ void lt_open_linalg(lua_State *L, int torch, int mtab) {
   static const luaL_Reg lu_fns[] = {{"_lu_factor", l_lu_factor}, {"_lu_solve", l_lu_solve},
                                     {"_solve_triangular", l_solve_triangular}, {"_cholesky", l_cholesky},
                                     {"_qr", l_qr}, {"_eigh", l_eigh}, {"_svd", l_svd},
-                                    {"_ldl_factor", l_ldl_factor}, {"_ldl_solve", l_ldl_solve},
+                                    {"_ldl_factor", l_ldl_factor}, {"_ldl_solve", l_ldl_solve}, {"_geqrf", l_geqrf},
                                     {"_lapack_available", l_lapack_available}, {NULL, NULL}};
   lt_lua_register(L, torch, mtab, lu_fns, true, false);
 }

@@ -217,8 +217,10 @@ static int work_size(double query) {
     free(w);                                                                                     \
     return LT_OK;                                                                                \
   }                                                                                              \
-  /* qcols: Q's columns (0: no Q); rrows: R's rows */                                            \
-  static int qr_##sfx(const T *a, int64_t b0, int64_t b1, int m, int n, int qcols, int rrows, T *q, T *r) { \
+  /* qcols: Q's columns (0: no Q); rrows: R's rows; raw (geqrf's own output): r (m x n) as geqrf  \
+     leaves it, R and the reflectors, and the k scalars of the reflectors in raw */             \
+  static int qr_##sfx(const T *a, int64_t b0, int64_t b1, int m, int n, int qcols, int rrows, T *q, T *r, \
+                      T *raw) {                                                                  \
     const int k = m < n ? m : n, ld = m > 0 ? m : 1;                                             \
     int lwork = -1, rc = 0;                                                                      \
     T query = 0, query2 = 0;                                                                     \
@@ -243,6 +245,11 @@ static int work_size(double query) {
       rc = 0;                                                                                    \
       if (k > 0) LP.geqrf[L](&m, &n, w, &ld, tau, work, &lwork, &rc);                            \
       if (rc < 0) break;                                                                         \
+      if (raw) {                                                                                 \
+        from_cm_##sfx(w, m, m, n, rb);                                                           \
+        if (k > 0) memcpy(raw + b * k, tau, sizeof(T) * (size_t)k);                              \
+        continue;                                                                                \
+      }                                                                                          \
       for (int i = 0; i < rrows; i++)                                                            \
         for (int j = 0; j < n; j++) rb[i * n + j] = j >= i && i < k ? w[(int64_t)j * m + i] : 0; \
       if (qcols == 0) continue;                                                                  \
@@ -486,8 +493,8 @@ static int job_range(const job_t *j, int64_t b0, int64_t b1) {
   case JOB_CHOLESKY:
     return s ? cholesky_f32(j->a, b0, b1, j->n, j->f1, j->o1, j->o2) : cholesky_f64(j->a, b0, b1, j->n, j->f1, j->o1, j->o2);
   case JOB_QR:
-    return s ? qr_f32(j->a, b0, b1, j->m, j->n, j->i1, j->i2, j->o1, j->o2)
-             : qr_f64(j->a, b0, b1, j->m, j->n, j->i1, j->i2, j->o1, j->o2);
+    return s ? qr_f32(j->a, b0, b1, j->m, j->n, j->i1, j->i2, j->o1, j->o2, j->o3)
+             : qr_f64(j->a, b0, b1, j->m, j->n, j->i1, j->i2, j->o1, j->o2, j->o3);
   case JOB_EIGH:
     return s ? eigh_f32(j->a, b0, b1, j->n, j->f1, j->f2, j->o1, j->o2)
              : eigh_f64(j->a, b0, b1, j->n, j->f1, j->f2, j->o1, j->o2);
@@ -583,6 +590,29 @@ int lt_qr(const lt_tensor_t *a, const char *mode, lt_tensor_t **q, lt_tensor_t *
     return LT_ERR;
   }
   *q = ts[1], *r = ts[2];
+  return LT_OK;
+}
+
+int lt_geqrf(const lt_tensor_t *a, lt_tensor_t **qr, lt_tensor_t **tau) {
+  *qr = *tau = NULL;
+  LT_TRY(check_input("geqrf", a, false));
+  const int m = (int)a->sizes[a->ndim - 2], n = (int)a->sizes[a->ndim - 1], k = m < n ? m : n;
+  lt_tensor_t *ts[3] = {contiguous_input(a), NULL, NULL};
+  if (ts[0]) ts[1] = batch_tensor(a, 2, m, n, a->dtype);
+  if (ts[1]) ts[2] = batch_tensor(a, 1, k, 0, a->dtype);
+  if (!ts[2]) {
+    release_all(ts, 3);
+    return LT_ERR;
+  }
+  job_t j = {.op = JOB_QR, .dt = a->dtype, .a = lt_data(ts[0]), .o2 = lt_data(ts[1]), .o3 = lt_data(ts[2]),
+             .m = m, .n = n, .i1 = 0, .i2 = m};
+  int rc = run_job(&j, batch_of(a), 2.0 * m * n * k + LAPACK_CALL_WORK);
+  lt_release(ts[0]);
+  if (rc != LT_OK) {
+    release_all(ts + 1, 2);
+    return LT_ERR;
+  }
+  *qr = ts[1], *tau = ts[2];
   return LT_OK;
 }
 

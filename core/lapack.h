@@ -29,6 +29,11 @@ int lt_cholesky(const lt_tensor_t *a, bool upper, lt_tensor_t **l, lt_tensor_t *
    its diagonal has LAPACK's signs (not made positive). */
 int lt_qr(const lt_tensor_t *a, const char *mode, lt_tensor_t **q, lt_tensor_t **r);
 
+/* a (..., m, n) = Q R as LAPACK's geqrf leaves it, k = min(m, n): *qr (..., m, n) R on and above
+   the diagonal, below it the Householder vectors v_i (their 1 on the diagonal implied), *tau
+   (..., k) the scalars of H_i = I - tau_i v_i v_i^T, Q = H_1 ... H_k (torch.geqrf). */
+int lt_geqrf(const lt_tensor_t *a, lt_tensor_t **qr, lt_tensor_t **tau);
+
 /* a (..., n, n) symmetric (only the lower triangle is read, or the upper one when upper):
    *w (..., n) the eigenvalues in ascending order, *v (..., n, n) the orthonormal eigenvectors as
    columns (NULL when !vectors). A non-finite input is an error. */

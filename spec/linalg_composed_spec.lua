@@ -1,9 +1,9 @@
 -- torch.linalg's functions composed from other ops (lua/torch/linalg_composed.lua): matrix_exp
 -- against its Taylor series summed here in float64 and closed forms (diagonal, nilpotent, rotation
 -- generator); householder_product against the product of the reflectors written out on Lua tables
--- and against the Q of a Householder QR written here; tensorinv and tensorsolve by tensordot's
--- identities and residuals; vander against loops; batches, non-contiguous inputs, float32 and
--- float64; the gradients by finite differences; bad calls.
+-- and against the Q of a Householder QR written here, torch.geqrf against that QR; tensorinv and
+-- tensorsolve by tensordot's identities and residuals; vander against loops; batches,
+-- non-contiguous inputs, float32 and float64; the gradients by finite differences; bad calls.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local linalg = torch.linalg
@@ -58,23 +58,25 @@ local function householder_ref(a, tau)
   return out
 end
 
--- Householder QR of an m x n table (m >= n) as geqrf stores it: R on and above the diagonal, the
+-- Householder QR of an m x n table as geqrf stores it (LAPACK's larfg: beta = -sign(alpha) |x|): R on and above the diagonal, the
 -- reflectors' tails below it, and tau
 local function geqrf_ref(a)
   local m, n = #a, #a[1]
   local r = {}
   for i = 1, m do r[i] = { table.unpack(a[i]) } end
   local tau = {}
-  for j = 1, n do
-    local norm = 0
-    for i = j, m do norm = norm + r[i][j] ^ 2 end
-    norm = math.sqrt(norm)
+  for j = 1, math.min(m, n) do
+    local xnorm = 0
+    for i = j + 1, m do xnorm = xnorm + r[i][j] ^ 2 end
     local alpha = r[j][j]
+    local norm = math.sqrt(alpha ^ 2 + xnorm)
     local beta = alpha >= 0 and -norm or norm
-    tau[j] = (beta - alpha) / beta
-    local scale = 1 / (alpha - beta)
-    for i = j + 1, m do r[i][j] = r[i][j] * scale end
-    r[j][j] = beta
+    tau[j] = xnorm == 0 and 0 or (beta - alpha) / beta -- nothing to reflect: H_j = I (larfg)
+    if xnorm ~= 0 then
+      local scale = 1 / (alpha - beta)
+      for i = j + 1, m do r[i][j] = r[i][j] * scale end
+      r[j][j] = beta
+    end
     -- apply H_j = I - tau v v^T to the columns right of j
     for c = j + 1, n do
       local s = r[j][c]
@@ -198,6 +200,37 @@ describe('linalg.householder_product', function()
     local q2 = linalg.qr(a)
     local signs = (q * q2):sum(1):sign()
     assert.is_true(torch.allclose(q, q2 * signs, { atol = 1e-12, rtol = 0 }))
+  end)
+
+  it('torch.geqrf against the Householder QR written here; its reflectors give linalg.qr\'s Q', function()
+    torch.manual_seed(8)
+    for _, dt in ipairs { torch.float32, f64 } do
+      local tol = dt == f64 and 1e-12 or 1e-5
+      for _, s in ipairs { { 5, 3 }, { 4, 4 }, { 3, 5 } } do
+        local a = torch.randn(2, s[1], s[2], { dtype = dt })
+        local qr, tau = torch.geqrf(a)
+        assert.are.same({ 2, math.min(s[1], s[2]) }, { tau:size(1), tau:size(2) })
+        for b = 1, 2 do
+          local want, wtau = geqrf_ref(a[b]:double():totable())
+          H.assert_values(qr[b], want, tol, 'geqrf ' .. s[1] .. 'x' .. s[2])
+          H.assert_values(tau[b], wtau, tol, 'tau')
+        end
+        if s[1] >= s[2] then
+          local q = linalg.householder_product(qr, tau)
+          assert.is_true(torch.allclose(q, (linalg.qr(a)), { atol = tol * 10, rtol = 0 }))
+        end
+      end
+      -- non-contiguous input and the method
+      local a = torch.randn(3, 5, { dtype = dt }):t()
+      local qr, tau = a:geqrf()
+      local qc, tc = torch.geqrf(a:contiguous())
+      assert.is_true(qr:equal(qc) and tau:equal(tc))
+    end
+    local leaf = torch.randn(4, 3, { dtype = f64 }):requires_grad_()
+    H.raises(function() (torch.geqrf(leaf)):sum():backward() end, 'geqrf', 'derivative', 'not implemented')
+    H.raises(function() return torch.geqrf(torch.ones(3, 3, { dtype = torch.int64 })) end,
+      'geqrf: Expected a floating point tensor as input. Got torch.int64')
+    H.raises(function() return torch.geqrf(torch.ones(3)) end, 'at least 2 dimensions')
   end)
 
   it('gradients in A and tau by finite differences', function()

@@ -1,5 +1,5 @@
--- The LU family, matrix_exp, householder_product, the LDL factorisation, tensorinv, tensorsolve and
--- vander against PyTorch 1.13's values and gradients for fixed float64 inputs
+-- The LU family, matrix_exp, householder_product, geqrf, the LDL factorisation, tensorinv,
+-- tensorsolve and vander against PyTorch 1.13's values and gradients for fixed float64 inputs
 -- (spec/data/linalg_lu_reference.lua, written by tools/gen_linalg_lu_reference.py): the gradients
 -- are those of sum(W * output) with the generator's fixed weights, rebuilt here by the same formula.
 local torch = require 'torch'
@@ -90,6 +90,14 @@ describe('linalg against PyTorch 1.13', function()
     H.assert_values(outs[1], q.Q, 1e-13, 'Q')
     H.assert_values(g[1], q.grad_A, 1e-12, 'grad A')
     H.assert_values(g[2], q.grad_tau, 1e-12, 'grad tau')
+  end)
+
+  it('geqrf: the factors and the reflectors\' scalars (tall, wide, batched)', function()
+    for _, c in ipairs(REF.geqrf) do
+      local a, tau = torch.geqrf(t(c.A))
+      H.assert_values(a, c.a, 1e-13, 'geqrf')
+      H.assert_values(tau, c.tau, 1e-13, 'tau')
+    end
   end)
 
   it('ldl_factor and ldl_solve: the compact factors, the pivots, the solution', function()

@@ -1,7 +1,7 @@
 """Writes spec/data/linalg_lu_reference.lua: PyTorch 1.13's values of the LU family (lu_factor, lu,
-lu_solve, triangular_solve), matrix_exp, householder_product, ldl_factor and ldl_solve, tensorinv,
-tensorsolve and vander for fixed float64 inputs, with the gradients of sum(W * output) for fixed
-weights W, which spec/linalg_reference_spec.lua compares with lutorch's.
+lu_solve, triangular_solve), matrix_exp, householder_product, geqrf, ldl_factor and ldl_solve,
+tensorinv, tensorsolve and vander for fixed float64 inputs, with the gradients of sum(W * output)
+for fixed weights W, which spec/linalg_reference_spec.lua compares with lutorch's.
 Run with a Python that has PyTorch: python3 tools/gen_linalg_lu_reference.py"""
 import math
 import torch
@@ -65,6 +65,9 @@ ref["matrix_exp"] = {"A": e_in, "E": e, "grad": ge}
 h_a, h_tau = fixed(2, 5, 3, seed=6.0), fixed(2, 2, seed=7.0) * 0.5
 (q,), (gha, ght) = grads(torch.linalg.householder_product, [h_a, h_tau])
 ref["householder_product"] = {"A": h_a, "tau": h_tau, "Q": q, "grad_A": gha, "grad_tau": ght}
+
+ref["geqrf"] = [{"A": g, "a": torch.geqrf(g)[0], "tau": torch.geqrf(g)[1]}
+                for g in (fixed(5, 3, seed=14.0), fixed(3, 5, seed=15.0), fixed(2, 4, 4, seed=16.0))]
 
 s = fixed(5, 5, seed=8.0)
 s = s + s.T

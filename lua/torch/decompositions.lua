@@ -309,6 +309,31 @@ return function(linalg, h)
   end
   torch.Tensor.qr = torch.qr
 
+  -- geqrf's factors carry no gradient (nor in PyTorch 1.13)
+  local Geqrf = Function:extend('GeqrfBackward0')
+  function Geqrf.forward(_, a, out)
+    local qr, tau = torch._geqrf(a)
+    out.tau = tau
+    return qr
+  end
+  function Geqrf.backward()
+    error('geqrf: the derivative of geqrf is not implemented (nor in PyTorch 1.13): differentiate linalg.qr', 0)
+  end
+
+  --- torch.geqrf(A) -> a, tau: LAPACK's QR factors of A (..., m, n): R on and above the diagonal of
+  --- a, the Householder vectors below it; Q = linalg.householder_product(a, tau)
+  function torch.geqrf(a)
+    h.input(a, 'geqrf', false, 'A', 3)
+    if a.device.type ~= 'cpu' then
+      local qr, tau = torch.geqrf(a:to('cpu'))
+      return qr:to(a.device), tau:to(a.device)
+    end
+    local out = {}
+    local qr = Geqrf.apply(a, out)
+    return qr, out.tau
+  end
+  torch.Tensor.geqrf = torch.geqrf
+
   -- ---- symmetric eigendecomposition ----
 
   local Eigh = Function:extend('LinalgEighBackward0')

@@ -11,8 +11,8 @@
 -- tau_i = 2 / |v_i|^2, and the columns' signs are those of X's diagonal. With use_trivialization (the default) a buffer `base` holds an orthogonal
 -- matrix fixed at registration (or assignment) and the map's result is multiplied by it; the
 -- original then starts as -I, so that the weight starts as the (orthogonalised) weight it was.
--- Only 2-D weights are accepted, and 'householder' without trivialization is left out (its
--- right_inverse needs LAPACK's geqrf, which lutorch does not have).
+-- Without trivialization, 'householder' takes an assigned matrix to the reflectors of its QR
+-- (torch.geqrf); 'matrix_exp' and 'cayley' cannot be assigned to. Only 2-D weights are accepted.
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
@@ -86,14 +86,21 @@ function Orthogonal:right_inverse(Q)
     end
     local Q_init = Q
     local n, k = Q:size(1), Q:size(2)
-    if n < k then Q, n, k = Q:t(), k, n end
+    local transposed = n < k
+    if transposed then Q, n, k = Q:t(), k, n end
     if not self.use_trivialization then
       if self.orthogonal_map ~= 'householder' then
         parametrize.not_implemented('It is not possible to assign to the matrix exponential or the Cayley '
           .. 'parametrizations when use_trivialization=False.')
       end
-      error('orthogonal: assigning to the householder parametrization without use_trivialization needs geqrf, '
-        .. 'which lutorch does not have', 0)
+      -- Q = QR's Q with diag(R) > 0: geqrf's reflectors, the diagonal the signs of R's (flipped
+      -- where tau is 0: LAPACK's exact zero for no reflection, where forward's tau = 2 reflects)
+      local A, tau = torch.geqrf(Q)
+      local signs = A:diagonal():sign()
+      signs = torch.where(tau:eq(0), -signs, signs)
+      local diag = torch.eye(n, k, { dtype = torch.bool, device = A.device })
+      A = torch.where(diag, signs:unsqueeze(1):expand(n, k), A)
+      return transposed and A:t() or A
     end
     if n == k then
       Q = is_orthogonal(Q) and Q:clone() or make_orthogonal(Q)
@@ -143,10 +150,6 @@ function M.orthogonal(module, name, o)
       tostring(map)), 2)
   end
   local triv = o.use_trivialization ~= false
-  if map == 'householder' and not triv then
-    error(op .. ": orthogonal_map = 'householder' with use_trivialization = false is not supported in lutorch "
-      .. '(it needs geqrf)', 2)
-  end
   parametrize.register_parametrization(module, name, Orthogonal(weight, map, triv), { unsafe = true })
   return module
 end
