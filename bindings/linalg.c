@@ -123,6 +123,32 @@ static int l_svd(lua_State *L) {
   return push_all(L, rc, ts, 3);
 }
 
+/* torch._geqrf(a) -> the factors as geqrf leaves them, tau */
+static int l_geqrf(lua_State *L) {
+  lt_tensor_t *a = lt_lua_checktensor(L, 1);
+  lt_lua_checknargs(L, 1, "_geqrf");
+  lt_tensor_t *ts[2];
+  int rc = lt_geqrf(a, &ts[0], &ts[1]);
+  return push_all(L, rc, ts, 2);
+}
+
+/* torch._ldl_factor(a) -> LD, pivots (int32), info (int32) */
+static int l_ldl_factor(lua_State *L) {
+  lt_tensor_t *a = lt_lua_checktensor(L, 1);
+  lt_lua_checknargs(L, 1, "_ldl_factor");
+  lt_tensor_t *ts[3];
+  int rc = lt_ldl_factor(a, &ts[0], &ts[1], &ts[2]);
+  return push_all(L, rc, ts, 3);
+}
+
+/* torch._ldl_solve(ld, pivots, b) -> A^-1 b */
+static int l_ldl_solve(lua_State *L) {
+  lt_tensor_t *ld = lt_lua_checktensor(L, 1), *piv = lt_lua_checktensor(L, 2), *b = lt_lua_checktensor(L, 3);
+  lt_lua_checknargs(L, 3, "_ldl_solve");
+  lt_lua_pushtensor(L, lt_ldl_solve(ld, piv, b));
+  return 1;
+}
+
 void lt_open_linalg(lua_State *L, int torch, int mtab) {
   static const luaL_Reg fns[] = {{"mm", l_mm}, {"bmm", l_bmm}, {"matmul", l_matmul}, {"mv", l_mv},
                                  {"dot", l_dot}, {"addmm", l_addmm}, {NULL, NULL}};
@@ -130,6 +156,7 @@ void lt_open_linalg(lua_State *L, int torch, int mtab) {
   static const luaL_Reg lu_fns[] = {{"_lu_factor", l_lu_factor}, {"_lu_solve", l_lu_solve},
                                     {"_solve_triangular", l_solve_triangular}, {"_cholesky", l_cholesky},
                                     {"_qr", l_qr}, {"_eigh", l_eigh}, {"_svd", l_svd},
+                                    {"_ldl_factor", l_ldl_factor}, {"_ldl_solve", l_ldl_solve}, {"_geqrf", l_geqrf},
                                     {"_lapack_available", l_lapack_available}, {NULL, NULL}};
   lt_lua_register(L, torch, mtab, lu_fns, true, false);
 }

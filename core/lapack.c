@@ -29,6 +29,9 @@ typedef void (*orgqr_fn)(const int *, const int *, const int *, void *, const in
 typedef void (*syevd_fn)(const char *, const char *, const int *, void *, const int *, void *, void *,
                          const int *, int *, const int *, int *, size_t, size_t);
 typedef void (*getrf_fn)(const int *, const int *, void *, const int *, int *, int *);
+typedef void (*sytrf_fn)(const char *, const int *, void *, const int *, int *, void *, const int *, int *, size_t);
+typedef void (*sytrs_fn)(const char *, const int *, const int *, const void *, const int *, const int *, void *,
+                         const int *, int *, size_t);
 /* cblas_?trsm(order, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb), alpha as T */
 typedef void (*strsm_fn)(int, int, int, int, int, int, int, float, const float *, int, float *, int);
 typedef void (*dtrsm_fn)(int, int, int, int, int, int, int, double, const double *, int, double *, int);
@@ -45,6 +48,8 @@ static struct {
   syevd_fn syevd[2];
   gesdd_fn gesdd[2];
   getrf_fn getrf[2];
+  sytrf_fn sytrf[2];
+  sytrs_fn sytrs[2];
   strsm_fn strsm;
   dtrsm_fn dtrsm;
   bool ok;
@@ -52,14 +57,14 @@ static struct {
 static pthread_once_t lapack_once = PTHREAD_ONCE_INIT;
 
 static void load_once(void) {
-  static const char *names[7][2] = {{"spotrf_", "dpotrf_"}, {"sgeqrf_", "dgeqrf_"}, {"sorgqr_", "dorgqr_"},
+  static const char *names[9][2] = {{"spotrf_", "dpotrf_"}, {"sgeqrf_", "dgeqrf_"}, {"sorgqr_", "dorgqr_"},
                                     {"ssyevd_", "dsyevd_"}, {"sgesdd_", "dgesdd_"}, {"sgetrf_", "dgetrf_"},
-                                    {"cblas_strsm", "cblas_dtrsm"}};
+                                    {"ssytrf_", "dsytrf_"}, {"ssytrs_", "dsytrs_"}, {"cblas_strsm", "cblas_dtrsm"}};
   void *trsm[2];
-  void **slots[7] = {(void **)LP.potrf, (void **)LP.geqrf, (void **)LP.orgqr, (void **)LP.syevd,
-                     (void **)LP.gesdd, (void **)LP.getrf, trsm};
+  void **slots[9] = {(void **)LP.potrf, (void **)LP.geqrf, (void **)LP.orgqr, (void **)LP.syevd, (void **)LP.gesdd,
+                     (void **)LP.getrf, (void **)LP.sytrf, (void **)LP.sytrs, trsm};
   bool ok = true;
-  for (int r = 0; r < 7; r++)
+  for (int r = 0; r < 9; r++)
     for (int t = 0; t < 2; t++) {
       slots[r][t] = lt_blas_symbol(names[r][t]);
       ok = ok && slots[r][t];
@@ -212,8 +217,10 @@ static int work_size(double query) {
     free(w);                                                                                     \
     return LT_OK;                                                                                \
   }                                                                                              \
-  /* qcols: Q's columns (0: no Q); rrows: R's rows */                                            \
-  static int qr_##sfx(const T *a, int64_t b0, int64_t b1, int m, int n, int qcols, int rrows, T *q, T *r) { \
+  /* qcols: Q's columns (0: no Q); rrows: R's rows; raw (geqrf's own output): r (m x n) as geqrf  \
+     leaves it, R and the reflectors, and the k scalars of the reflectors in raw */             \
+  static int qr_##sfx(const T *a, int64_t b0, int64_t b1, int m, int n, int qcols, int rrows, T *q, T *r, \
+                      T *raw) {                                                                  \
     const int k = m < n ? m : n, ld = m > 0 ? m : 1;                                             \
     int lwork = -1, rc = 0;                                                                      \
     T query = 0, query2 = 0;                                                                     \
@@ -238,6 +245,11 @@ static int work_size(double query) {
       rc = 0;                                                                                    \
       if (k > 0) LP.geqrf[L](&m, &n, w, &ld, tau, work, &lwork, &rc);                            \
       if (rc < 0) break;                                                                         \
+      if (raw) {                                                                                 \
+        from_cm_##sfx(w, m, m, n, rb);                                                           \
+        if (k > 0) memcpy(raw + b * k, tau, sizeof(T) * (size_t)k);                              \
+        continue;                                                                                \
+      }                                                                                          \
       for (int i = 0; i < rrows; i++)                                                            \
         for (int j = 0; j < n; j++) rb[i * n + j] = j >= i && i < k ? w[(int64_t)j * m + i] : 0; \
       if (qcols == 0) continue;                                                                  \
@@ -335,16 +347,74 @@ static int work_size(double query) {
                       "ill-conditioned or has too many repeated singular values (error code: %d)", rc); \
     return LT_OK;                                                                                \
   }                                                                                              \
-  /* the LU factorisation of the n x n row-major a in place, pivots 1-based, *info getrf's */   \
-  static bool getrf_##sfx(T *a, int n, int64_t *piv, int64_t *info) {                          \
-    T *w = malloc(sizeof(T) * (size_t)n * n + sizeof(int) * (size_t)n + 1);                     \
+  /* Bunch-Kaufman (sytrf, lower): ld (n x n row-major) the compact factors of a's lower        \
+     triangle, its strict upper triangle zero; piv sytrf's ipiv (1-based; a 2 x 2 block's two   \
+     entries negative); info sytrf's */                                                          \
+  static int ldl_factor_##sfx(const T *a, int64_t b0, int64_t b1, int n, T *ld, int32_t *piv, int32_t *info) { \
+    const char uplo = 'L';                                                                       \
+    const int lda = n > 0 ? n : 1;                                                               \
+    int lwork = -1, rc = 0;                                                                      \
+    T query = 0;                                                                                 \
+    T *w = malloc(sizeof(T) * (size_t)n * n + 1);                                                \
+    int *ip = malloc(sizeof(int) * (size_t)n + 1);                                               \
+    if (w && ip && n > 0) LP.sytrf[L](&uplo, &n, w, &lda, ip, &query, &lwork, &rc, 1);          \
+    lwork = work_size((double)query);                                                            \
+    T *work = malloc(sizeof(T) * (size_t)lwork);                                                 \
+    if (!w || !ip || !work) {                                                                    \
+      free(w), free(ip), free(work);                                                             \
+      return out_of_memory("linalg.ldl_factor");                                                 \
+    }                                                                                            \
+    for (int64_t b = b0; b < b1 && rc >= 0; b++) {                                             \
+      T *lb = ld + b * n * n;                                                                    \
+      to_cm_##sfx(a + b * n * n, n, n, w, n);                                                    \
+      rc = 0;                                                                                    \
+      if (n > 0) LP.sytrf[L](&uplo, &n, w, &lda, ip, work, &lwork, &rc, 1);                      \
+      if (rc < 0) break;                                                                         \
+      info[b] = rc;                                                                              \
+      from_cm_##sfx(w, n, n, n, lb);                                                             \
+      for (int i = 0; i < n; i++) {                                                              \
+        piv[b * n + i] = ip[i];                                                                  \
+        for (int j = i + 1; j < n; j++) lb[i * n + j] = 0;                                       \
+      }                                                                                          \
+    }                                                                                            \
+    free(w), free(ip), free(work);                                                               \
+    if (rc < 0) return lt_error("linalg.ldl_factor: LAPACK's sytrf rejected argument %d", -rc);  \
+    return LT_OK;                                                                                \
+  }                                                                                              \
+  /* x (n x k row-major) = A^-1 x in place for ldl_factor's factors of A (sytrs) */            \
+  static int ldl_solve_##sfx(const T *ld, const int32_t *piv, int64_t b0, int64_t b1, int n, int k, T *x) { \
+    const char uplo = 'L';                                                                       \
+    const int lda = n > 0 ? n : 1;                                                               \
+    int rc = 0;                                                                                  \
+    T *w = malloc(sizeof(T) * ((size_t)n * n + (size_t)n * k) + 1);                              \
+    int *ip = malloc(sizeof(int) * (size_t)n + 1);                                               \
+    if (!w || !ip) {                                                                             \
+      free(w), free(ip);                                                                         \
+      return out_of_memory("linalg.ldl_solve");                                                  \
+    }                                                                                            \
+    T *wb = w + (size_t)n * n;                                                                   \
+    for (int64_t b = b0; b < b1 && rc == 0 && n > 0 && k > 0; b++) {                           \
+      to_cm_##sfx(ld + b * n * n, n, n, w, n);                                                   \
+      to_cm_##sfx(x + b * n * k, n, k, wb, n);                                                   \
+      for (int i = 0; i < n; i++) ip[i] = piv[b * n + i];                                        \
+      LP.sytrs[L](&uplo, &n, &k, w, &lda, ip, wb, &lda, &rc, 1);                                 \
+      from_cm_##sfx(wb, n, n, k, x + b * n * k);                                                 \
+    }                                                                                            \
+    free(w), free(ip);                                                                           \
+    if (rc < 0) return lt_error("linalg.ldl_solve: LAPACK's sytrs rejected argument %d", -rc);   \
+    return LT_OK;                                                                                \
+  }                                                                                              \
+  /* the LU factorisation of the m x n row-major a in place, pivots 1-based, *info getrf's */   \
+  static bool getrf_##sfx(T *a, int m, int n, int64_t *piv, int64_t *info) {                    \
+    const int k = m < n ? m : n;                                                               \
+    T *w = malloc(sizeof(T) * (size_t)m * n + sizeof(int) * (size_t)k + 1);                     \
     if (!w) return false;                                                                      \
-    int *ip = (int *)(w + (size_t)n * n), rc = 0;                                              \
-    to_cm_##sfx(a, n, n, w, n);                                                                \
-    LP.getrf[L](&n, &n, w, &n, ip, &rc);                                                       \
+    int *ip = (int *)(w + (size_t)m * n), rc = 0;                                              \
+    to_cm_##sfx(a, m, n, w, m);                                                                \
+    LP.getrf[L](&m, &n, w, &m, ip, &rc);                                                       \
     if (rc >= 0) {                                                                             \
-      from_cm_##sfx(w, n, n, n, a);                                                            \
-      for (int i = 0; i < n; i++) piv[i] = ip[i];                                              \
+      from_cm_##sfx(w, m, m, n, a);                                                            \
+      for (int i = 0; i < k; i++) piv[i] = ip[i];                                              \
       *info = rc;                                                                              \
     }                                                                                          \
     free(w);                                                                                   \
@@ -382,9 +452,10 @@ LAPACK_OPS(double, f64, 1)
 /* sizes LAPACK's 32-bit ints hold, with room for the work arrays' products */
 static bool int_sized(int64_t n, int64_t k) { return n <= INT_MAX / 4 && k <= INT_MAX / 4 && n * (n + k) <= INT_MAX / 4; }
 
-bool lt_lapack_getrf(lt_dtype dt, void *a, int64_t n, int64_t *piv, int64_t *info) {
-  if (!lt_lapack_available() || n < 1 || !int_sized(n, 0)) return false;
-  return dt == LT_FLOAT32 ? getrf_f32(a, (int)n, piv, info) : getrf_f64(a, (int)n, piv, info);
+bool lt_lapack_getrf(lt_dtype dt, void *a, int64_t m, int64_t n, int64_t *piv, int64_t *info) {
+  if (!lt_lapack_available() || m < 1 || n < 1 || !int_sized(m, 0) || !int_sized(n, 0) || m * n > INT_MAX / 4)
+    return false;
+  return dt == LT_FLOAT32 ? getrf_f32(a, (int)m, (int)n, piv, info) : getrf_f64(a, (int)m, (int)n, piv, info);
 }
 
 bool lt_lapack_getrs(lt_dtype dt, const void *lu, const int64_t *piv, int64_t n, void *b, int64_t k, bool trans) {
@@ -404,7 +475,7 @@ bool lt_lapack_trsm(lt_dtype dt, const void *a, int64_t n, void *b, int64_t k, b
 
 /* ---- a batch over the threads ------------------------------------------------------------------ */
 
-enum { JOB_CHOLESKY, JOB_QR, JOB_EIGH, JOB_SVD };
+enum { JOB_CHOLESKY, JOB_QR, JOB_EIGH, JOB_SVD, JOB_LDL_FACTOR, JOB_LDL_SOLVE };
 
 /* one decomposition of a batch: the input, the outputs and the sizes and flags of the op */
 typedef struct {
@@ -412,7 +483,7 @@ typedef struct {
   lt_dtype dt;
   const void *a;
   void *o1, *o2, *o3;
-  int m, n, i1, i2; /* QR: Q's columns, R's rows */
+  int m, n, i1, i2; /* QR: Q's columns, R's rows; the LDL solve: i1 B's columns */
   bool f1, f2;      /* Cholesky and eigh: upper; SVD: full; eigh and SVD: vectors */
 } job_t;
 
@@ -422,11 +493,15 @@ static int job_range(const job_t *j, int64_t b0, int64_t b1) {
   case JOB_CHOLESKY:
     return s ? cholesky_f32(j->a, b0, b1, j->n, j->f1, j->o1, j->o2) : cholesky_f64(j->a, b0, b1, j->n, j->f1, j->o1, j->o2);
   case JOB_QR:
-    return s ? qr_f32(j->a, b0, b1, j->m, j->n, j->i1, j->i2, j->o1, j->o2)
-             : qr_f64(j->a, b0, b1, j->m, j->n, j->i1, j->i2, j->o1, j->o2);
+    return s ? qr_f32(j->a, b0, b1, j->m, j->n, j->i1, j->i2, j->o1, j->o2, j->o3)
+             : qr_f64(j->a, b0, b1, j->m, j->n, j->i1, j->i2, j->o1, j->o2, j->o3);
   case JOB_EIGH:
     return s ? eigh_f32(j->a, b0, b1, j->n, j->f1, j->f2, j->o1, j->o2)
              : eigh_f64(j->a, b0, b1, j->n, j->f1, j->f2, j->o1, j->o2);
+  case JOB_LDL_FACTOR:
+    return s ? ldl_factor_f32(j->a, b0, b1, j->n, j->o1, j->o2, j->o3) : ldl_factor_f64(j->a, b0, b1, j->n, j->o1, j->o2, j->o3);
+  case JOB_LDL_SOLVE:
+    return s ? ldl_solve_f32(j->a, j->o2, b0, b1, j->n, j->i1, j->o1) : ldl_solve_f64(j->a, j->o2, b0, b1, j->n, j->i1, j->o1);
   default:
     return s ? svd_f32(j->a, b0, b1, j->m, j->n, j->f1, j->f2, j->o1, j->o2, j->o3)
              : svd_f64(j->a, b0, b1, j->m, j->n, j->f1, j->f2, j->o1, j->o2, j->o3);
@@ -518,6 +593,29 @@ int lt_qr(const lt_tensor_t *a, const char *mode, lt_tensor_t **q, lt_tensor_t *
   return LT_OK;
 }
 
+int lt_geqrf(const lt_tensor_t *a, lt_tensor_t **qr, lt_tensor_t **tau) {
+  *qr = *tau = NULL;
+  LT_TRY(check_input("geqrf", a, false));
+  const int m = (int)a->sizes[a->ndim - 2], n = (int)a->sizes[a->ndim - 1], k = m < n ? m : n;
+  lt_tensor_t *ts[3] = {contiguous_input(a), NULL, NULL};
+  if (ts[0]) ts[1] = batch_tensor(a, 2, m, n, a->dtype);
+  if (ts[1]) ts[2] = batch_tensor(a, 1, k, 0, a->dtype);
+  if (!ts[2]) {
+    release_all(ts, 3);
+    return LT_ERR;
+  }
+  job_t j = {.op = JOB_QR, .dt = a->dtype, .a = lt_data(ts[0]), .o2 = lt_data(ts[1]), .o3 = lt_data(ts[2]),
+             .m = m, .n = n, .i1 = 0, .i2 = m};
+  int rc = run_job(&j, batch_of(a), 2.0 * m * n * k + LAPACK_CALL_WORK);
+  lt_release(ts[0]);
+  if (rc != LT_OK) {
+    release_all(ts + 1, 2);
+    return LT_ERR;
+  }
+  *qr = ts[1], *tau = ts[2];
+  return LT_OK;
+}
+
 static bool all_finite(const lt_tensor_t *c) {
   return c->dtype == LT_FLOAT32 ? finite_f32(lt_data((lt_tensor_t *)c), c->numel)
                                 : finite_f64(lt_data((lt_tensor_t *)c), c->numel);
@@ -578,4 +676,91 @@ int lt_svd(const lt_tensor_t *a, bool full, bool vectors, lt_tensor_t **u, lt_te
   }
   *u = ts[1], *s = ts[2], *vh = ts[3];
   return LT_OK;
+}
+
+int lt_ldl_factor(const lt_tensor_t *a, lt_tensor_t **ld, lt_tensor_t **piv, lt_tensor_t **info) {
+  *ld = *piv = *info = NULL;
+  LT_TRY(check_input("linalg.ldl_factor", a, true));
+  const int n = (int)a->sizes[a->ndim - 1];
+  lt_tensor_t *ts[4] = {contiguous_input(a), NULL, NULL, NULL};
+  if (ts[0]) ts[1] = batch_tensor(a, 2, n, n, a->dtype);
+  if (ts[1]) ts[2] = batch_tensor(a, 1, n, 0, LT_INT32);
+  if (ts[2]) ts[3] = batch_tensor(a, 0, 0, 0, LT_INT32);
+  if (!ts[3]) {
+    release_all(ts, 4);
+    return LT_ERR;
+  }
+  job_t j = {.op = JOB_LDL_FACTOR, .dt = a->dtype, .a = lt_data(ts[0]), .o1 = lt_data(ts[1]), .o2 = lt_data(ts[2]),
+             .o3 = lt_data(ts[3]), .n = n};
+  int rc = run_job(&j, batch_of(a), (double)n * n * n / 3 + LAPACK_CALL_WORK);
+  lt_release(ts[0]);
+  if (rc != LT_OK) {
+    release_all(ts + 1, 3);
+    return LT_ERR;
+  }
+  *ld = ts[1], *piv = ts[2], *info = ts[3];
+  return LT_OK;
+}
+
+/* sytrf's pivots as sytrs reads them: each in 1..n, a negative one (a 2 x 2 block) followed by
+   its equal; anything else would make sytrs index outside the matrix */
+static bool ldl_pivots_valid(const int32_t *p, int64_t count, int n) {
+  for (int64_t b = 0; b < count; b++, p += n)
+    for (int i = 0; i < n; i++) {
+      if (p[i] == 0 || p[i] > n || p[i] < -n) return false;
+      if (p[i] < 0) {
+        if (i + 1 >= n || p[i + 1] != p[i]) return false;
+        i++;
+      }
+    }
+  return true;
+}
+
+lt_tensor_t *lt_ldl_solve(const lt_tensor_t *ld, const lt_tensor_t *piv, const lt_tensor_t *b) {
+  if (check_input("linalg.ldl_solve", ld, true) != LT_OK || check_input("linalg.ldl_solve", b, false) != LT_OK)
+    return NULL;
+  const int n = (int)ld->sizes[ld->ndim - 1];
+  const int64_t k = b->sizes[b->ndim - 1], batch = batch_of(ld);
+  if (b->dtype != ld->dtype) {
+    lt_error("linalg.ldl_solve: B is %s, LD %s", lt_dtype_name(b->dtype), lt_dtype_name(ld->dtype));
+    return NULL;
+  }
+  bool same = b->ndim == ld->ndim && b->sizes[b->ndim - 2] == n && piv->ndim == ld->ndim - 1;
+  for (int d = 0; same && d < ld->ndim - 2; d++) same = b->sizes[d] == ld->sizes[d] && piv->sizes[d] == ld->sizes[d];
+  if (!same || piv->sizes[piv->ndim - 1] != n) {
+    lt_error("linalg.ldl_solve: expected LD (..., %d, %d), pivots (..., %d) and B (..., %d, k) of one batch shape", n,
+             n, n, n);
+    return NULL;
+  }
+  if (piv->device.type != LT_CPU || piv->dtype != LT_INT32) {
+    lt_error("linalg.ldl_solve: expected the int32 CPU pivots of ldl_factor, got %s", lt_dtype_name(piv->dtype));
+    return NULL;
+  }
+  lt_tensor_t *ts[3] = {contiguous_input(ld), contiguous_input(piv), NULL};
+  if (ts[1] && !ldl_pivots_valid(lt_data(ts[1]), batch, n)) {
+    release_all(ts, 3);
+    lt_error("linalg.ldl_solve: the pivots are not those of ldl_factor (each in 1..%d or -%d..-1, a negative one "
+             "repeated in the next entry)", n, n);
+    return NULL;
+  }
+  if (ts[1]) {
+    bool grad = lt_set_grad_enabled(false);
+    ts[2] = lt_clone((lt_tensor_t *)b); /* contiguous, solved in place */
+    lt_set_grad_enabled(grad);
+  }
+  if (!ts[2]) {
+    release_all(ts, 3);
+    return NULL;
+  }
+  job_t j = {.op = JOB_LDL_SOLVE, .dt = ld->dtype, .a = lt_data(ts[0]), .o1 = lt_data(ts[2]), .o2 = lt_data(ts[1]),
+             .n = n, .i1 = (int)k};
+  int rc = run_job(&j, batch, 2.0 * n * n * (double)k + LAPACK_CALL_WORK);
+  lt_tensor_t *x = ts[2];
+  release_all(ts, 2);
+  if (rc != LT_OK) {
+    lt_release(x);
+    return NULL;
+  }
+  lt_bump_version(x);
+  return x;
 }

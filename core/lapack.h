@@ -1,7 +1,8 @@
 /* The matrix decompositions of torch.linalg that LAPACK computes: Cholesky, QR, the symmetric
-   eigendecomposition and the SVD, on batches of float32 or float64 CPU matrices, through the LAPACK
-   routines of the OpenBLAS that core/blas.c loaded (potrf, geqrf + orgqr, syevd, gesdd: the ones
-   PyTorch calls on the CPU). lua/torch/linalg.lua adds their gradients.
+   eigendecomposition, the SVD and the symmetric indefinite LDL^T, on batches of float32 or float64
+   CPU matrices, through the LAPACK routines of the OpenBLAS that core/blas.c loaded (potrf, geqrf +
+   orgqr, syevd, gesdd, sytrf + sytrs: the ones PyTorch calls on the CPU). lua/torch/linalg.lua adds
+   their gradients.
 
    Every function takes a (..., m, n) tensor of any strides, returns new contiguous tensors with the
    same batch shape, and returns LT_OK, or LT_ERR with an error naming the operation (not a CPU
@@ -28,6 +29,11 @@ int lt_cholesky(const lt_tensor_t *a, bool upper, lt_tensor_t **l, lt_tensor_t *
    its diagonal has LAPACK's signs (not made positive). */
 int lt_qr(const lt_tensor_t *a, const char *mode, lt_tensor_t **q, lt_tensor_t **r);
 
+/* a (..., m, n) = Q R as LAPACK's geqrf leaves it, k = min(m, n): *qr (..., m, n) R on and above
+   the diagonal, below it the Householder vectors v_i (their 1 on the diagonal implied), *tau
+   (..., k) the scalars of H_i = I - tau_i v_i v_i^T, Q = H_1 ... H_k (torch.geqrf). */
+int lt_geqrf(const lt_tensor_t *a, lt_tensor_t **qr, lt_tensor_t **tau);
+
 /* a (..., n, n) symmetric (only the lower triangle is read, or the upper one when upper):
    *w (..., n) the eigenvalues in ascending order, *v (..., n, n) the orthonormal eigenvectors as
    columns (NULL when !vectors). A non-finite input is an error. */
@@ -38,13 +44,24 @@ int lt_eigh(const lt_tensor_t *a, bool upper, bool vectors, lt_tensor_t **w, lt_
    without vectors *u and *vh are NULL. A non-finite input is an error. */
 int lt_svd(const lt_tensor_t *a, bool full, bool vectors, lt_tensor_t **u, lt_tensor_t **s, lt_tensor_t **vh);
 
+/* a (..., n, n) symmetric (only its lower triangle is read) = P L D L^T P^T by Bunch-Kaufman
+   pivoting (LAPACK's sytrf with uplo 'L'): *ld (..., n, n) the compact factors as sytrf leaves
+   them (D's 1 x 1 and 2 x 2 blocks on and beside the diagonal, L's multipliers below), the strict
+   upper triangle zero; *piv (..., n) int32 sytrf's ipiv (1-based; a 2 x 2 block's two entries
+   both -p); *info (...) int32: 0, or the first i with D[i][i] exactly zero (D singular). */
+int lt_ldl_factor(const lt_tensor_t *a, lt_tensor_t **ld, lt_tensor_t **piv, lt_tensor_t **info);
+
+/* x = A^-1 b (sytrs) for ldl_factor's factors of A, b (..., n, k) and pivots of their batch shape
+   and dtype; pivots sytrs could not use are an error. A new contiguous tensor, or NULL + error. */
+lt_tensor_t *lt_ldl_solve(const lt_tensor_t *ld, const lt_tensor_t *piv, const lt_tensor_t *b);
+
 /* core/lu.c's LU factorisation and solves by LAPACK's blocked getrf and BLAS's trsm, for larger
    matrices:
-   a (n x n row-major, float32 or float64) factored in place as lu.c stores it (PA = LU, 1-based
-   pivots, info the first zero pivot); b (n x k row-major) = A^-1 b, or A^-T b when trans. Both
+   a (m x n row-major, float32 or float64) factored in place as lu.c stores it (PA = LU, min(m, n)
+   1-based pivots, info the first zero pivot); b (n x k row-major) = A^-1 b, or A^-T b when trans. Both
    return false, having done nothing, when LAPACK is not there or its work arrays cannot be had:
    the caller then uses its own loops. */
-bool lt_lapack_getrf(lt_dtype dt, void *a, int64_t n, int64_t *piv, int64_t *info);
+bool lt_lapack_getrf(lt_dtype dt, void *a, int64_t m, int64_t n, int64_t *piv, int64_t *info);
 bool lt_lapack_getrs(lt_dtype dt, const void *lu, const int64_t *piv, int64_t n, void *b, int64_t k, bool trans);
 
 /* b (n x k row-major) = op(A)^-1 b in place for the triangular n x n row-major A (its upper or

@@ -28,12 +28,13 @@ static int check_batch(const char *op, const char *what, const lt_tensor_t *t, b
 }
 
 #define FACTOR(T, sfx)                                                                           \
-  static int64_t factor_##sfx(T *a, int64_t n, int64_t *piv) {                                   \
-    int64_t info = 0;                                                                            \
-    for (int64_t i = 0; i < n; i++) {                                                            \
+  /* the m x n a in place: min(m, n) steps */                                                    \
+  static int64_t factor_##sfx(T *a, int64_t m, int64_t n, int64_t *piv) {                        \
+    int64_t info = 0, k = m < n ? m : n;                                                         \
+    for (int64_t i = 0; i < k; i++) {                                                            \
       int64_t p = i;                                                                             \
       T best = fabs(a[i * n + i]);                                                               \
-      for (int64_t r = i + 1; r < n; r++) {                                                      \
+      for (int64_t r = i + 1; r < m; r++) {                                                      \
         T v = fabs(a[r * n + i]);                                                                \
         if (v > best || (best != best && v == v)) best = v, p = r;                               \
       }                                                                                          \
@@ -49,11 +50,11 @@ static int check_batch(const char *op, const char *what, const lt_tensor_t *t, b
         if (!info) info = i + 1;                                                                 \
         continue; /* the column is zero below the diagonal: nothing to eliminate */             \
       }                                                                                          \
-      for (int64_t r = i + 1; r < n; r++) {                                                      \
-        T m = a[r * n + i] / d;                                                                  \
-        a[r * n + i] = m;                                                                        \
+      for (int64_t r = i + 1; r < m; r++) {                                                      \
+        T f = a[r * n + i] / d;                                                                  \
+        a[r * n + i] = f;                                                                        \
         T *row = a + r * n, *top = a + i * n;                                                    \
-        for (int64_t c = i + 1; c < n; c++) row[c] -= m * top[c];                                \
+        for (int64_t c = i + 1; c < n; c++) row[c] -= f * top[c];                                \
       }                                                                                          \
     }                                                                                            \
     return info;                                                                                 \
@@ -144,27 +145,30 @@ static int64_t batch_of(const lt_tensor_t *t) {
 
 int lt_lu_factor(const lt_tensor_t *a, lt_tensor_t **lu, lt_tensor_t **piv, lt_tensor_t **info) {
   *lu = *piv = *info = NULL;
-  LT_TRY(check_batch("lu_factor", "the input", a, true));
-  const int64_t n = a->sizes[a->ndim - 1], batch = batch_of(a);
+  LT_TRY(check_batch("lu_factor", "the input", a, false));
+  const int64_t m = a->sizes[a->ndim - 2], n = a->sizes[a->ndim - 1], k = m < n ? m : n, batch = batch_of(a);
   bool grad = lt_set_grad_enabled(false); /* the copy is written in place: no history for it */
-  lt_tensor_t *m = lt_clone(a);           /* contiguous */
+  lt_tensor_t *c = lt_clone(a);           /* contiguous */
   lt_set_grad_enabled(grad);
-  lt_tensor_t *p = m ? lt_empty(a->ndim - 1, a->sizes, LT_INT64, a->device) : NULL;
+  int64_t psizes[LT_MAX_DIM];
+  memcpy(psizes, a->sizes, sizeof(int64_t) * (size_t)(a->ndim - 2));
+  psizes[a->ndim - 2] = k;
+  lt_tensor_t *p = c ? lt_empty(a->ndim - 1, psizes, LT_INT64, a->device) : NULL;
   lt_tensor_t *in = p ? lt_empty(a->ndim - 2, a->sizes, LT_INT64, a->device) : NULL;
   if (!in) {
-    lt_release(m);
+    lt_release(c);
     lt_release(p);
     return LT_ERR;
   }
   int64_t *pv = lt_data(p), *iv = lt_data(in);
   for (int64_t b = 0; b < batch; b++) {
-    void *mb = (char *)lt_data(m) + (size_t)(b * n * n) * lt_dtype_size(a->dtype);
-    if (n >= LU_LAPACK_MIN && lt_lapack_getrf(a->dtype, mb, n, pv + b * n, iv + b)) continue;
-    if (a->dtype == LT_FLOAT32) iv[b] = factor_f32((float *)lt_data(m) + b * n * n, n, pv + b * n);
-    else iv[b] = factor_f64((double *)lt_data(m) + b * n * n, n, pv + b * n);
+    void *mb = (char *)lt_data(c) + (size_t)(b * m * n) * lt_dtype_size(a->dtype);
+    if (k >= LU_LAPACK_MIN && lt_lapack_getrf(a->dtype, mb, m, n, pv + b * k, iv + b)) continue;
+    if (a->dtype == LT_FLOAT32) iv[b] = factor_f32((float *)mb, m, n, pv + b * k);
+    else iv[b] = factor_f64((double *)mb, m, n, pv + b * k);
   }
-  lt_bump_version(m);
-  *lu = m, *piv = p, *info = in;
+  lt_bump_version(c);
+  *lu = c, *piv = p, *info = in;
   return LT_OK;
 }
 

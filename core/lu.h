@@ -9,11 +9,11 @@
 
 #include <stdbool.h>
 
-/* a (..., n, n): *lu a new contiguous tensor of a's dtype holding U on and above the diagonal and
-   L's multipliers below it (L's unit diagonal implied); *piv (..., n) int64, 1-based: at step i
-   rows i and piv[i] were swapped; *info (...) int64: 0, or the first (1-based) k with U[k][k] = 0
-   (the matrix is singular; the factorisation is complete all the same). LT_ERR + error on bad
-   input (not a batch of square float32/float64 CPU matrices). */
+/* a (..., m, n), k = min(m, n): *lu a new contiguous tensor of a's dtype holding U (k x n) on and
+   above the diagonal and L's multipliers (m x k) below it (L's unit diagonal implied); *piv (..., k)
+   int64, 1-based: at step i rows i and piv[i] were swapped; *info (...) int64: 0, or the first
+   (1-based) i with U[i][i] = 0 (the matrix is singular; the factorisation is complete all the
+   same). LT_ERR + error on bad input (not a batch of float32/float64 CPU matrices). */
 int lt_lu_factor(const lt_tensor_t *a, lt_tensor_t **lu, lt_tensor_t **piv, lt_tensor_t **info);
 
 /* x = A^-1 b (trans: A^-T b) for the factorisation of lt_lu_factor, b (..., n, k) of the same batch

@@ -24,18 +24,7 @@ local seeded = M.seeded
 
 -- ---- dense matrices of Lua numbers ----
 
-local function matmul(A, B)
-  local C = {}
-  for i = 1, #A do
-    C[i] = {}
-    for j = 1, #B[1] do
-      local s = 0
-      for k = 1, #B do s = s + A[i][k] * B[k][j] end
-      C[i][j] = s
-    end
-  end
-  return C
-end
+local matmul = H.matmul_table
 local function transpose(A)
   local T = {}
   for j = 1, #A[1] do

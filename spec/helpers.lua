@@ -94,6 +94,57 @@ function H.fit(modules, steps, lr, loss_fn)
   return first, last
 end
 
+-- an m x n nested Lua table of zeros
+function H.zeros_table(m, n)
+  local t = {}
+  for i = 1, m do
+    t[i] = {}
+    for j = 1, n do t[i][j] = 0 end
+  end
+  return t
+end
+
+-- the product of two matrices as nested Lua tables
+function H.matmul_table(a, b)
+  local c = H.zeros_table(#a, #b[1])
+  for i = 1, #a do
+    for j = 1, #b[1] do
+      local s = 0
+      for k = 1, #b do s = s + a[i][k] * b[k][j] end
+      c[i][j] = s
+    end
+  end
+  return c
+end
+
+-- A^-1 B by Gauss-Jordan elimination with partial pivoting, on nested Lua tables
+function H.solve_ref(a, b)
+  local n, k = #a, #b[1]
+  local m = {}
+  for i = 1, n do
+    m[i] = {}
+    for j = 1, n do m[i][j] = a[i][j] end
+    for j = 1, k do m[i][n + j] = b[i][j] end
+  end
+  for c = 1, n do
+    local p = c
+    for r = c + 1, n do if math.abs(m[r][c]) > math.abs(m[p][c]) then p = r end end
+    m[c], m[p] = m[p], m[c]
+    for r = 1, n do
+      if r ~= c then
+        local f = m[r][c] / m[c][c]
+        for j = c, n + k do m[r][j] = m[r][j] - f * m[c][j] end
+      end
+    end
+  end
+  local x = {}
+  for i = 1, n do
+    x[i] = {}
+    for j = 1, k do x[i][j] = m[i][n + j] / m[i][i] end
+  end
+  return x
+end
+
 -- tolerance suited to a dtype
 function H.tol(dtype)
   if dtype == torch.float16 then return 2e-3 end

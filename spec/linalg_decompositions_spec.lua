@@ -13,26 +13,7 @@ local f64 = torch.float64
 
 -- ---- references on Lua tables ----
 
-local function zeros(m, n)
-  local t = {}
-  for i = 1, m do
-    t[i] = {}
-    for j = 1, n do t[i][j] = 0 end
-  end
-  return t
-end
-
-local function matmul(a, b)
-  local c = zeros(#a, #b[1])
-  for i = 1, #a do
-    for j = 1, #b[1] do
-      local s = 0
-      for k = 1, #b do s = s + a[i][k] * b[k][j] end
-      c[i][j] = s
-    end
-  end
-  return c
-end
+local zeros, matmul = H.zeros_table, H.matmul_table
 
 local function transpose(a)
   local t = zeros(#a[1], #a)

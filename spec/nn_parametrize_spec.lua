@@ -197,7 +197,7 @@ describe('nn.utils.parametrizations.orthogonal', function()
     H.assert_values(c.weight, { (1 - t * t / 4) / d, -t / d, t / d, (1 - t * t / 4) / d }, 1e-14, 'cayley')
     -- a large matrix exponential (scaling and squaring) against the series summed here
     local A = torch.tensor({ { 0, -3.1, 1.2 }, { 3.1, 0, -2.5 }, { -1.2, 2.5, 0 } }, f64)
-    local E = PZ._matrix_exp(A):totable()
+    local E = torch.linalg.matrix_exp(A):totable()
     local a, term, sum = A:totable(), {}, {}
     for i = 1, 3 do
       term[i], sum[i] = {}, {}
@@ -224,13 +224,33 @@ describe('nn.utils.parametrizations.orthogonal', function()
     end
   end)
 
+  it('householder without trivialization: the weight becomes the Q of its QR with diag(R) > 0 (geqrf)', function()
+    torch.manual_seed(11)
+    for _, shape in ipairs { { 3, 5 }, { 5, 3 }, { 4, 4 } } do
+      local m = nn.Linear(shape[1], shape[2], f64)
+      local w = m.weight:detach():clone()
+      PZ.orthogonal(m, 'weight', { orthogonal_map = 'householder', use_trivialization = false })
+      local q = m.weight:detach()
+      local tall = q:size(1) >= q:size(2)
+      local qt, wt = tall and q or q:t(), tall and w or w:t()
+      local k = qt:size(2)
+      -- orthonormal columns, and Q^T W upper triangular with a positive diagonal: W = Q R
+      assert.is_true(torch.allclose(qt:t():matmul(qt), torch.eye(k, f64), { atol = 1e-12, rtol = 0 }))
+      local r = qt:t():matmul(wt)
+      assert.is_true(torch.allclose(r:tril(-1), torch.zeros(k, k, f64), { atol = 1e-12, rtol = 0 }))
+      assert.is_true(r:diagonal():gt(0):all():item())
+      -- an orthogonal matrix assigned comes back as itself
+      local target = torch.linalg.qr(torch.randn(qt:size(1), k, f64))
+      m.weight = tall and target or target:t()
+      assert.is_true(torch.allclose(m.weight, tall and target or target:t(), { atol = 1e-12, rtol = 0 }))
+    end
+  end)
+
   it('gives clear errors', function()
     H.raises(function() PZ.orthogonal(nn.Linear(2, 2), 'weight', { orthogonal_map = 'qr' }) end,
       'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: qr')
     H.raises(function() PZ.orthogonal(nn.Linear(2, 2), 'bias') end, 'Expected a matrix')
     H.raises(function() PZ.orthogonal(nn.Linear(2, 2), 'nope') end, "has no parameter or buffer with name 'nope'")
-    H.raises(function() PZ.orthogonal(nn.Linear(2, 3), 'weight', { orthogonal_map = 'householder', use_trivialization = false }) end,
-      'not supported in lutorch')
     local m = nn.Linear(2, 2)
     PZ.orthogonal(m, 'weight', { orthogonal_map = 'cayley', use_trivialization = false })
     H.raises(function() m.weight = torch.eye(2) end, 'not possible to assign')

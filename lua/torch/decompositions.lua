@@ -13,25 +13,9 @@ return function(linalg, h)
   local function mT(x) return x:transpose(-2, -1) end
 
   -- a batch of float32/float64 matrices (square when asked), or an error naming op at the level of
-  -- the user's call (level: the caller's caller); CUDA tensors reach the routines as CPU copies
+  -- the user's call (lua/torch/lu.lua's check); CUDA tensors reach the routines as CPU copies
   -- (lua/torch/linalg.lua's via_cpu)
-  local function input(a, op, square, what)
-    what = what or 'A'
-    if not torch.is_tensor(a) then
-      error(string.format('linalg.%s: %s must be a tensor, got %s', op, what, type(a)), 3)
-    end
-    if a.dtype ~= torch.float32 and a.dtype ~= torch.float64 then
-      error(string.format('linalg.%s: expected %s to be a float32 or float64 tensor, got %s', op, what,
-        tostring(a.dtype)), 3)
-    end
-    if a:dim() < 2 then
-      error(string.format('linalg.%s: %s must have at least 2 dimensions, got %d', op, what, a:dim()), 3)
-    end
-    if square and a:size(-1) ~= a:size(-2) then
-      error(string.format('linalg.%s: %s must be batches of square matrices, but they are %d by %d matrices', op,
-        what, a:size(-2), a:size(-1)), 3)
-    end
-  end
+  local function input(a, op, square, what) h.input(a, 'linalg.' .. op, square, what, 4) end
 
   -- LAPACK's eigen and singular value solvers are not defined on NaN or inf
   local function finite(a, op)
@@ -183,6 +167,94 @@ return function(linalg, h)
     return torch.cholesky_solve(eye_like(l, l:size(-1)):expand(l.shape), l, upper)
   end
 
+  -- ---- symmetric indefinite LDL^T ----
+
+  -- LAPACK's factors carry no gradient in PyTorch 1.13; a backward through them is an error
+  local LDLFactor = Function:extend('LinalgLdlFactorExBackward0')
+  function LDLFactor.forward(_, a, out)
+    local ld, piv, info = torch._ldl_factor(a)
+    out.pivots, out.info = piv, info
+    return ld
+  end
+  function LDLFactor.backward()
+    error('linalg.ldl_factor: the derivative of the LDL factorisation is not implemented (nor in PyTorch 1.13)', 0)
+  end
+
+  local function ldl_args(a, op, ...)
+    input(a, op, true)
+    local hermitian, check = named(op, { ... }, { 'hermitian', 'check_errors' })
+    if hermitian ~= nil and type(hermitian) ~= 'boolean' then
+      error(string.format('linalg.%s: hermitian must be true or false, got %s', op, tostring(hermitian)), 3)
+    end
+    local out = {}
+    local ld = LDLFactor.apply(a, out)
+    return ld, out.pivots, out.info, check
+  end
+
+  local ldl_fmt = 'D[%d,%d] is zero: the input matrix is singular and ldl_solve with its factors would divide by zero. '
+    .. 'To factor it anyway, call linalg.ldl_factor_ex'
+
+  --- linalg.ldl_factor_ex(A, {hermitian = false, check_errors = false}) -> LD, pivots, info:
+  --- A = P L D L^T P^T for symmetric A (its lower triangle read) by Bunch-Kaufman pivoting, as
+  --- LAPACK's sytrf stores it (D's 1 x 1 and 2 x 2 blocks, L's multipliers below them); pivots
+  --- (..., n) int32 sytrf's (1-based; both entries of a 2 x 2 block -p); info (...) int32 0, or
+  --- the first i with D[i][i] zero
+  function linalg.ldl_factor_ex(a, ...)
+    local ld, piv, info, check = ldl_args(a, 'ldl_factor_ex', ...)
+    if check then h.raise_info(info, 'linalg.ldl_factor_ex', ldl_fmt, 2) end
+    return ld, piv, info
+  end
+
+  --- linalg.ldl_factor(A, {hermitian = false}) -> LD, pivots: as ldl_factor_ex, D singular an error
+  function linalg.ldl_factor(a, ...)
+    local o = ...
+    if type(o) == 'table' and o.check_errors ~= nil then
+      error("linalg.ldl_factor: unknown option 'check_errors' (its options are hermitian)", 2)
+    end
+    local ld, piv, info = ldl_args(a, 'ldl_factor', ...)
+    h.raise_info(info, 'linalg.ldl_factor', ldl_fmt, 2)
+    return ld, piv
+  end
+
+  -- X = A^-1 B for ldl_factor's factors; the gradient reaches B (A is symmetric: gB = A^-1 g), not LD
+  local LDLSolve = Function:extend('LinalgLdlSolveBackward0')
+  function LDLSolve.forward(ctx, ld, piv, b)
+    ctx:save_for_backward(ld, piv)
+    return torch._ldl_solve(ld, piv, b)
+  end
+  function LDLSolve.backward(ctx, g)
+    if ctx.needs_input_grad[1] then
+      error('linalg.ldl_solve: the derivative with respect to LD is not implemented (nor in PyTorch 1.13)', 0)
+    end
+    local ld, piv = table.unpack(ctx.saved_tensors)
+    return nil, nil, torch._ldl_solve(ld, piv, g:contiguous())
+  end
+
+  --- linalg.ldl_solve(LD, pivots, B, {hermitian = false}): X with A X = B for the factors of
+  --- ldl_factor; batches broadcast
+  function linalg.ldl_solve(ld, piv, b, ...)
+    local op = 'ldl_solve'
+    input(ld, op, true, 'LD')
+    input(b, op, false, 'B')
+    named(op, { ... }, { 'hermitian' })
+    if not torch.is_tensor(piv) or piv.dtype ~= torch.int32 then
+      error('linalg.ldl_solve: pivots must be the int32 tensor of ldl_factor, got '
+        .. (torch.is_tensor(piv) and tostring(piv.dtype) or type(piv)), 2)
+    end
+    if b.dtype ~= ld.dtype then
+      error(string.format('linalg.ldl_solve: Expected LD and B to have the same dtype, but found LD of type %s and B '
+        .. 'of type %s instead', tostring(ld.dtype), tostring(b.dtype)), 2)
+    end
+    local n = ld:size(-1)
+    if b:size(-2) ~= n or piv:dim() < 1 or piv:size(-1) ~= n then
+      error(string.format('linalg.ldl_solve: Incompatible matrix sizes: each LD matrix is %d by %d, each B matrix %d by '
+        .. '%d and the pivots %s', n, n, b:size(-2), b:size(-1), tostring(piv.shape)), 2)
+    end
+    local batch = h.common_batch('linalg.ldl_solve', ld, 2, piv, 1, b, 2)
+    return LDLSolve.apply(ld:expand(h.with(batch, n, n)):contiguous(), piv:expand(h.with(batch, n)):contiguous(),
+      b:expand(h.with(batch, n, b:size(-1))):contiguous())
+  end
+
   -- ---- QR ----
 
   local QR = Function:extend('LinalgQrBackward0')
@@ -236,6 +308,31 @@ return function(linalg, h)
     return linalg.qr(a, some == false and 'complete' or 'reduced')
   end
   torch.Tensor.qr = torch.qr
+
+  -- geqrf's factors carry no gradient (nor in PyTorch 1.13)
+  local Geqrf = Function:extend('GeqrfBackward0')
+  function Geqrf.forward(_, a, out)
+    local qr, tau = torch._geqrf(a)
+    out.tau = tau
+    return qr
+  end
+  function Geqrf.backward()
+    error('geqrf: the derivative of geqrf is not implemented (nor in PyTorch 1.13): differentiate linalg.qr', 0)
+  end
+
+  --- torch.geqrf(A) -> a, tau: LAPACK's QR factors of A (..., m, n): R on and above the diagonal of
+  --- a, the Householder vectors below it; Q = linalg.householder_product(a, tau)
+  function torch.geqrf(a)
+    h.input(a, 'geqrf', false, 'A', 3)
+    if a.device.type ~= 'cpu' then
+      local qr, tau = torch.geqrf(a:to('cpu'))
+      return qr:to(a.device), tau:to(a.device)
+    end
+    local out = {}
+    local qr = Geqrf.apply(a, out)
+    return qr, out.tau
+  end
+  torch.Tensor.geqrf = torch.geqrf
 
   -- ---- symmetric eigendecomposition ----
 

@@ -19,7 +19,7 @@ end
 
 local function floating(x, op)
   if not x.dtype.is_floating_point then
-    error(string.format('linalg.%s: expected a floating point tensor, got %s', op, tostring(x.dtype)), 3)
+    error(string.format('linalg.%s: Expected a floating point tensor as input. Got %s', op, tostring(x.dtype)), 3)
   end
 end
 
@@ -216,14 +216,8 @@ end
 
 local function mT(x) return x:transpose(-2, -1) end
 
--- a's factors, none of them singular (an error naming op otherwise)
-local function lu_regular(a, op)
-  local f, piv, info = lu(a, op)
-  if info:ne(0):any():item() then
-    error(string.format('linalg.%s: The solver failed because the input matrix is singular.', op), 3)
-  end
-  return f, piv
-end
+-- the batch shape of a batch of matrices (lua/torch/lu.lua's)
+local function lu_batch(a) return helpers.batch_of(a, 2) end
 
 -- A^-T for the factors of A: the identity solved with A^T
 local function inv_t(f, piv)
@@ -269,9 +263,22 @@ function linalg.slogdet(a)
   return out.sign, l
 end
 
-local Solve = torch.autograd.Function:extend('LinalgSolveBackward0')
-function Solve.forward(ctx, a, b, op)
-  local f, piv = lu_regular(a, op)
+-- PyTorch's errors for a singular A, by the first zero pivot
+local singular = {
+  solve = 'The solver failed because the input matrix is singular.',
+  inv = 'The diagonal element %d is zero, the inversion could not be completed because the input matrix is singular.',
+}
+
+-- X = A^-1 B for A and B of one batch shape; out = {info = ...}: infos (int32) there and no error
+-- for a singular A (whose X then has infs or NaNs, as LAPACK's)
+local Solve = torch.autograd.Function:extend('LinalgSolveExBackward0')
+function Solve.forward(ctx, a, b, op, out)
+  local f, piv, info = lu(a, op)
+  if out then
+    out.info = info:to(torch.int32)
+  else
+    helpers.raise_info(info, 'linalg.' .. op, singular[op], 0)
+  end
   local x = torch._lu_solve(f, piv, b:contiguous())
   ctx:save_for_backward(f, piv, x)
   return x
@@ -283,13 +290,18 @@ function Solve.backward(ctx, g)
   return -gb:matmul(mT(x)), gb
 end
 
--- X with A X = B, the errors naming op
-local function solve(a, b, op)
+-- X with A X = B (left) or X A = B, the errors naming op (solve or inv); out: see Solve
+local function solve(a, b, op, left, out)
   square_batch(a, op)
-  check_tensor(b, 'solve', 'B')
+  check_tensor(b, op, 'B')
   if b.dtype ~= a.dtype then
-    error(string.format('linalg.solve: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead',
-      tostring(a.dtype), tostring(b.dtype)), 2)
+    error(string.format('linalg.%s: Expected A and B to have the same dtype, but found A of type %s and B of type %s instead',
+      op, tostring(a.dtype), tostring(b.dtype)), 3)
+  end
+  if left == false then
+    -- X A = B <=> A^T X^T = B^T
+    if b:dim() < 2 then error(string.format('linalg.%s: with left = false, B must be a matrix or a batch of them', op), 3) end
+    return mT(solve(mT(a), mT(b), op, true, out))
   end
   local n = a:size(-1)
   -- a vector: 1-D, or A's shape less its last dim (PyTorch's rule)
@@ -300,7 +312,7 @@ local function solve(a, b, op)
   end
   local bm = vector and b:unsqueeze(-1) or b
   if bm:size(-2) ~= n then
-    error(string.format('linalg.solve: A is %d by %d but B has %d rows', n, n, bm:size(-2)), 2)
+    error(string.format('linalg.%s: A is %d by %d but B has %d rows', op, n, n, bm:size(-2)), 3)
   end
   local batch = {}
   for d = 1, a:dim() - 2 do batch[d] = a:size(d) end
@@ -308,19 +320,43 @@ local function solve(a, b, op)
   bshape[#bshape + 1], bshape[#bshape + 2] = n, bm:size(-1)
   local ok, be = pcall(function() return bm:expand(bshape) end)
   if not ok or bm:dim() > #bshape then
-    error(string.format('linalg.solve: B of shape %s does not match the batch of A, %s', tostring(b.shape), tostring(a.shape)), 2)
+    error(string.format('linalg.%s: B of shape %s does not match the batch of A, %s', op, tostring(b.shape), tostring(a.shape)), 3)
   end
-  local x = Solve.apply(a, be, op)
+  local x = Solve.apply(a, be, op, out)
   return vector and x:squeeze(-1) or x
 end
 
---- linalg.solve(A, B): X with A X = B, for B (..., n, k) or a vector (..., n)
-function linalg.solve(a, b) return solve(a, b, 'solve') end
+--- linalg.solve(A, B, {left = true}): X with A X = B (left) or X A = B, for B (..., n, k) or a
+--- vector (..., n)
+function linalg.solve(a, b, ...)
+  local left = named('solve', { ... }, { 'left' })
+  return solve(a, b, 'solve', left)
+end
+
+--- linalg.solve_ex(A, B, {left = true, check_errors = false}) -> result, info: as solve, info (...)
+--- int32 0 or the first zero pivot of A's LU factorisation instead of an error
+function linalg.solve_ex(a, b, ...)
+  local left, check = named('solve_ex', { ... }, { 'left', 'check_errors' })
+  local out = {}
+  local x = solve(a, b, 'solve', left, not check and out or nil)
+  return x, out.info or torch.zeros(lu_batch(a), { dtype = torch.int32 })
+end
+
+local function identity_of(a)
+  square_batch(a, 'inv')
+  return torch.eye(a:size(-1), { dtype = a.dtype, device = a.device }):expand(a.shape)
+end
 
 --- linalg.inv(A): the inverses of a batch of square matrices (an error when one is singular)
-function linalg.inv(a)
-  square_batch(a, 'inv')
-  return solve(a, torch.eye(a:size(-1), { dtype = a.dtype, device = a.device }):expand(a.shape), 'inv')
+function linalg.inv(a) return solve(a, identity_of(a), 'inv') end
+
+--- linalg.inv_ex(A, {check_errors = false}) -> inverse, info: as inv, info (...) int32 0 or the
+--- first zero pivot instead of an error (the inverse then has infs or NaNs)
+function linalg.inv_ex(a, ...)
+  local check = named('inv_ex', { ... }, { 'check_errors' })
+  local out = {}
+  local x = solve(a, identity_of(a), 'inv', true, not check and out or nil)
+  return x, out.info or torch.zeros(lu_batch(a), { dtype = torch.int32 })
 end
 torch.det, torch.Tensor.det = linalg.det, linalg.det
 torch.inverse, torch.Tensor.inverse = linalg.inv, linalg.inv
@@ -334,8 +370,10 @@ torch.Tensor.logdet = torch.logdet
 torch.matrix_power, torch.Tensor.matrix_power = linalg.matrix_power, linalg.matrix_power
 torch.chain_matmul = function(...) return linalg.multi_dot({ ... }) end
 
-helpers.named = named
+helpers.named, helpers.check_tensor, helpers.floating = named, check_tensor, floating
+require('torch.lu')(linalg, helpers)
 require('torch.decompositions')(linalg, helpers)
+require('torch.linalg_composed')(linalg, helpers)
 
 -- CUDA tensors: the factorisations and solves run on the CPU, on copies of the arguments, and their
 -- results are copied back to the arguments' device (both copies recorded for autograd, so gradients
@@ -366,8 +404,9 @@ local function via_cpu(name, f)
     return table.unpack(res, 1, res.n)
   end
 end
-for _, name in ipairs { 'det', 'slogdet', 'solve', 'inv', 'cholesky', 'cholesky_ex', 'qr', 'eigh', 'eigvalsh', 'svd',
-  'svdvals', 'solve_triangular' } do
+for _, name in ipairs { 'det', 'slogdet', 'solve', 'solve_ex', 'inv', 'inv_ex', 'cholesky', 'cholesky_ex', 'qr', 'eigh',
+  'eigvalsh', 'svd', 'svdvals', 'solve_triangular', 'lu_factor', 'lu_factor_ex', 'lu', 'lu_solve', 'ldl_factor',
+  'ldl_factor_ex', 'ldl_solve' } do
   linalg[name] = via_cpu(name, linalg[name])
 end
 torch.det, torch.Tensor.det = linalg.det, linalg.det

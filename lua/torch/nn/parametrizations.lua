@@ -11,8 +11,8 @@
 -- tau_i = 2 / |v_i|^2, and the columns' signs are those of X's diagonal. With use_trivialization (the default) a buffer `base` holds an orthogonal
 -- matrix fixed at registration (or assignment) and the map's result is multiplied by it; the
 -- original then starts as -I, so that the weight starts as the (orthogonalised) weight it was.
--- Only 2-D weights are accepted, and 'householder' without trivialization is left out (its
--- right_inverse needs LAPACK's geqrf, which lutorch does not have).
+-- Without trivialization, 'householder' takes an assigned matrix to the reflectors of its QR
+-- (torch.geqrf); 'matrix_exp' and 'cayley' cannot be assigned to. Only 2-D weights are accepted.
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
@@ -21,35 +21,6 @@ local sn = require 'torch.nn.spectral_norm'
 local wn = require 'torch.nn.weight_norm'
 
 local M = {}
-
--- exp(A) of a square matrix: A / 2^s with |A / 2^s|_1 <= 1/2, a Taylor polynomial of degree 18 by
--- Horner's rule, then s squarings; every step a differentiable tensor op
-local function matrix_exp(A)
-  local n = A:size(-1)
-  local norm = torch.no_grad(function() return A:abs():sum(-2):max():item() end)
-  local s = norm > 0.5 and math.ceil(math.log(norm / 0.5, 2)) or 0
-  local B = s > 0 and A / (2 ^ s) or A
-  local I = torch.eye(n, { dtype = A.dtype, device = A.device })
-  local E = I
-  for j = 18, 1, -1 do E = I + torch.matmul(B, E) / j end
-  for _ = 1, s do E = torch.matmul(E, E) end
-  return E
-end
-M._matrix_exp = matrix_exp
-
--- the first k columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i = column i of A (n x k) with
--- the entries above i zero and the one at i 1 (LAPACK's orgqr, torch.linalg.householder_product)
-local function householder_product(A, tau)
-  local n, k = A:size(1), A:size(2)
-  local Q = torch.eye(n, { dtype = A.dtype, device = A.device })
-  local low = A:tril(-1) + torch.eye(n, k, { dtype = A.dtype, device = A.device })
-  for i = 1, k do
-    local v = low:narrow(2, i, 1)
-    Q = Q - torch.matmul(torch.matmul(Q, v), v:t()) * tau:narrow(1, i, 1)
-  end
-  return Q:narrow(2, 1, k)
-end
-M._householder_product = householder_product
 
 local eps_of = { [torch.float64] = 2.220446049250313e-16, [torch.float32] = 1.1920928955078125e-07,
   [torch.float16] = 0.0009765625, [torch.bfloat16] = 0.0078125 }
@@ -87,7 +58,7 @@ function Orthogonal:forward(X)
   if self.orthogonal_map == 'householder' then
     local A = X:tril(-1)
     local tau = 2 / (1 + (A * A):sum(1))
-    Q = householder_product(A, tau)
+    Q = torch.linalg.householder_product(A, tau)
     -- the signs of X's diagonal (-1 or 1), not differentiated
     Q = Q * X:diagonal():detach():trunc():unsqueeze(1)
   else
@@ -95,7 +66,7 @@ function Orthogonal:forward(X)
     if n ~= k then X = torch.cat({ X, X:new_zeros(n, n - k) }, 2) end
     local A = X - X:t()
     if self.orthogonal_map == 'matrix_exp' then
-      Q = matrix_exp(A)
+      Q = torch.linalg.matrix_exp(A)
     else
       local I = torch.eye(n, { dtype = A.dtype, device = A.device })
       Q = torch.linalg.solve(I - A * 0.5, I + A * 0.5)
@@ -115,14 +86,21 @@ function Orthogonal:right_inverse(Q)
     end
     local Q_init = Q
     local n, k = Q:size(1), Q:size(2)
-    if n < k then Q, n, k = Q:t(), k, n end
+    local transposed = n < k
+    if transposed then Q, n, k = Q:t(), k, n end
     if not self.use_trivialization then
       if self.orthogonal_map ~= 'householder' then
         parametrize.not_implemented('It is not possible to assign to the matrix exponential or the Cayley '
           .. 'parametrizations when use_trivialization=False.')
       end
-      error('orthogonal: assigning to the householder parametrization without use_trivialization needs geqrf, '
-        .. 'which lutorch does not have', 0)
+      -- Q = QR's Q with diag(R) > 0: geqrf's reflectors, the diagonal the signs of R's (flipped
+      -- where tau is 0: LAPACK's exact zero for no reflection, where forward's tau = 2 reflects)
+      local A, tau = torch.geqrf(Q)
+      local signs = A:diagonal():sign()
+      signs = torch.where(tau:eq(0), -signs, signs)
+      local diag = torch.eye(n, k, { dtype = torch.bool, device = A.device })
+      A = torch.where(diag, signs:unsqueeze(1):expand(n, k), A)
+      return transposed and A:t() or A
     end
     if n == k then
       Q = is_orthogonal(Q) and Q:clone() or make_orthogonal(Q)
@@ -172,10 +150,6 @@ function M.orthogonal(module, name, o)
       tostring(map)), 2)
   end
   local triv = o.use_trivialization ~= false
-  if map == 'householder' and not triv then
-    error(op .. ": orthogonal_map = 'householder' with use_trivialization = false is not supported in lutorch "
-      .. '(it needs geqrf)', 2)
-  end
   parametrize.register_parametrization(module, name, Orthogonal(weight, map, triv), { unsafe = true })
   return module
 end
