@@ -162,6 +162,17 @@ describe('the lazy convolutions and normalisations', function()
     assert.same({ 1, 4, 3 }, m(torch.randn(1, 4, 5)).shape)
   end)
 
+  it('keeps a dtype given before the first call (module:double())', function()
+    local m = nn.LazyBatchNorm1d()
+    m:double()
+    local y = m(torch.randn(4, 3, { dtype = torch.float64 }))
+    assert.equal(torch.float64, y.dtype)
+    for _, t in ipairs { m.weight, m.bias, m.running_mean, m.running_var } do assert.equal(torch.float64, t.dtype) end
+    local c = nn.LazyConvTranspose2d(2, 3):double()
+    assert.equal(torch.float64, c(torch.randn(1, 3, 4, 4, { dtype = torch.float64 })).dtype)
+    assert.equal(torch.float64, c.weight.dtype)
+  end)
+
   it('an unbatched input gives the instance norm its channels (dim 1)', function()
     local m = nn.LazyInstanceNorm1d()
     local x = torch.randn(3, 6, { dtype = torch.float64 })

@@ -76,7 +76,8 @@ local function lazy(Base, name, spec)
     local m = probe(size, self._lazy_args, (level or 1) + 1)
     torch.no_grad(function()
       for pname, p in self:named_parameters() do p:set_(p:new_empty(m[pname].shape)) end
-      for _, bname in ipairs(self._lazy_buffers) do self[bname]:set_(m[bname]) end
+      -- (in the dtype and on the device the empty buffer has now, after a :double() or :to())
+      for _, bname in ipairs(self._lazy_buffers) do self[bname]:set_(m[bname]:to(self[bname])) end
     end)
     self[spec.field] = size
     self._lazy_args, self._lazy_buffers = nil, nil
