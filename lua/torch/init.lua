@@ -135,6 +135,7 @@ torch.utils.checkpoint = require 'torch.utils.checkpoint'
 torch.isinstance = torch.class.isinstance
 require 'torch.serialization'
 require 'torch.amp'
+require 'torch.nn.torch_aliases'
 
 -- torch.nn, torch.F (torch.nn.functional), torch.optim, torch.data, torch.distributions and
 -- torch.profiler load on first use

@@ -599,20 +599,22 @@ end
 
 -- ---- channel dropout ----
 -- zeroes whole channels (dims 3.. of N x C x ..., or 2.. of an unbatched C x ...) with probability
--- p, scaling the others by 1 / (1 - p)
+-- p, scaling the others by 1 / (1 - p); dims nil: any input of 2 or more dims, batched (N x C x ...)
 local function channel_dropout(x, p, training, inplace, op, dims)
   check_tensor(x, op)
   p = p or 0.5
   if type(p) ~= 'number' or p < 0 or p > 1 then
     error(op .. ': dropout probability has to be between 0 and 1, but got ' .. tostring(p), 3)
   end
-  if x:dim() ~= dims and x:dim() ~= dims + 1 then
+  if dims == nil then
+    if x:dim() < 2 then error(op .. ': Feature dropout requires at least 2 dimensions in the input', 3) end
+  elseif x:dim() ~= dims and x:dim() ~= dims + 1 then
     error(string.format('%s: expected a %d-D (unbatched) or %d-D (batched) input, got %d-D', op, dims, dims + 1, x:dim()), 3)
   end
   if training == nil then training = true end
   if not training or p == 0 then return x end
   local shape = {}
-  local lead = x:dim() - dims + 1 -- the channel dim
+  local lead = dims and x:dim() - dims + 1 or 2 -- the channel dim
   for d = 1, x:dim() do shape[d] = d <= lead and x:size(d) or 1 end
   local mask = torch.empty(shape, { dtype = x.dtype, device = x.device })
   if p == 1 then mask:zero_() else mask:bernoulli_(1 - p):div_(1 - p) end
@@ -626,6 +628,11 @@ function F.dropout1d(x, p, training, inplace) return channel_dropout(x, p, train
 function F.dropout2d(x, p, training, inplace) return channel_dropout(x, p, training, inplace, 'dropout2d', 3) end
 --- F.dropout3d(x, p = 0.5, training = true, inplace = false): whole channels of N x C x D x H x W input
 function F.dropout3d(x, p, training, inplace) return channel_dropout(x, p, training, inplace, 'dropout3d', 4) end
+-- F._feature_dropout(x, p, training, inplace): whole channels (dim 2) of any N x C x ... input
+-- (torch.feature_dropout; PyTorch's F has no such function)
+function F._feature_dropout(x, p, training, inplace)
+  return channel_dropout(x, p, training, inplace, 'feature_dropout', nil)
+end
 
 -- ---- RMS normalisation ----
 --- F.rms_norm(x, normalized_shape, weight, {eps}) -> x / sqrt(mean(x^2) + eps) over the last dims
@@ -1463,7 +1470,7 @@ end
 local util = { check_tensor = check_tensor, opts_of = opts_of, params = params, pair = pair, single = single,
   reduce = reduce, fp32 = fp32 }
 for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc',
-  'volumetric', 'fractional_pool' } do
+  'volumetric', 'fractional_pool', 'variants', 'attention' } do
   require('torch.nn.functional.' .. part)(F, util)
 end
 

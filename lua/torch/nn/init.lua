@@ -11,7 +11,7 @@ nn.utils = require 'torch.nn.utils'
 
 for _, file in ipairs { 'linear', 'conv', 'pooling', 'normalization', 'activation', 'dropout', 'sparse', 'flatten',
   'container', 'loss', 'rnn', 'transformer', 'upsample', 'padding', 'fold', 'distance', 'data_parallel', 'distributed',
-  'sync_batchnorm' } do
+  'sync_batchnorm', 'lazy', 'adaptive' } do
   for name, cls in pairs(require('torch.nn.' .. file)) do
     if name:sub(1, 1) ~= '_' then nn[name] = cls end
   end

@@ -184,13 +184,13 @@ local LocalResponseNorm = Module:extend('LocalResponseNorm')
 M.LocalResponseNorm = LocalResponseNorm
 
 function LocalResponseNorm:init(size, ...)
+  local op = self:_get_name()
   if math.type(size) ~= 'integer' or size < 1 then
-    error('LocalResponseNorm: size must be a positive integer, got ' .. tostring(size), 3)
+    error(op .. ': size must be a positive integer, got ' .. tostring(size), 3)
   end
-  local alpha, beta, k = options.args('LocalResponseNorm', { ... }, { 'alpha', 'beta', 'k' },
-    { 1e-4, 0.75, 1.0 }, 4)
+  local alpha, beta, k = options.args(op, { ... }, { 'alpha', 'beta', 'k' }, { 1e-4, 0.75, self._k_default }, 4)
   for name, v in pairs { alpha = alpha, beta = beta, k = k } do
-    if type(v) ~= 'number' then error(string.format('LocalResponseNorm: %s must be a number, got %s', name, type(v)), 3) end
+    if type(v) ~= 'number' then error(string.format('%s: %s must be a number, got %s', op, name, type(v)), 3) end
   end
   self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 end
@@ -200,6 +200,19 @@ function LocalResponseNorm:forward(x) return F.local_response_norm(x, self.size,
 function LocalResponseNorm:extra_repr()
   return string.format('%d, alpha=%s, beta=%s, k=%s', self.size, pyrepr(self.alpha + 0.0), pyrepr(self.beta + 0.0),
     pyrepr(self.k + 0.0))
+end
+LocalResponseNorm._k_default = 1.0
+
+-- CrossMapLRN2d(size, alpha = 1e-4, beta = 0.75, k = 1) (or CrossMapLRN2d(size, {alpha, beta, k})):
+-- Torch7's cross-channel LRN of N x C x H x W input, with PyTorch 1.13's values (F._cross_map_lrn2d)
+local CrossMapLRN2d = LocalResponseNorm:extend('CrossMapLRN2d')
+M.CrossMapLRN2d = CrossMapLRN2d
+CrossMapLRN2d._k_default = 1
+
+function CrossMapLRN2d:forward(x) return F._cross_map_lrn2d(x, self.size, self.alpha, self.beta, self.k) end
+
+function CrossMapLRN2d:extra_repr()
+  return string.format('%d, alpha=%s, beta=%s, k=%s', self.size, pyrepr(self.alpha), pyrepr(self.beta), pyrepr(self.k))
 end
 
 -- LayerNorm(normalized_shape, {eps = 1e-5, elementwise_affine = true, bias = true, device, dtype})

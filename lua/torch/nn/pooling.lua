@@ -291,37 +291,46 @@ end
 
 -- FractionalMaxPool2d(kernel_size, {output_size | output_ratio, return_indices = false,
 -- _random_samples}): F.fractional_max_pool2d, with new random samples each call unless the
--- buffer _random_samples is given; output_ratio entries lie in (0, 1)
-local FractionalMaxPool2d = Module:extend('FractionalMaxPool2d')
-M.FractionalMaxPool2d = FractionalMaxPool2d
-
-function FractionalMaxPool2d:init(kernel_size, o)
-  local op = 'FractionalMaxPool2d'
-  o = F._opts_of(o, op, { 'output_size', 'output_ratio', 'return_indices', '_random_samples' }, 4)
-  self.kernel_size = size_arg(kernel_size, 'kernel_size', op)
-  self.return_indices = o.return_indices or false
-  self:register_buffer('_random_samples', o._random_samples)
-  self.output_size = o.output_size ~= nil and size_arg(o.output_size, 'output_size', op) or nil
-  self.output_ratio = o.output_ratio
-  if o.output_size == nil and o.output_ratio == nil then
-    error('FractionalMaxPool2d requires specifying either an output size, or a pooling ratio', 3)
-  end
-  if o.output_size ~= nil and o.output_ratio ~= nil then
-    error('FractionalMaxPool2d: only one of output_size and output_ratio may be specified', 3)
-  end
-  if o.output_ratio ~= nil then
-    local r = type(o.output_ratio) == 'table' and o.output_ratio or { o.output_ratio, o.output_ratio }
-    for i = 1, 2 do
-      if type(r[i]) ~= 'number' or not (r[i] > 0 and r[i] < 1) then
-        error('FractionalMaxPool2d: output_ratio must be between 0 and 1 (got ' .. pyrepr(o.output_ratio) .. ')', 3)
+-- buffer _random_samples is given; output_ratio entries lie in (0, 1). FractionalMaxPool3d: the
+-- same over F.fractional_max_pool3d, its sizes integers or triples {t, h, w}.
+local function fractional_class(nd)
+  local op = 'FractionalMaxPool' .. nd .. 'd'
+  local fpool = F['fractional_max_pool' .. nd .. 'd']
+  local cls = Module:extend(op)
+  function cls:init(kernel_size, o)
+    o = F._opts_of(o, op, { 'output_size', 'output_ratio', 'return_indices', '_random_samples' }, 4)
+    self.kernel_size = size_arg(kernel_size, 'kernel_size', op, false, nd)
+    self.return_indices = o.return_indices or false
+    self:register_buffer('_random_samples', o._random_samples)
+    self.output_size = o.output_size ~= nil and size_arg(o.output_size, 'output_size', op, false, nd) or nil
+    self.output_ratio = o.output_ratio
+    if o.output_size == nil and o.output_ratio == nil then
+      error(op .. ' requires specifying either an output size, or a pooling ratio', 3)
+    end
+    if o.output_size ~= nil and o.output_ratio ~= nil then
+      error(op .. ': only one of output_size and output_ratio may be specified', 3)
+    end
+    if o.output_ratio ~= nil then
+      local r = o.output_ratio
+      if type(r) ~= 'table' then
+        r = {}
+        for i = 1, nd do r[i] = o.output_ratio end
+      end
+      for i = 1, nd do
+        if type(r[i]) ~= 'number' or not (r[i] > 0 and r[i] < 1) then
+          error(op .. ': output_ratio must be between 0 and 1 (got ' .. pyrepr(o.output_ratio) .. ')', 3)
+        end
       end
     end
   end
-end
 
-function FractionalMaxPool2d:forward(x)
-  return F.fractional_max_pool2d(x, self.kernel_size, { output_size = self.output_size,
-    output_ratio = self.output_ratio, return_indices = self.return_indices, _random_samples = self._random_samples })
+  function cls:forward(x)
+    return fpool(x, self.kernel_size, { output_size = self.output_size, output_ratio = self.output_ratio,
+      return_indices = self.return_indices, _random_samples = self._random_samples })
+  end
+  return cls
 end
+M.FractionalMaxPool2d = fractional_class(2)
+M.FractionalMaxPool3d = fractional_class(3)
 
 return M

@@ -92,116 +92,25 @@ function MHA:init(embed_dim, num_heads, o)
   end
 end
 
--- a mask with one more key (column), not masked: false for a bool mask, 0 for a float one
-local function pad_key(mask) return F.pad(mask, { 0, 1 }) end
-
--- a mask as an additive float mask of dtype dt: bool true (masked out) becomes -inf
-local function additive(mask, dt)
-  if mask.dtype == torch.bool then return torch.zeros(mask.shape, { dtype = dt, device = mask.device }):masked_fill(mask, -math.huge) end
-  return mask:to(dt)
-end
-
 -- forward(query, key, value, {key_padding_mask, need_weights = true, attn_mask,
 -- average_attn_weights = true}) -> output, weights (nil without need_weights). Inputs (L, N, E), or
 -- (N, L, E) with batch_first, or (L, E) unbatched; key_padding_mask (N, S), true (or -inf) at keys to
--- ignore; attn_mask (L, S) or (N * num_heads, L, S), true (or -inf) at pairs that may not attend
+-- ignore; attn_mask (L, S) or (N * num_heads, L, S), true (or -inf) at pairs that may not attend.
+-- F.multi_head_attention_forward with the module's parameters.
 function MHA:forward(query, key, value, o)
   o = opts_of(o, 'MultiheadAttention', { 'key_padding_mask', 'need_weights', 'attn_mask', 'average_attn_weights' })
   for _, t in ipairs { query, key, value } do
     if not torch.is_tensor(t) then error('MultiheadAttention: query, key and value must be tensors', 2) end
   end
-  local batched = query:dim() == 3
-  if not batched and query:dim() ~= 2 then
-    error(string.format('MultiheadAttention: query should be unbatched 2D or batched 3D tensor but received %dD', query:dim()), 2)
-  end
-  if key:dim() ~= query:dim() or value:dim() ~= query:dim() then
-    error('MultiheadAttention: query, key and value must have the same number of dimensions', 2)
-  end
-  local E = self.embed_dim
-  if query:size(-1) ~= E then
-    error(string.format('MultiheadAttention: was expecting embedding dimension of %d, but got %d', E, query:size(-1)), 2)
-  end
-  local q, k, v = query, key, value
-  local kpm = o.key_padding_mask
-  if not batched then
-    q, k, v = q:unsqueeze(2), k:unsqueeze(2), v:unsqueeze(2)
-    if kpm ~= nil then kpm = kpm:unsqueeze(1) end
-  elseif self.batch_first then
-    q, k, v = q:transpose(1, 2), k:transpose(1, 2), v:transpose(1, 2)
-  end
-  local L, N, S = q:size(1), q:size(2), k:size(1)
-  if k:size(2) ~= N or v:size(2) ~= N or v:size(1) ~= S then
-    error('MultiheadAttention: key and value must have the same batch and sequence sizes, matching the query\'s batch', 2)
-  end
-  if k:size(3) ~= self.kdim or v:size(3) ~= self.vdim then
-    error(string.format('MultiheadAttention: expected keys of size %d and values of size %d, got %d and %d', self.kdim,
-      self.vdim, k:size(3), v:size(3)), 2)
-  end
-  local Hn, hd = self.num_heads, self.head_dim
-  local b = self.in_proj_bias
-  local function proj(x, i)
-    local w = self.in_proj_weight
-    if w then w = w:narrow(1, i * E + 1, E)
-    else w = ({ self.q_proj_weight, self.k_proj_weight, self.v_proj_weight })[i + 1] end
-    return F.linear(x, w, b and b:narrow(1, i * E + 1, E) or nil)
-  end
-  q, k, v = proj(q, 0), proj(k, 1), proj(v, 2)
-  local am = o.attn_mask
-  if self.bias_k then -- one more key and value, learned, for every sequence
-    k = torch.cat({ k, self.bias_k:expand(1, N, E) }, 1)
-    v = torch.cat({ v, self.bias_v:expand(1, N, E) }, 1)
-    if am ~= nil then am = pad_key(am) end
-    if kpm ~= nil then kpm = pad_key(kpm) end
-    S = S + 1
-  end
-  -- the masks as one additive mask of (N * heads or 1, L, S)
-  local mask
-  if am ~= nil then
-    if am:dim() == 2 then
-      if am:size(1) ~= L or am:size(2) ~= S then
-        error(string.format('MultiheadAttention: The shape of the 2D attn_mask is [%s], but should be (%d, %d).',
-          table.concat(am.shape, ', '), L, S), 2)
-      end
-      am = am:unsqueeze(1)
-    elseif am:dim() ~= 3 or am:size(1) ~= N * Hn or am:size(2) ~= L or am:size(3) ~= S then
-      error(string.format('MultiheadAttention: The shape of the 3D attn_mask is [%s], but should be (%d, %d, %d).',
-        table.concat(am.shape, ', '), N * Hn, L, S), 2)
-    end
-    mask = additive(am, q.dtype)
-  end
-  if kpm ~= nil then
-    if kpm:dim() ~= 2 or kpm:size(1) ~= N or kpm:size(2) ~= S then
-      error(string.format('MultiheadAttention: expecting key_padding_mask shape of (%d, %d), but got [%s]', N, S,
-        table.concat(kpm.shape, ', ')), 2)
-    end
-    local km = additive(kpm, q.dtype):view(N, 1, 1, S):expand(N, Hn, 1, S):reshape(N * Hn, 1, S)
-    mask = mask and mask + km or km
-  end
-  -- (L, N, E) -> (N * heads, L, head_dim)
-  q = q:reshape(L, N * Hn, hd):transpose(1, 2)
-  k = k:reshape(S, N * Hn, hd):transpose(1, 2)
-  v = v:reshape(S, N * Hn, hd):transpose(1, 2)
-  if self.add_zero_attn then -- and a key and value of zeros, which the masks let through
-    local z = torch.zeros(N * Hn, 1, hd, { dtype = k.dtype, device = k.device })
-    k, v = torch.cat({ k, z }, 2), torch.cat({ v, z }, 2)
-    if mask ~= nil then mask = pad_key(mask) end
-    S = S + 1
-  end
-  local scores = torch.matmul(q / math.sqrt(hd), k:transpose(2, 3))
-  if mask ~= nil then scores = scores + mask end
-  local attn = F.softmax(scores, 3)
-  if self.dropout > 0 and self.training then attn = F.dropout(attn, self.dropout, true) end
-  local out = torch.matmul(attn, v) -- (N * heads, L, head_dim)
-  out = out:transpose(1, 2):reshape(L * N, E)
-  out = self.out_proj(out):view(L, N, E)
-  local weights
-  if o.need_weights ~= false then
-    weights = attn:view(N, Hn, L, S)
-    if o.average_attn_weights ~= false then weights = weights:sum(2) / Hn end
-    if not batched then weights = weights:squeeze(1) end
-  end
-  if not batched then out = out:squeeze(2)
-  elseif self.batch_first then out = out:transpose(1, 2) end
+  local transpose = self.batch_first and query:dim() == 3
+  if transpose then query, key, value = query:transpose(1, 2), key:transpose(1, 2), value:transpose(1, 2) end
+  local out, weights = F.multi_head_attention_forward(query, key, value, self.embed_dim, self.num_heads,
+    self.in_proj_weight, self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+    self.out_proj.weight, self.out_proj.bias, { training = self.training, key_padding_mask = o.key_padding_mask,
+      need_weights = o.need_weights, attn_mask = o.attn_mask, use_separate_proj_weight = not self._qkv_same_embed_dim,
+      q_proj_weight = self.q_proj_weight, k_proj_weight = self.k_proj_weight, v_proj_weight = self.v_proj_weight,
+      average_attn_weights = o.average_attn_weights })
+  if transpose then out = out:transpose(1, 2) end
   return out, weights
 end
 

@@ -68,6 +68,19 @@ return function(F, u)
     return y
   end
 
+  -- the sums of sq (N x C x P) over the channels c - before .. c + after, zeros beyond the edges
+  local function window_sums(sq, before, after)
+    local n = sq:size(1)
+    local parts = {}
+    local f = { dtype = sq.dtype, device = sq.device }
+    if before > 0 then parts[#parts + 1] = torch.zeros(n, before, sq:size(3), f) end
+    parts[#parts + 1] = sq
+    if after > 0 then parts[#parts + 1] = torch.zeros(n, after, sq:size(3), f) end
+    local padded = #parts > 1 and torch.cat(parts, 2) or sq
+    -- N x C x positions x (before + after + 1) windows along the channels, summed
+    return padded:unfold(2, before + after + 1, 1):sum(4)
+  end
+
   --- F.local_response_norm(x, size, alpha = 1e-4, beta = 0.75, k = 1) (or an options table after
   -- size) -> x / (k + alpha / size * sum of x^2 over the channels c - size // 2 .. c + (size - 1) // 2)^beta,
   -- over the channels (dim 2) of N x C x ... input, the sum taking zeros beyond the edges
@@ -84,15 +97,32 @@ return function(F, u)
     if x:numel() == 0 then return x end
     local n, c = x:size(1), x:size(2)
     local sq = (x * x):reshape(n, c, -1)
-    local before, after = size // 2, (size - 1) // 2
-    local parts = {}
-    local f = { dtype = x.dtype, device = x.device }
-    if before > 0 then parts[#parts + 1] = torch.zeros(n, before, sq:size(3), f) end
-    parts[#parts + 1] = sq
-    if after > 0 then parts[#parts + 1] = torch.zeros(n, after, sq:size(3), f) end
-    local padded = #parts > 1 and torch.cat(parts, 2) or sq
-    -- N x C x positions x size windows along the channels, summed
-    local sums = padded:unfold(2, size, 1):sum(4)
+    local sums = window_sums(sq, size // 2, (size - 1) // 2)
     return x / (sums * (alpha / size) + k):pow(beta):reshape(x.shape)
+  end
+
+  --- F._cross_map_lrn2d(x, size, alpha, beta, k) -> nn.CrossMapLRN2d's values (Torch7's
+  -- SpatialCrossMapLRN as PyTorch 1.13 computes it): x * (k + alpha / size * s)^-beta, s the sum of
+  -- x^2 over the channels c - h .. c + h (h = (size - 1) // 2) of N x C x H x W input, and, for the
+  -- channels c > h + 1 whose window leaves it out, channel 1's as well: PyTorch's running sum never
+  -- takes channel 1 out. The gradient is this function's (autograd's); PyTorch's own backward is
+  -- that of the window without channel 1 (it fails gradcheck against its forward).
+  function F._cross_map_lrn2d(x, size, alpha, beta, k)
+    local op = 'CrossMapLRN2d'
+    check_tensor(x, op)
+    if x:dim() ~= 4 then error(string.format('%s: expected a 4-D input (N x C x H x W), got %d-D', op, x:dim()), 3) end
+    if not x.dtype.is_floating_point then error(op .. ': expected a floating point input, got ' .. tostring(x.dtype), 3) end
+    if x:numel() == 0 then return x end
+    local n, c = x:size(1), x:size(2)
+    local sq = (x * x):reshape(n, c, -1)
+    local h = (size - 1) // 2
+    local sums = window_sums(sq, h, h)
+    if c > h + 1 then
+      local first = sq:narrow(2, 1, 1)
+      local missing = torch.cat({ torch.zeros_like(first):expand(n, h + 1, sq:size(3)),
+        first:expand(n, c - h - 1, sq:size(3)) }, 2)
+      sums = sums + missing
+    end
+    return x * (sums * (alpha / size) + k):pow(-beta):reshape(x.shape)
   end
 end
