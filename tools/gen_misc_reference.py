@@ -1,0 +1,45 @@
+"""Writes spec/data/misc_reference.lua: PyTorch 1.13's values for torch.cumulative_trapezoid,
+torch.igamma / igammac (with mpmath's 30-digit values beside them), torch.index_reduce and
+torch.histogramdd, read by spec/torch_functions_misc_spec.lua. Run with /usr/bin/python3 (python3-torch,
+python3-mpmath)."""
+import mpmath
+import torch
+
+from lua_reference import write
+
+ref = {}
+
+# cumulative_trapezoid: y 2x4, along each dim, with dx and with points x (1-D and broadcast 2-D)
+y = torch.tensor([[1.0, 2.5, 4.0, -3.0], [3.0, 5.0, 9.0, 0.5]], dtype=torch.float64)
+xs = torch.tensor([0.0, 1.0, 3.0, 3.5], dtype=torch.float64)
+x2 = torch.tensor([[0.0, 1.0, 3.0, 3.5], [0.0, 0.5, 2.0, 4.0]], dtype=torch.float64)
+ref["cumtrapz"] = {
+    "y": y,
+    "xs": xs,
+    "x2": x2,
+    "last": torch.cumulative_trapezoid(y),
+    "first": torch.cumulative_trapezoid(y, dim=0),
+    "dx": torch.cumulative_trapezoid(y, dx=0.25),
+    "points": torch.cumulative_trapezoid(y, xs),
+    "points2": torch.cumulative_trapezoid(y, x2),
+    "points_first": torch.cumulative_trapezoid(y, torch.tensor([1.0, 4.0], dtype=torch.float64), dim=0),
+}
+
+# igamma / igammac: each of Cephes' methods (series, continued fraction, the series of Q for small x),
+# both sides of the switch points, small and large a; PyTorch uses an asymptotic series for
+# 20 < a < 200 near x that lutorch does not (its values differ there by about 1e-9 from mpmath's)
+mpmath.mp.dps = 30
+A = [0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 100.0, 0.3, 3.0, 250.0, 0.01, 1e-5, 4.0, 1.5, 0.2, 7.0, 50.0, 1.2, 0.7]
+X = [0.05, 2.0, 1.0, 3.0, 4.0, 12.0, 25.0, 110.0, 0.8, 1.05, 240.0, 3.0, 0.1, 1.2, 0.4, 1e-4, 30.0, 0.5, 1.09, 0.6]
+a = torch.tensor(A, dtype=torch.float64)
+x = torch.tensor(X, dtype=torch.float64)
+ref["igamma"] = {
+    "a": A,
+    "x": X,
+    "p": [float(mpmath.gammainc(ai, 0, xi, regularized=True)) for ai, xi in zip(A, X)],
+    "q": [float(mpmath.gammainc(ai, xi, mpmath.inf, regularized=True)) for ai, xi in zip(A, X)],
+    "torch_p": torch.igamma(a, x),
+    "torch_q": torch.igammac(a, x),
+}
+
+write("misc_reference.lua", "gen_misc_reference.py", [], ref)
