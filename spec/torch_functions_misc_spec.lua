@@ -171,3 +171,99 @@ describe('torch.igamma and torch.igammac', function()
     assert.matches('igamma: shape mismatch', err_of(torch.igamma, torch.ones(2), torch.ones(3)))
   end)
 end)
+
+describe('torch.index_reduce', function()
+  local R = REF.index_reduce
+  local x, src = torch.tensor(R.x, { dtype = f64 }), torch.tensor(R.source, { dtype = f64 })
+  local idx = torch.tensor(R.index)
+
+  it("gives PyTorch's values for each reduction, with and without include_self", function()
+    for _, c in ipairs(R.cases) do
+      local what = c.reduce .. (c.include_self and '' or ' (include_self false)')
+      close(c.out, x:index_reduce(2, idx, src, c.reduce, { include_self = c.include_self }):totable(), 1e-12, what)
+      close(c.out, torch.index_reduce(x, -2, idx, src, c.reduce, { include_self = c.include_self }):totable(), 1e-12, what)
+    end
+  end)
+
+  it("agrees with a plain-Lua loop for 'mean' (int64: rounded down, as PyTorch)", function()
+    local xv, sv, iv = x:totable(), src:totable(), R.index
+    local got = x:index_reduce(2, idx, src, 'mean'):totable()
+    for i = 1, 3 do
+      for k = 1, 2 do
+        for j = 1, 4 do
+          local s, n = xv[i][j][k], 1
+          for m, t in ipairs(iv) do
+            if t == j then s, n = s + sv[i][m][k], n + 1 end
+          end
+          close(s / n, got[i][j][k], 1e-12)
+        end
+      end
+    end
+    local xi, si = torch.tensor(R.int_x), torch.tensor(R.int_source)
+    local r = xi:index_reduce(2, torch.tensor(R.int_index), si, 'mean')
+    assert.are.equal(torch.int64, r.dtype)
+    assert.are.same(R.int_mean, r:totable())
+    assert.are.same(R.int_mean_noself, xi:index_reduce(2, torch.tensor(R.int_index), si, 'mean', { include_self = false }):totable())
+  end)
+
+  it('takes every dtype but bool, int32 indices, non-contiguous operands, 0-D self, and works in place', function()
+    local c = R.cases[1] -- prod with include_self
+    for _, dt in ipairs { torch.float32, torch.float16, torch.bfloat16 } do
+      local r = x:to(dt):index_reduce(2, idx:int(), src:to(dt), 'prod')
+      assert.are.equal(dt, r.dtype)
+      close(c.out, r:double():totable(), dt == torch.float32 and 1e-5 or 5e-2)
+    end
+    local ix, is = torch.tensor({ { 1, 5 }, { -3, 2 } }), torch.tensor({ { 2, 4, 3 }, { 1, -1, 7 } })
+    for _, dt in ipairs { torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8 } do
+      local a, b = ix:to(dt), is:to(dt)
+      if dt == torch.uint8 then a, b = a:abs(), b:abs() end
+      local want = { a:totable()[1][1] * b:totable()[1][1] * b:totable()[1][3], a:totable()[1][2] * b:totable()[1][2] }
+      local r = a:index_reduce(2, torch.tensor({ 1, 2, 1 }), b, 'prod')
+      assert.are.equal(dt, r.dtype)
+      assert.are.same(want, r:totable()[1])
+      assert.are.equal(math.max(a:totable()[2][1], b:totable()[2][1], b:totable()[2][3]),
+        a:index_reduce(2, torch.tensor({ 1, 2, 1 }), b, 'amax'):totable()[2][1])
+    end
+    -- non-contiguous self and source: the same values
+    local xn = x:permute(3, 2, 1):contiguous():permute(3, 2, 1)
+    local sn = src:permute(3, 2, 1):contiguous():permute(3, 2, 1)
+    assert.is_false(xn:is_contiguous())
+    assert.is_false(sn:is_contiguous())
+    for _, c2 in ipairs(R.cases) do
+      close(c2.out, xn:index_reduce(2, idx, sn, c2.reduce, { include_self = c2.include_self }):totable(), 1e-12)
+    end
+    assert.are.equal(30, torch.tensor(5.0):index_reduce(1, torch.tensor({ 1, 1 }), torch.tensor({ 2.0, 3.0 }), 'prod'):item())
+    local t = x:clone()
+    assert.are.equal(t, t:index_reduce_(2, idx, src, 'amin', { include_self = false }))
+    close(R.cases[8].out, t:totable(), 1e-12)
+  end)
+
+  it("passes scatter_reduce's gradients (gradcheck) to self and source", function()
+    local a = torch.tensor(R.x, { dtype = f64, requires_grad = true })
+    local b = torch.tensor(R.source, { dtype = f64, requires_grad = true })
+    for _, reduce in ipairs { 'prod', 'mean', 'amax', 'amin' } do
+      for _, inc in ipairs { true, false } do
+        assert.is_true(torch.autograd.gradcheck(function(p, q)
+          return p:index_reduce(2, idx, q, reduce, { include_self = inc })
+        end, { a, b }), reduce)
+      end
+    end
+  end)
+
+  it('refuses a bad reduction, bool, a float or 2-D index, indices out of range, a shape or dtype mismatch', function()
+    assert.matches('Expected reduce to be one of prod, mean, amax or amin but got sum',
+      err_of(x.index_reduce, x, 2, idx, src, 'sum'))
+    assert.matches('index_reduce: not implemented for bool',
+      err_of(torch.index_reduce, torch.ones(2, { dtype = torch.bool }), 1, torch.tensor({ 1 }), torch.ones(1, { dtype = torch.bool }), 'prod'))
+    assert.matches('expected an int64 or int32 index tensor, got float32', err_of(x.index_reduce, x, 2, idx:float(), src, 'prod'))
+    assert.matches('index should have dimension 1 or 0', err_of(x.index_reduce, x, 2, idx:reshape(5, 1), src, 'prod'))
+    assert.matches('index 5 is out of bounds for dimension 2 with size 4',
+      err_of(x.index_reduce, x, 2, torch.tensor({ 1, 2, 3, 4, 5 }), src, 'prod'))
+    assert.matches('index 0 is out of bounds', err_of(x.index_reduce, x, 2, torch.tensor({ 0, 2, 3, 4, 1 }), src, 'prod'))
+    assert.matches('does not fit self of shape', err_of(x.index_reduce, x, 2, torch.tensor({ 1, 2 }), src, 'prod'))
+    assert.matches('same dtype, but got %(self%) float64 and %(source%) float32',
+      err_of(x.index_reduce, x, 2, idx, src:float(), 'prod'))
+    assert.matches("unknown option 'include'", err_of(x.index_reduce, x, 2, idx, src, 'prod', { include = true }))
+    assert.matches('dim 4 is out of range', err_of(x.index_reduce, x, 4, idx, src, 'prod'))
+  end)
+end)

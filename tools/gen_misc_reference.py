@@ -42,4 +42,29 @@ ref["igamma"] = {
     "torch_q": torch.igammac(a, x),
 }
 
+# index_reduce: a 3 x 4 x 2 float64 tensor, source slices along dim 1 (0-based) to repeated
+# indices (one slice never named), each reduction with and without include_self; an int64 mean
+g = torch.Generator().manual_seed(7)
+xr = torch.randn(3, 4, 2, dtype=torch.float64, generator=g)
+sr = torch.randn(3, 5, 2, dtype=torch.float64, generator=g)
+ir = torch.tensor([3, 0, 3, 1, 3])
+cases = []
+for reduce in ["prod", "mean", "amax", "amin"]:
+    for inc in [True, False]:
+        cases.append({"reduce": reduce, "include_self": inc, "out": xr.index_reduce(1, ir, sr, reduce, include_self=inc)})
+xi = torch.tensor([[1, -2, 3], [4, 5, -6]])
+si = torch.tensor([[2, 3, -7, 1], [7, 8, 0, -1]])
+ii = torch.tensor([0, 0, 2, 0])
+ref["index_reduce"] = {
+    "x": xr,
+    "source": sr,
+    "index": (ir + 1).tolist(),
+    "cases": cases,
+    "int_x": xi,
+    "int_source": si,
+    "int_index": (ii + 1).tolist(),
+    "int_mean": xi.index_reduce(1, ii, si, "mean"),
+    "int_mean_noself": xi.index_reduce(1, ii, si, "mean", include_self=False),
+}
+
 write("misc_reference.lua", "gen_misc_reference.py", [], ref)
