@@ -267,3 +267,90 @@ describe('torch.index_reduce', function()
     assert.matches('dim 4 is out of range', err_of(x.index_reduce, x, 4, idx, src, 'prod'))
   end)
 end)
+
+describe('torch.frombuffer and torch.from_file', function()
+  -- little-endian packing of each dtype by string.pack (x86 and the other hosts lutorch runs on)
+  local packs = {
+    { torch.float32, '<f', { 1.5, -2.25, 3 * 2 ^ 40 } }, { f64, '<d', { 1.5, -2.25, 1e300 } },
+    { torch.int64, '<i8', { 1, -2, math.maxinteger } }, { torch.int32, '<i4', { 7, -8, 2147483647 } },
+    { torch.int16, '<i2', { 7, -8, 32767 } }, { torch.int8, '<i1', { 7, -8, 127 } },
+    { torch.uint8, '<I1', { 7, 200, 255 } },
+  }
+  local function packed(fmt, values)
+    local parts = {}
+    for i, v in ipairs(values) do parts[i] = string.pack(fmt, v) end
+    return table.concat(parts)
+  end
+
+  it("reads each dtype's bytes (string.pack's), with count and offset", function()
+    for _, p in ipairs(packs) do
+      local dt, fmt, values = p[1], p[2], p[3]
+      local s = packed(fmt, values)
+      local t = torch.frombuffer(s, { dtype = dt })
+      assert.are.equal(dt, t.dtype)
+      assert.are.same(values, t:totable())
+      local es = #string.pack(fmt, 0)
+      assert.are.same({ values[2] }, torch.frombuffer('xyz' .. s, { dtype = dt, offset = 3 + es, count = 1 }):totable())
+    end
+    -- float16 and bfloat16 by their bit patterns: 1.0, -2.0
+    assert.are.same({ 1, -2 }, torch.frombuffer('\x00\x3c\x00\xc0', { dtype = torch.float16 }):totable())
+    assert.are.same({ 1, -2 }, torch.frombuffer('\x80\x3f\x00\xc0', { dtype = torch.bfloat16 }):totable())
+    -- bool: any non-zero byte is true
+    local b = torch.frombuffer('\0\1\7', { dtype = torch.bool })
+    assert.are.same({ false, true, true }, b:totable())
+    assert.are.same({ 0, 1, 1 }, b:to(torch.uint8):totable()) -- stored as 1, not 7
+    assert.are.equal(2, b:sum():item())
+  end)
+
+  it('copies the bytes (a Lua string cannot be shared), and takes requires_grad', function()
+    local s = packed('<d', { 1, 2 })
+    local a = torch.frombuffer(s, { dtype = f64 })
+    a:fill_(9)
+    assert.are.same({ 1, 2 }, torch.frombuffer(s, { dtype = f64 }):totable())
+    local g = torch.frombuffer(s, { dtype = f64, requires_grad = true })
+    assert.is_true(g.requires_grad)
+    local y = (g * 3):sum()
+    y:backward()
+    assert.are.same({ 3, 3 }, g.grad:totable())
+  end)
+
+  it("refuses PyTorch's bad calls with its messages", function()
+    local s = '\1\2\3\4\5\6\7\8\9\10'
+    assert.matches('buffer length %(10 bytes%) after offset %(0 bytes%) must be a multiple of element size %(4%)',
+      err_of(torch.frombuffer, s, { dtype = torch.int32 }))
+    assert.matches('requested buffer length %(3 %* 4 bytes%) after offset %(1 bytes%) must not be greater than actual buffer length %(10 bytes%)',
+      err_of(torch.frombuffer, s, { dtype = torch.int32, offset = 1, count = 3 }))
+    assert.matches('offset %(10 bytes%) must be non%-negative and no greater than buffer length %(10 bytes%) minus 1',
+      err_of(torch.frombuffer, s, { dtype = torch.int32, offset = 10 }))
+    assert.matches('offset %(%-1 bytes%)', err_of(torch.frombuffer, s, { dtype = torch.uint8, offset = -1 }))
+    assert.matches('both buffer length %(10%) and count %(0%) must not be 0', err_of(torch.frombuffer, s, { dtype = torch.int8, count = 0 }))
+    assert.matches('both buffer length %(0%)', err_of(torch.frombuffer, '', { dtype = torch.int8 }))
+    assert.matches('the dtype option is required', err_of(torch.frombuffer, s))
+    assert.matches('expected a string of bytes, got table', err_of(torch.frombuffer, { 1, 2 }, { dtype = torch.int8 }))
+    assert.matches("unknown option 'size'", err_of(torch.frombuffer, s, { dtype = torch.int8, size = 2 }))
+  end)
+
+  it('reads the first size elements of a file, as the file holds them', function()
+    local name = os.tmpname()
+    local f = assert(io.open(name, 'wb'))
+    f:write(packed('<i4', { 5, -6, 7, 8 }), 'tail')
+    f:close()
+    local ok, e = pcall(function()
+      assert.are.same({ 5, -6, 7 }, torch.from_file(name, false, 3, { dtype = torch.int32 }):totable())
+      assert.are.same({ 5, -6, 7, 8 }, torch.from_file(name, { size = 4, dtype = torch.int32 }):totable())
+      local fl = torch.from_file(name, nil, 2)
+      assert.are.equal(torch.float32, fl.dtype) -- the default dtype
+      assert.are.same({ 0, 0 }, { torch.from_file(name):numel(), torch.from_file(name, false, 0, { dtype = f64 }):numel() })
+      assert.are.same({ 5, 0, 0, 0, 0xfa }, torch.from_file(name, { size = 5, dtype = torch.uint8 }):totable())
+      assert.matches('size %(20 bytes%) is smaller than the required size %(24 bytes%)',
+        err_of(torch.from_file, name, false, 3, { dtype = f64 }))
+      assert.matches('shared = true .* is not supported', err_of(torch.from_file, name, true, 1))
+      assert.matches('size must be a non%-negative integer', err_of(torch.from_file, name, false, -1))
+      assert.matches('shared must be a boolean', err_of(torch.from_file, name, 1, 1))
+      assert.matches("unknown option 'shared'", err_of(torch.from_file, name, false, 1, { shared = true }))
+      assert.matches('unable to open file <' .. name .. 'x> in read%-only mode', err_of(torch.from_file, name .. 'x', false, 1))
+    end)
+    os.remove(name)
+    assert(ok, e)
+  end)
+end)
