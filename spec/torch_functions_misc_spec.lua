@@ -354,3 +354,86 @@ describe('torch.frombuffer and torch.from_file', function()
     assert(ok, e)
   end)
 end)
+
+describe('torch.histogramdd', function()
+  local R = REF.histogramdd
+  local pts, wts = torch.tensor(R.points, { dtype = f64 }), torch.tensor(R.weight, { dtype = f64 })
+
+  local function check(ref, hist, edges, tol)
+    close(ref.hist, hist:totable(), tol or 1e-12, 'hist')
+    assert.are.equal(#ref.edges, #edges)
+    for d = 1, #edges do close(ref.edges[d], edges[d]:totable(), tol or 1e-12, 'edges ' .. d) end
+  end
+
+  it("gives PyTorch's histograms and edges: counts, one count for all dims, a range, weights, density, edge tensors", function()
+    check(R.counts, torch.histogramdd(pts, { 3, 4, 2 }))
+    check(R.same, torch.histogramdd(pts, 3))
+    check(R.ranged, torch.histogramdd(pts, { 2, 3, 2 }, { range = { -1, 1, -0.5, 0.5, 0, 2 } }))
+    check(R.weighted, torch.histogramdd(pts, { 3, 4, 2 }, { weight = wts }))
+    check(R.density, pts:histogramdd({ 3, 4, 2 }, { weight = wts, density = true }))
+    local e = { torch.tensor({ -2, -0.5, 0, 0.5, 2.5 }, { dtype = f64 }), torch.tensor({ -1, 0, 1 }, { dtype = f64 }),
+      torch.tensor({ -3, -1, 1, 3 }, { dtype = f64 }) }
+    check(R.edges, torch.histogramdd(pts, e))
+    local h32, e32 = torch.histogramdd(pts:float(), { 5, 2, 3 })
+    assert.are.equal(torch.float32, h32.dtype)
+    assert.are.equal(torch.float32, e32[1].dtype)
+    check(R.float32, h32, e32, 1e-6)
+  end)
+
+  it('counts like a plain-Lua loop over the points (each bin holds its left edge, the last also its right)', function()
+    local h, edges = torch.histogramdd(pts, { 3, 4, 2 })
+    local want = {}
+    for i = 1, 3 do
+      want[i] = {}
+      for j = 1, 4 do want[i][j] = { 0, 0 } end
+    end
+    local ev = {}
+    for d = 1, 3 do ev[d] = edges[d]:totable() end
+    local function bin(v, e)
+      for k = 1, #e - 1 do
+        if v >= e[k] and (v < e[k + 1] or k == #e - 1 and v <= e[k + 1]) then return k end
+      end
+    end
+    for _, batch in ipairs(pts:totable()) do
+      for _, p in ipairs(batch) do
+        local b1, b2, b3 = bin(p[1], ev[1]), bin(p[2], ev[2]), bin(p[3], ev[3])
+        want[b1][b2][b3] = want[b1][b2][b3] + 1
+      end
+    end
+    assert.are.same(want, h:totable())
+    assert.are.equal(60, h:sum():item())
+    -- density integrates to 1 over the bins' volumes
+    local d, de = torch.histogramdd(pts, { 3, 4, 2 }, { density = true })
+    local vol = de[1]:diff():reshape(3, 1, 1) * de[2]:diff():reshape(1, 4, 1) * de[3]:diff():reshape(1, 1, 2)
+    close(1, (d * vol):sum():item(), 1e-12)
+  end)
+
+  it('takes non-contiguous points and weights; an empty input bins over [0, 1]', function()
+    local nc = pts:transpose(1, 2):contiguous():transpose(1, 2)
+    local wn = wts:t():contiguous():t()
+    assert.is_false(nc:is_contiguous())
+    assert.is_false(wn:is_contiguous())
+    check(R.weighted, torch.histogramdd(nc, { 3, 4, 2 }, { weight = wn }))
+    local h, e = torch.histogramdd(torch.zeros(0, 2), { 2, 2 })
+    assert.are.same({ { 0, 0 }, { 0, 0 } }, h:totable())
+    assert.are.same({ 0, 0.5, 1 }, e[2]:totable())
+  end)
+
+  it('refuses integer input, a 1-D input, wrong bins, range, weight and options', function()
+    assert.matches('histogramdd: expected a float32 or float64 input, got int64', err_of(torch.histogramdd, pts:long(), 2))
+    assert.matches('input tensor should have at least 2 dimensions', err_of(torch.histogramdd, torch.ones(3), 2))
+    assert.matches('bins should have one entry for each of the 3 dimensions, got 2', err_of(torch.histogramdd, pts, { 2, 2 }))
+    assert.matches('bins must be > 0, got 0 for dimension 2', err_of(torch.histogramdd, pts, { 2, 0, 2 }))
+    assert.matches('bins is required', err_of(torch.histogramdd, pts))
+    assert.matches('range should have 6 elements, but got 2', err_of(torch.histogramdd, pts, 2, { range = { 0, 1 } }))
+    assert.matches('min should not exceed max, but got min 1 max 0 for dimension 3',
+      err_of(torch.histogramdd, pts, 2, { range = { 0, 1, 0, 1, 1, 0 } }))
+    assert.matches('weight should have the shape of input without its last dimension',
+      err_of(torch.histogramdd, pts, 2, { weight = torch.ones(60, { dtype = f64 }) }))
+    assert.matches('bin edges must be non%-decreasing for dimension 1',
+      err_of(torch.histogramdd, pts:narrow(3, 1, 1), { torch.tensor({ 1, 0 }, { dtype = f64 }) }))
+    assert.matches('same dtype, got float64 and float32 for dimension 1',
+      err_of(torch.histogramdd, pts:narrow(3, 1, 1), { torch.tensor({ 0.0, 1.0 }) }))
+    assert.matches("unknown option 'bins'", err_of(torch.histogramdd, pts, 2, { bins = 2 }))
+  end)
+end)

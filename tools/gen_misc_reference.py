@@ -67,4 +67,29 @@ ref["index_reduce"] = {
     "int_mean_noself": xi.index_reduce(1, ii, si, "mean", include_self=False),
 }
 
+# histogramdd: 2 x 30 points of 3 coordinates (float64), one coordinate rounded so that points
+# fall on edges; bins as counts, with a range (points outside it), weights and density, and as
+# edge tensors; a float32 case (its edges by float32 linspace)
+g = torch.Generator().manual_seed(11)
+pts = torch.randn(2, 30, 3, dtype=torch.float64, generator=g)
+pts[..., 1] = (pts[..., 1] * 2).round() / 2
+wts = torch.rand(2, 30, dtype=torch.float64, generator=g)
+e0 = torch.tensor([-2.0, -0.5, 0.0, 0.5, 2.5], dtype=torch.float64)
+e1 = torch.tensor([-1.0, 0.0, 1.0], dtype=torch.float64)
+e2 = torch.tensor([-3.0, -1.0, 1.0, 3.0], dtype=torch.float64)
+def hdd(*args, **kw):
+    r = torch.histogramdd(*args, **kw)
+    return {"hist": r.hist, "edges": [e.tolist() for e in r.bin_edges]}
+ref["histogramdd"] = {
+    "points": pts,
+    "weight": wts,
+    "counts": hdd(pts, bins=[3, 4, 2]),
+    "same": hdd(pts, bins=3),
+    "ranged": hdd(pts, bins=[2, 3, 2], range=[-1.0, 1.0, -0.5, 0.5, 0.0, 2.0]),
+    "weighted": hdd(pts, bins=[3, 4, 2], weight=wts),
+    "density": hdd(pts, bins=[3, 4, 2], weight=wts, density=True),
+    "edges": hdd(pts, bins=[e0, e1, e2]),
+    "float32": hdd(pts.float(), bins=[5, 2, 3]),
+}
+
 write("misc_reference.lua", "gen_misc_reference.py", [], ref)
