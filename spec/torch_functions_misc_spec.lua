@@ -437,3 +437,76 @@ describe('torch.histogramdd', function()
     assert.matches("unknown option 'bins'", err_of(torch.histogramdd, pts, 2, { bins = 2 }))
   end)
 end)
+
+describe('torch.svd_lowrank and torch.pca_lowrank', function()
+  local R = REF.lowrank
+  local A, A3, Ab = torch.tensor(R.A, { dtype = f64 }), torch.tensor(R.A3, { dtype = f64 }), torch.tensor(R.Ab, { dtype = f64 })
+
+  -- the columns of the 3 non-zero singular values, and S (its noise entries to 1e-12 absolute)
+  local function check(ref, U, S, V, tol)
+    tol = tol or 1e-10
+    close(ref.U, U:narrow(-1, 1, 3):totable(), tol, 'U')
+    close(ref.V, V:narrow(-1, 1, 3):totable(), tol, 'V')
+    close(ref.S, S:totable(), tol, 'S')
+  end
+  local function seeded(f, ...)
+    torch.manual_seed(1)
+    return f(...)
+  end
+
+  it("gives PyTorch's U, S, V after the same seed (each branch of its algorithm, a batch, M)", function()
+    check(R.svd_q4, seeded(torch.svd_lowrank, A, { q = 4 }))
+    check(R.svd_q4, seeded(torch.svd_lowrank, A, 4))
+    check(R.svd_t, seeded(torch.svd_lowrank, A:t(), { q = 4, niter = 1 }))
+    check(R.svd_n3, seeded(torch.svd_lowrank, A3, { q = 3 }))
+    check(R.svd_batch, seeded(torch.svd_lowrank, Ab, { q = 4 }))
+    local M = torch.tensor(R.M, { dtype = f64 })
+    check(R.svd_M, seeded(torch.svd_lowrank, A, { q = 5, M = M:expand(7, 5) }))
+    check(R.svd_M, seeded(torch.svd_lowrank, A, { q = 5, M = M })) -- (1, n) broadcast
+    check(R.pca, seeded(torch.pca_lowrank, A))
+    check(R.pca_nocenter, seeded(torch.pca_lowrank, A, { q = 4, center = false }))
+  end)
+
+  it('reconstructs a low-rank matrix, its S the full SVD\'s, U and V orthonormal (non-contiguous A, float32)', function()
+    torch.manual_seed(3)
+    local B = torch.randn(30, 4, { dtype = f64 }):matmul(torch.randn(4, 20, { dtype = f64 }))
+    local Bn = noncontig(B)
+    local U, S, V = torch.svd_lowrank(Bn, { q = 6 })
+    assert.are.same({ 30, 6 }, { table.unpack(U.shape) })
+    assert.are.same({ 20, 6 }, { table.unpack(V.shape) })
+    close(B:totable(), (U * S):matmul(V:t()):totable(), 1e-10)
+    local full = torch.linalg.svdvals(B)
+    close(full:narrow(1, 1, 4):totable(), S:narrow(1, 1, 4):totable(), 1e-10)
+    close(torch.eye(6, { dtype = f64 }):totable(), U:t():matmul(U):totable(), 1e-10)
+    close(torch.eye(6, { dtype = f64 }):totable(), V:t():matmul(V):totable(), 1e-10)
+    local U32, S32, V32 = torch.svd_lowrank(B:float(), { q = 5 })
+    assert.are.equal(torch.float32, S32.dtype)
+    close(full:narrow(1, 1, 4):totable(), S32:narrow(1, 1, 4):double():totable(), 1e-4)
+    close(B:totable(), (U32 * S32):matmul(V32:t()):double():totable(), 1e-4)
+  end)
+
+  it("pca_lowrank's S^2 / (m - 1) are the covariance's eigenvalues and V its principal directions", function()
+    torch.manual_seed(4)
+    local X = torch.randn(50, 3, { dtype = f64 }):matmul(torch.randn(3, 5, { dtype = f64 })) + 7
+    local _, S, V = torch.pca_lowrank(X, { q = 3 })
+    local Xc = X - X:mean(1, true)
+    local cov = Xc:t():matmul(Xc) / 49
+    local evals = torch.linalg.eigvalsh(cov) -- ascending
+    close({ evals[5], evals[4], evals[3] }, (S * S / 49):totable(), 1e-10)
+    -- cov v = lambda v for each direction
+    close((V * (S * S / 49)):totable(), cov:matmul(V):totable(), 1e-10)
+  end)
+
+  it('refuses bad q, niter, M, dtypes and options', function()
+    assert.matches('q%(=6%) must be non%-negative integer and not greater than min%(m, n%)=5',
+      err_of(torch.svd_lowrank, A, { q = 6 }))
+    assert.matches('q%(=%-1%)', err_of(torch.pca_lowrank, A, { q = -1 }))
+    assert.matches('niter%(=%-1%) must be non%-negative integer', err_of(torch.pca_lowrank, A, { niter = -1 }))
+    assert.matches('expected a float32 or float64 matrix, got int64', err_of(torch.svd_lowrank, A:long()))
+    assert.matches('A must have at least 2 dimensions', err_of(torch.pca_lowrank, torch.ones(3)))
+    assert.matches('M must have the dtype of A', err_of(torch.svd_lowrank, A, { M = torch.zeros(1, 5) }))
+    assert.matches('must broadcast to the shape of A', err_of(torch.svd_lowrank, A, { M = torch.zeros(2, 7, 5, { dtype = f64 }) }))
+    assert.matches('center must be a boolean', err_of(torch.pca_lowrank, A, { center = 1 }))
+    assert.matches("unknown option 'rank'", err_of(torch.svd_lowrank, A, { rank = 2 }))
+  end)
+end)

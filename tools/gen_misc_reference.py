@@ -1,7 +1,7 @@
 """Writes spec/data/misc_reference.lua: PyTorch 1.13's values for torch.cumulative_trapezoid,
-torch.igamma / igammac (with mpmath's 30-digit values beside them), torch.index_reduce and
-torch.histogramdd, read by spec/torch_functions_misc_spec.lua. Run with /usr/bin/python3 (python3-torch,
-python3-mpmath)."""
+torch.igamma / igammac (with mpmath's 30-digit values beside them), torch.index_reduce,
+torch.histogramdd and torch.svd_lowrank / pca_lowrank, read by
+spec/torch_functions_misc_spec.lua. Run with /usr/bin/python3 (python3-torch, python3-mpmath)."""
 import mpmath
 import torch
 
@@ -90,6 +90,35 @@ ref["histogramdd"] = {
     "density": hdd(pts, bins=[3, 4, 2], weight=wts, density=True),
     "edges": hdd(pts, bins=[e0, e1, e2]),
     "float32": hdd(pts.float(), bins=[5, 2, 3]),
+}
+
+# svd_lowrank / pca_lowrank: rank-3 matrices (7 x 5, its transpose, 7 x 3 where n <= q, a batch
+# of 2 x 6 x 4), each run right after manual_seed(1) so that the random test matrix is PyTorch's;
+# only the columns of the non-zero singular values are determined (the rest are noise)
+g = torch.Generator().manual_seed(5)
+def low_rank(*shape):
+    return torch.randn(*shape[:-1], 3, dtype=torch.float64, generator=g) @ torch.randn(
+        *shape[:-2], 3, shape[-1], dtype=torch.float64, generator=g)
+A = low_rank(7, 5)
+A3 = low_rank(7, 3)
+Ab = low_rank(2, 6, 4)
+Mm = torch.randn(1, 5, dtype=torch.float64, generator=g)
+def lowrank(f, *args, **kw):
+    torch.manual_seed(1)
+    U, S, V = f(*args, **kw)
+    return {"U": U[..., :3], "S": S, "V": V[..., :3]}
+ref["lowrank"] = {
+    "A": A,
+    "A3": A3,
+    "Ab": Ab,
+    "M": Mm,
+    "svd_q4": lowrank(torch.svd_lowrank, A, q=4),
+    "svd_t": lowrank(torch.svd_lowrank, A.t(), q=4, niter=1),
+    "svd_n3": lowrank(torch.svd_lowrank, A3, q=3),
+    "svd_batch": lowrank(torch.svd_lowrank, Ab, q=4),
+    "svd_M": lowrank(torch.svd_lowrank, A, q=5, M=Mm.expand(7, 5)),
+    "pca": lowrank(torch.pca_lowrank, A),
+    "pca_nocenter": lowrank(torch.pca_lowrank, A, q=4, center=False),
 }
 
 write("misc_reference.lua", "gen_misc_reference.py", [], ref)
