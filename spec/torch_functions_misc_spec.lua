@@ -1,6 +1,6 @@
 -- torch.cumulative_trapezoid, torch.igamma / igammac (torch.special.gammainc / gammaincc),
 -- torch.index_reduce, torch.histogramdd, torch.frombuffer / from_file and torch.svd_lowrank /
--- pca_lowrank: against PyTorch 1.13's values (spec/data/misc_reference.lua, written by
+-- pca_lowrank and torch.segment_reduce: against PyTorch 1.13's values (spec/data/misc_reference.lua, written by
 -- tools/gen_misc_reference.py, with mpmath's for igamma), plain-Lua loops, closed forms and
 -- finite differences, on non-contiguous inputs and every dtype each accepts, and their errors.
 local torch = require 'torch'
@@ -508,5 +508,60 @@ describe('torch.svd_lowrank and torch.pca_lowrank', function()
     assert.matches('must broadcast to the shape of A', err_of(torch.svd_lowrank, A, { M = torch.zeros(2, 7, 5, { dtype = f64 }) }))
     assert.matches('center must be a boolean', err_of(torch.pca_lowrank, A, { center = 1 }))
     assert.matches("unknown option 'rank'", err_of(torch.svd_lowrank, A, { rank = 2 }))
+  end)
+end)
+
+describe('torch.segment_reduce', function()
+  local R = REF.segment_reduce
+  local d1, l1 = torch.tensor(R.data, { dtype = f64 }), torch.tensor(R.lengths)
+  local d3, l3 = torch.tensor(R.data3, { dtype = f64 }), torch.tensor(R.lengths3)
+
+  it("gives PyTorch's values for each reduction: empty segments, initial, rows of lengths along axis 2", function()
+    for _, c in ipairs(R.cases) do
+      close(c.plain, torch.segment_reduce(d1, c.reduce, { lengths = l1 }):totable(), 1e-12, c.reduce)
+      close(c.initial, torch.segment_reduce(d1, c.reduce, { lengths = l1, initial = 0.5 }):totable(), 1e-12, c.reduce)
+      close(c.rows, torch.segment_reduce(d3, c.reduce, { lengths = l3, axis = 2 }):totable(), 1e-12, c.reduce)
+      -- offsets: 1-based starts and one past the end
+      close(c.plain, torch.segment_reduce(d1, c.reduce, { offsets = torch.tensor({ 1, 3, 3, 6, 7 }) }):totable(), 1e-12)
+      close(c.rows, torch.segment_reduce(d3, c.reduce,
+        { offsets = torch.tensor({ { 1, 4, 4, 8 }, { 1, 2, 7, 8 } }), axis = -2 }):totable(), 1e-12)
+    end
+  end)
+
+  it('agrees with plain-Lua sums over the segments, on non-contiguous float32 data, and passes gradients', function()
+    local data = torch.tensor({ { 1, 2, 3, 4, 5 }, { 6, 7, 8, 9, 10 } }):float()
+    local nc = noncontig(data:t():contiguous()) -- 5 x 2, columns apart
+    local got = torch.segment_reduce(nc, 'sum', { lengths = torch.tensor({ 2, 3 }) })
+    assert.are.equal(torch.float32, got.dtype)
+    assert.are.same({ { 1 + 2, 6 + 7 }, { 3 + 4 + 5, 8 + 9 + 10 } }, got:totable())
+    local x = torch.tensor(R.data, { dtype = f64, requires_grad = true })
+    for _, r in ipairs { 'max', 'mean', 'min', 'sum', 'prod' } do
+      assert.is_true(torch.autograd.gradcheck(function(v)
+        return torch.segment_reduce(v, r, { lengths = torch.tensor({ 2, 3, 1 }) })
+      end, { x }), r)
+    end
+    -- max shares the gradient among a segment's equal maxima, as PyTorch
+    local t = torch.tensor({ 1.0, 5, 3, 3, 2, 2 }, { requires_grad = true })
+    torch.segment_reduce(t, 'max', { lengths = torch.tensor({ 2, 4 }) }):sum():backward()
+    assert.are.same({ 0, 1, 0.5, 0.5, 0, 0 }, t.grad:totable())
+  end)
+
+  it('refuses bad reductions, integer data, lengths that do not fit, and both or neither of lengths and offsets', function()
+    assert.matches("reduce must be one of 'max', 'mean', 'min', 'sum' or 'prod', got foo",
+      err_of(torch.segment_reduce, d1, 'foo', { lengths = l1 }))
+    assert.matches('not implemented for int64', err_of(torch.segment_reduce, d1:long(), 'sum', { lengths = l1 }))
+    assert.matches('give exactly one of lengths and offsets', err_of(torch.segment_reduce, d1, 'sum'))
+    assert.matches('give exactly one of lengths and offsets',
+      err_of(torch.segment_reduce, d1, 'sum', { lengths = l1, offsets = torch.tensor({ 1, 7 }) }))
+    assert.matches('indices based reduction is not supported', err_of(torch.segment_reduce, d1, 'sum', { indices = l1 }))
+    assert.matches('must add up to data:size%(1%) = 6', err_of(torch.segment_reduce, d1, 'sum', { lengths = torch.tensor({ 2, 2 }) }))
+    assert.matches('negative length', err_of(torch.segment_reduce, d1, 'sum', { lengths = torch.tensor({ 7, -1 }) }))
+    assert.matches('lengths must be an int64 or int32 tensor, got float32',
+      err_of(torch.segment_reduce, d1, 'sum', { lengths = torch.tensor({ 6.0 }) }))
+    assert.matches('expected axis %(2%) to be the last dimension of lengths, which has 1',
+      err_of(torch.segment_reduce, d3, 'sum', { lengths = torch.tensor({ 3, 4 }), axis = 2 }))
+    assert.matches('offsets must start at 1', err_of(torch.segment_reduce, d1, 'sum', { offsets = torch.tensor({ 0, 2, 6 }) }))
+    -- unsafe: lengths that fall short leave the rest out
+    assert.are.same({ R.data[1] + R.data[2] }, torch.segment_reduce(d1, 'sum', { lengths = torch.tensor({ 2 }), unsafe = true }):totable())
   end)
 end)

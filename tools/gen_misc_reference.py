@@ -1,6 +1,6 @@
 """Writes spec/data/misc_reference.lua: PyTorch 1.13's values for torch.cumulative_trapezoid,
 torch.igamma / igammac (with mpmath's 30-digit values beside them), torch.index_reduce,
-torch.histogramdd and torch.svd_lowrank / pca_lowrank, read by
+torch.histogramdd, torch.svd_lowrank / pca_lowrank and torch.segment_reduce, read by
 spec/torch_functions_misc_spec.lua. Run with /usr/bin/python3 (python3-torch, python3-mpmath)."""
 import mpmath
 import torch
@@ -120,5 +120,20 @@ ref["lowrank"] = {
     "pca": lowrank(torch.pca_lowrank, A),
     "pca_nocenter": lowrank(torch.pca_lowrank, A, q=4, center=False),
 }
+
+# segment_reduce: 1-D data in segments of 2, 0, 3 and 1 (each reduction, with and without
+# initial), and 2 x 7 x 2 data along its second dim with a row of lengths for each of the first;
+# PyTorch's offsets are 0-based, lutorch's 1-based (the generator writes lutorch's)
+g = torch.Generator().manual_seed(13)
+d1 = torch.randn(6, dtype=torch.float64, generator=g)
+l1 = torch.tensor([2, 0, 3, 1])
+d3 = torch.randn(2, 7, 2, dtype=torch.float64, generator=g)
+l3 = torch.tensor([[3, 0, 4], [1, 5, 1]])
+seg = []
+for r in ["max", "mean", "min", "sum", "prod"]:
+    seg.append({"reduce": r, "plain": torch.segment_reduce(d1, r, lengths=l1),
+                "initial": torch.segment_reduce(d1, r, lengths=l1, initial=0.5),
+                "rows": torch.segment_reduce(d3, r, lengths=l3, axis=1)})
+ref["segment_reduce"] = {"data": d1, "lengths": l1, "data3": d3, "lengths3": l3, "cases": seg}
 
 write("misc_reference.lua", "gen_misc_reference.py", [], ref)
