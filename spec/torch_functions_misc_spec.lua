@@ -1,8 +1,9 @@
 -- torch.cumulative_trapezoid, torch.igamma / igammac (torch.special.gammainc / gammaincc),
--- torch.index_reduce, torch.histogramdd, torch.frombuffer / from_file and torch.svd_lowrank /
--- pca_lowrank and torch.segment_reduce: against PyTorch 1.13's values (spec/data/misc_reference.lua, written by
--- tools/gen_misc_reference.py, with mpmath's for igamma), plain-Lua loops, closed forms and
--- finite differences, on non-contiguous inputs and every dtype each accepts, and their errors.
+-- torch.index_reduce, torch.histogramdd, torch.frombuffer / from_file, torch.svd_lowrank /
+-- pca_lowrank and torch.segment_reduce: against PyTorch 1.13's values
+-- (spec/data/misc_reference.lua, written by tools/gen_misc_reference.py, with mpmath's for
+-- igamma), plain-Lua loops, closed forms and finite differences, on non-contiguous inputs and
+-- every dtype each accepts, and their errors.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local REF = dofile('spec/data/misc_reference.lua')
