@@ -1,8 +1,10 @@
 /* Process-wide settings consulted by ops (see settings.h). Deterministic algorithms: lutorch's CPU
    kernels give the same bits on every run with the same inputs and thread count (each output
-   element is written by one thread, reductions split work by fixed chunks), and CUDA tensors'
-   indexing ops run on the host; the CUDA kernels that add with atomics (the pooling backwards) and
-   cuBLAS without a fixed workspace are the ones that call lt_alert_not_deterministic. */
+   element is written by one thread; a reduction split over threads cuts its range into one part a
+   thread and combines the parts in order; scatter_add / index_add run each destination slice on
+   one thread; no float atomics), and CUDA tensors' indexing ops run on the host; the CUDA kernels
+   that add with atomics (the pooling backwards) and cuBLAS without a fixed workspace are the ones
+   that call lt_alert_not_deterministic (lt_alert_deterministic). */
 #include "core/settings.h"
 
 #include "core/error.h"
