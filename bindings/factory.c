@@ -443,13 +443,32 @@ static int f_set_rng_state(lua_State *L) {
   return 0;
 }
 
+/* torch._from_bytes(s, offset, count, dtype): a new 1-D CPU tensor of count elements, a copy of
+   the string's bytes from the 0-based byte offset on (the machine's byte order); torch.frombuffer
+   and torch.from_file (lua/torch/buffers.lua) check their arguments first */
+static int f_from_bytes(lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  lua_Integer off = luaL_checkinteger(L, 2), count = luaL_checkinteger(L, 3);
+  lt_dtype dt = lt_lua_checkdtype(L, 4);
+  size_t es = lt_dtype_size(dt);
+  if (off < 0 || count < 0 || (size_t)off > len || (len - (size_t)off) / es < (size_t)count)
+    return luaL_error(L, "_from_bytes: %d elements of %d bytes from byte %d are past the %d bytes given", (int)count,
+                      (int)es, (int)off, (int)len);
+  int64_t n = (int64_t)count;
+  lt_tensor_t *t = lt_empty(1, &n, dt, lt_device(LT_CPU, 0));
+  if (t && n > 0) memcpy(lt_data(t), s + off, (size_t)n * es);
+  lt_lua_pushtensor(L, t);
+  return 1;
+}
+
 void lt_open_factory(lua_State *L, int torch, int mtab) {
   static const luaL_Reg fns[] = {
       {"tensor", f_tensor}, {"zeros", f_zeros}, {"ones", f_ones}, {"empty", f_empty}, {"full", f_full},
       {"arange", f_arange}, {"linspace", f_linspace}, {"eye", f_eye}, {"empty_strided", f_empty_strided}, {"zeros_like", f_zeros_like},
       {"ones_like", f_ones_like}, {"empty_like", f_empty_like}, {"full_like", f_full_like},
       {"rand_like", f_rand_like}, {"randn_like", f_randn_like}, {"rand", f_rand}, {"randn", f_randn},
-      {"randint", f_randint}, {"randperm", f_randperm}, {"manual_seed", f_manual_seed},
+      {"randint", f_randint}, {"randperm", f_randperm}, {"manual_seed", f_manual_seed}, {"_from_bytes", f_from_bytes},
       {"initial_seed", f_initial_seed}, {"get_rng_state", f_get_rng_state},
       {"set_rng_state", f_set_rng_state}, {NULL, NULL}};
   static const luaL_Reg methods[] = {

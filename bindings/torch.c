@@ -5,6 +5,7 @@
 #include "bindings/lutorch.h"
 #include "core/blas.h"
 #include "core/iter.h"
+#include "core/settings.h"
 
 #include <lualib.h>
 #include <stdio.h>
@@ -74,6 +75,25 @@ static int f_set_thread_num_threads(lua_State *L) {
   int n = (int)luaL_checkinteger(L, 1);
   lua_pushinteger(L, lt_thread_num_threads());
   lt_set_thread_num_threads(n < 0 ? 0 : n);
+  return 1;
+}
+/* the process-wide settings behind lua/torch/settings.lua, which checks the arguments */
+static int f_set_deterministic(lua_State *L) {
+  lt_set_deterministic(lua_toboolean(L, 1), lua_toboolean(L, 2));
+  return 0;
+}
+static int f_deterministic(lua_State *L) {
+  lua_pushboolean(L, lt_deterministic());
+  lua_pushboolean(L, lt_deterministic_warn_only());
+  return 2;
+}
+static int f_set_warn_always(lua_State *L) {
+  lt_set_warn_always(lua_toboolean(L, 1));
+  return 0;
+}
+static int f_warn_always(lua_State *L) { lua_pushboolean(L, lt_warn_always()); return 1; }
+static int f_set_flush_denormal(lua_State *L) {
+  lua_pushboolean(L, lt_set_flush_denormal(lua_toboolean(L, 1)));
   return 1;
 }
 static int f_promote_types(lua_State *L) {
@@ -162,7 +182,9 @@ int luaopen_torch(lua_State *L) {
       {"get_num_threads", f_get_num_threads}, {"_set_thread_num_threads", f_set_thread_num_threads}, {"promote_types", f_promote_types},
       {"can_cast", f_can_cast}, {"result_type", f_result_type}, {"_blas_info", f_blas_info},
       {"set_default_dtype", f_set_default_dtype}, {"get_default_dtype", f_get_default_dtype},
-      {NULL, NULL}};
+      {"_set_deterministic", f_set_deterministic}, {"_deterministic", f_deterministic},
+      {"_set_warn_always", f_set_warn_always}, {"_warn_always", f_warn_always},
+      {"_set_flush_denormal", f_set_flush_denormal}, {NULL, NULL}};
   lt_lua_register(L, torch, methods, fns, true, false);
   lua_newtable(L);
   lua_pushcfunction(L, f_clock);

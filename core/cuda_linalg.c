@@ -12,8 +12,10 @@
    im2col and one strided-batched product per group. Without CUDA=1 it is a stub that refuses. */
 #include "core/cuda.h"
 #include "core/elementwise.h" /* lt_contiguous */
+#include "core/settings.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef LT_WITH_CUDA
@@ -25,8 +27,23 @@
 /* handles live as long as their thread (cuBLAS handles are not thread-safe to share) */
 static _Thread_local cublasHandle_t handles[MAX_DEVICES];
 
+/* cuBLAS gives the same bits every run only with a fixed workspace (its docs, "Results
+   reproducibility"): with deterministic algorithms on, PyTorch's check of CUBLAS_WORKSPACE_CONFIG */
+static int check_cublas_deterministic(void) {
+  if (!lt_deterministic()) return LT_OK;
+  const char *c = getenv("CUBLAS_WORKSPACE_CONFIG");
+  if (c && (strcmp(c, ":4096:8") == 0 || strcmp(c, ":16:8") == 0)) return LT_OK;
+  return lt_alert_deterministic(
+      "cuBLAS", "Deterministic behavior was enabled with torch.use_deterministic_algorithms(true), but this operation "
+                "is not deterministic because it uses cuBLAS. To enable deterministic behavior in this case, you must "
+                "set an environment variable before running your lutorch application: "
+                "CUBLAS_WORKSPACE_CONFIG=:4096:8 or CUBLAS_WORKSPACE_CONFIG=:16:8. For more information, go to "
+                "https://docs.nvidia.com/cuda/cublas/index.html#results-reproducibility");
+}
+
 static int handle_for(int dev, cublasHandle_t *out) {
   if (dev < 0 || dev >= MAX_DEVICES) return lt_error("cuBLAS: device index %d out of range", dev);
+  LT_TRY(check_cublas_deterministic());
   LT_TRY(lt_cuda_use(dev));
   if (!handles[dev]) {
     cublasHandle_t h;

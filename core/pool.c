@@ -5,6 +5,7 @@
 #include "core/autograd.h"
 #include "core/cuda.h"
 #include "core/elementwise.h"
+#include "core/settings.h"
 #include "kernels/cpu/pool.h"
 
 #include <stdio.h>
@@ -183,7 +184,8 @@ lt_tensor_t *lt_max_pool2d_backward(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t 
   lt_tensor_t *gc = operand(g, ct), *ic = lt_contiguous(indices), *gx = lt_empty(x->ndim, x->sizes, ct, x->device);
   bool ok = gc && ic && gx;
   if (ok && x->device.type == LT_CUDA) {
-    ok = lt_cuda_pool2d(op, LT_CUDA_POOL_MAX_BACKWARD, &p.g, p.planes, false, 0, gc, gx, ic) == LT_OK;
+    ok = lt_alert_not_deterministic("max_pool2d_backward_cuda") == LT_OK &&
+         lt_cuda_pool2d(op, LT_CUDA_POOL_MAX_BACKWARD, &p.g, p.planes, false, 0, gc, gx, ic) == LT_OK;
   } else if (ok) {
     if (ct == LT_FLOAT64) lt_max_pool2d_backward_f64(&p.g, p.planes, lt_data(gc), lt_data(ic), lt_data(gx));
     else lt_max_pool2d_backward_f32(&p.g, p.planes, lt_data(gc), lt_data(ic), lt_data(gx));
@@ -240,7 +242,8 @@ lt_tensor_t *lt_avg_pool2d_backward(lt_tensor_t *g, lt_tensor_t *x, const int64_
   lt_tensor_t *gc = operand(g, ct), *gx = lt_empty(x->ndim, x->sizes, ct, x->device);
   bool ok = gc && gx;
   if (ok && x->device.type == LT_CUDA) {
-    ok = lt_cuda_pool2d(op, LT_CUDA_POOL_AVG_BACKWARD, &p.g, p.planes, count_include_pad, divisor_override, gc, gx,
+    ok = lt_alert_not_deterministic("avg_pool2d_backward_cuda") == LT_OK &&
+         lt_cuda_pool2d(op, LT_CUDA_POOL_AVG_BACKWARD, &p.g, p.planes, count_include_pad, divisor_override, gc, gx,
                         NULL) == LT_OK;
   } else if (ok) {
     if (ct == LT_FLOAT64)
@@ -310,7 +313,8 @@ lt_tensor_t *lt_adaptive_avg_pool2d_backward(lt_tensor_t *g, lt_tensor_t *x) {
   lt_tensor_t *gc = operand(g, ct), *gx = lt_empty(x->ndim, x->sizes, ct, x->device);
   bool ok = gc && gx;
   if (ok && x->device.type == LT_CUDA) {
-    ok = lt_cuda_pool2d(op, LT_CUDA_POOL_ADAPTIVE_BACKWARD, &p.g, p.planes, false, 0, gc, gx, NULL) == LT_OK;
+    ok = lt_alert_not_deterministic("adaptive_avg_pool2d_backward_cuda") == LT_OK &&
+         lt_cuda_pool2d(op, LT_CUDA_POOL_ADAPTIVE_BACKWARD, &p.g, p.planes, false, 0, gc, gx, NULL) == LT_OK;
   } else if (ok) {
     if (ct == LT_FLOAT64) lt_adaptive_avg_pool2d_backward_f64(&p.g, p.planes, lt_data(gc), lt_data(gx));
     else lt_adaptive_avg_pool2d_backward_f32(&p.g, p.planes, lt_data(gc), lt_data(gx));

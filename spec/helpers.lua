@@ -153,4 +153,28 @@ function H.tol(dtype)
   return 1e-12
 end
 
+-- assert expected (a number or nested table) and got agree within tol relative to max(1, |expected|)
+-- (1e-12 by default); a NaN expects a NaN
+function H.near(expected, got, tol, what)
+  tol = tol or 1e-12
+  if type(expected) == 'table' then
+    assert(#expected == #got, string.format('%s: length %d, expected %d', what or '', #got, #expected))
+    for i = 1, #expected do H.near(expected[i], got[i], tol, (what or '') .. '[' .. i .. ']') end
+    return
+  end
+  if expected ~= expected then
+    assert(got ~= got, string.format('%s: expected nan, got %.17g', what or 'value', got))
+    return
+  end
+  local ok = expected == got or math.abs(expected - got) <= tol * math.max(1, math.abs(expected))
+  assert(ok, string.format('%s: expected %.17g, got %.17g', what or 'value', expected, got))
+end
+
+-- a non-contiguous copy of the 2-D tensor t (the transpose of a contiguous transpose)
+function H.noncontig(t)
+  local r = t:t():contiguous():t()
+  assert(not r:is_contiguous())
+  return r
+end
+
 return H

@@ -3,27 +3,12 @@
 -- tools/gen_functions_reference.py) and against plain-Lua loops and closed forms in float64,
 -- gradients by gradcheck, on non-contiguous inputs and every dtype each accepts, and their errors.
 local torch = require 'torch'
+local H = require 'spec.helpers'
 local REF = dofile('spec/data/functions_reference.lua')
 
 local f64 = torch.float64
 
-local function close(expected, got, tol, what)
-  tol = tol or 1e-12
-  if type(expected) == 'table' then
-    assert.are.equal(#expected, #got, (what or '') .. ': length')
-    for i = 1, #expected do close(expected[i], got[i], tol, (what or '') .. '[' .. i .. ']') end
-    return
-  end
-  local ok = math.abs(expected - got) <= tol * math.max(1, math.abs(expected))
-  assert(ok, string.format('%s: expected %.17g, got %.17g', what or 'value', expected, got))
-end
-
--- a non-contiguous copy of t (the transpose of a contiguous transpose)
-local function noncontig(t)
-  local r = t:t():contiguous():t()
-  assert.is_false(r:is_contiguous())
-  return r
-end
+local close, noncontig = H.near, H.noncontig
 
 describe('x:data_ptr', function()
   it("is the address of the first element: views move it by their offset times the element's size", function()

@@ -13,6 +13,10 @@ def lua(v):
         # -2^63 is not a Lua integer literal (its absolute value overflows to a float)
         return "math.mininteger" if v == -(2 ** 63) else str(v)
     if isinstance(v, float):  # a float stays a float in Lua: 2.0, not 2
+        if v != v:
+            return "(0/0)"
+        if v in (float("inf"), float("-inf")):
+            return "math.huge" if v > 0 else "-math.huge"
         s = "%.17g" % v
         return s if any(c in s for c in ".ein") else s + ".0"
     if isinstance(v, str):

@@ -251,31 +251,51 @@ function torch.bucketize(x, boundaries, o)
 end
 Tensor.bucketize = torch.bucketize
 
---- the trapezoidal rule along dim (default the last), over unit spacing, a spacing dx or the points x
-function torch.trapezoid(y, x, o)
-  check_tensor(y, 'trapezoid')
+-- the trapezoids' areas along dim (default the last) for trapezoid and cumulative_trapezoid:
+-- (y[k] + y[k + 1]) / 2 times unit spacing, a spacing dx or the steps of the points x (1-D, one
+-- per sample, or broadcasting with y); and dim
+local function trapezoids(op, y, x, o)
+  check_tensor(y, op)
   if type(x) == 'table' and not torch.is_tensor(x) then o, x = x, nil end
-  o = opts_of(o, 'trapezoid', { 'dx', 'dim' })
-  local dim = norm_dim(o.dim or -1, y:dim(), 'trapezoid')
+  o = opts_of(o, op, { 'dx', 'dim' }, 4)
+  if y:dim() == 0 then error(op .. ': expected a tensor of at least 1 dimension, got a 0-D one', 3) end
+  local dim = norm_dim(o.dim or -1, y:dim(), op)
   local n = y:size(dim)
-  if n == 0 then return y:sum(dim) end
+  if x ~= nil and o.dx ~= nil then error(op .. ': give the sample points x or the spacing dx, not both', 3) end
+  if x ~= nil then check_tensor(x, op, 'x') end
+  if x ~= nil and (x:dim() == 1 and x:numel() ~= n or x:dim() > 1 and x:size(math.max(dim - y:dim() + x:dim(), 1)) ~= n) then
+    error(op .. ': There must be one `x` value for each sample point', 3)
+  end
+  if n == 0 then return y:narrow(dim, 1, 0) * 1.0, dim end
   local mid = (y:narrow(dim, 2, n - 1) + y:narrow(dim, 1, n - 1)) * 0.5
   if x ~= nil then
-    check_tensor(x, 'trapezoid', 'x')
-    local xd = x:dim() == 1 and x or x
     local dx
     if x:dim() == 1 then
       local shape = {}
       for d = 1, y:dim() do shape[d] = d == dim and n - 1 or 1 end
       dx = (x:narrow(1, 2, n - 1) - x:narrow(1, 1, n - 1)):reshape(shape)
     else
-      dx = xd:narrow(dim, 2, n - 1) - xd:narrow(dim, 1, n - 1)
+      local xd = dim - y:dim() + x:dim()
+      dx = x:narrow(xd, 2, n - 1) - x:narrow(xd, 1, n - 1)
     end
-    return (mid * dx):sum(dim)
+    return mid * dx, dim
   end
-  return mid:sum(dim) * (o.dx or 1)
+  return mid * (o.dx or 1), dim
+end
+
+--- the trapezoidal rule along dim (default the last), over unit spacing, a spacing dx or the points x
+function torch.trapezoid(y, x, o)
+  local areas, dim = trapezoids('trapezoid', y, x, o)
+  return areas:sum(dim)
 end
 torch.trapz = torch.trapezoid
+
+--- the running trapezoidal rule along dim: its k-th value integrates over the first k + 1 samples
+--- (one value fewer than y's along dim), with trapezoid's spacing (unit, dx or the points x)
+function torch.cumulative_trapezoid(y, x, o)
+  local areas, dim = trapezoids('cumulative_trapezoid', y, x, o)
+  return areas:cumsum(dim)
+end
 
 -- ---- ranges, triangles, diagonals ----
 

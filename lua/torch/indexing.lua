@@ -13,40 +13,48 @@ local args = require('torch.options').args
 local function is_index_dtype(t) return t.dtype == torch.int64 or t.dtype == torch.int32 end
 
 -- an error (at the user's call) unless every value of index is in 1..size
-local function check_range(op, index, size, dim)
+local function check_range(op, index, size, dim, level)
   if index:numel() == 0 then return end
   local lo, hi = index:min():item(), index:max():item()
   local bad = lo < 1 and lo or hi > size and hi or nil
   if bad then
     error(string.format('%s: index %d is out of bounds for dimension %d with size %d (indices are 1-based)', op, bad, dim,
-      size), 3)
+      size), level or 3)
   end
 end
 
 -- x with the slices index[i] along dim replaced by src's slices i (scatter with the index spread
 -- over src's shape: gradients go to src's slices and to x outside the written slices)
-local function copy_slices(x, dim, index, src)
+-- the 1-D index (one entry per slice of src along dim) as a scatter index of src's shape
+local function spread(index, dim, src)
   local shape = {}
   for d = 1, src:dim() do shape[d] = d == dim and index:numel() or 1 end
-  return x:scatter(dim, index:reshape(shape):expand(src.shape), src)
+  return index:reshape(shape):expand(src.shape)
+end
+
+local function copy_slices(x, dim, index, src)
+  return x:scatter(dim, spread(index, dim, src), src)
 end
 
 -- ---- index_copy, index_put, masked_scatter ----
 
---- x with its slices index[i] along dim (1-based) replaced by source's slices i; source has x's
---- shape but index:numel() along dim, and x's dtype
-both('index_copy', function(x, dim, index, source)
-  check_tensor(x, 'index_copy')
-  check_tensor(index, 'index_copy', 'index')
-  check_tensor(source, 'index_copy', 'source')
-  dim = norm_dim(dim, x:dim(), 'index_copy')
+-- op's checks of x, dim, index (int64 or int32, at most 1-D, 1-based within x's size along dim)
+-- and source (x's dtype, x's shape but index:numel() along dim) for the ops that take slices of
+-- source to index's slices of x; returns them ready (0-D x and source as 1-D, the index int64)
+-- and whether x was 0-D. Errors at `level` (3: the caller of the op's caller).
+local function slice_args(op, x, dim, index, source, level)
+  level = level or 3
+  check_tensor(x, op)
+  check_tensor(index, op, 'index')
+  check_tensor(source, op, 'source')
+  dim = norm_dim(dim, x:dim(), op)
   if not is_index_dtype(index) then
-    error('index_copy: expected an int64 or int32 index tensor, got ' .. index.dtype.name, 2)
+    error(op .. ': expected an int64 or int32 index tensor, got ' .. index.dtype.name, level)
   end
-  if index:dim() > 1 then error(string.format('index_copy: index should have dimension 1 or 0 (got %d)', index:dim()), 2) end
+  if index:dim() > 1 then error(string.format('%s: index should have dimension 1 or 0 (got %d)', op, index:dim()), level) end
   if source.dtype ~= x.dtype then
-    error(string.format('index_copy: self and source expected to have the same dtype, but got (self) %s and (source) %s',
-      x.dtype.name, source.dtype.name), 2)
+    error(string.format('%s: self and source expected to have the same dtype, but got (self) %s and (source) %s', op,
+      x.dtype.name, source.dtype.name), level)
   end
   local zero_d = x:dim() == 0
   if zero_d then x = x:reshape(1) end
@@ -57,14 +65,43 @@ both('index_copy', function(x, dim, index, source)
     if ok and d ~= dim and source:size(d) ~= x:size(d) then ok = false end
   end
   if not ok then
-    error(string.format('index_copy: source of shape %s does not fit self of shape %s with %d indices along dimension %d',
-      tostring(source.shape), tostring(x.shape), n, dim), 2)
+    error(string.format('%s: source of shape %s does not fit self of shape %s with %d indices along dimension %d', op,
+      tostring(source.shape), tostring(x.shape), n, dim), level)
   end
-  check_range('index_copy', index, x:size(dim), dim)
-  local r = copy_slices(x, dim, index:long(), source)
+  check_range(op, index, x:size(dim), dim, level + 1)
+  return x, dim, index:long(), source, zero_d
+end
+
+--- x with its slices index[i] along dim (1-based) replaced by source's slices i; source has x's
+--- shape but index:numel() along dim, and x's dtype
+both('index_copy', function(x, dim, index, source)
+  local zero_d
+  x, dim, index, source, zero_d = slice_args('index_copy', x, dim, index, source)
+  local r = copy_slices(x, dim, index, source)
   return zero_d and r:reshape({}) or r
 end)
 in_place('index_copy', Tensor.index_copy)
+
+local index_reductions = { prod = true, mean = true, amax = true, amin = true }
+
+--- x:index_reduce(dim, index, source, reduce, {include_self = true}): source's slices i reduced
+--- into x's slices index[i] along dim (1-based) with 'prod', 'mean', 'amax' or 'amin', x's own
+--- values taking part unless include_self is false (slices no index names keep x's values);
+--- 'mean' of integers rounds down, as PyTorch. scatter_reduce's computation and gradients.
+both('index_reduce', function(x, dim, index, source, reduce, o)
+  local op = 'index_reduce'
+  local include_self = U.opts_of(o, op, { 'include_self' }).include_self
+  if include_self == nil then include_self = true end
+  if not index_reductions[reduce] then
+    error(op .. ': Expected reduce to be one of prod, mean, amax or amin but got ' .. tostring(reduce), 2)
+  end
+  if torch.is_tensor(x) and x.dtype == torch.bool then error(op .. ': not implemented for bool', 2) end
+  local zero_d
+  x, dim, index, source, zero_d = slice_args(op, x, dim, index, source)
+  local r = x:scatter_reduce(dim, spread(index, dim, source), source, reduce, { include_self = include_self })
+  return zero_d and r:reshape({}) or r
+end)
+in_place('index_reduce', Tensor.index_reduce)
 
 --- torch.put(x, index, source, accumulate = false) / x:put_(...): x with its elements at the flat
 --- (row-major) positions index (1-based; -1 is the last element) replaced by source's elements in

@@ -141,13 +141,14 @@ both('histc', function(x, bins, lo, hi)
   return h:to(x.dtype)
 end)
 
--- the outer edges of histogram's bins: range, or the data's extent (0 to 1 for no data), widened
--- by 0.5 on each side when they meet, as PyTorch's
-local function outer_edges(x, range)
+-- the outer edges of op's bins for the values x: range (nil or {min, max}), or the data's extent
+-- (0 to 1 for no data), widened by 0.5 on each side when they meet, as PyTorch's; `what` names
+-- the dimension in errors
+local function outer_edges(op, x, range, what)
   local lo, hi
   if range ~= nil then
     if type(range) ~= 'table' or type(range[1]) ~= 'number' or type(range[2]) ~= 'number' then
-      error('histogram: range must be a table of two numbers {min, max}', 4)
+      error(op .. ': range must be a table of two numbers {min, max}', 4)
     end
     lo, hi = range[1], range[2]
   elseif x:numel() > 0 then
@@ -155,13 +156,52 @@ local function outer_edges(x, range)
   else
     lo, hi = 0, 1
   end
-  if lo > hi then error(string.format('histogram: min should not exceed max, but got min %g max %g', lo, hi), 4) end
+  if lo > hi then error(string.format('%s: min should not exceed max, but got min %g max %g%s', op, lo, hi, what), 4) end
   if lo ~= lo or hi ~= hi or lo == -math.huge or hi == math.huge then
     local function show(v) return v ~= v and 'nan' or string.format('%g', v) end
-    error(string.format('histogram: the range [%s, %s] is not finite', show(lo), show(hi)), 4)
+    error(string.format('%s: the range [%s, %s] is not finite%s', op, show(lo), show(hi), what), 4)
   end
   if lo == hi then lo, hi = lo - 0.5, hi + 0.5 end
   return lo, hi
+end
+
+-- the bin edges of op's histogram of the values x (a 1-D tensor): bins equal bins over range (or
+-- the data's extent), or bins a 1-D tensor of non-decreasing edges (copied, on x's device)
+local function bin_edges(op, x, bins, range, what)
+  what = what or ''
+  if torch.is_tensor(bins) then
+    if range ~= nil then error(op .. ': range cannot be given with a tensor of bin edges', 3) end
+    if bins:dim() ~= 1 or bins:numel() < 2 then
+      error(string.format('%s: bin edges must be a 1-D tensor of at least 2 values, got shape %s%s', op,
+        tostring(bins.shape), what), 3)
+    end
+    if bins.dtype ~= x.dtype then
+      error(string.format('%s: input and bin edges should have the same dtype, got %s and %s%s', op, x.dtype.name,
+        bins.dtype.name, what), 3)
+    end
+    if bins:diff():lt(0):any():item() then error(op .. ': bin edges must be non-decreasing' .. what, 3) end
+    return bins:to(x.device):clone()
+  end
+  if math.type(bins) ~= 'integer' or bins <= 0 then
+    error(string.format('%s: bins must be > 0, got %s%s', op, tostring(bins), what), 3)
+  end
+  local lo, hi = outer_edges(op, x, range, what)
+  return torch.linspace(lo, hi, bins + 1, { dtype = x.dtype, device = x.device })
+end
+
+-- the 1-based bins of the values v (1-D) among edges, and whether each is inside them: each bin
+-- holds its left edge, the last also its right one (searchsorted's 1-based insertion position
+-- after the edges <= v is the bin + 1)
+local function bins_of(v, edges)
+  local nb = edges:numel() - 1
+  local inside = v:ge(edges[1]):logical_and(v:le(edges[nb + 1]))
+  return (torch.searchsorted(edges, v, { right = true }) - 1):clamp(1, nb), inside
+end
+
+local function check_float_input(op, x)
+  if x.dtype ~= torch.float32 and x.dtype ~= torch.float64 then
+    error(op .. ': expected a float32 or float64 input, got ' .. x.dtype.name, 3)
+  end
 end
 
 --- torch.histogram(x, bins = 100, {range = {min, max}, weight, density = false}) -> hist, bin_edges:
@@ -173,33 +213,12 @@ both('histogram', function(x, bins, o)
   check_tensor(x, 'histogram')
   if type(bins) == 'table' and not torch.is_tensor(bins) then bins, o = nil, bins end
   o = opts_of(o, 'histogram', { 'range', 'weight', 'density' })
-  bins = bins or 100
-  if x.dtype ~= torch.float32 and x.dtype ~= torch.float64 then
-    error('histogram: expected a float32 or float64 input, got ' .. x.dtype.name, 2)
-  end
-  local edges
-  if torch.is_tensor(bins) then
-    if o.range ~= nil then error('histogram: range cannot be given with a tensor of bin edges', 2) end
-    if bins:dim() ~= 1 or bins:numel() < 2 then
-      error('histogram: bin edges must be a 1-D tensor of at least 2 values, got shape ' .. tostring(bins.shape), 2)
-    end
-    if bins.dtype ~= x.dtype then
-      error(string.format('histogram: input and bin edges should have the same dtype, got %s and %s', x.dtype.name,
-        bins.dtype.name), 2)
-    end
-    if bins:diff():lt(0):any():item() then error('histogram: bin edges must be non-decreasing', 2) end
-    edges = bins:to(x.device):clone()
-  else
-    if math.type(bins) ~= 'integer' or bins <= 0 then error('histogram: bins must be > 0, got ' .. tostring(bins), 2) end
-    local lo, hi = outer_edges(x, o.range)
-    edges = torch.linspace(lo, hi, bins + 1, { dtype = x.dtype, device = x.device })
-  end
+  check_float_input('histogram', x)
+  local edges = bin_edges('histogram', x, bins or 100, o.range)
   local nb = edges:numel() - 1
   local flat = x:reshape(-1)
-  local inside = flat:ge(edges[1]):logical_and(flat:le(edges[nb + 1]))
-  local v = flat:masked_select(inside)
-  -- searchsorted's 1-based insertion position after the edges <= v is bin + 1; the right edge is in the last bin
-  local at = (torch.searchsorted(edges, v, { right = true }) - 1):clamp(1, nb)
+  local at, inside = bins_of(flat, edges)
+  at = at:masked_select(inside)
   local w
   if o.weight ~= nil then
     check_tensor(o.weight, 'histogram', 'weight')
@@ -209,10 +228,81 @@ both('histogram', function(x, bins, o)
     end
     w = o.weight:reshape(-1):masked_select(inside)
   else
-    w = torch.ones(v:numel(), { dtype = x.dtype, device = x.device })
+    w = torch.ones(at:numel(), { dtype = x.dtype, device = x.device })
   end
   local hist = torch.zeros(nb, { dtype = x.dtype, device = x.device }):index_add(1, at, w)
   if o.density then hist = hist / (hist:sum() * edges:diff()) end
+  return hist, edges
+end)
+
+--- torch.histogramdd(x, bins, {range, weight, density = false}) -> hist, bin_edges: the histogram
+--- of the points x (its last dim holds each point's D coordinates; float32 or float64), hist of
+--- D dims and bin_edges a table of D edge tensors. bins: a count for every dim, a table of D
+--- counts, or a table of D edge tensors; range: {min1, max1, ..., minD, maxD} (default: each
+--- coordinate's extent); weight: one per point (x's shape without its last dim); density divides
+--- by the total and the bins' volumes. Each dim's binning is histogram's.
+both('histogramdd', function(x, bins, o)
+  local op = 'histogramdd'
+  check_tensor(x, op)
+  if type(bins) == 'table' and not torch.is_tensor(bins) and bins[1] == nil and next(bins) ~= nil then bins, o = nil, bins end
+  o = opts_of(o, op, { 'range', 'weight', 'density' })
+  check_float_input(op, x)
+  if x:dim() < 2 then error(op .. ': input tensor should have at least 2 dimensions', 2) end
+  local D = x:size(-1)
+  if bins == nil then error(op .. ': bins is required', 2) end
+  local per_dim = {}
+  if type(bins) == 'table' and not torch.is_tensor(bins) then
+    if #bins ~= D then
+      error(string.format('%s: bins should have one entry for each of the %d dimensions, got %d', op, D, #bins), 2)
+    end
+    per_dim = bins
+  else
+    for d = 1, D do per_dim[d] = bins end
+  end
+  local range = o.range
+  if range ~= nil and (type(range) ~= 'table' or #range ~= 2 * D) then
+    error(string.format('%s: for a %d-dimensional histogram range should have %d elements, but got %s', op, D, 2 * D,
+      type(range) == 'table' and #range or type(range)), 2)
+  end
+  local points = x:reshape(-1, D)
+  local n = points:size(1)
+  local w
+  if o.weight ~= nil then
+    check_tensor(o.weight, op, 'weight')
+    local want = setmetatable({ table.unpack(x.shape, 1, x:dim() - 1) }, torch.Size)
+    if o.weight.shape ~= want or o.weight.dtype ~= x.dtype then
+      error(string.format('%s: weight should have the shape of input without its last dimension and its dtype (%s, %s), got %s, %s',
+        op, tostring(want), x.dtype.name, tostring(o.weight.shape), o.weight.dtype.name), 2)
+    end
+    w = o.weight:reshape(-1)
+  else
+    w = torch.ones(n, { dtype = x.dtype, device = x.device })
+  end
+  local edges, sizes = {}, {}
+  local flat = torch.zeros(n, { dtype = torch.int64, device = x.device })
+  local inside = torch.ones(n, { dtype = torch.bool, device = x.device })
+  for d = 1, D do
+    local v = points:select(2, d)
+    edges[d] = bin_edges(op, v, per_dim[d], range and { range[2 * d - 1], range[2 * d] },
+      ' for dimension ' .. d)
+    sizes[d] = edges[d]:numel() - 1
+    local at, ins = bins_of(v, edges[d])
+    flat = flat * sizes[d] + (at - 1)
+    inside = inside:logical_and(ins)
+  end
+  local total = 1
+  for d = 1, D do total = total * sizes[d] end
+  local hist = torch.zeros(total, { dtype = x.dtype, device = x.device })
+    :index_add(1, flat:masked_select(inside) + 1, w:masked_select(inside)):reshape(sizes)
+  if o.density then
+    local volume = hist:sum()
+    for d = 1, D do
+      local shape = {}
+      for e = 1, D do shape[e] = e == d and sizes[d] or 1 end
+      volume = volume * edges[d]:diff():reshape(shape)
+    end
+    hist = hist / volume
+  end
   return hist, edges
 end)
 

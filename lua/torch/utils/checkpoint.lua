@@ -92,7 +92,7 @@ function M.checkpoint(fn, ...)
     local x = select(i, ...)
     if torch.is_tensor(x) and x.requires_grad then any = true end
   end
-  if not any and torch.is_grad_enabled() and not M._warned then
+  if not any and torch.is_grad_enabled() and (not M._warned or torch.is_warn_always_enabled()) then
     M._warned = true -- once, as Python's warnings
     io.stderr:write('checkpoint: None of the inputs have requires_grad=true. Gradients will be nil\n')
   end
