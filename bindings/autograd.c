@@ -60,20 +60,31 @@ static bw_opts_t bw_opts(lua_State *L, int idx, const char *op, const char *cons
   return o;
 }
 
-/* backward from roots into .grad: of every leaf, or of the tensors of the option inputs only */
-static int run_backward(lua_State *L, const char *op, int n, lt_tensor_t **roots, lt_tensor_t **grads, int opts) {
+/* the options of backward (raising on a bad one, before the caller allocates anything), and the
+   tensors of the option inputs (NULL when absent; *n_in set) */
+static bw_opts_t backward_opts(lua_State *L, int idx, const char *op, lt_tensor_t ***inputs, int *n_in) {
   static const char *const keys[] = {"retain_graph", "create_graph", "inputs", NULL};
-  bw_opts_t o = bw_opts(L, opts, op, keys);
-  int n_in = 0;
-  lt_tensor_t **inputs = NULL;
-  if (lua_istable(L, opts)) {
-    lua_getfield(L, opts, "inputs");
+  bw_opts_t o = bw_opts(L, idx, op, keys);
+  *n_in = 0;
+  if (inputs) *inputs = NULL;
+  if (lua_istable(L, idx)) {
+    lua_getfield(L, idx, "inputs");
     if (!lua_isnil(L, -1)) {
-      inputs = tensor_list(L, lua_gettop(L), &n_in, op, false);
-      if (n_in == 0) { free(inputs); return lt_error("%s: inputs argument to backward() cannot be empty.", op); }
+      lt_tensor_t **v = tensor_list(L, lua_gettop(L), n_in, op, false);
+      if (*n_in == 0) { free(v); luaL_error(L, "%s: inputs argument to backward() cannot be empty.", op); }
+      if (inputs) *inputs = v;
+      else free(v);
     }
     lua_pop(L, 1);
   }
+  return o;
+}
+
+/* backward from roots into .grad: of every leaf, or of the tensors of the option inputs only */
+static int run_backward(lua_State *L, const char *op, int n, lt_tensor_t **roots, lt_tensor_t **grads, int opts) {
+  int n_in;
+  lt_tensor_t **inputs;
+  bw_opts_t o = backward_opts(L, opts, op, &inputs, &n_in); /* checked already: does not raise */
   engine_L = L;
   lt_lua_unrefs_drain(L);
   if (!inputs)
@@ -102,6 +113,7 @@ static int t_backward(lua_State *L) {
 /* torch.autograd.backward(tensors, grads, {retain_graph, create_graph, inputs}) */
 static int f_backward(lua_State *L) {
   int n, ng = 0;
+  backward_opts(L, 3, "autograd.backward", NULL, &n); /* its errors before the lists are allocated */
   lt_tensor_t **roots = tensor_list(L, 1, &n, "autograd.backward", false);
   lt_tensor_t **grads = NULL;
   if (!lua_isnoneornil(L, 2)) {

@@ -262,6 +262,7 @@ describe('create_graph', function()
     z:backward(nil, { create_graph = true })
     z:backward()
     assert.is_true(x.grad.requires_grad)
+    x.grad = nil -- a .grad with history holds x through its graph (a cycle, as in PyTorch)
   end)
 
   it('accumulates .grad out of place, with history', function()
@@ -274,6 +275,7 @@ describe('create_graph', function()
     H.assert_values(g1, { 0.75, 6.75 }, 1e-12, 'the first .grad is not written in place')
     H.assert_values(x.grad, { 0.75 + 1, 6.75 + 3 }, 1e-12)
     H.assert_values(grad(x.grad:sum(), x)[1], { 6 * 0.5 + 2, 6 * 1.5 + 2 }, 1e-12)
+    x.grad = nil
   end)
 
   it('raises naming the node when a node has no double backward', function()
