@@ -419,7 +419,7 @@ static int acc_grad_graph(lt_tensor_t *t, lt_tensor_t *g) {
 
 /* t.grad += g (consumes g), as AccumulateGrad: steal a fresh gradient, add in place otherwise */
 static int acc_grad_field(lt_tensor_t *t, lt_tensor_t *g) {
-  if (graph_op || g->requires_grad) return acc_grad_graph(t, g);
+  if (graph_op) return acc_grad_graph(t, g);
   if (!t->grad) {
     if (lt_ag_owns(g) && g->offset == 0) { t->grad = g; return LT_OK; }
     t->grad = lt_clone(g);
@@ -433,7 +433,9 @@ static int acc_grad_field(lt_tensor_t *t, lt_tensor_t *g) {
   return LT_OK;
 }
 
-int lt_accumulate_grad(lt_tensor_t *t, lt_tensor_t *g) { return acc_grad_field(t, g); }
+int lt_accumulate_grad(lt_tensor_t *t, lt_tensor_t *g) {
+  return g->requires_grad ? acc_grad_graph(t, g) : acc_grad_field(t, g);
+}
 
 /* ---- hooks for DistributedDataParallel (core/comm.h) ----
    Called after a leaf's .grad took a gradient, and when a backward into .grad ends; set once by
