@@ -43,36 +43,95 @@ static bool opt_bool(lua_State *L, int idx, const char *key, bool dflt) {
   return r;
 }
 
-/* y:backward(grad, {retain_graph}) */
+/* the options of backward and grad: PyTorch's keywords, checked; create_graph makes retain_graph
+   default to true */
+typedef struct {
+  bool retain, create, allow_unused;
+} bw_opts_t;
+
+static bw_opts_t bw_opts(lua_State *L, int idx, const char *op, const char *const *keys) {
+  if (!lua_isnoneornil(L, idx) && !lua_istable(L, idx))
+    luaL_error(L, "%s: options should be a table, got %s", op, luaL_typename(L, idx));
+  lt_lua_checkoptkeys(L, idx, op, keys);
+  bw_opts_t o;
+  o.create = opt_bool(L, idx, "create_graph", false);
+  o.retain = opt_bool(L, idx, "retain_graph", o.create);
+  o.allow_unused = opt_bool(L, idx, "allow_unused", false);
+  return o;
+}
+
+/* the options of backward (raising on a bad one, before the caller allocates anything), and the
+   tensors of the option inputs (NULL when absent; *n_in set) */
+static bw_opts_t backward_opts(lua_State *L, int idx, const char *op, lt_tensor_t ***inputs, int *n_in) {
+  static const char *const keys[] = {"retain_graph", "create_graph", "inputs", NULL};
+  bw_opts_t o = bw_opts(L, idx, op, keys);
+  *n_in = 0;
+  if (inputs) *inputs = NULL;
+  if (lua_istable(L, idx)) {
+    lua_getfield(L, idx, "inputs");
+    if (!lua_isnil(L, -1)) {
+      lt_tensor_t **v = tensor_list(L, lua_gettop(L), n_in, op, false);
+      if (*n_in == 0) { free(v); luaL_error(L, "%s: inputs argument to backward() cannot be empty.", op); }
+      if (inputs) *inputs = v;
+      else free(v);
+    }
+    lua_pop(L, 1);
+  }
+  return o;
+}
+
+/* backward from roots into .grad: of every leaf, or of the tensors of the option inputs only */
+static int run_backward(lua_State *L, const char *op, int n, lt_tensor_t **roots, lt_tensor_t **grads, int opts) {
+  int n_in;
+  lt_tensor_t **inputs;
+  bw_opts_t o = backward_opts(L, opts, op, &inputs, &n_in); /* checked already: does not raise */
+  engine_L = L;
+  lt_lua_unrefs_drain(L);
+  if (!inputs)
+    return o.create ? lt_backward_create_graph(op, n, roots, grads, o.retain) : lt_backward(n, roots, grads, o.retain);
+  lt_tensor_t **res = calloc((size_t)n_in, sizeof *res);
+  int rc = res ? LT_OK : lt_error("%s: out of memory", op);
+  if (rc == LT_OK)
+    rc = (o.create ? lt_autograd_grad_create_graph : lt_autograd_grad)(n, roots, grads, n_in, inputs, o.retain,
+                                                                       true, res);
+  for (int j = 0; j < n_in && res; j++)
+    if (res[j] && rc == LT_OK) rc = lt_accumulate_grad(inputs[j], res[j]);
+    else lt_release(res[j]);
+  free(res);
+  free(inputs);
+  return rc;
+}
+
+/* y:backward(grad, {retain_graph, create_graph, inputs}) */
 static int t_backward(lua_State *L) {
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
   lt_tensor_t *g = lua_isnoneornil(L, 2) ? NULL : lt_lua_checktensor(L, 2);
-  bool retain = opt_bool(L, 3, "retain_graph", false);
-  engine_L = L;
-  lt_lua_unrefs_drain(L);
-  lt_lua_check(L, lt_backward(1, &t, &g, retain));
+  lt_lua_check(L, run_backward(L, "backward", 1, &t, &g, 3));
   return 0;
 }
 
-/* torch.autograd.backward(tensors, grads, {retain_graph}) */
+/* torch.autograd.backward(tensors, grads, {retain_graph, create_graph, inputs}) */
 static int f_backward(lua_State *L) {
   int n, ng = 0;
+  backward_opts(L, 3, "autograd.backward", NULL, &n); /* its errors before the lists are allocated */
   lt_tensor_t **roots = tensor_list(L, 1, &n, "autograd.backward", false);
   lt_tensor_t **grads = NULL;
   if (!lua_isnoneornil(L, 2)) {
     grads = tensor_list(L, 2, &ng, "autograd.backward", true);
     if (ng != n) { free(roots); free(grads); return luaL_error(L, "autograd.backward: got %d tensors and %d gradients", n, ng); }
   }
-  engine_L = L;
-  int rc = lt_backward(n, roots, grads, opt_bool(L, 3, "retain_graph", false));
+  int rc = run_backward(L, "autograd.backward", n, roots, grads, 3);
   free(roots);
   free(grads);
   lt_lua_check(L, rc);
   return 0;
 }
 
-/* torch.autograd.grad(outputs, inputs, {grad_outputs, retain_graph, allow_unused}) -> array */
+/* torch.autograd.grad(outputs, inputs, {grad_outputs, retain_graph, create_graph, allow_unused})
+   -> array */
 static int f_grad(lua_State *L) {
+  static const char *const keys[] = {"grad_outputs", "retain_graph", "create_graph", "allow_unused", NULL};
+  bw_opts_t o = bw_opts(L, 3, "autograd.grad", keys);
   int n, n_in, ng = 0;
   lt_tensor_t **roots = tensor_list(L, 1, &n, "autograd.grad", false);
   lt_tensor_t **inputs = tensor_list(L, 2, &n_in, "autograd.grad", false);
@@ -87,8 +146,8 @@ static int f_grad(lua_State *L) {
   if (rc == LT_OK && grads && ng != n) rc = lt_error("autograd.grad: got %d outputs and %d grad_outputs", n, ng);
   engine_L = L;
   if (rc == LT_OK)
-    rc = lt_autograd_grad(n, roots, grads, n_in, inputs, opt_bool(L, 3, "retain_graph", false),
-                          opt_bool(L, 3, "allow_unused", false), res);
+    rc = (o.create ? lt_autograd_grad_create_graph : lt_autograd_grad)(n, roots, grads, n_in, inputs, o.retain,
+                                                                       o.allow_unused, res);
   free(roots);
   free(inputs);
   free(grads);
@@ -174,7 +233,7 @@ static int lua_fn_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
     lt_retain(go[k]);
     lt_lua_pushtensor(L, go[k]);
   }
-  /* the backward runs with grad mode off, as the engine does */
+  /* the backward runs with grad mode off, as the engine does (on under create_graph) */
   if (lua_pcall(L, n->n_out, n->n_in, 0) != LUA_OK) {
     int rc = lt_error("%s.backward: %s", n->name, lua_tostring(L, -1));
     lua_settop(L, top);
@@ -313,6 +372,7 @@ static int f_record_function(lua_State *L) {
     lua_pop(L, 2);
     node = lt_node_new(nm, lua_fn_bw, n_in, in, n_out, sizeof(lua_fn_ctx_t));
     if (!node) { free(in); return lt_lua_error(L); }
+    node->backward_graph = lua_fn_bw; /* under create_graph its Lua ops record (grad mode is on) */
     lua_fn_ctx_t *c = node->ctx;
     node->serial = true;
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);

@@ -127,7 +127,8 @@ void lt_node_retain(lt_node_t *n) { atomic_fetch_add_explicit(&n->refcount, 1, m
 static void release_saved(lt_node_t *n) {
   for (int k = 0; k < LT_NODE_SAVED; k++) {
     lt_release(n->saved[k].t);
-    n->saved[k].t = NULL;
+    lt_release(n->saved[k].var);
+    n->saved[k].t = n->saved[k].var = NULL;
   }
   if (n->free_ctx && !n->released) n->free_ctx(n);
   n->released = true;
@@ -163,6 +164,56 @@ void lt_node_release(lt_node_t *n) {
   if (stack != local) free(stack);
 }
 
+/* ---- create_graph: a backward recorded as a graph of its own ----
+   The engine runs with grad mode on and calls each node's backward_graph, whose ops record nodes.
+   The tensors a backward reads (lt_node_saved) are then given back their history: an output of the
+   node, or an input (by its edge), so the gradients depend on them as the forward values did. */
+static _Thread_local const char *graph_op; /* set while a backward with create_graph runs here */
+
+/* where t's history is, seen from n (t is an input or output of n, or neither) */
+static void saved_origin(lt_node_t *n, lt_saved_t *s, const lt_tensor_t *t) {
+  s->out = s->edge = -1;
+  if (!t->requires_grad) return;
+  const struct lt_autograd_meta *m = t->autograd;
+  if (m && m->grad_fn == n) { s->out = (int16_t)m->output_nr; return; }
+  for (int i = 0; i < n->n_in; i++) {
+    const lt_edge_t *e = &n->in[i];
+    if ((e->leaf && e->leaf == t) || (e->node && m && e->node == m->grad_fn && e->nr == m->output_nr)) {
+      s->edge = (int16_t)i;
+      return;
+    }
+  }
+}
+
+/* the saved tensor k with its history (borrowed: n holds it until its backward ends) */
+static lt_tensor_t *saved_var(lt_node_t *n, int k) {
+  lt_saved_t *s = &n->saved[k];
+  if (s->var) return s->var;
+  const lt_edge_t *e = s->edge >= 0 ? &n->in[s->edge] : NULL;
+  if (e && e->leaf) { /* the leaf itself: its gradient must reach that tensor */
+    lt_retain(e->leaf);
+    return s->var = e->leaf;
+  }
+  lt_node_t *fn = s->out >= 0 ? n : e ? e->node : NULL;
+  if (!fn) return s->t;
+  lt_tensor_t *v = lt_alias(s->t);
+  struct lt_autograd_meta *m = v ? meta_of(v) : NULL;
+  if (!m) { lt_release(v); return NULL; }
+  lt_node_retain(fn);
+  m->grad_fn = fn;
+  m->output_nr = s->out >= 0 ? s->out : e->nr;
+  v->requires_grad = true;
+  return s->var = v;
+}
+
+/* after the node's backward: the tensors with history go (an output's would hold the node) */
+static void release_vars(lt_node_t *n) {
+  for (int k = 0; k < LT_NODE_SAVED; k++) {
+    lt_release(n->saved[k].var);
+    n->saved[k].var = NULL;
+  }
+}
+
 int lt_node_save(lt_node_t *n, int k, lt_tensor_t *t) {
   lt_tensor_t *a = lt_alias(t);
   if (!a) return LT_ERR;
@@ -170,6 +221,7 @@ int lt_node_save(lt_node_t *n, int k, lt_tensor_t *t) {
   n->saved[k].t = a;
   n->saved[k].version = atomic_load_explicit(&t->storage->version, memory_order_relaxed);
   n->needs_saved = true;
+  saved_origin(n, &n->saved[k], t);
   return LT_OK;
 }
 
@@ -192,7 +244,7 @@ lt_tensor_t *lt_node_saved(lt_node_t *n, int k) {
              n->name, v, s->version);
     return NULL;
   }
-  return s->t;
+  return graph_op ? saved_var(n, k) : s->t;
 }
 
 void lt_node_set_output(lt_node_t *n, int k, lt_tensor_t *t) {
@@ -329,7 +381,7 @@ static int acc_into(lt_tensor_t **slot, lt_tensor_t *g) {
   if (!*slot) { *slot = g; return LT_OK; }
   /* in place into a buffer the engine alone holds (no new tensor a sum), else a new one */
   lt_tensor_t *s = *slot;
-  bool in_place = lt_ag_owns(s) && s->dtype == g->dtype && lt_device_eq(s->device, g->device) &&
+  bool in_place = !graph_op && lt_ag_owns(s) && s->dtype == g->dtype && lt_device_eq(s->device, g->device) &&
                   s->ndim == g->ndim && memcmp(s->sizes, g->sizes, sizeof(int64_t) * (size_t)s->ndim) == 0;
   lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(s), lt_tensor_operand(g), 1, in_place ? s : NULL);
   if (in_place && r) {
@@ -349,8 +401,25 @@ bool lt_ag_owns(const lt_tensor_t *t) {
          !t->autograd;
 }
 
+/* under create_graph: t.grad = g, or t.grad + g out of place, keeping g's history (consumes g) */
+static int acc_grad_graph(lt_tensor_t *t, lt_tensor_t *g) {
+  if (!t->grad && (g->requires_grad || (lt_ag_owns(g) && g->offset == 0))) { t->grad = g; return LT_OK; }
+  if (!t->grad) { /* a gradient someone else holds too */
+    t->grad = lt_clone(g);
+    lt_release(g);
+    return t->grad ? LT_OK : LT_ERR;
+  }
+  lt_tensor_t *r = lt_binary(LT_BINARY_add, lt_tensor_operand(t->grad), lt_tensor_operand(g), 1, NULL);
+  lt_release(g);
+  if (!r) return LT_ERR;
+  lt_release(t->grad);
+  t->grad = r;
+  return LT_OK;
+}
+
 /* t.grad += g (consumes g), as AccumulateGrad: steal a fresh gradient, add in place otherwise */
 static int acc_grad_field(lt_tensor_t *t, lt_tensor_t *g) {
+  if (graph_op) return acc_grad_graph(t, g);
   if (!t->grad) {
     if (lt_ag_owns(g) && g->offset == 0) { t->grad = g; return LT_OK; }
     t->grad = lt_clone(g);
@@ -362,6 +431,10 @@ static int acc_grad_field(lt_tensor_t *t, lt_tensor_t *g) {
   if (!r) return LT_ERR;
   lt_release(r);
   return LT_OK;
+}
+
+int lt_accumulate_grad(lt_tensor_t *t, lt_tensor_t *g) {
+  return g->requires_grad ? acc_grad_graph(t, g) : acc_grad_field(t, g);
 }
 
 /* ---- hooks for DistributedDataParallel (core/comm.h) ----
@@ -427,6 +500,14 @@ static lt_tensor_t *fit(lt_node_t *n, int i, lt_tensor_t *g) {
   return r;
 }
 
+static int node_backward_graph(lt_node_t *n, lt_tensor_t **gin) {
+  if (!n->backward_graph)
+    return lt_error("%s: create_graph: double backward through %s is not supported yet", graph_op, n->name);
+  int rc = n->backward_graph(n, n->buf, gin);
+  release_vars(n);
+  return rc;
+}
+
 /* The first half of running a node: its backward, from the gradients summed in its buffers (zeros
    for outputs no gradient reached); gin[i] receives the gradient of input i. */
 static int node_backward(lt_node_t *n, capture_t *cap, lt_tensor_t **gin) {
@@ -452,7 +533,8 @@ static int node_backward(lt_node_t *n, capture_t *cap, lt_tensor_t **gin) {
         }
       }
   }
-  if (rc == LT_OK) rc = n->backward(n, n->buf, gin);
+  if (rc == LT_OK && !graph_op) rc = n->backward(n, n->buf, gin);
+  else if (rc == LT_OK) rc = node_backward_graph(n, gin);
   for (int k = 0; k < n->n_out; k++) { lt_release(n->buf[k]); n->buf[k] = NULL; }
   return rc;
 }
@@ -477,10 +559,10 @@ static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
     lt_tensor_t *g = gin[i];
     gin[i] = NULL;
     if (rc == LT_OK && g && (e->node || e->leaf)) {
-      if (i == 0 && n->scatter && e->node) {
+      if (i == 0 && n->scatter && !graph_op && e->node) { /* backward_graph gives the whole gradient */
         rc = n->scatter(n, &e->node->buf[e->nr], g);
         g = NULL;
-      } else if (i == 0 && n->scatter && !(g = whole_view_grad(n, g))) {
+      } else if (i == 0 && n->scatter && !graph_op && !(g = whole_view_grad(n, g))) {
         rc = LT_ERR;
       }
       if (g && !(g = fit(n, i, g))) rc = LT_ERR;
@@ -835,12 +917,14 @@ static int engine_parallel(nodevec_t *all, nodevec_t *ready, bool retain_graph) 
 }
 
 static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, bool retain_graph,
-                  capture_t *cap) {
+                  capture_t *cap, const char *create_graph) {
   unsigned gen = ++engine_gen;
   if (gen == 0) gen = ++engine_gen;
   nodevec_t all = {0}, ready = {0}, stack = {0};
   int rc = LT_OK;
-  bool prev = lt_set_grad_enabled(false);
+  bool prev = lt_set_grad_enabled(create_graph != NULL);
+  const char *prev_graph = graph_op;
+  graph_op = create_graph;
   /* 1. every node reachable from the roots, with the number of edges into it */
   for (int i = 0; i < n && rc == LT_OK; i++) {
     lt_tensor_t *r = roots[i];
@@ -899,7 +983,7 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
     }
   }
   /* 3. run nodes whose every consumer has run: across devices when the graph spans several */
-  if (rc == LT_OK && !cap && ready.n) {
+  if (rc == LT_OK && !cap && !create_graph && ready.n) {
     int pr = engine_parallel(&all, &ready, retain_graph);
     if (pr != 1) rc = pr;
   }
@@ -917,24 +1001,30 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
   free(ready.v);
   free(stack.v);
   if (!cap) rc = hook_end(rc);
+  graph_op = prev_graph;
   lt_set_grad_enabled(prev);
   return rc;
 }
 
 int lt_backward(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, bool retain_graph) {
-  return engine(n, roots, grads, retain_graph, NULL);
+  return engine(n, roots, grads, retain_graph, NULL, NULL);
 }
 
-int lt_autograd_grad(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, int n_in,
-                     lt_tensor_t *const *inputs, bool retain_graph, bool allow_unused,
-                     lt_tensor_t **results) {
+int lt_backward_create_graph(const char *op, int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads,
+                             bool retain_graph) {
+  return engine(n, roots, grads, retain_graph, NULL, op);
+}
+
+static int grad_engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, int n_in,
+                       lt_tensor_t *const *inputs, bool retain_graph, bool allow_unused,
+                       lt_tensor_t **results, const char *create_graph) {
   for (int j = 0; j < n_in; j++) {
     results[j] = NULL;
     if (!inputs[j]->requires_grad)
       return lt_error("autograd.grad: One of the differentiated Tensors (input %d) does not require grad", j + 1);
   }
   capture_t cap = {n_in, inputs, results};
-  int rc = engine(n, roots, grads, retain_graph, &cap);
+  int rc = engine(n, roots, grads, retain_graph, &cap, create_graph);
   for (int j = 0; j < n_in && rc == LT_OK; j++)
     if (!results[j] && !allow_unused)
       rc = lt_error("autograd.grad: One of the differentiated Tensors (input %d) appears to not have "
@@ -942,4 +1032,16 @@ int lt_autograd_grad(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads
   if (rc != LT_OK)
     for (int j = 0; j < n_in; j++) { lt_release(results[j]); results[j] = NULL; }
   return rc;
+}
+
+int lt_autograd_grad(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, int n_in,
+                     lt_tensor_t *const *inputs, bool retain_graph, bool allow_unused,
+                     lt_tensor_t **results) {
+  return grad_engine(n, roots, grads, n_in, inputs, retain_graph, allow_unused, results, NULL);
+}
+
+int lt_autograd_grad_create_graph(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, int n_in,
+                                  lt_tensor_t *const *inputs, bool retain_graph, bool allow_unused,
+                                  lt_tensor_t **results) {
+  return grad_engine(n, roots, grads, n_in, inputs, retain_graph, allow_unused, results, "autograd.grad");
 }

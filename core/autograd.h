@@ -40,12 +40,20 @@ typedef struct {
 typedef struct {
   lt_tensor_t *t;    /* an alias (no autograd state), so saving an output makes no cycle */
   unsigned version;
+  /* where its history is, for a backward with create_graph: output `out` of the node, or the
+     input that came by edge `edge` (-1: neither, the tensor has no history to keep) */
+  int16_t out, edge;
+  lt_tensor_t *var;  /* during such a backward: the tensor with that history (lt_node_saved) */
 } lt_saved_t;
 
 struct lt_node {
   atomic_int refcount;
   const char *name;        /* PyTorch's: "MulBackward0" */
   lt_backward_fn backward;
+  /* the backward a backward with create_graph runs (grad mode on): made of recorded ops, so the
+     gradients it returns have history and can be differentiated again; NULL: double backward
+     through this node is not supported */
+  lt_backward_fn backward_graph;
   void (*free_ctx)(lt_node_t *n); /* releases what ctx holds; NULL when plain data */
   bool released;           /* saved state freed after a backward without retain_graph */
   bool needs_saved;        /* its backward reads saved state */
@@ -139,6 +147,17 @@ int lt_backward(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, boo
 int lt_autograd_grad(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, int n_in,
                      lt_tensor_t *const *inputs, bool retain_graph, bool allow_unused,
                      lt_tensor_t **results);
+/* The same with create_graph: the backward runs with grad mode on, each node through its
+   backward_graph, so the gradients have history (higher-order derivatives); a node without one
+   raises "<op>: create_graph: double backward through <node> is not supported yet". op names the
+   caller in errors. */
+int lt_backward_create_graph(const char *op, int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads,
+                             bool retain_graph);
+int lt_autograd_grad_create_graph(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, int n_in,
+                                  lt_tensor_t *const *inputs, bool retain_graph, bool allow_unused,
+                                  lt_tensor_t **results);
+/* t.grad += g as the engine does (consumes g): out of place, keeping g's history, when g has one */
+int lt_accumulate_grad(lt_tensor_t *t, lt_tensor_t *g);
 
 /* ---- helpers for backward functions ---- */
 /* g summed over the dims that broadcasting added or expanded, to shape (ndim, sizes) */

@@ -61,6 +61,101 @@ static int unary_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
   return gi[0] ? LT_OK : LT_ERR;
 }
 
+/* ---- unary under create_graph: the derivatives as recorded ops ---- */
+/* op(t) (t consumed) */
+static lt_tensor_t *un(lt_unary_op op, lt_tensor_t *t) {
+  lt_tensor_t *r = t ? lt_unary(op, t, NULL) : NULL;
+  lt_release(t);
+  return r;
+}
+/* 1 + s * t * t (t borrowed) */
+static lt_tensor_t *one_plus_sq(double s, lt_tensor_t *t) {
+  return lt_opc(LT_BINARY_add, lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(t), lt_T(t)), lt_F(s)), lt_F(1));
+}
+
+/* the derivative of op at x (y = op(x)), or NULL + error; ops without a formula here have no
+   backward_graph (unary_graph_ok) */
+static lt_tensor_t *unary_deriv(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *y) {
+  switch (op) {
+    case LT_UNARY_abs: return lt_unary(LT_UNARY_sign, x, NULL);
+    case LT_UNARY_neg: return lt_full(0, NULL, lt_F(-1), LT_FLOAT64, lt_device(LT_CPU, 0));
+    case LT_UNARY_exp: return lt_retained(y);
+    case LT_UNARY_expm1: return lt_op(LT_BINARY_add, lt_T(y), lt_F(1));
+    case LT_UNARY_log: return un(LT_UNARY_reciprocal, lt_retained(x));
+    case LT_UNARY_log1p: return un(LT_UNARY_reciprocal, lt_op(LT_BINARY_add, lt_T(x), lt_F(1)));
+    case LT_UNARY_log2: return un(LT_UNARY_reciprocal, lt_op(LT_BINARY_mul, lt_T(x), lt_F(0.69314718055994530942)));
+    case LT_UNARY_log10: return un(LT_UNARY_reciprocal, lt_op(LT_BINARY_mul, lt_T(x), lt_F(2.30258509299404568402)));
+    case LT_UNARY_sqrt: return un(LT_UNARY_reciprocal, lt_op(LT_BINARY_mul, lt_T(y), lt_F(2)));
+    case LT_UNARY_rsqrt: return lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_pow, lt_T(y), lt_F(3)), lt_F(-0.5));
+    case LT_UNARY_sin: return lt_unary(LT_UNARY_cos, x, NULL);
+    case LT_UNARY_cos: return lt_opc(LT_BINARY_mul, lt_unary(LT_UNARY_sin, x, NULL), lt_F(-1));
+    case LT_UNARY_tan: return one_plus_sq(1, y);
+    case LT_UNARY_asin: return un(LT_UNARY_rsqrt, one_plus_sq(-1, x));
+    case LT_UNARY_acos: return lt_opc(LT_BINARY_mul, un(LT_UNARY_rsqrt, one_plus_sq(-1, x)), lt_F(-1));
+    case LT_UNARY_atan: return un(LT_UNARY_reciprocal, one_plus_sq(1, x));
+    case LT_UNARY_sinh: return lt_unary(LT_UNARY_cosh, x, NULL);
+    case LT_UNARY_cosh: return lt_unary(LT_UNARY_sinh, x, NULL);
+    case LT_UNARY_tanh: return one_plus_sq(-1, y);
+    case LT_UNARY_erf:
+    case LT_UNARY_erfc: /* +-2/sqrt(pi) exp(-x^2) */
+      return lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(x), lt_T(x)), lt_F(-1))),
+                    lt_F(op == LT_UNARY_erf ? 1.12837916709551257390 : -1.12837916709551257390));
+    case LT_UNARY_asinh: return un(LT_UNARY_rsqrt, one_plus_sq(1, x));
+    case LT_UNARY_acosh: return un(LT_UNARY_rsqrt, lt_opc(LT_BINARY_sub, lt_op(LT_BINARY_mul, lt_T(x), lt_T(x)), lt_F(1)));
+    case LT_UNARY_atanh: return un(LT_UNARY_reciprocal, one_plus_sq(-1, x));
+    case LT_UNARY_sigmoid: /* y (1 - y) */
+      return lt_opc(LT_BINARY_mul, lt_opc(LT_BINARY_add, lt_op(LT_BINARY_mul, lt_T(y), lt_F(-1)), lt_F(1)), lt_T(y));
+    case LT_UNARY_relu: return lt_compare(LT_COMPARE_gt, lt_T(y), lt_F(0), NULL);
+    case LT_UNARY_relu6: {
+      lt_tensor_t *a = lt_compare(LT_COMPARE_gt, lt_T(x), lt_F(0), NULL), *b = lt_compare(LT_COMPARE_lt, lt_T(x), lt_F(6), NULL);
+      lt_tensor_t *r = a && b ? lt_compare(LT_COMPARE_logical_and, lt_T(a), lt_T(b), NULL) : NULL;
+      lt_release(a);
+      lt_release(b);
+      return r;
+    }
+    case LT_UNARY_floor: case LT_UNARY_ceil: case LT_UNARY_round: case LT_UNARY_trunc: case LT_UNARY_sign:
+      return lt_full(0, NULL, lt_F(0), LT_FLOAT64, lt_device(LT_CPU, 0));
+    case LT_UNARY_frac: return lt_full(0, NULL, lt_F(1), LT_FLOAT64, lt_device(LT_CPU, 0));
+    case LT_UNARY_reciprocal: return lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(y), lt_T(y)), lt_F(-1));
+    case LT_UNARY_square: return lt_op(LT_BINARY_mul, lt_T(x), lt_F(2));
+    case LT_UNARY_exp2: return lt_op(LT_BINARY_mul, lt_T(y), lt_F(0.69314718055994530942));
+    case LT_UNARY_softplus: return lt_unary(LT_UNARY_sigmoid, x, NULL);
+    case LT_UNARY_logsigmoid: return un(LT_UNARY_sigmoid, lt_op(LT_BINARY_mul, lt_T(x), lt_F(-1)));
+    case LT_UNARY_tanhshrink: return un(LT_UNARY_square, lt_unary(LT_UNARY_tanh, x, NULL));
+    case LT_UNARY_softsign: return un(LT_UNARY_reciprocal, un(LT_UNARY_square, lt_opc(LT_BINARY_add, lt_unary(LT_UNARY_abs, x, NULL), lt_F(1))));
+    case LT_UNARY_silu: { /* s (1 + x (1 - s)), s = sigmoid(x) */
+      lt_tensor_t *sg = lt_unary(LT_UNARY_sigmoid, x, NULL);
+      lt_tensor_t *t = sg ? lt_opc(LT_BINARY_add, lt_op(LT_BINARY_mul, lt_T(sg), lt_F(-1)), lt_F(1)) : NULL;
+      return lt_opcc(LT_BINARY_mul, sg, lt_opc(LT_BINARY_add, lt_opc(LT_BINARY_mul, t, lt_T(x)), lt_F(1)));
+    }
+    case LT_UNARY_gelu: { /* Phi(x) + x phi(x) */
+      lt_tensor_t *cdf = lt_opc(LT_BINARY_mul, lt_opc(LT_BINARY_add, un(LT_UNARY_erf, lt_op(LT_BINARY_mul, lt_T(x), lt_F(0.70710678118654752440))), lt_F(1)), lt_F(0.5));
+      lt_tensor_t *pdf = lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(x), lt_T(x)), lt_F(-0.5))), lt_F(0.39894228040143267794));
+      return lt_opcc(LT_BINARY_add, cdf, lt_opc(LT_BINARY_mul, pdf, lt_T(x)));
+    }
+    default: lt_error("%s: no double backward", lt_unary_name(op)); return NULL;
+  }
+}
+
+static bool unary_graph_ok(lt_unary_op op) {
+  switch (op) {
+    case LT_UNARY_erfinv: case LT_UNARY_lgamma: case LT_UNARY_digamma: case LT_UNARY_gelu_tanh: case LT_UNARY_mish:
+    case LT_UNARY_hardswish: case LT_UNARY_hardsigmoid: case LT_UNARY_selu: case LT_UNARY_bitwise_not: return false;
+    default: return true;
+  }
+}
+
+/* the unary backward_graph: g * op'(x), x and y with their history */
+static int unary_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const unary_ctx_t *c = n->ctx;
+  bool ux, uy;
+  lt_unary_grad_uses(c->op, &ux, &uy);
+  lt_tensor_t *x = ux ? lt_node_saved(n, 0) : NULL, *y = uy ? lt_node_saved(n, 1) : NULL;
+  if ((ux && !x) || (uy && !y)) return LT_ERR;
+  gi[0] = lt_opc(LT_BINARY_mul, unary_deriv(c->op, x, y), lt_T(go[0]));
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
 lt_tensor_t *lt_ag_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
   const char *name = lt_unary_name(op);
   if (out) {
@@ -76,6 +171,7 @@ lt_tensor_t *lt_ag_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
   lt_node_t *n = lt_record(lt_ag_node_name(name), unary_bw, 1, &x, o, sizeof(unary_ctx_t));
   if (!n) { lt_release(o); return NULL; }
   ((unary_ctx_t *)n->ctx)->op = op;
+  if (unary_graph_ok(op)) n->backward_graph = unary_graph_bw;
   bool ux = false, uy = false;
   lt_unary_grad_uses(op, &ux, &uy);
   if ((ux && lt_node_save(n, 0, x) != LT_OK) || (uy && lt_node_save(n, 1, o) != LT_OK)) {
@@ -240,6 +336,7 @@ lt_tensor_t *lt_ag_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, doubl
   if (!n) { lt_release(o); return NULL; }
   binary_ctx_t *c = n->ctx;
   c->op = op;
+  if (op != LT_BINARY_nextafter) n->backward_graph = binary_bw; /* made of recorded ops */
   c->alpha = alpha;
   c->s[0] = a;
   c->s[1] = b;
@@ -274,6 +371,7 @@ lt_tensor_t *lt_ag_where(lt_tensor_t *cond, lt_operand_t a, lt_operand_t b) {
   lt_tensor_t *in[3] = {NULL, a.kind == LT_OPERAND_TENSOR ? a.t : NULL, b.kind == LT_OPERAND_TENSOR ? b.t : NULL};
   lt_node_t *n = lt_record("WhereBackward0", where_bw, 3, in, o, 0);
   if (!n || lt_node_save(n, 0, cond) != LT_OK) { lt_release(o); return NULL; }
+  n->backward_graph = where_bw;
   return o;
 }
 
@@ -291,7 +389,9 @@ lt_tensor_t *lt_ag_convert(lt_tensor_t *x, lt_dtype dt, lt_device_t dev) {
   lt_set_grad_enabled(prev);
   if (!o || !lt_dtype_is_floating(o->dtype)) return o;
   const char *name = dt == x->dtype && lt_device_eq(dev, x->device) ? "CloneBackward0" : "ToCopyBackward0";
-  if (!lt_record(name, identity_bw, 1, &x, o, 0)) { lt_release(o); return NULL; }
+  lt_node_t *n = lt_record(name, identity_bw, 1, &x, o, 0);
+  if (!n) { lt_release(o); return NULL; }
+  n->backward_graph = identity_bw;
   return o;
 }
 
@@ -313,10 +413,10 @@ lt_tensor_t *lt_device_alias(lt_tensor_t *x, lt_device_t dev) {
   lt_tensor_t *o = neg ? lt_convert(x, x->dtype, d) : lt_retag_device(x, d);
   lt_set_grad_enabled(prev);
   if (!o) return NULL;
-  if (lt_ag_needed(x, NULL) && lt_dtype_is_floating(x->dtype) &&
-      !lt_record("ToCopyBackward0", identity_bw, 1, &x, o, 0)) {
-    lt_release(o);
-    return NULL;
+  if (lt_ag_needed(x, NULL) && lt_dtype_is_floating(x->dtype)) {
+    lt_node_t *n = lt_record("ToCopyBackward0", identity_bw, 1, &x, o, 0);
+    if (!n) { lt_release(o); return NULL; }
+    n->backward_graph = identity_bw;
   }
   return o;
 }
@@ -337,6 +437,7 @@ int lt_ag_copy_(lt_tensor_t *dst, lt_tensor_t *src) {
   if (!r->requires_grad) {
     lt_node_t *n = lt_node_new("CopyBackwards", none_bw, 0, NULL, 1, 0);
     if (!n) { lt_release(r); return LT_ERR; }
+    n->backward_graph = none_bw;
     lt_node_set_output(n, 0, r);
     lt_node_release(n);
   }
@@ -356,6 +457,7 @@ int lt_ag_fill_(lt_tensor_t *dst, lt_operand_t v) {
   if (rc != LT_OK || !dst->requires_grad) return rc;
   lt_node_t *n = lt_node_new("FillBackward0", none_bw, 0, NULL, 1, 0);
   if (!n) return LT_ERR;
+  n->backward_graph = none_bw;
   lt_node_set_output(n, 0, dst);
   lt_node_release(n);
   return LT_OK;

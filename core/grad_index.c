@@ -95,6 +95,7 @@ static lt_tensor_t *record_ix(ix_kind kind, lt_tensor_t *x, lt_tensor_t *src, lt
   lt_tensor_t *in[2] = {x, src};
   lt_node_t *n = lt_record(ix_names[kind], ix_bw, src ? 2 : 1, in, o, sizeof(ix_ctx_t));
   if (!n) { lt_release(o); return NULL; }
+  if (kind != IX_MASKED_SELECT) n->backward_graph = ix_bw; /* made of recorded ops (index_put_ is not) */
   ix_ctx_t *c = n->ctx;
   c->kind = kind;
   c->alpha = alpha;

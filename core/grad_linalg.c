@@ -77,6 +77,7 @@ lt_tensor_t *lt_ag_linalg(const char *name, lt_tensor_t *c, lt_tensor_t *a, lt_t
   bool addmm = c != NULL;
   lt_node_t *n = lt_record(name, linalg_bw, addmm ? 3 : 2, addmm ? in : in + 1, o, sizeof(linalg_ctx_t));
   if (!n) { lt_release(o); return NULL; }
+  n->backward_graph = linalg_bw; /* made of recorded ops */
   linalg_ctx_t *x = n->ctx;
   x->addmm = addmm;
   x->beta = beta;

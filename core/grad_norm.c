@@ -1,8 +1,12 @@
 /* Autograd of softmax, log-softmax, batch norm, layer norm and the NLL loss: each op runs with grad
    mode off and records one node whose backward calls the op's fused backward (core/softmax.c,
-   core/normalization.c, core/loss.c). Double backward is not supported: the backward functions
-   themselves are not recorded. */
+   core/normalization.c, core/loss.c). Under create_graph, softmax and nll_loss run backward_graph
+   versions made of recorded ops; batch norm and layer norm have none (double backward raises). */
 #include "core/autograd.h"
+#include "core/factory.h"
+#include "core/grad.h"
+#include "core/reduce.h"
+#include "core/shape.h"
 #include "core/loss.h"
 #include "core/normalization.h"
 #include "core/softmax.h"
@@ -21,6 +25,23 @@ static int softmax_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
   return gi[0] ? LT_OK : LT_ERR;
 }
 
+/* softmax: y (g - sum(g y)); log_softmax: g - exp(y) sum(g), as recorded ops */
+static int softmax_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const softmax_ctx_t *c = n->ctx;
+  lt_tensor_t *y = lt_node_saved(n, 0), *g = go[0];
+  if (!y) return LT_ERR;
+  if (c->log) {
+    lt_tensor_t *s = lt_sum(g, 1, &c->dim, true, LT_DTYPE_INVALID), *e = lt_unary(LT_UNARY_exp, y, NULL);
+    gi[0] = lt_opcc(LT_BINARY_sub, lt_retained(g), lt_opcc(LT_BINARY_mul, e, s));
+  } else {
+    lt_tensor_t *gy = lt_op(LT_BINARY_mul, lt_T(g), lt_T(y));
+    lt_tensor_t *s = gy ? lt_sum(gy, 1, &c->dim, true, LT_DTYPE_INVALID) : NULL;
+    lt_release(gy);
+    gi[0] = lt_opc(LT_BINARY_mul, lt_opcc(LT_BINARY_sub, lt_retained(g), s), lt_T(y));
+  }
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
 lt_tensor_t *lt_ag_softmax(lt_tensor_t *x, int64_t dim, bool log) {
   bool prev = lt_set_grad_enabled(false);
   lt_tensor_t *y = lt_softmax(x, dim, log);
@@ -32,6 +53,7 @@ lt_tensor_t *lt_ag_softmax(lt_tensor_t *x, int64_t dim, bool log) {
     lt_release(y);
     return NULL;
   }
+  n->backward_graph = softmax_graph_bw;
   softmax_ctx_t *c = n->ctx;
   c->dim = dim;
   c->log = log;
@@ -128,6 +150,26 @@ static int nll_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
   return gi[0] ? LT_OK : LT_ERR;
 }
 
+/* the gradient is linear in g and does not depend on logp: g (one per sample, put on the class
+   dim) times the gradient of a loss of gradient 1, a recorded product */
+static int nll_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const nll_ctx_t *c = n->ctx;
+  lt_tensor_t *t = lt_node_saved(n, 0);
+  if (!t) return LT_ERR;
+  lt_tensor_t *w = NULL;
+  if (n->saved[1].t && !(w = lt_node_saved(n, 1))) return LT_ERR;
+  const lt_meta_t *m = &n->in[0].meta;
+  lt_tensor_t *g = go[0], *one = lt_full(g->ndim, g->sizes, lt_F(1), g->dtype, g->device);
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *k = one ? lt_nll_loss_backward(c->op, one, m->ndim, m->sizes, m->dtype, t, w, c->has_ignore,
+                                              c->ignore_index, c->reduction, c->total_weight) : NULL;
+  lt_set_grad_enabled(prev);
+  lt_release(one);
+  lt_tensor_t *gk = g->ndim > 0 && g->ndim < m->ndim ? lt_unsqueeze(g, 1) : lt_retained(g);
+  gi[0] = k ? lt_opcc(LT_BINARY_mul, k, gk) : (lt_release(gk), NULL);
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
 lt_tensor_t *lt_ag_nll_loss(const char *op, lt_tensor_t *logp, lt_tensor_t *target, lt_tensor_t *weight,
                             bool has_ignore, int64_t ignore_index, lt_reduction reduction) {
   double total = 0;
@@ -140,6 +182,7 @@ lt_tensor_t *lt_ag_nll_loss(const char *op, lt_tensor_t *logp, lt_tensor_t *targ
     lt_release(y);
     return NULL;
   }
+  n->backward_graph = nll_graph_bw;
   nll_ctx_t *c = n->ctx;
   c->op = op;
   c->has_ignore = has_ignore;

@@ -295,6 +295,10 @@ lt_tensor_t *lt_ag_reduce(lt_ag_reduce_kind kind, lt_tensor_t *x, int ndims, con
   if (!n) goto fail;
   reduce_ctx_t *c = n->ctx;
   c->kind = kind;
+  /* the others' backward runs loops over the values, not recorded ops */
+  if (kind != LT_AG_PROD && kind != LT_AG_CUMPROD && kind != LT_AG_LOGCUMSUMEXP && kind != LT_AG_CUMMAX &&
+      kind != LT_AG_CUMMIN)
+    n->backward_graph = reduce_bw;
   c->keepdim = keepdim;
   c->p = p;
   c->correction = (int64_t)p;

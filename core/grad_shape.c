@@ -2,6 +2,7 @@
    reshape, flatten, squeeze, unsqueeze) reshape the gradient back; permutations permute it back;
    expand leaves the summing to the engine; slicing ops give the engine the gradient of their part,
    which shape_scatter adds into that part of the input's gradient. */
+#include "core/factory.h"
 #include "core/grad.h"
 #include "core/shape.h"
 
@@ -89,12 +90,47 @@ static int shape_scatter(lt_node_t *n, lt_tensor_t **slot, lt_tensor_t *g) {
   return rc;
 }
 
+/* backward_graph of the slicing views (narrow, select, slice with step 1): the whole input's
+   gradient, the view's gradient between zeros, from recorded ops */
+static int shape_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  if (!lt_node_needs(n, 0)) return LT_OK;
+  const shape_ctx_t *c = n->ctx;
+  const lt_meta_t *in = &n->in[0].meta;
+  int d;
+  LT_TRY(lt_wrap_dim("backward", c->dim, in->ndim, &d));
+  int64_t size = in->sizes[d], st = c->a;
+  if (c->kind == SH_SLICE) st = st < 0 ? (st < -size ? 0 : st + size) : st > size ? size : st;
+  else if (st < 0) st += size;
+  lt_tensor_t *g = c->kind == SH_SELECT ? lt_unsqueeze(go[0], d) : lt_retained(go[0]);
+  if (!g) return LT_ERR;
+  int64_t len = g->sizes[d], sizes[LT_MAX_DIM];
+  lt_tensor_t *parts[3] = {NULL, g, NULL};
+  memcpy(sizes, g->sizes, sizeof(int64_t) * (size_t)g->ndim);
+  sizes[d] = st;
+  if (st > 0) parts[0] = lt_full(g->ndim, sizes, lt_F(0), g->dtype, g->device);
+  sizes[d] = size - st - len;
+  if (sizes[d] > 0) parts[2] = lt_full(g->ndim, sizes, lt_F(0), g->dtype, g->device);
+  lt_tensor_t *list[3];
+  int k = 0;
+  for (int i = 0; i < 3; i++)
+    if (parts[i]) list[k++] = parts[i];
+  bool ok = (st <= 0 || parts[0]) && (size - st - len <= 0 || parts[2]);
+  gi[0] = ok ? lt_cat(k, list, d) : NULL;
+  for (int i = 0; i < 3; i++) lt_release(parts[i]);
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
 static lt_tensor_t *record_view(const char *name, lt_tensor_t *x, lt_tensor_t *o, const shape_ctx_t *c) {
   if (!o) return NULL;
   lt_node_t *n = lt_record(name, shape_bw, 1, &x, o, sizeof *c);
   if (!n) { lt_release(o); return NULL; }
   memcpy(n->ctx, c, sizeof *c);
-  if (c->kind == SH_NARROW || c->kind == SH_SELECT || c->kind == SH_SLICE) n->scatter = shape_scatter;
+  if (c->kind == SH_NARROW || c->kind == SH_SELECT || c->kind == SH_SLICE) {
+    n->scatter = shape_scatter;
+    if (c->kind != SH_SLICE || c->c == 1) n->backward_graph = shape_graph_bw;
+  } else {
+    n->backward_graph = shape_bw; /* made of recorded ops */
+  }
   if (o->storage == x->storage) lt_node_mark_view(o);
   return o;
 }
@@ -156,6 +192,7 @@ static lt_tensor_t *record_multi_in(const char *name, int n, lt_tensor_t *const 
   if (lt_wrap_dim(name, dim, o->ndim, &d) != LT_OK) { lt_release(o); return NULL; }
   lt_node_t *node = lt_record(name, shape_bw, n, xs, o, sizeof(shape_ctx_t));
   if (!node) { lt_release(o); return NULL; }
+  node->backward_graph = shape_bw;
   shape_ctx_t *c = node->ctx;
   c->kind = kind;
   c->dim = d;

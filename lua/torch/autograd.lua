@@ -100,7 +100,9 @@ function autograd.gradcheck(fn, inputs, opts)
   end
   if #wrt == 0 then error('gradcheck: no input requires grad', 2) end
   local outs = flat_outputs(fn, inputs)
-  for o, out in ipairs(outs) do
+  for o = 1, #outs do
+    -- a fresh graph for each output: the numeric part below changes the inputs in place
+    local out = o == 1 and outs[1] or flat_outputs(fn, inputs)[o]
     local flat_out = out:reshape(-1)
     local n_out = flat_out:numel()
     -- analytic: one backward per output element
@@ -151,6 +153,58 @@ function autograd.gradcheck(fn, inputs, opts)
     end
   end
   return true
+end
+
+--- gradgradcheck(fn, inputs, grad_outputs = random, {eps, atol, rtol}) -> true, or raises: the
+--- gradients of fn's gradients (autograd.grad with create_graph) against finite differences of
+--- the gradients, by gradcheck of the function (inputs..., grad_outputs...) -> the gradients.
+--- grad_outputs: a tensor or an array, one per tensor output (random normal values when absent).
+function autograd.gradgradcheck(fn, inputs, grad_outputs, opts)
+  if type(grad_outputs) == 'table' and not torch.is_tensor(grad_outputs) and opts == nil
+      and grad_outputs[1] == nil and next(grad_outputs) ~= nil then
+    grad_outputs, opts = nil, grad_outputs -- gradgradcheck(fn, inputs, {eps = ...})
+  end
+  inputs = as_list(inputs)
+  local n = #inputs
+  local wrt = {}
+  for i, x in ipairs(inputs) do
+    if torch.is_tensor(x) and x.requires_grad then wrt[#wrt + 1] = i end
+  end
+  if #wrt == 0 then error('gradgradcheck: no input requires grad', 2) end
+  local outs = torch.enable_grad(flat_outputs, fn, inputs)
+  local gos
+  if grad_outputs ~= nil then
+    gos = as_list(grad_outputs)
+    if #gos ~= #outs then
+      error(string.format('gradgradcheck: got %d grad_outputs for %d outputs', #gos, #outs), 2)
+    end
+  else
+    gos = {}
+    for k, o in ipairs(outs) do
+      gos[k] = torch.randn(o.shape, { dtype = o.dtype, device = o.device }):requires_grad_()
+    end
+  end
+  local function grads_of(...)
+    local args = table.pack(...)
+    local ins, go = {}, {}
+    for i = 1, n do ins[i] = args[i] end
+    for k = 1, #gos do go[k] = args[n + k] end
+    return torch.enable_grad(function()
+      local diff = {}
+      for k, i in ipairs(wrt) do diff[k] = ins[i] end
+      local gs = autograd.grad(flat_outputs(fn, ins), diff, { grad_outputs = go, create_graph = true,
+        allow_unused = true })
+      local r = {}
+      for k = 1, #diff do
+        if gs[k] then r[#r + 1] = gs[k] end
+      end
+      return table.unpack(r)
+    end)
+  end
+  local all = {}
+  for i = 1, n do all[i] = inputs[i] end
+  for k, g in ipairs(gos) do all[n + k] = g end
+  return autograd.gradcheck(grads_of, all, opts)
 end
 
 return autograd

@@ -117,6 +117,7 @@ end
 
 require 'torch.dtypes'
 require 'torch.autograd'
+require 'torch.autograd_functional'
 require 'torch.sort'
 require 'torch.composite'
 require 'torch.shapes'
