@@ -252,6 +252,51 @@ describe('create_graph', function()
     H.assert_values(grad(g:sum(), x)[1], map(x, function(v) return -math.sin(v) end), 1e-12)
   end)
 
+  it('refuses, for a custom Function marked once_differentiable, and for the Lua-made nodes whose backward is not made of recorded ops', function()
+    local Sin = torch.autograd.Function:extend('OnceSin')
+    Sin.once_differentiable = true
+    function Sin.forward(ctx, x)
+      ctx:save_for_backward(x)
+      return x:sin()
+    end
+    function Sin.backward(ctx, g) return g * ctx.saved_tensors[1]:cos() end
+    local x = leaf({ 0.5, -2 })
+    H.assert_values(grad(Sin.apply(x):sum(), x)[1], map(x, math.cos), 1e-12) -- once is fine
+    H.raises(function() grad(Sin.apply(x):sum(), x, { create_graph = true }) end,
+      'create_graph: double backward through OnceSin is not supported yet')
+    -- the linalg functions that solve with factors saved without history (their second
+    -- derivatives came out half of the true ones), the reentrant checkpoint
+    local a = torch.tensor({ { 3, 1 }, { 0.5, 2 } }, { dtype = torch.float64, requires_grad = true })
+    local b = torch.ones(2, 1, f64)
+    local L = torch.linalg
+    for name, f in pairs({
+      LinalgDetBackward0 = function() return L.det(a) end,
+      LinalgSlogdetBackward0 = function() return select(2, L.slogdet(a)) end,
+      LinalgSolveExBackward0 = function() return L.solve(a, b):sum() + L.inv(a):sum() end,
+      LinalgCholeskyExBackward0 = function() return L.cholesky(a:matmul(a:t())):sum() end,
+      LinalgSolveTriangularBackward0 = function() return L.solve_triangular(a:triu(), b, { upper = true }):sum() end,
+      LinalgQrBackward0 = function() return select(2, L.qr(a)):sum() end,
+      CheckpointFunction = function() return torch.utils.checkpoint.checkpoint(function(t) return t:exp() end, a):sum() end,
+    }) do
+      H.raises(function() grad(f(), a, { create_graph = true }) end, 'double backward through ' .. name, name)
+      assert.are.equal(4, grad(f(), a)[1]:numel(), name) -- and without create_graph they differentiate
+    end
+  end)
+
+  it('differentiates the views made by as_strided twice: diagonal, trace, unfold', function()
+    -- f = the cubes of the diagonal (offset 1), trace^2 and the windows' end products: against the
+    -- finite differences of the first gradient
+    local x0 = torch.tensor({ { 0.3, -1.2, 0.7 }, { 1.1, 0.4, -0.6 }, { -0.2, 0.9, 1.3 } }, f64)
+    local function loss(x) return (x:diagonal(1) ^ 3):sum() + torch.trace(x) ^ 2
+      + (function(w) return (w:select(2, 1) * w:select(2, 3)):sum() end)(x:reshape(-1):unfold(1, 3, 2)) end
+    assert.is_true(torch.autograd.gradgradcheck(function(x) return loss(x) end, { x0:clone():requires_grad_() }))
+    -- the gradient of trace(x)^2 is 2 trace(x) I: the sum of its diagonal, 6 trace(x), has the
+    -- gradient 6 I
+    local x = x0:clone():requires_grad_()
+    local g = grad(torch.trace(x) ^ 2, x, { create_graph = true })[1]
+    H.assert_values(grad(g:diagonal():sum(), x)[1], { { 6, 0, 0 }, { 0, 6, 0 }, { 0, 0, 6 } }, 1e-12)
+  end)
+
   it('makes retain_graph default to true', function()
     local x = leaf({ 1, 2 })
     local y = (x:exp() * x):sum()

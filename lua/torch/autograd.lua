@@ -31,6 +31,8 @@ autograd.no_grad, autograd.enable_grad = torch.no_grad, torch.enable_grad
 -- function Cube.forward(ctx, x) ctx:save_for_backward(x); return x ^ 3 end
 -- function Cube.backward(ctx, g) local x = table.unpack(ctx.saved_tensors); return g * 3 * x ^ 2 end
 -- Cube.apply(x)
+-- Cube.once_differentiable = true makes a backward with create_graph an error (for a backward
+-- that is not made of differentiable ops), as PyTorch's @once_differentiable
 local Ctx = {}
 Ctx.__index = Ctx
 function Ctx:save_for_backward(...)
@@ -62,7 +64,15 @@ function Function:extend(name)
     local outs = table.pack(torch.no_grad(cls.forward, ctx, ...))
     local list = {}
     for k = 1, outs.n do list[k] = outs[k] end
-    local bw = function(...) return cls.backward(ctx, ...) end
+    -- with create_graph the engine runs backward with grad mode on, so that a backward made of
+    -- recorded ops is itself differentiated; a class whose backward is not (it calls raw kernels,
+    -- or uses factors saved without their history) sets once_differentiable, and refuses
+    local bw = function(...)
+      if cls.once_differentiable and torch.is_grad_enabled() then
+        error(string.format('create_graph: double backward through %s is not supported yet', name), 0)
+      end
+      return cls.backward(ctx, ...)
+    end
     local recorded = autograd._record(name, args, n, list, bw)
     for k = 1, outs.n do outs[k] = recorded[k] end
     return table.unpack(outs, 1, outs.n)

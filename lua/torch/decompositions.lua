@@ -38,6 +38,7 @@ return function(linalg, h)
 
   -- X = A^-1 B for triangular A (the upper or lower triangle; unit: a diagonal of ones)
   local TriSolve = Function:extend('LinalgSolveTriangularBackward0')
+  TriSolve.once_differentiable = true -- its backward is not made of recorded ops
   function TriSolve.forward(ctx, a, b, upper, unit)
     ctx.upper, ctx.unit = upper, unit
     local x = torch._solve_triangular(a, b, upper, false, unit)
@@ -101,6 +102,8 @@ return function(linalg, h)
   -- ---- Cholesky ----
 
   local Cholesky = Function:extend('LinalgCholeskyExBackward0')
+
+  Cholesky.once_differentiable = true -- its backward is not made of recorded ops
   function Cholesky.forward(ctx, a, upper, out)
     local l, info = torch._cholesky(a, upper)
     out.info = info
@@ -171,6 +174,7 @@ return function(linalg, h)
 
   -- LAPACK's factors carry no gradient in PyTorch 1.13; a backward through them is an error
   local LDLFactor = Function:extend('LinalgLdlFactorExBackward0')
+  LDLFactor.once_differentiable = true -- its backward is not made of recorded ops
   function LDLFactor.forward(_, a, out)
     local ld, piv, info = torch._ldl_factor(a)
     out.pivots, out.info = piv, info
@@ -218,6 +222,7 @@ return function(linalg, h)
 
   -- X = A^-1 B for ldl_factor's factors; the gradient reaches B (A is symmetric: gB = A^-1 g), not LD
   local LDLSolve = Function:extend('LinalgLdlSolveBackward0')
+  LDLSolve.once_differentiable = true -- its backward is not made of recorded ops
   function LDLSolve.forward(ctx, ld, piv, b)
     ctx:save_for_backward(ld, piv)
     return torch._ldl_solve(ld, piv, b)
@@ -258,6 +263,8 @@ return function(linalg, h)
   -- ---- QR ----
 
   local QR = Function:extend('LinalgQrBackward0')
+
+  QR.once_differentiable = true -- its backward is not made of recorded ops
   function QR.forward(ctx, a, mode)
     local q, r = torch._qr(a, mode)
     ctx.mode = mode
@@ -311,6 +318,7 @@ return function(linalg, h)
 
   -- geqrf's factors carry no gradient (nor in PyTorch 1.13)
   local Geqrf = Function:extend('GeqrfBackward0')
+  Geqrf.once_differentiable = true -- its backward is not made of recorded ops
   function Geqrf.forward(_, a, out)
     local qr, tau = torch._geqrf(a)
     out.tau = tau

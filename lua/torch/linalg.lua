@@ -227,6 +227,7 @@ end
 
 -- Each function below factors A once, in its forward, and its backward solves with those factors.
 local Det = torch.autograd.Function:extend('LinalgDetBackward0')
+Det.once_differentiable = true -- its backward is not made of recorded ops
 function Det.forward(ctx, a)
   local f, piv, _, sign = lu(a, 'det')
   local d = f:diagonal(0, -2, -1):prod(-1) * sign:to(f.dtype)
@@ -244,6 +245,7 @@ function linalg.det(a) return Det.apply(a) end
 
 -- logabsdet, the sign left in out.sign (it carries no gradient)
 local LogAbsDet = torch.autograd.Function:extend('LinalgSlogdetBackward0')
+LogAbsDet.once_differentiable = true -- its backward is not made of recorded ops
 function LogAbsDet.forward(ctx, a, out)
   local f, piv, _, sign = lu(a, 'slogdet')
   local diag = f:diagonal(0, -2, -1)
@@ -272,6 +274,7 @@ local singular = {
 -- X = A^-1 B for A and B of one batch shape; out = {info = ...}: infos (int32) there and no error
 -- for a singular A (whose X then has infs or NaNs, as LAPACK's)
 local Solve = torch.autograd.Function:extend('LinalgSolveExBackward0')
+Solve.once_differentiable = true -- its backward is not made of recorded ops
 function Solve.forward(ctx, a, b, op, out)
   local f, piv, info = lu(a, op)
   if out then

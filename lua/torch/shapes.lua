@@ -265,7 +265,8 @@ function AsStrided.backward(ctx, g)
   local pos = torch.arange(ctx.numel, { device = g.device }):_as_strided(ctx.size, ctx.stride, ctx.offset)
   local storage = torch.zeros(ctx.numel, { dtype = g.dtype, device = g.device })
   storage:index_add_(1, pos:reshape(-1) + 1, g:reshape(-1))
-  return storage:_as_strided(ctx.x_size, ctx.x_stride, ctx.x_offset):clone()
+  -- through as_strided itself, so that with create_graph the gradient is differentiated again
+  return torch.as_strided(storage, ctx.x_size, ctx.x_stride, ctx.x_offset):clone()
 end
 both('as_strided', function(x, size, stride, offset)
   check_tensor(x, 'as_strided')

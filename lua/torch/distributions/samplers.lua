@@ -120,6 +120,8 @@ function S.standard_gamma_grad(alpha, x)
 end
 
 local StandardGamma = torch.autograd.Function:extend('StandardGammaBackward0')
+
+StandardGamma.once_differentiable = true -- its backward is not made of recorded ops
 function StandardGamma.forward(ctx, alpha)
   local x = sample_gamma(alpha:double()):to(alpha.dtype):clamp(U.finfo(alpha.dtype).tiny)
   ctx:save_for_backward(alpha, x)

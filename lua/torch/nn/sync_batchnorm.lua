@@ -41,6 +41,7 @@ end
 
 -- PyTorch's torch.nn.modules._functions.SyncBatchNorm
 local SyncFn = torch.autograd.Function:extend('SyncBatchNormBackward')
+SyncFn.once_differentiable = true -- its backward is not made of recorded ops
 
 -- forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, world_size)
 function SyncFn.forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, world)

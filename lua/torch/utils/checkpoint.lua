@@ -16,6 +16,9 @@ local torch = require 'torch'
 local M = {}
 
 local CheckpointFunction = torch.autograd.Function:extend('CheckpointFunction')
+-- its backward runs its own backward, whose gradients have no history (as PyTorch's reentrant
+-- checkpoint, which does not support create_graph either)
+CheckpointFunction.once_differentiable = true
 
 function CheckpointFunction.forward(ctx, fn, ...)
   ctx.fn = fn
