@@ -26,6 +26,79 @@ function torch.enable_grad(fn, ...) return run_with(true, fn, ...) end
 function torch.set_grad_enabled(on, fn, ...) return run_with(on and true or false, fn, ...) end
 autograd.no_grad, autograd.enable_grad = torch.no_grad, torch.enable_grad
 
+-- ---- tensor hooks: x:register_hook(fn) -> handle ----
+-- fn(grad) runs on the gradient flowing into x during backward (a leaf's summed over its uses,
+-- before .grad takes it; a non-leaf's before it flows on); a tensor it returns replaces the gradient
+-- for the next hook and what follows. The lists live on x's node (or x, a leaf), in the C engine;
+-- autograd._hook_list finds them (bindings/autograd.c).
+local hooks = require 'torch.utils.hooks'
+local Tensor = torch.Tensor
+
+local function hook_name(fn)
+  if type(fn) == 'function' then
+    local info = debug.getinfo(fn, 'S')
+    if info.what ~= 'C' then return info.short_src .. ':' .. info.linedefined end
+  end
+  return tostring(fn)
+end
+
+local function shape_str(t)
+  return '[' .. table.concat(t.shape, ', ') .. ']'
+end
+
+-- list, grad -> the new grad (nil when unchanged), the grad at retain_grad's place (nil: none)
+autograd._set_hook_runner(function(list, grad)
+  local g, at = grad, nil
+  local snap = {}
+  for i = 1, #list do snap[i] = list[i] end
+  for _, e in ipairs(snap) do
+    if e.retain then
+      at = g
+    else
+      local r = e.fn(g)
+      if r ~= nil then
+        local name = hook_name(e.fn)
+        if not torch.is_tensor(r) then
+          error(string.format("hook '%s' should return a tensor or nil, got %s", name, torch.typename(r) or type(r)), 0)
+        end
+        if r.dtype ~= g.dtype or tostring(r.device) ~= tostring(g.device) then
+          error(string.format("hook '%s' has changed the type of value (was %s on %s got %s on %s)", name,
+            tostring(g.dtype), tostring(g.device), tostring(r.dtype), tostring(r.device)), 0)
+        end
+        if shape_str(r) ~= shape_str(g) then
+          error(string.format("hook '%s' has changed the size of value (was %s got %s)", name, shape_str(g),
+            shape_str(r)), 0)
+        end
+        g = r
+      end
+    end
+  end
+  return g ~= grad and g or nil, at
+end)
+
+function Tensor.register_hook(self, fn)
+  if not hooks.callable(fn) then
+    error('register_hook: expected a function, got ' .. (torch.typename(fn) or type(fn)), 2)
+  end
+  if not self.requires_grad then
+    error("register_hook: cannot register a hook on a tensor that doesn't require gradient", 2)
+  end
+  local list, fresh = autograd._hook_list(self, true)
+  -- retain_grad keeps the gradient at its place among the hooks (PyTorch 1.13)
+  if fresh and self.retains_grad then list[1] = { retain = true } end
+  return hooks.add(list, fn)
+end
+
+local c_retain_grad = Tensor.retain_grad
+function Tensor.retain_grad(self)
+  local was = self.retains_grad
+  c_retain_grad(self)
+  if not was and self.retains_grad then
+    local list = autograd._hook_list(self, false)
+    if list then list[#list + 1] = { retain = true } end
+  end
+end
+
 -- ---- custom functions ----
 -- local Cube = torch.autograd.Function:extend('Cube')
 -- function Cube.forward(ctx, x) ctx:save_for_backward(x); return x ^ 3 end

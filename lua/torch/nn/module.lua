@@ -667,22 +667,10 @@ end
 -- arguments (`return x2`, `return a, b`). register_forward_hook(hook): hook(module, input, ...)
 -- runs after forward with its results; results, when the first is not nil, replace them. Each
 -- returns a handle: h:remove(), also a to-be-closed value (`local h <close> = m:register_...`).
-local hook_count = 0
-
-local Handle = {}
-Handle.__index = Handle
-Handle.__name = 'RemovableHandle'
-function Handle:remove()
-  local list = self.hooks
-  for i = 1, #list do
-    if list[i].id == self.id then table.remove(list, i); break end
-  end
-end
-Handle.__close = Handle.remove
+local hooks = require 'torch.utils.hooks'
 
 local function add_hook(m, field, hook, what)
-  local mt = getmetatable(hook)
-  if type(hook) ~= 'function' and not (type(mt) == 'table' and mt.__call) then
+  if not hooks.callable(hook) then
     error(string.format('%s: expected a function, got %s', what, typename(hook)), 3)
   end
   local vals = m[VALS]
@@ -692,9 +680,7 @@ local function add_hook(m, field, hook, what)
     setattr(m, field, list, 2)
   end
   changed(m)
-  hook_count = hook_count + 1
-  list[#list + 1] = { id = hook_count, fn = hook }
-  return setmetatable({ hooks = list, id = hook_count }, Handle)
+  return hooks.add(list, hook)
 end
 
 -- m:register_forward_pre_hook(hook) -> handle: hook(module, input) before each forward; its results,
@@ -709,12 +695,7 @@ function Module:register_forward_hook(hook)
   return add_hook(self, '_forward_hooks', hook, 'register_forward_hook')
 end
 
--- a copy of a hook list, so that a hook may remove itself (or add others) while the list runs
-local function snapshot(list)
-  local c = {}
-  for i = 1, #list do c[i] = list[i].fn end
-  return c
-end
+local snapshot = hooks.snapshot
 
 local function call_with_hooks(self, pre, post, ...)
   local input = table.pack(...)

@@ -1,0 +1,225 @@
+-- Autograd hooks: tensor hooks (x:register_hook), module backward hooks, anomaly detection and
+-- inference mode, checked against hand-derived gradients (closed forms worked out in the comments)
+-- and PyTorch 1.13's behaviour (which hooks run, in which order, and its error messages).
+local torch = require 'torch'
+local H = require 'spec.helpers'
+
+local function leaf(values) return torch.tensor(values, { dtype = torch.float64, requires_grad = true }) end
+
+describe('x:register_hook on a leaf', function()
+  it('replaces the gradient before .grad takes it', function()
+    -- d/dx sum(3x) = 3, doubled by the hook
+    local x = leaf({ 1, 2 })
+    local seen
+    x:register_hook(function(g) seen = g:clone(); return g * 2 end)
+    ;(x * 3):sum():backward()
+    H.assert_values(seen, { 3, 3 })
+    H.assert_values(x.grad, { 6, 6 })
+  end)
+
+  it('runs once on the gradient summed over every use of the leaf', function()
+    -- sum(x * x) + sum(5x): d/dx = 2x + 5 = {7, 9}; the hook squares it
+    local x = leaf({ 1, 2 })
+    local calls = {}
+    x:register_hook(function(g) calls[#calls + 1] = g:clone(); return g * g end)
+    ;((x * x):sum() + (x * 5):sum()):backward()
+    assert.equal(1, #calls)
+    H.assert_values(calls[1], { 7, 9 })
+    H.assert_values(x.grad, { 49, 81 })
+  end)
+
+  it('runs the hooks in registration order, each on the previous result', function()
+    -- (2 + 1) * 3 = 9, against 2 * 3 + 1 = 7 the other way round
+    local x = leaf({ 1, 2 })
+    x:register_hook(function(g) return g + 1 end)
+    x:register_hook(function(g) return g * 3 end)
+    ;(x * 2):sum():backward()
+    H.assert_values(x.grad, { 9, 9 })
+  end)
+
+  it('leaves the gradient alone when it returns nothing, and accumulates across backwards', function()
+    local x = leaf({ 1, 2 })
+    local n = 0
+    x:register_hook(function() n = n + 1 end)
+    ;(x * 2):sum():backward()
+    ;(x * 4):sum():backward()
+    assert.equal(2, n)
+    H.assert_values(x.grad, { 6, 6 })
+  end)
+
+  it('runs on a leaf that is itself the root', function()
+    local x = torch.tensor(3.0, { requires_grad = true })
+    x:register_hook(function(g) return g * 5 end)
+    x:backward()
+    H.assert_values(x.grad, { 5 })
+  end)
+
+  it('runs with grad mode off, as the rest of backward', function()
+    local x = leaf({ 1 })
+    local mode
+    x:register_hook(function() mode = torch.is_grad_enabled() end)
+    ;(x * 2):sum():backward()
+    assert.is_false(mode)
+  end)
+end)
+
+describe('x:register_hook on a non-leaf', function()
+  it('changes the gradient that flows on to the inputs', function()
+    -- y = x^2, loss = sum(y): dloss/dy = 1, times 5 by the hook; dloss/dx = 5 * 2x
+    local x = leaf({ 1, -2 })
+    local y = x ^ 2
+    y:register_hook(function(g) return g * 5 end)
+    y:sum():backward()
+    H.assert_values(x.grad, { 10, -20 })
+  end)
+
+  it('sees the gradient summed over every use', function()
+    -- y = 2x; loss = sum(y * y) + sum(y): dloss/dy = 2y + 1 = 4x + 1
+    local x = leaf({ 1, 2 })
+    local y = x * 2
+    local seen
+    y:register_hook(function(g) seen = g:clone() end)
+    ;((y * y):sum() + y:sum()):backward()
+    H.assert_values(seen, { 5, 9 })
+    H.assert_values(x.grad, { 10, 18 })
+  end)
+
+  it('keeps retain_grad at its place among the hooks (PyTorch 1.13)', function()
+    local x = leaf({ 1, 2 })
+    local y = x * 2
+    y:retain_grad()
+    y:register_hook(function(g) return g * 2 end)
+    y:sum():backward()
+    H.assert_values(y.grad, { 1, 1 }) -- retained before the hook
+    H.assert_values(x.grad, { 4, 4 })
+    local x2 = leaf({ 1, 2 })
+    local y2 = x2 * 2
+    y2:register_hook(function(g) return g * 2 end)
+    y2:retain_grad()
+    y2:sum():backward()
+    H.assert_values(y2.grad, { 2, 2 }) -- after it
+  end)
+
+  it('is not called for an output that no gradient reached', function()
+    local x = leaf({ 1, 2, 3, 4 })
+    local parts = x:split(2)
+    local called = false
+    parts[1]:register_hook(function() called = true end)
+    parts[2]:sum():backward()
+    assert.is_false(called)
+    H.assert_values(x.grad, { 0, 0, 1, 1 })
+  end)
+end)
+
+describe('x.retains_grad', function()
+  it('is true only for a non-leaf after retain_grad', function()
+    local x = leaf({ 1 })
+    local y = x * 2
+    assert.is_false(y.retains_grad)
+    y:retain_grad()
+    assert.is_true(y.retains_grad)
+    x:retain_grad()
+    assert.is_false(x.retains_grad)
+  end)
+end)
+
+describe('hooks with torch.autograd.grad', function()
+  it('run on the tensors between the outputs and the inputs', function()
+    -- y = 2x, hook * 10, out = sum(3y): d/dx = 3 * 10 * 2
+    local x = leaf({ 1, 2 })
+    local y = x * 2
+    local calls = 0
+    y:register_hook(function(g) calls = calls + 1; return g * 10 end)
+    local g = torch.autograd.grad((y * 3):sum(), { x })[1]
+    H.assert_values(g, { 60, 60 })
+    assert.equal(1, calls)
+    assert.is_nil(x.grad)
+  end)
+
+  it('do not run on the inputs themselves (PyTorch 1.13 takes their gradients before the hooks)', function()
+    local x = leaf({ 1, 2 })
+    local called = false
+    x:register_hook(function(g) called = true; return g * 10 end)
+    H.assert_values(torch.autograd.grad((x * 3):sum(), { x })[1], { 3, 3 })
+    local y = x * 2
+    y:register_hook(function(g) called = true; return g * 10 end)
+    H.assert_values(torch.autograd.grad((y * 3):sum(), { y })[1], { 3, 3 })
+    assert.is_false(called)
+  end)
+
+  it('do not run where the gradient is not computed', function()
+    -- only a's gradient is asked for: x's branch does not run
+    local x, a = leaf({ 1, 2 }), leaf({ 3, 4 })
+    local y = x * 2
+    local calls = {}
+    y:register_hook(function() calls[#calls + 1] = 'y' end)
+    x:register_hook(function() calls[#calls + 1] = 'x' end)
+    H.assert_values(torch.autograd.grad((y * a):sum(), { a })[1], { 2, 4 })
+    assert.same({}, calls)
+    -- the same graph's backward runs both
+    ;(y * a):sum():backward()
+    assert.same({ 'y', 'x' }, calls)
+  end)
+end)
+
+describe('hook handles', function()
+  it('remove the hook, twice harmlessly, and close as to-be-closed values', function()
+    local x = leaf({ 1, 2 })
+    local h = x:register_hook(function(g) return g * 2 end)
+    h:remove()
+    h:remove()
+    ;(x * 1):sum():backward()
+    H.assert_values(x.grad, { 1, 1 })
+    do
+      local _ <close> = x:register_hook(function(g) return g * 100 end)
+    end
+    x.grad = nil
+    ;(x * 1):sum():backward()
+    H.assert_values(x.grad, { 1, 1 })
+  end)
+
+  it('let a hook remove itself while it runs', function()
+    local x = leaf({ 1 })
+    local h
+    h = x:register_hook(function(g) h:remove(); return g * 2 end)
+    x:register_hook(function(g) return g + 1 end)
+    ;(x * 1):sum():backward()
+    H.assert_values(x.grad, { 3 })
+    x.grad = nil
+    ;(x * 1):sum():backward()
+    H.assert_values(x.grad, { 2 })
+  end)
+end)
+
+describe('hook errors', function()
+  it('refuses a tensor that does not require grad, and a non-function', function()
+    H.raises(function() torch.zeros(2):register_hook(function() end) end,
+      "cannot register a hook on a tensor that doesn't require gradient")
+    H.raises(function() leaf({ 1 }):register_hook(42) end, 'register_hook: expected a function, got number')
+  end)
+
+  it('names the hook that changed the shape, dtype or type of the gradient', function()
+    local x = leaf({ 1, 2 })
+    local h = x:register_hook(function() return torch.zeros(3, { dtype = torch.float64 }) end)
+    local err = H.raises(function() (x * 2):sum():backward() end, 'has changed the size of value (was [2] got [3])')
+    assert.truthy(err:find("hook 'spec/autograd_hooks_spec.lua:%d+'"))
+    h:remove()
+    h = x:register_hook(function(g) return g:float() end)
+    H.raises(function() (x * 2):sum():backward() end, 'has changed the type of value')
+    h:remove()
+    h = x:register_hook(function() return 'no' end)
+    H.raises(function() (x * 2):sum():backward() end, 'should return a tensor or nil, got string')
+    h:remove()
+    assert.is_nil(x.grad)
+  end)
+
+  it('propagates an error raised in a hook out of backward, and backward works after it', function()
+    local x = leaf({ 1, 2 })
+    local y = x * 2
+    local h = y:register_hook(function() error('boom in hook') end)
+    H.raises(function() y:sum():backward(nil, { retain_graph = true }) end, 'boom in hook')
+    h:remove()
+    y:sum():backward()
+    H.assert_values(x.grad, { 2, 2 })
+  end)
+end)
