@@ -108,6 +108,18 @@ describe('x:register_hook on a non-leaf', function()
     parts[2]:sum():backward()
     assert.is_false(called)
     H.assert_values(x.grad, { 0, 0, 1, 1 })
+    -- two outputs of one node: only b's gets a gradient; d/dx sum(3x) = 3
+    local Two = torch.autograd.Function:extend('Two')
+    function Two.forward(ctx, v) return v * 2, v * 3 end
+    function Two.backward(ctx, ga, gb) return ga * 2 + gb * 3 end
+    local z = leaf({ 1, 2 })
+    local a, b = Two.apply(z)
+    local calls = {}
+    a:register_hook(function() calls[#calls + 1] = 'a' end)
+    b:register_hook(function(g) calls[#calls + 1] = 'b'; return g * 10 end)
+    b:sum():backward()
+    assert.same({ 'b' }, calls)
+    H.assert_values(z.grad, { 30, 30 })
   end)
 end)
 
