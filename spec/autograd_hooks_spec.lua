@@ -235,3 +235,123 @@ describe('hook errors', function()
     H.assert_values(x.grad, { 2, 2 })
   end)
 end)
+
+describe('m:register_full_backward_hook', function()
+  local nn = torch.nn
+
+  -- y = x W^T + b, loss = sum(y * w): grad_output = w, grad_input = w W, W.grad = w^T x
+  local function linear_case()
+    torch.manual_seed(3)
+    local m = nn.Linear(3, 2):double()
+    local x = torch.randn(4, 3, { dtype = torch.float64 }):requires_grad_()
+    local w = torch.randn(4, 2, { dtype = torch.float64 })
+    return m, x, w
+  end
+
+  -- plain-Lua matrix product of nested tables
+  local function mm(a, b)
+    local r = {}
+    for i = 1, #a do
+      r[i] = {}
+      for j = 1, #b[1] do
+        local s = 0
+        for k = 1, #b do s = s + a[i][k] * b[k][j] end
+        r[i][j] = s
+      end
+    end
+    return r
+  end
+
+  it('gives grad_input and grad_output of a Linear in closed form', function()
+    local m, x, w = linear_case()
+    local calls, gi, go, mod = 0, nil, nil, nil
+    m:register_full_backward_hook(function(md, grad_input, grad_output)
+      calls, mod, gi, go = calls + 1, md, grad_input, grad_output
+    end)
+    ;(m(x) * w):sum():backward()
+    assert.equal(1, calls)
+    assert.equal(m, mod)
+    H.assert_values(go[1], w:totable(), 1e-12)
+    local want = mm(w:totable(), m.weight:detach():totable())
+    H.assert_values(gi[1], want, 1e-12)
+    H.assert_values(x.grad, want, 1e-12)
+  end)
+
+  it('replaces grad_input with the table the hook returns, not the parameters\' gradients', function()
+    local m, x, w = linear_case()
+    m:register_full_backward_hook(function(_, grad_input) return { grad_input[1] * 2 } end)
+    ;(m(x) * w):sum():backward()
+    local gx = mm(w:totable(), m.weight:detach():totable())
+    for i = 1, #gx do for j = 1, #gx[i] do gx[i][j] = 2 * gx[i][j] end end
+    H.assert_values(x.grad, gx, 1e-12)
+    local wt = w:t():totable()
+    H.assert_values(m.weight.grad, mm(wt, x:detach():totable()), 1e-12)
+  end)
+
+  it('has nil entries for arguments that are not tensors or need no gradient', function()
+    -- out = a * b * k: d/da = b k, d/db = a k
+    local M = nn.Module:extend('Prod3')
+    function M:forward(a, k, b) return a * b * k end
+    local m = M()
+    local a, b = leaf({ 1, 1 }), leaf({ 3, 3 })
+    local gi, go
+    m:register_full_backward_hook(function(_, grad_input, grad_output) gi, go = grad_input, grad_output end)
+    m(a, 2, b):sum():backward()
+    H.assert_values(gi[1], { 6, 6 })
+    assert.is_nil(gi[2])
+    H.assert_values(gi[3], { 2, 2 })
+    H.assert_values(go[1], { 1, 1 })
+    local c = torch.tensor({ 5.0, 5.0 }, { dtype = torch.float64 })
+    m(a, 2, c):sum():backward()
+    H.assert_values(gi[1], { 10, 10 })
+    assert.is_nil(gi[3])
+  end)
+
+  it('runs from the output when no input needs a gradient, and may not return gradients then', function()
+    local m, _, w = linear_case()
+    local x = torch.randn(4, 3, { dtype = torch.float64 })
+    local gi, go
+    local h = m:register_full_backward_hook(function(_, grad_input, grad_output) gi, go = grad_input, grad_output end)
+    ;(m(x) * w):sum():backward()
+    assert.same({}, gi)
+    H.assert_values(go[1], w:totable())
+    h:remove()
+    m:register_full_backward_hook(function() return { torch.ones(4, 3) } end)
+    H.raises(function() (m(x) * w):sum():backward() end,
+      'Backward hook for Modules where no input requires gradient should always return None or None for all gradients.')
+  end)
+
+  it('refuses a table with more grad_input than arguments, and is removed by its handle', function()
+    local m, x, w = linear_case()
+    local h = m:register_full_backward_hook(function(_, grad_input) return { grad_input[1], grad_input[1] } end)
+    H.raises(function() (m(x) * w):sum():backward() end,
+      'Backward hook returned an invalid number of grad_input, got 2, but expected 1')
+    h:remove()
+    x.grad = nil
+    local calls = 0
+    local h2 = m:register_full_backward_hook(function() calls = calls + 1 end)
+    h2:remove()
+    ;(m(x) * w):sum():backward()
+    assert.equal(0, calls)
+    H.assert_values(x.grad, mm(w:totable(), m.weight:detach():totable()), 1e-12)
+  end)
+
+  it('keeps the forward hooks\' 1.13 arguments: (module, input) and (module, input, output)', function()
+    local m, x, w = linear_case()
+    local seen = {}
+    m:register_forward_pre_hook(function(md, input) seen.pre = { md, input.n, input[1] } end)
+    m:register_forward_hook(function(md, input, output) seen.post = { md, input.n, output }; return output * 2 end)
+    local bw_go
+    m:register_full_backward_hook(function(_, _, grad_output) bw_go = grad_output[1] end)
+    local y = m(x)
+    assert.equal(m, seen.pre[1]); assert.equal(1, seen.pre[2]); assert.equal(x, seen.pre[3])
+    assert.equal(m, seen.post[1]); assert.equal(1, seen.post[2])
+    H.assert_values(y, (seen.post[3] * 2):detach():totable())
+    ;(y * w):sum():backward()
+    -- the backward hook sees the gradient of the call's final result (after the forward hook)
+    H.assert_values(bw_go, w:totable())
+    local want = mm(w:totable(), m.weight:detach():totable())
+    for i = 1, #want do for j = 1, #want[i] do want[i][j] = 2 * want[i][j] end end
+    H.assert_values(x.grad, want, 1e-12)
+  end)
+end)

@@ -695,15 +695,28 @@ function Module:register_forward_hook(hook)
   return add_hook(self, '_forward_hooks', hook, 'register_forward_hook')
 end
 
+-- m:register_full_backward_hook(hook) -> handle: hook(module, grad_input, grad_output) in backward,
+-- grad_input and grad_output arrays of the gradients of the call's arguments and results (nil where
+-- an argument or result is not a tensor or gets no gradient); a table it returns replaces grad_input.
+-- Kept in the plain field _backward_hooks; torch.utils.hooks.BackwardHook runs them.
+function Module:register_full_backward_hook(hook)
+  return add_hook(self, '_backward_hooks', hook, 'register_full_backward_hook')
+end
+
 local snapshot = hooks.snapshot
 
-local function call_with_hooks(self, pre, post, ...)
+local function call_with_hooks(self, pre, post, bw, ...)
   local input = table.pack(...)
   if pre ~= nil then
     for _, hook in ipairs(snapshot(pre)) do
       local r = table.pack(hook(self, input))
       if r[1] ~= nil then input = r end
     end
+  end
+  local bw_hook
+  if bw ~= nil and #bw > 0 then
+    bw_hook = hooks.BackwardHook(self, snapshot(bw))
+    input = bw_hook:setup_input_hook(input)
   end
   local out = table.pack(self:forward(table.unpack(input, 1, input.n)))
   if post ~= nil then
@@ -712,14 +725,17 @@ local function call_with_hooks(self, pre, post, ...)
       if r[1] ~= nil then out = r end
     end
   end
+  if bw_hook then out = bw_hook:setup_output_hook(out) end
   return table.unpack(out, 1, out.n)
 end
 
 local function call(self, ...)
   local vals = self[VALS]
-  local pre, post = vals._forward_pre_hooks, vals._forward_hooks
-  if (pre == nil or #pre == 0) and (post == nil or #post == 0) then return self:forward(...) end
-  return call_with_hooks(self, pre, post, ...)
+  local pre, post, bw = vals._forward_pre_hooks, vals._forward_hooks, vals._backward_hooks
+  if (pre == nil or #pre == 0) and (post == nil or #post == 0) and (bw == nil or #bw == 0) then
+    return self:forward(...)
+  end
+  return call_with_hooks(self, pre, post, bw, ...)
 end
 
 -- torch.profiler, while it runs, sees every module call: profile_hook(module, call, ...) runs the
