@@ -151,6 +151,25 @@ static int f_is_grad_enabled(lua_State *L) {
   return 1;
 }
 
+/* torch.autograd._set_detect_anomaly(on) -> previous */
+static int f_set_detect_anomaly(lua_State *L) {
+  lua_pushboolean(L, atomic_exchange(&lt_anomaly_on, lua_toboolean(L, 1)));
+  return 1;
+}
+
+static int f_is_anomaly_enabled(lua_State *L) {
+  lua_pushboolean(L, atomic_load(&lt_anomaly_on));
+  return 1;
+}
+
+void lt_lua_anomaly_trace(lua_State *L, lt_tensor_t *t) {
+  lt_node_t *n = lt_grad_fn(t);
+  if (!n || !n->want_trace || n->trace) return;
+  luaL_traceback(L, L, NULL, 1);
+  n->trace = strdup(lua_tostring(L, -1));
+  lua_pop(L, 1);
+}
+
 /* ---- torch.autograd.Function: a node whose backward is a Lua function ---- */
 typedef struct {
   lua_State *L; /* the main thread of the state */
@@ -467,6 +486,7 @@ static int f_record_function(lua_State *L) {
         o = a;
       }
       lt_node_set_output(node, k, o);
+      if (node->want_trace) lt_lua_anomaly_trace(L, o);
     }
     lua_seti(L, res, k + 1);
   }
@@ -482,12 +502,14 @@ void lt_open_autograd(lua_State *L, int torch, int methods) {
       {NULL, NULL}};
   lt_lua_register(L, torch, methods, meths, false, true);
   static const luaL_Reg fns[] = {
-      {"_set_grad_enabled", f_set_grad_enabled}, {"is_grad_enabled", f_is_grad_enabled}, {NULL, NULL}};
+      {"_set_grad_enabled", f_set_grad_enabled}, {"is_grad_enabled", f_is_grad_enabled},
+      {"is_anomaly_enabled", f_is_anomaly_enabled}, {NULL, NULL}};
   lt_lua_register(L, torch, methods, fns, true, false);
   lua_newtable(L);
   static const luaL_Reg ag[] = {
       {"backward", f_backward}, {"grad", f_grad}, {"_record", f_record_function},
-      {"_hook_list", f_hook_list}, {"_set_hook_runner", f_set_hook_runner}, {NULL, NULL}};
+      {"_hook_list", f_hook_list}, {"_set_hook_runner", f_set_hook_runner},
+      {"_set_detect_anomaly", f_set_detect_anomaly}, {NULL, NULL}};
   luaL_setfuncs(L, ag, 0);
   lua_setfield(L, torch, "autograd");
   lua_newuserdatauv(L, 1, 0);

@@ -62,6 +62,7 @@ void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
   box->t = t;
   lua_rawgeti(L, LUA_REGISTRYINDEX, TENSOR_MT_REGKEY);
   lua_setmetatable(L, -2);
+  if (atomic_load_explicit(&lt_anomaly_on, memory_order_relaxed)) lt_lua_anomaly_trace(L, t);
   /* Tell the collector about tensor memory, so that loops of temporaries stay flat. The collector
      sees a tensor as a few bytes; steps (minor collections in generational mode) free the young
      ones, but a tensor that lived through one (an activation held by the graph during a step)

@@ -355,3 +355,87 @@ describe('m:register_full_backward_hook', function()
     H.assert_values(x.grad, want, 1e-12)
   end)
 end)
+
+describe('anomaly detection', function()
+  local function line() return debug.getinfo(2, 'l').currentline end
+
+  it('is off by default, and on inside detect_anomaly (a to-be-closed value or a function)', function()
+    assert.is_false(torch.is_anomaly_enabled())
+    do
+      local _ <close> = torch.autograd.detect_anomaly()
+      assert.is_true(torch.is_anomaly_enabled())
+    end
+    assert.is_false(torch.is_anomaly_enabled())
+    assert.equal(7, torch.autograd.detect_anomaly(function(a, b)
+      assert.is_true(torch.is_anomaly_enabled())
+      return a + b
+    end, 3, 4))
+    assert.is_false(torch.is_anomaly_enabled())
+    assert.has_error(function() torch.autograd.detect_anomaly(function() error('inside') end) end)
+    assert.is_false(torch.is_anomaly_enabled())
+    do
+      local _ <close> = torch.autograd.set_detect_anomaly(true)
+      assert.is_true(torch.is_anomaly_enabled())
+      torch.autograd.set_detect_anomaly(false)
+      assert.is_false(torch.is_anomaly_enabled())
+    end
+    assert.is_false(torch.is_anomaly_enabled())
+    H.raises(function() torch.autograd.set_detect_anomaly('yes') end, 'set_detect_anomaly: expected a boolean, got string')
+  end)
+
+  it('makes a backward function that returns NaN an error naming it and the forward call', function()
+    -- d/dx sqrt(x) = 1 / (2 sqrt(x)): NaN at x = -1
+    local x = leaf({ -1, 4 })
+    local y, at
+    torch.autograd.detect_anomaly(function()
+      at = line(); y = x:sqrt()
+      local err = H.raises(function() y:sum():backward() end,
+        "Function 'SqrtBackward0' returned nan values in its 1st output.",
+        'Error detected in SqrtBackward0. Traceback of forward call that caused the error:',
+        'autograd_hooks_spec.lua:' .. at .. ':')
+      assert.is_nil(err:find('in its 2nd', 1, true))
+    end)
+    -- without it the NaN goes into .grad
+    x:sqrt():sum():backward()
+    local g = x.grad:totable()
+    assert.is_true(g[1] ~= g[1])
+    H.close(g[2], 0.25)
+  end)
+
+  it('names the output that has the NaN', function()
+    -- z = a / b at a = b = 0: dz/da = 1/b = inf, dz/db = -a/b^2 = NaN
+    local a, b = leaf({ 0 }), leaf({ 0 })
+    local name = (a / b).grad_fn.name
+    torch.autograd.detect_anomaly(function()
+      H.raises(function() (a / b):sum():backward() end, "Function '" .. name .. "' returned nan values in its 2nd output.")
+    end)
+  end)
+
+  it('says which forward call made the node where backward fails', function()
+    local x = leaf({ 1, 2 })
+    local Bad = torch.autograd.Function:extend('Bad')
+    function Bad.forward(_, a) return a * 1 end
+    function Bad.backward() error('bad backward') end
+    local w, at
+    torch.autograd.detect_anomaly(function()
+      at = line(); w = Bad.apply(x)
+    end)
+    local err = torch.autograd.detect_anomaly(function()
+      return H.raises(function() w:sum():backward() end, 'bad backward', 'Error detected in BadBackward.',
+        'autograd_hooks_spec.lua:' .. at .. ':')
+    end)
+    assert.truthy(err)
+    -- a graph recorded with anomaly detection off has no trace to give
+    local y = x:exp()
+    local z = y * 2
+    y:add_(1)
+    torch.autograd.detect_anomaly(function()
+      H.raises(function() z:sum():backward() end, 'modified by an inplace operation',
+        'Error detected in ExpBackward0', 'not recorded')
+    end)
+    -- and with it off the error is the plain one
+    local w2 = Bad.apply(x)
+    local plain = H.raises(function() w2:sum():backward() end, 'bad backward')
+    assert.is_nil(plain:find('Error detected', 1, true))
+  end)
+end)

@@ -4,18 +4,21 @@ local autograd = torch.autograd
 
 -- ---- grad mode: to-be-closed values, or a function run inside ----
 local restore_mt = {
-  __close = function(self) torch._set_grad_enabled(self.prev) end,
+  __close = function(self) self.set(self.prev) end,
   __name = 'torch.grad_mode',
 }
 
-local function run_with(on, fn, ...)
-  local prev = torch._set_grad_enabled(on)
-  if fn == nil then return setmetatable({ prev = prev }, restore_mt) end
+-- set(on) -> the previous mode; with fn, runs fn(...) in the mode and restores the previous one
+local function run_in(set, on, fn, ...)
+  local prev = set(on)
+  if fn == nil then return setmetatable({ prev = prev, set = set }, restore_mt) end
   local r = table.pack(pcall(fn, ...))
-  torch._set_grad_enabled(prev)
+  set(prev)
   if not r[1] then error(r[2], 0) end
   return table.unpack(r, 2, r.n)
 end
+
+local function run_with(on, fn, ...) return run_in(torch._set_grad_enabled, on, fn, ...) end
 
 --- torch.no_grad(fn, ...) -> fn's results: runs fn(...) without recording the autograd graph;
 -- torch.no_grad() alone returns a to-be-closed value: `local _ <close> = torch.no_grad()`
@@ -25,6 +28,21 @@ function torch.enable_grad(fn, ...) return run_with(true, fn, ...) end
 -- the previous mode when closed
 function torch.set_grad_enabled(on, fn, ...) return run_with(on and true or false, fn, ...) end
 autograd.no_grad, autograd.enable_grad = torch.no_grad, torch.enable_grad
+
+-- ---- anomaly detection ----
+-- torch.autograd.detect_anomaly(fn, ...) runs fn(...) with anomaly detection on (alone: a
+-- to-be-closed value); set_detect_anomaly(on) switches it now and returns a value that restores the
+-- previous state when closed. While it is on (for every thread) backward runs serially, a backward
+-- function returning NaN is an error naming it, and an error in backward names the node and gives
+-- the Lua traceback of the forward call that recorded it.
+local set_anomaly = autograd._set_detect_anomaly
+function autograd.detect_anomaly(fn, ...) return run_in(set_anomaly, true, fn, ...) end
+function autograd.set_detect_anomaly(on, fn, ...)
+  if type(on) ~= 'boolean' then
+    error('set_detect_anomaly: expected a boolean, got ' .. (torch.typename(on) or type(on)), 2)
+  end
+  return run_in(set_anomaly, on, fn, ...)
+end
 
 -- ---- tensor hooks: x:register_hook(fn) -> handle ----
 -- fn(grad) runs on the gradient flowing into x during backward (a leaf's summed over its uses,
