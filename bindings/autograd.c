@@ -151,6 +151,23 @@ static int f_is_grad_enabled(lua_State *L) {
   return 1;
 }
 
+/* torch._set_inference_mode(on) -> previous (grad mode is the caller's to set) */
+static int f_set_inference_mode(lua_State *L) {
+  lua_pushboolean(L, lt_inference_mode);
+  lt_inference_mode = lua_toboolean(L, 1);
+  return 1;
+}
+
+static int f_is_inference_mode_enabled(lua_State *L) {
+  lua_pushboolean(L, lt_inference_mode);
+  return 1;
+}
+
+static int t_is_inference(lua_State *L) {
+  lua_pushboolean(L, lt_is_inference(lt_lua_checktensor(L, 1)));
+  return 1;
+}
+
 /* torch.autograd._set_detect_anomaly(on) -> previous */
 static int f_set_detect_anomaly(lua_State *L) {
   lua_pushboolean(L, atomic_exchange(&lt_anomaly_on, lua_toboolean(L, 1)));
@@ -499,11 +516,12 @@ void lt_open_autograd(lua_State *L, int torch, int methods) {
   static const luaL_Reg meths[] = {
       {"backward", t_backward}, {"detach", t_detach}, {"detach_", t_detach_},
       {"requires_grad_", t_requires_grad_}, {"retain_grad", t_retain_grad}, {"set_", t_set_},
-      {NULL, NULL}};
+      {"is_inference", t_is_inference}, {NULL, NULL}};
   lt_lua_register(L, torch, methods, meths, false, true);
   static const luaL_Reg fns[] = {
       {"_set_grad_enabled", f_set_grad_enabled}, {"is_grad_enabled", f_is_grad_enabled},
-      {"is_anomaly_enabled", f_is_anomaly_enabled}, {NULL, NULL}};
+      {"is_anomaly_enabled", f_is_anomaly_enabled}, {"_set_inference_mode", f_set_inference_mode},
+      {"is_inference_mode_enabled", f_is_inference_mode_enabled}, {NULL, NULL}};
   lt_lua_register(L, torch, methods, fns, true, false);
   lua_newtable(L);
   static const luaL_Reg ag[] = {

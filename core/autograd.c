@@ -53,6 +53,9 @@ int lt_set_requires_grad(lt_tensor_t *t, bool on) {
                     "want to use a computed variable in a subgraph that doesn't require "
                     "differentiation use var_no_grad = var:detach().");
   }
+  if (on && lt_is_inference(t) && !lt_inference_mode)
+    return lt_error("requires_grad: Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                    "allowed.");
   if (on && !lt_dtype_is_floating(t->dtype))
     return lt_error("requires_grad: only Tensors of floating point dtype can require gradients, got %s",
                     lt_dtype_name(t->dtype));
@@ -181,6 +184,9 @@ void lt_node_release(lt_node_t *n) {
 }
 
 int lt_node_save(lt_node_t *n, int k, lt_tensor_t *t) {
+  if (lt_is_inference(t) && !lt_inference_mode)
+    return lt_error("%s: Inference tensors cannot be saved for backward. To work around you can make a clone to "
+                    "get a normal tensor and use it in autograd.", n->name);
   lt_tensor_t *a = lt_alias(t);
   if (!a) return LT_ERR;
   lt_release(n->saved[k].t);

@@ -439,3 +439,96 @@ describe('anomaly detection', function()
     assert.is_nil(plain:find('Error detected', 1, true))
   end)
 end)
+
+describe('inference mode', function()
+  local inference_msg = 'Inference tensors cannot be saved for backward. To work around you can make a clone to get '
+    .. 'a normal tensor and use it in autograd.'
+  local inplace_msg = 'Inplace update to inference tensor outside InferenceMode is not allowed.'
+
+  it('records no graph and makes inference tensors, as a to-be-closed value or a function', function()
+    local w = leaf({ 1, 2 })
+    assert.is_false(torch.is_inference_mode_enabled())
+    local x, y, v
+    do
+      local _ <close> = torch.inference_mode()
+      assert.is_true(torch.is_inference_mode_enabled())
+      assert.is_false(torch.is_grad_enabled())
+      x = torch.ones(2, { dtype = torch.float64 })
+      y = w * 2
+      v = x:view(2, 1)
+    end
+    assert.is_false(torch.is_inference_mode_enabled())
+    assert.is_true(torch.is_grad_enabled())
+    assert.is_true(x:is_inference())
+    assert.is_false(y.requires_grad)
+    assert.is_true(y:is_inference())
+    assert.is_true(v:is_inference()) -- a view of an inference tensor, made outside
+    assert.is_true(x:view(2):is_inference())
+    assert.is_false(w:is_inference())
+    -- made outside: normal tensors, even from inference ones
+    assert.is_false((x + 1):is_inference())
+    assert.is_false(x:clone():is_inference())
+    local r = table.pack(torch.inference_mode(function(a, b)
+      return torch.is_inference_mode_enabled(), torch.zeros(1):is_inference(), a + b
+    end, 1, 2))
+    assert.same({ true, true, 3, n = 3 }, r)
+    assert.has_error(function() torch.inference_mode(function() error('inside') end) end)
+    assert.is_false(torch.is_inference_mode_enabled())
+    assert.is_true(torch.is_grad_enabled())
+  end)
+
+  it('takes a mode: false leaves it (and turns grad mode on), as PyTorch\'s', function()
+    torch.inference_mode(function()
+      torch.inference_mode(false, function()
+        assert.is_false(torch.is_inference_mode_enabled())
+        assert.is_true(torch.is_grad_enabled())
+        assert.is_false(torch.zeros(1):is_inference())
+      end)
+      assert.is_true(torch.is_inference_mode_enabled())
+      assert.is_false(torch.is_grad_enabled())
+      do
+        local _ <close> = torch.inference_mode(false)
+        assert.is_false(torch.is_inference_mode_enabled())
+      end
+      assert.is_true(torch.is_inference_mode_enabled())
+    end)
+    H.raises(function() torch.inference_mode(true, 42) end, 'inference_mode: expected a function, got number')
+  end)
+
+  it('refuses to save an inference tensor for backward outside inference mode', function()
+    local w = leaf({ 1, 2 })
+    local x = torch.inference_mode(function() return torch.tensor({ 3, 4 }, { dtype = torch.float64 }) end)
+    H.raises(function() return x * w end, 'MulBackward0: ' .. inference_msg)
+    -- an op that saves nothing may use it, as in PyTorch: d/dw sum(x + w) = 1
+    local s = (x + w):sum()
+    s:backward()
+    H.assert_values(w.grad, { 1, 1 })
+    -- a clone is a normal tensor: d/dw sum(x w) = x
+    w.grad = nil
+    ;(x:clone() * w):sum():backward()
+    H.assert_values(w.grad, { 3, 4 })
+  end)
+
+  it('refuses in-place updates of inference tensors outside inference mode, even without grad', function()
+    local x = torch.inference_mode(function() return torch.ones(3) end)
+    H.raises(function() x:add_(1) end, inplace_msg)
+    H.raises(function() torch.no_grad(function() x:mul_(2) end) end, inplace_msg)
+    H.raises(function() x[1] = 5 end, inplace_msg)
+    H.raises(function() x:fill_(0) end, inplace_msg)
+    H.raises(function() x:copy_(torch.zeros(3)) end, inplace_msg)
+    H.raises(function() x:uniform_() end, inplace_msg)
+    H.raises(function() x:exp_() end, inplace_msg)
+    H.raises(function() x:clamp_(0, 0.5) end, inplace_msg)
+    H.raises(function() x:masked_fill_(torch.tensor({ true, false, true }), 0) end, inplace_msg)
+    H.raises(function() x:requires_grad_() end,
+      'Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.')
+    H.assert_values(x, { 1, 1, 1 })
+    -- inside inference mode they may, and so may a normal tensor
+    torch.inference_mode(function() x:add_(1) end)
+    H.assert_values(x, { 2, 2, 2 })
+    local n = torch.ones(2)
+    torch.inference_mode(function() n:add_(1) end)
+    H.assert_values(n, { 2, 2 })
+    assert.is_false(n:is_inference())
+  end)
+end)

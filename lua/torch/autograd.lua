@@ -1,6 +1,7 @@
 -- Grad mode contexts, custom autograd functions in Lua, and the finite-difference gradient check.
 local torch = require 'torch'
 local autograd = torch.autograd
+local hooks = require 'torch.utils.hooks'
 
 -- ---- grad mode: to-be-closed values, or a function run inside ----
 local restore_mt = {
@@ -29,6 +30,32 @@ function torch.enable_grad(fn, ...) return run_with(true, fn, ...) end
 function torch.set_grad_enabled(on, fn, ...) return run_with(on and true or false, fn, ...) end
 autograd.no_grad, autograd.enable_grad = torch.no_grad, torch.enable_grad
 
+-- ---- inference mode ----
+-- torch.inference_mode([mode,] fn, ...) runs fn(...) in inference mode (mode true, the default) or
+-- out of it (false); torch.inference_mode([mode]) alone returns a to-be-closed value. In it no graph
+-- is recorded (grad mode is off; mode false turns grad mode on, as PyTorch's), and the tensors made
+-- are inference tensors (x:is_inference()): outside inference mode they may not be saved for
+-- backward, written in place, or made to require grad.
+-- mode (a boolean), or a state {inference, grad} to restore -> the state before
+local function set_inference(mode)
+  local inf, grad = mode, not mode
+  if type(mode) == 'table' then inf, grad = mode[1], mode[2] end
+  return { torch._set_inference_mode(inf), torch._set_grad_enabled(grad) }
+end
+
+local function inference_in(mode, fn, ...)
+  if fn ~= nil and not hooks.callable(fn) then
+    error('inference_mode: expected a function, got ' .. (torch.typename(fn) or type(fn)), 3)
+  end
+  return run_in(set_inference, mode, fn, ...)
+end
+
+function torch.inference_mode(...)
+  if type((...)) == 'boolean' then return inference_in(...) end
+  return inference_in(true, ...)
+end
+autograd.inference_mode = torch.inference_mode
+
 -- ---- anomaly detection ----
 -- torch.autograd.detect_anomaly(fn, ...) runs fn(...) with anomaly detection on (alone: a
 -- to-be-closed value); set_detect_anomaly(on) switches it now and returns a value that restores the
@@ -49,7 +76,6 @@ end
 -- before .grad takes it; a non-leaf's before it flows on); a tensor it returns replaces the gradient
 -- for the next hook and what follows. The lists live on x's node (or x, a leaf), in the C engine;
 -- autograd._hook_list finds them (bindings/autograd.c).
-local hooks = require 'torch.utils.hooks'
 local Tensor = torch.Tensor
 
 local function hook_name(fn)
