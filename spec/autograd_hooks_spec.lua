@@ -123,6 +123,36 @@ describe('x:register_hook on a non-leaf', function()
   end)
 end)
 
+describe('tensor hooks with nn.DataParallel', function()
+  local nn = torch.nn
+
+  it('run once on a parameter\'s gradient summed over the replicas, in the caller\'s state', function()
+    -- y = x W^T, loss = sum(y): dloss/dW = column sums of x, for each output row; the hook doubles it
+    local m = nn.Linear(3, 2, { bias = false })
+    local x = torch.arange(1, 13):reshape(4, 3):float()
+    local calls = 0
+    m.weight:register_hook(function(g) calls = calls + 1; return g * 2 end)
+    local dp = nn.DataParallel(m, { device_ids = { 'cpu:0', 'cpu:1' } })
+    dp(x):sum():backward()
+    assert.equal(1, calls)
+    -- column sums of x: 1+4+7+10, 2+5+8+11, 3+6+9+12
+    H.assert_values(m.weight.grad, { { 44, 52, 60 }, { 44, 52, 60 } })
+  end)
+
+  it('refuse to run a hook registered in a replica\'s own Lua state', function()
+    local M = nn.Module:extend('HookInForward')
+    function M:init() nn.Module.init(self); self.lin = nn.Linear(3, 2) end
+    function M:forward(v)
+      local y = self.lin(v)
+      y:register_hook(function(g) return g end)
+      return y
+    end
+    local dp = nn.DataParallel(M(), { device_ids = { 'cpu:0', 'cpu:1' } })
+    H.raises(function() dp(torch.ones(4, 3)):sum():backward() end,
+      "register_hook: a tensor's hooks run only in the Lua state that registered them")
+  end)
+end)
+
 describe('x.retains_grad', function()
   it('is true only for a non-leaf after retain_grad', function()
     local x = leaf({ 1 })
