@@ -40,7 +40,7 @@ autograd.no_grad, autograd.enable_grad = torch.no_grad, torch.enable_grad
 local function set_inference(mode)
   local inf, grad = mode, not mode
   if type(mode) == 'table' then inf, grad = mode[1], mode[2] end
-  return { torch._set_inference_mode(inf), torch._set_grad_enabled(grad) }
+  return { autograd._set_inference_mode(inf), torch._set_grad_enabled(grad) }
 end
 
 local function inference_in(mode, fn, ...)
