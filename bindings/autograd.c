@@ -210,6 +210,42 @@ static int f_is_grad_enabled(lua_State *L) {
   return 1;
 }
 
+/* torch.autograd._set_inference_mode(on) -> previous (grad mode is the caller's to set) */
+static int f_set_inference_mode(lua_State *L) {
+  lua_pushboolean(L, lt_inference_mode);
+  lt_inference_mode = lua_toboolean(L, 1);
+  return 1;
+}
+
+static int f_is_inference_mode_enabled(lua_State *L) {
+  lua_pushboolean(L, lt_inference_mode);
+  return 1;
+}
+
+static int t_is_inference(lua_State *L) {
+  lua_pushboolean(L, lt_is_inference(lt_lua_checktensor(L, 1)));
+  return 1;
+}
+
+/* torch.autograd._set_detect_anomaly(on) -> previous */
+static int f_set_detect_anomaly(lua_State *L) {
+  lua_pushboolean(L, atomic_exchange(&lt_anomaly_on, lua_toboolean(L, 1)));
+  return 1;
+}
+
+static int f_is_anomaly_enabled(lua_State *L) {
+  lua_pushboolean(L, atomic_load(&lt_anomaly_on));
+  return 1;
+}
+
+void lt_lua_anomaly_trace(lua_State *L, lt_tensor_t *t) {
+  lt_node_t *n = lt_grad_fn(t);
+  if (!n || !n->want_trace || n->trace) return;
+  luaL_traceback(L, L, NULL, 1);
+  n->trace = strdup(lua_tostring(L, -1));
+  lua_pop(L, 1);
+}
+
 /* ---- torch.autograd.Function: a node whose backward is a Lua function ---- */
 typedef struct {
   lua_State *L; /* the main thread of the state */
@@ -269,23 +305,28 @@ typedef struct unref {
 static pthread_mutex_t unref_mu = PTHREAD_MUTEX_INITIALIZER;
 static unref_t *unrefs;
 
-static void lua_fn_free(lt_node_t *n) {
-  lua_fn_ctx_t *c = n->ctx;
-  int ref = c->fn;
-  c->fn = LUA_NOREF;
+/* drops registry reference ref of the state whose main thread is L, now or at its next safe point */
+static void unref_later(lua_State *L, int ref) {
   if (ref == LUA_NOREF) return;
-  if (lt_lua_finalizing == c->L) {
-    luaL_unref(c->L, LUA_REGISTRYINDEX, ref);
+  if (lt_lua_finalizing == L) {
+    luaL_unref(L, LUA_REGISTRYINDEX, ref);
     return;
   }
   unref_t *u = malloc(sizeof *u);
   if (!u) return; /* the registry slot stays taken until the state closes: no harm */
-  u->L = c->L;
+  u->L = L;
   u->ref = ref;
   pthread_mutex_lock(&unref_mu);
   u->next = unrefs;
   unrefs = u;
   pthread_mutex_unlock(&unref_mu);
+}
+
+static void lua_fn_free(lt_node_t *n) {
+  lua_fn_ctx_t *c = n->ctx;
+  int ref = c->fn;
+  c->fn = LUA_NOREF;
+  unref_later(c->L, ref);
 }
 
 /* the entries of the state whose main thread is main, unlinked */
@@ -332,6 +373,131 @@ void lt_lua_unrefs_forget(lua_State *main) {
 /* a state's sentinel: when it closes (its finalizers run before any object is freed) */
 static int unrefs_on_close(lua_State *L) {
   lt_lua_unrefs_forget(main_thread(L));
+  return 0;
+}
+
+/* ---- tensor hooks (x:register_hook) ----
+   A tensor's hooks are Lua tables: the node's (or leaf's) lua_hooks_t holds a registry reference to
+   {[k] = the hooks of output k}, each an array of {id =, fn =} in registration order, with
+   {retain = true} where retain_grad was called among them; lua/torch/autograd.lua adds and removes
+   entries and runs them (the function at registry["lutorch.run_hooks"]). */
+typedef struct {
+  lt_grad_hooks_t base;
+  lua_State *L; /* the main thread of the state that registered them */
+  int ref;
+} lua_hooks_t;
+
+static lua_State *main_thread(lua_State *L);
+
+/* run_hooks(list, grad) -> new grad or nil, grad at retain_grad's place or nil; in a protected call */
+static int hooks_call(lua_State *L) {
+  lt_tensor_t *g = lua_touserdata(L, 2);
+  lua_settop(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, "lutorch.run_hooks");
+  lua_insert(L, 1);
+  lt_retain(g);
+  lt_lua_pushtensor(L, g);
+  lua_call(L, 2, 2);
+  return 2;
+}
+
+static int lua_hooks_run(lt_grad_hooks_t *hb, int k, lt_tensor_t **g, lt_tensor_t **at_retain) {
+  lua_hooks_t *h = (lua_hooks_t *)hb;
+  lua_State *L = engine_L;
+  if (!L || main_thread(L) != h->L)
+    return lt_error("register_hook: a tensor's hooks run only in the Lua state that registered them, and "
+                    "this backward runs in another (or outside Lua)");
+  int top = lua_gettop(L);
+  if (!lua_checkstack(L, 6)) return lt_error("register_hook: Lua stack overflow");
+  lua_pushcfunction(L, hooks_call);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->ref);
+  if (lua_geti(L, -1, k + 1) != LUA_TTABLE) {
+    lua_settop(L, top);
+    return LT_OK;
+  }
+  lua_remove(L, -2);
+  lua_pushlightuserdata(L, *g);
+  bool prev = lt_set_grad_enabled(false);
+  int st = lua_pcall(L, 2, 2, 0);
+  lt_set_grad_enabled(prev);
+  if (st != LUA_OK) {
+    const char *msg = lua_tostring(L, -1);
+    int rc = lt_error("%s", msg ? msg : "(error object is not a string)");
+    lua_settop(L, top);
+    return rc;
+  }
+  lt_tensor_t *r = lt_lua_totensor(L, top + 1), *at = lt_lua_totensor(L, top + 2);
+  if (r) {
+    lt_retain(r);
+    lt_release(*g);
+    *g = r;
+  }
+  if (at && at_retain) {
+    lt_retain(at);
+    *at_retain = at;
+  }
+  lua_settop(L, top);
+  return LT_OK;
+}
+
+static void lua_hooks_free(lt_grad_hooks_t *hb) {
+  lua_hooks_t *h = (lua_hooks_t *)hb;
+  unref_later(h->L, h->ref);
+  free(h);
+}
+
+/* torch.autograd._hook_list(t, create) -> the array of t's hooks, and whether it is new; nil when
+   t has none and create is false */
+static int f_hook_list(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  bool create = lua_toboolean(L, 2);
+  lt_grad_hooks_t **slot = NULL;
+  int k = 0;
+  if (create) {
+    if (!t->requires_grad)
+      return luaL_error(L, "register_hook: cannot register a hook on a tensor that doesn't require gradient");
+    lt_lua_unrefs_drain(L);
+    slot = lt_grad_hooks_slot(t, &k);
+    if (!slot) return lt_lua_error(L);
+  } else if (t->requires_grad && t->autograd) {
+    lt_node_t *n = lt_grad_fn(t);
+    slot = n ? &n->hooks : &t->autograd->hooks;
+    k = n ? t->autograd->output_nr : 0;
+  }
+  if (!slot || (!*slot && !create)) return 0;
+  lua_State *main = main_thread(L);
+  if (!*slot) {
+    lua_hooks_t *h = calloc(1, sizeof *h);
+    if (!h) return luaL_error(L, "register_hook: out of memory");
+    h->base.run = lua_hooks_run;
+    h->base.free = lua_hooks_free;
+    h->L = main;
+    lua_newtable(L);
+    h->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    *slot = &h->base;
+  }
+  lua_hooks_t *h = (lua_hooks_t *)*slot;
+  if (h->base.run != lua_hooks_run || h->L != main)
+    return luaL_error(L, "register_hook: the tensor's hooks belong to another Lua state");
+  lua_rawgeti(L, LUA_REGISTRYINDEX, h->ref);
+  bool fresh = false;
+  if (lua_geti(L, -1, k + 1) != LUA_TTABLE) {
+    if (!create) return 0;
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_seti(L, -3, k + 1);
+    fresh = true;
+  }
+  lua_pushboolean(L, fresh);
+  return 2;
+}
+
+/* torch.autograd._set_hook_runner(fn): the function that runs a hook list */
+static int f_set_hook_runner(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  lua_settop(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "lutorch.run_hooks");
   return 0;
 }
 
@@ -397,6 +563,7 @@ static int f_record_function(lua_State *L) {
         o = a;
       }
       lt_node_set_output(node, k, o);
+      if (node->want_trace) lt_lua_anomaly_trace(L, o);
     }
     lua_seti(L, res, k + 1);
   }
@@ -409,14 +576,18 @@ void lt_open_autograd(lua_State *L, int torch, int methods) {
   static const luaL_Reg meths[] = {
       {"backward", t_backward}, {"detach", t_detach}, {"detach_", t_detach_},
       {"requires_grad_", t_requires_grad_}, {"retain_grad", t_retain_grad}, {"set_", t_set_},
-      {NULL, NULL}};
+      {"is_inference", t_is_inference}, {NULL, NULL}};
   lt_lua_register(L, torch, methods, meths, false, true);
   static const luaL_Reg fns[] = {
-      {"_set_grad_enabled", f_set_grad_enabled}, {"is_grad_enabled", f_is_grad_enabled}, {NULL, NULL}};
+      {"_set_grad_enabled", f_set_grad_enabled}, {"is_grad_enabled", f_is_grad_enabled},
+      {"is_anomaly_enabled", f_is_anomaly_enabled}, {"is_inference_mode_enabled", f_is_inference_mode_enabled},
+      {NULL, NULL}};
   lt_lua_register(L, torch, methods, fns, true, false);
   lua_newtable(L);
   static const luaL_Reg ag[] = {
-      {"backward", f_backward}, {"grad", f_grad}, {"_record", f_record_function}, {NULL, NULL}};
+      {"backward", f_backward}, {"grad", f_grad}, {"_record", f_record_function},
+      {"_hook_list", f_hook_list}, {"_set_hook_runner", f_set_hook_runner},
+      {"_set_detect_anomaly", f_set_detect_anomaly}, {"_set_inference_mode", f_set_inference_mode}, {NULL, NULL}};
   luaL_setfuncs(L, ag, 0);
   lua_setfield(L, torch, "autograd");
   lua_newuserdatauv(L, 1, 0);

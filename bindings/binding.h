@@ -104,6 +104,8 @@ void lt_open_lua_thread(lua_State *L, int torch); /* bindings/lua_thread.c: torc
    state at safe points (drain) or forgotten when it closes (forget: main is its main thread);
    lt_lua_finalizing: the state (main thread) whose tensor-box finalizer this thread is running */
 void lt_lua_unrefs_drain(lua_State *L);
+/* anomaly mode: t's node, recorded in it and without a trace yet, takes the Lua traceback here */
+void lt_lua_anomaly_trace(lua_State *L, lt_tensor_t *t);
 void lt_lua_unrefs_forget(lua_State *main);
 extern _Thread_local lua_State *lt_lua_finalizing;
 void lt_open_distributed(lua_State *L, int torch); /* bindings/distributed.c: torch._dist */

@@ -62,6 +62,7 @@ void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
   box->t = t;
   lua_rawgeti(L, LUA_REGISTRYINDEX, TENSOR_MT_REGKEY);
   lua_setmetatable(L, -2);
+  if (atomic_load_explicit(&lt_anomaly_on, memory_order_relaxed)) lt_lua_anomaly_trace(L, t);
   /* Tell the collector about tensor memory, so that loops of temporaries stay flat. The collector
      sees a tensor as a few bytes; steps (minor collections in generational mode) free the young
      ones, but a tensor that lived through one (an activation held by the graph during a step)
@@ -341,9 +342,10 @@ static lt_tensor_t *user_rows(lua_State *L, lt_tensor_t *key, int64_t size) {
   return r;
 }
 
-enum { P_NONE, P_SHAPE, P_DTYPE, P_DEVICE, P_NDIM, P_REQUIRES_GRAD, P_IS_LEAF, P_GRAD_FN, P_DATA, P_GRAD };
+enum { P_NONE, P_SHAPE, P_DTYPE, P_DEVICE, P_NDIM, P_REQUIRES_GRAD, P_IS_LEAF, P_GRAD_FN, P_DATA, P_GRAD,
+       P_RETAINS_GRAD };
 static const char *const prop_names[] = {"", "shape", "dtype", "device", "ndim", "requires_grad",
-                                         "is_leaf", "grad_fn", "data", "grad"};
+                                         "is_leaf", "grad_fn", "data", "grad", "retains_grad"};
 
 static int t_index(lua_State *L) {
   int kt = lua_type(L, 2);
@@ -364,6 +366,7 @@ static int t_index(lua_State *L) {
     case P_NDIM: lua_pushinteger(L, t->ndim); return 1;
     case P_REQUIRES_GRAD: lua_pushboolean(L, t->requires_grad); return 1;
     case P_IS_LEAF: lua_pushboolean(L, lt_is_leaf(t)); return 1;
+    case P_RETAINS_GRAD: lua_pushboolean(L, t->autograd && t->autograd->retains_grad && !lt_is_leaf(t)); return 1;
     case P_GRAD_FN: {
       lt_node_t *n = lt_grad_fn(t);
       if (!n) { lua_pushnil(L); return 1; }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 _Thread_local bool lt_grad_off;
+_Atomic bool lt_anomaly_on;
 
 bool lt_ag_needed_n(int n, lt_tensor_t *const *ts) {
   if (lt_grad_off) return false;
@@ -38,6 +39,7 @@ void lt_autograd_meta_free(lt_tensor_t *t) {
       m->grad_fn->retained[m->output_nr] = NULL;
     lt_node_release(m->grad_fn);
   }
+  if (m->hooks) m->hooks->free(m->hooks);
   free(m);
 }
 
@@ -51,6 +53,9 @@ int lt_set_requires_grad(lt_tensor_t *t, bool on) {
                     "want to use a computed variable in a subgraph that doesn't require "
                     "differentiation use var_no_grad = var:detach().");
   }
+  if (on && lt_is_inference(t) && !lt_inference_mode)
+    return lt_error("requires_grad: Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                    "allowed.");
   if (on && !lt_dtype_is_floating(t->dtype))
     return lt_error("requires_grad: only Tensors of floating point dtype can require gradients, got %s",
                     lt_dtype_name(t->dtype));
@@ -69,6 +74,18 @@ int lt_retain_grad(lt_tensor_t *t) {
 }
 
 lt_tensor_t *lt_detach(lt_tensor_t *t) { return lt_alias(t); }
+
+lt_grad_hooks_t **lt_grad_hooks_slot(lt_tensor_t *t, int *k) {
+  lt_node_t *n = lt_grad_fn(t);
+  if (n) {
+    *k = t->autograd->output_nr;
+    n->serial = true; /* the hooks are Lua functions: they run on the thread that called backward */
+    return &n->hooks;
+  }
+  *k = 0;
+  struct lt_autograd_meta *m = meta_of(t);
+  return m ? &m->hooks : NULL;
+}
 
 /* ---- nodes ---- */
 void lt_meta_of(lt_meta_t *m, const lt_tensor_t *t) {
@@ -100,6 +117,7 @@ lt_node_t *lt_node_new(const char *name, lt_backward_fn fn, int n_in, lt_tensor_
   atomic_init(&n->refcount, 1);
   n->name = name;
   n->backward = fn;
+  n->want_trace = atomic_load_explicit(&lt_anomaly_on, memory_order_relaxed);
   n->n_in = n_in;
   n->n_out = n_out;
   for (int k = 0; k < n_out; k++) n->out[k].ndim = -1;
@@ -159,6 +177,8 @@ void lt_node_release(lt_node_t *n) {
       }
       stack[sp++] = c;
     }
+    if (d->hooks) d->hooks->free(d->hooks);
+    free(d->trace);
     free(d);
   }
   if (stack != local) free(stack);
@@ -215,6 +235,9 @@ static void release_vars(lt_node_t *n) {
 }
 
 int lt_node_save(lt_node_t *n, int k, lt_tensor_t *t) {
+  if (lt_is_inference(t) && !lt_inference_mode)
+    return lt_error("%s: Inference tensors cannot be saved for backward. To work around you can make a clone to "
+                    "get a normal tensor and use it in autograd.", n->name);
   lt_tensor_t *a = lt_alias(t);
   if (!a) return LT_ERR;
   lt_release(n->saved[k].t);
@@ -454,7 +477,67 @@ static int hook_end(int rc) {
   return h && h->backward_end ? h->backward_end(h->ud, rc) : rc;
 }
 
-static int deliver_leaf(lt_tensor_t *leaf, lt_tensor_t *g, capture_t *cap) {
+/* ---- tensor hooks of leaves ----
+   A leaf with hooks takes its gradient once, summed over every edge into it, as PyTorch's
+   AccumulateGrad node: the engine counts the edges (hooked_count), sums what arrives, and when the
+   last edge has run (hooked_done) runs the hooks on the sum before .grad takes it. */
+typedef struct {
+  lt_tensor_t *leaf;
+  int deps;
+  lt_tensor_t *g;
+} hooked_leaf_t;
+
+typedef struct {
+  hooked_leaf_t *v;
+  int n, cap;
+  unsigned gen;
+} hooked_t;
+
+static hooked_leaf_t *hooked_of(hooked_t *h, const lt_tensor_t *leaf) {
+  struct lt_autograd_meta *m = leaf->autograd;
+  if (!h || !m || !m->hooks || m->hook_gen != h->gen || m->hook_slot >= h->n) return NULL;
+  return h->v[m->hook_slot].leaf == leaf ? &h->v[m->hook_slot] : NULL;
+}
+
+static int hooked_count(hooked_t *h, lt_tensor_t *leaf) {
+  struct lt_autograd_meta *m = leaf->autograd;
+  if (!m || !m->hooks) return LT_OK;
+  hooked_leaf_t *e = hooked_of(h, leaf);
+  if (!e) {
+    if (h->n == h->cap) {
+      int cap = h->cap ? h->cap * 2 : 8;
+      hooked_leaf_t *p = realloc(h->v, sizeof *p * (size_t)cap);
+      if (!p) return lt_error("backward: out of memory");
+      h->v = p;
+      h->cap = cap;
+    }
+    m->hook_gen = h->gen;
+    m->hook_slot = h->n;
+    e = &h->v[h->n++];
+    *e = (hooked_leaf_t){leaf, 0, NULL};
+  }
+  e->deps++;
+  return LT_OK;
+}
+
+static int hooked_done(hooked_leaf_t *e) {
+  if (--e->deps > 0 || !e->g) return LT_OK;
+  lt_tensor_t *g = e->g;
+  e->g = NULL;
+  lt_grad_hooks_t *hs = e->leaf->autograd->hooks;
+  int rc = hs->run(hs, 0, &g, NULL);
+  if (rc != LT_OK) {
+    lt_release(g);
+    return rc;
+  }
+  rc = acc_grad_field(e->leaf, g);
+  if (rc == LT_OK) hook_leaf(e->leaf);
+  return rc;
+}
+
+static int deliver_leaf(lt_tensor_t *leaf, lt_tensor_t *g, capture_t *cap, hooked_t *h) {
+  hooked_leaf_t *e = cap ? NULL : hooked_of(h, leaf);
+  if (e) return acc_into(&e->g, g);
   if (!cap) {
     int rc = acc_grad_field(leaf, g);
     if (rc == LT_OK) hook_leaf(leaf);
@@ -509,21 +592,19 @@ static int node_backward_graph(lt_node_t *n, lt_tensor_t **gin) {
 }
 
 /* The first half of running a node: its backward, from the gradients summed in its buffers (zeros
-   for outputs no gradient reached); gin[i] receives the gradient of input i. */
+   for outputs no gradient reached); gin[i] receives the gradient of input i. For autograd.grad, the
+   gradients of the inputs made by the node are taken first (before their hooks, as PyTorch 1.13
+   does), and a node that leads to no input only gives those. */
 static int node_backward(lt_node_t *n, capture_t *cap, lt_tensor_t **gin) {
   int rc = LT_OK;
+  bool runs = !cap || n->needed;
   for (int k = 0; k < n->n_out && rc == LT_OK; k++) {
+    bool arrived = n->buf[k] != NULL;
     if (!n->buf[k] && n->out[k].ndim >= 0) {
       n->buf[k] = lt_zeros_meta(&n->out[k]);
       if (!n->buf[k]) rc = LT_ERR;
     }
     if (rc != LT_OK || !n->buf[k]) continue;
-    lt_tensor_t *keep = n->retained[k];
-    if (keep) {
-      lt_retain(n->buf[k]);
-      if (keep->grad) rc = acc_grad_field(keep, n->buf[k]);
-      else { keep->grad = lt_clone(n->buf[k]); lt_release(n->buf[k]); rc = keep->grad ? LT_OK : LT_ERR; }
-    }
     if (cap)
       for (int j = 0; j < cap->n && rc == LT_OK; j++) {
         struct lt_autograd_meta *m = cap->inputs[j]->autograd;
@@ -532,9 +613,22 @@ static int node_backward(lt_node_t *n, capture_t *cap, lt_tensor_t **gin) {
           rc = acc_into(&cap->results[j], n->buf[k]);
         }
       }
+    if (!runs) continue;
+    lt_tensor_t *keep = n->retained[k], *at = NULL;
+    /* a tensor's hooks, only on a gradient that reached it */
+    if (rc == LT_OK && arrived && n->hooks) rc = n->hooks->run(n->hooks, k, &n->buf[k], keep ? &at : NULL);
+    if (keep && rc == LT_OK) {
+      if (!at) {
+        at = n->buf[k];
+        lt_retain(at);
+      }
+      if (keep->grad) rc = acc_grad_field(keep, at);
+      else { keep->grad = lt_clone(at); lt_release(at); rc = keep->grad ? LT_OK : LT_ERR; }
+    } else {
+      lt_release(at);
+    }
   }
-  if (rc == LT_OK && !graph_op) rc = n->backward(n, n->buf, gin);
-  else if (rc == LT_OK) rc = node_backward_graph(n, gin);
+  if (rc == LT_OK && runs) rc = graph_op ? node_backward_graph(n, gin) : n->backward(n, n->buf, gin);
   for (int k = 0; k < n->n_out; k++) { lt_release(n->buf[k]); n->buf[k] = NULL; }
   return rc;
 }
@@ -549,11 +643,46 @@ static lt_tensor_t **gin_alloc(lt_node_t *n, lt_tensor_t **local) {
   return gin;
 }
 
-static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
-  if (n->released && n->needs_saved) return lt_node_saved(n, 0) ? LT_OK : LT_ERR;
+/* anomaly mode: an error if a gradient the node returned has a NaN */
+static int check_nan(lt_node_t *n, lt_tensor_t *const *gin) {
+  for (int i = 0; i < n->n_in; i++) {
+    lt_tensor_t *g = gin[i];
+    if (!g || !lt_dtype_is_floating(g->dtype)) continue;
+    lt_tensor_t *ne = lt_compare(LT_COMPARE_ne, lt_tensor_operand(g), lt_tensor_operand(g), NULL);
+    lt_tensor_t *any = ne ? lt_any(ne, 0, NULL, false) : NULL;
+    lt_operand_t v = {0};
+    int rc = any ? lt_item(any, &v) : LT_ERR;
+    lt_release(ne);
+    lt_release(any);
+    if (rc != LT_OK) return rc;
+    if (v.i || v.f != 0)
+      return lt_error("Function '%s' returned nan values in its %d%s output.", n->name, i + 1,
+                      i % 10 == 0 && i % 100 != 10 ? "st" : i % 10 == 1 && i % 100 != 11 ? "nd"
+                      : i % 10 == 2 && i % 100 != 12 ? "rd" : "th");
+  }
+  return LT_OK;
+}
+
+/* anomaly mode: an error while running node n says where the forward recorded it */
+static int anomaly_error(lt_node_t *n) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", lt_last_error());
+  return lt_error("%s\nError detected in %s. Traceback of forward call that caused the error:\n%s", msg,
+                  n->name, n->trace ? n->trace : "(not recorded: the node was made inside another op, or "
+                  "before anomaly detection was enabled)");
+}
+
+static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready, hooked_t *h) {
+  bool runs = !cap || n->needed;
+  if (runs && n->released && n->needs_saved) return lt_node_saved(n, 0) ? LT_OK : LT_ERR;
   lt_tensor_t *gin_local[8], **gin = gin_alloc(n, gin_local);
   if (!gin) return LT_ERR;
   int rc = node_backward(n, cap, gin);
+  if (!runs) { /* autograd.grad: the node made an input but leads to none */
+    if (gin != gin_local) free(gin);
+    return rc;
+  }
+  if (rc == LT_OK && atomic_load_explicit(&lt_anomaly_on, memory_order_relaxed)) rc = check_nan(n, gin);
   for (int i = 0; i < n->n_in; i++) {
     lt_edge_t *e = &n->in[i];
     lt_tensor_t *g = gin[i];
@@ -567,11 +696,13 @@ static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready) {
       }
       if (g && !(g = fit(n, i, g))) rc = LT_ERR;
       else if (g && e->node) rc = acc_into(&e->node->buf[e->nr], g);
-      else if (g) rc = deliver_leaf(e->leaf, g, cap);
+      else if (g) rc = deliver_leaf(e->leaf, g, cap, h);
     } else {
       lt_release(g);
     }
     if (e->node && --e->node->deps == 0 && rc == LT_OK) rc = vec_push(ready, e->node);
+    hooked_leaf_t *hl = e->leaf && rc == LT_OK ? hooked_of(h, e->leaf) : NULL;
+    if (hl) rc = hooked_done(hl);
   }
   if (gin != gin_local) free(gin);
   return rc;
@@ -916,11 +1047,71 @@ static int engine_parallel(nodevec_t *all, nodevec_t *ready, bool retain_graph) 
   return rc;
 }
 
+static int ptr_cmp(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+  return (x > y) - (x < y);
+}
+
+static bool ptr_in(void *const *sorted, int n, const void *p) {
+  return n && bsearch(&p, sorted, (size_t)n, sizeof *sorted, ptr_cmp) != NULL;
+}
+
+/* autograd.grad: marks the nodes whose backward leads to an input (n->needed), as PyTorch runs only
+   those. In reverse topological order (Kahn's, on a copy of the counts in n->slot, which only the
+   engine across devices uses): a node is needed when an edge goes to an input leaf, to a needed
+   node, or to the node that made an input. */
+static int mark_needed(int n, lt_tensor_t *const *roots, nodevec_t *all, capture_t *cap) {
+  nodevec_t order = {0}, q = {0};
+  void **leaves = malloc(sizeof *leaves * (size_t)(cap->n + 1)), **makers = malloc(sizeof *makers * (size_t)(cap->n + 1));
+  int nl = 0, nm = 0, rc = leaves && makers ? LT_OK : lt_error("autograd.grad: out of memory");
+  for (int j = 0; j < cap->n && rc == LT_OK; j++) {
+    lt_node_t *m = lt_grad_fn(cap->inputs[j]);
+    if (m) makers[nm++] = m;
+    else leaves[nl++] = cap->inputs[j];
+  }
+  if (rc == LT_OK) {
+    qsort(leaves, (size_t)nl, sizeof *leaves, ptr_cmp);
+    qsort(makers, (size_t)nm, sizeof *makers, ptr_cmp);
+  }
+  for (int i = 0; i < all->n; i++) {
+    all->v[i]->slot = all->v[i]->deps;
+    all->v[i]->needed = false;
+  }
+  for (int i = 0; i < n && rc == LT_OK; i++) {
+    lt_node_t *g = lt_grad_fn(roots[i]);
+    if (g && g->slot == 0) {
+      g->slot = -1;
+      rc = vec_push(&q, g);
+    }
+  }
+  while (rc == LT_OK && q.n) {
+    lt_node_t *d = q.v[--q.n];
+    rc = vec_push(&order, d);
+    for (int i = 0; i < d->n_in && rc == LT_OK; i++)
+      if (d->in[i].node && --d->in[i].node->slot == 0) rc = vec_push(&q, d->in[i].node);
+  }
+  for (int j = order.n - 1; j >= 0 && rc == LT_OK; j--) {
+    lt_node_t *d = order.v[j];
+    for (int i = 0; i < d->n_in && !d->needed; i++) {
+      lt_edge_t *e = &d->in[i];
+      d->needed = e->leaf ? ptr_in(leaves, nl, e->leaf)
+                          : e->node && (e->node->needed || ptr_in(makers, nm, e->node));
+    }
+  }
+  free(leaves);
+  free(makers);
+  free(order.v);
+  free(q.v);
+  return rc;
+}
+
 static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, bool retain_graph,
                   capture_t *cap, const char *create_graph) {
   unsigned gen = ++engine_gen;
   if (gen == 0) gen = ++engine_gen;
   nodevec_t all = {0}, ready = {0}, stack = {0};
+  hooked_t hooked = {.gen = gen}, *hk = cap ? NULL : &hooked;
+  bool anomaly = atomic_load_explicit(&lt_anomaly_on, memory_order_relaxed);
   int rc = LT_OK;
   bool prev = lt_set_grad_enabled(create_graph != NULL);
   const char *prev_graph = graph_op;
@@ -933,6 +1124,7 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
       break;
     }
     lt_node_t *g = lt_grad_fn(r);
+    if (!g && hk) rc = hooked_count(hk, r);
     if (g && g->gen != gen) {
       g->gen = gen;
       g->deps = 0;
@@ -943,6 +1135,7 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
     lt_node_t *d = stack.v[--stack.n];
     for (int i = 0; i < d->n_in && rc == LT_OK; i++) {
       lt_node_t *c = d->in[i].node;
+      if (d->in[i].leaf && hk) rc = hooked_count(hk, d->in[i].leaf);
       if (!c) continue;
       if (c->gen != gen) {
         c->gen = gen;
@@ -973,8 +1166,11 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
     }
     lt_node_t *node = lt_grad_fn(r);
     if (node) rc = acc_into(&node->buf[r->autograd->output_nr], g);
-    else rc = deliver_leaf(r, g, cap);
+    else rc = deliver_leaf(r, g, cap, hk);
+    hooked_leaf_t *hl = !node && rc == LT_OK ? hooked_of(hk, r) : NULL;
+    if (hl) rc = hooked_done(hl);
   }
+  if (rc == LT_OK && cap) rc = mark_needed(n, roots, &all, cap);
   for (int i = 0; i < n && rc == LT_OK; i++) {
     lt_node_t *g = lt_grad_fn(roots[i]);
     if (g && g->deps == 0) {
@@ -983,15 +1179,18 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
     }
   }
   /* 3. run nodes whose every consumer has run: across devices when the graph spans several */
-  if (rc == LT_OK && !cap && !create_graph && ready.n) {
+  if (rc == LT_OK && !cap && !create_graph && ready.n && !hooked.n && !anomaly) {
     int pr = engine_parallel(&all, &ready, retain_graph);
     if (pr != 1) rc = pr;
   }
   while (rc == LT_OK && ready.n) {
     lt_node_t *d = ready.v[--ready.n];
-    rc = run_node(d, cap, &ready);
-    if (!retain_graph) release_saved(d);
+    rc = run_node(d, cap, &ready, hk);
+    if (rc != LT_OK && anomaly) rc = anomaly_error(d);
+    if (!retain_graph && (!cap || d->needed)) release_saved(d);
   }
+  for (int i = 0; i < hooked.n; i++) lt_release(hooked.v[i].g); /* after an error */
+  free(hooked.v);
   for (int i = 0; i < all.n; i++) /* after an error, gradients left in buffers */
     for (int k = 0; k < all.v[i]->n_out; k++) {
       lt_release(all.v[i]->buf[k]);

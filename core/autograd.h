@@ -17,6 +17,17 @@
 
 typedef struct lt_node lt_node_t;
 
+/* A tensor's hooks (x:register_hook), kept by its node (one list per output) or, for a leaf, by its
+   autograd state; the lists are the bindings' (Lua functions), the engine only runs them. */
+typedef struct lt_grad_hooks lt_grad_hooks_t;
+struct lt_grad_hooks {
+  /* Runs the hooks of output k (0 for a leaf) on *g, which they may replace (the old one released).
+     *at_retain (when not NULL) receives a new reference to the gradient at retain_grad's place among
+     the hooks, or is left NULL when retain_grad is not among them. */
+  int (*run)(lt_grad_hooks_t *h, int k, lt_tensor_t **g, lt_tensor_t **at_retain);
+  void (*free)(lt_grad_hooks_t *h); /* called where the owner dies (any thread) */
+};
+
 /* grad_out[k] for each output (never NULL); grad_in[i] set to a new reference or left NULL (no
    gradient, or input i does not need one: see lt_node_needs). */
 typedef int (*lt_backward_fn)(lt_node_t *n, lt_tensor_t *const *grad_out, lt_tensor_t **grad_in);
@@ -74,6 +85,10 @@ struct lt_node {
   int deps;
   int slot;                /* the device queue it runs from, when backward runs across devices */
   lt_tensor_t **buf;       /* per output: the gradient summed so far */
+  bool needed;             /* autograd.grad: its backward leads to an input (else it does not run) */
+  lt_grad_hooks_t *hooks;  /* its outputs' tensor hooks, or NULL (the node then runs serially) */
+  bool want_trace;         /* recorded in anomaly mode */
+  char *trace;             /* anomaly mode: where the forward made it (malloc'd), or NULL */
 };
 
 /* per-tensor state, hanging off lt_tensor_t.autograd */
@@ -82,6 +97,9 @@ struct lt_autograd_meta {
   int output_nr;
   bool retains_grad;
   bool is_view;            /* made by a view op from a tensor with history */
+  lt_grad_hooks_t *hooks;  /* a leaf's tensor hooks, or NULL */
+  unsigned hook_gen;       /* engine scratch: the backward that counts its gradients (hook_slot) */
+  int hook_slot;
 };
 
 /* ---- grad mode (per thread) ---- */
@@ -104,6 +122,17 @@ lt_node_t *lt_grad_fn(const lt_tensor_t *t); /* borrowed; NULL for leaves */
 int lt_retain_grad(lt_tensor_t *t);
 /* a new tensor sharing t's data, without history */
 lt_tensor_t *lt_detach(lt_tensor_t *t);
+
+/* The hook lists of t (which requires grad) and the index of t's among them: its node's (marked to
+   run serially) or, for a leaf, its own. NULL + error when out of memory. */
+lt_grad_hooks_t **lt_grad_hooks_slot(lt_tensor_t *t, int *k);
+
+/* ---- anomaly mode (torch.autograd.set_detect_anomaly), for every thread ----
+   When on, the engine runs serially, checks every gradient a backward function returns for NaN,
+   and an error raised while running a node names the node and where its forward was recorded: a
+   node recorded in anomaly mode wants a trace (want_trace), which the bindings give it (a Lua
+   traceback, malloc'd) when its output first reaches Lua. */
+extern _Atomic bool lt_anomaly_on;
 
 /* ---- recording (used by the ops) ---- */
 /* A node for an op with n_in inputs (NULL entries: no gradient flows there) and n_out outputs,

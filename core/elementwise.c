@@ -133,6 +133,7 @@ static int check_bitwise(const char *name, lt_dtype dt, bool shift) {
 lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
   const char *name = unary_names[op];
   if (lt_unary_int_only(op) && check_bitwise(name, x->dtype, false) != LT_OK) return NULL;
+  if (out && lt_check_write(name, out) != LT_OK) return NULL;
   if (op == LT_UNARY_bitwise_not && x->dtype == LT_BOOL) return lt_logical_not(x, out); /* ~ of bool: not */
   if (lt_ag_needed(x, out)) return lt_ag_unary(op, x, out);
   if (out && out != x) {
@@ -283,6 +284,7 @@ lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double a
       check_bitwise(binary_names[op], promoted(&a, &b),
                     op == LT_BINARY_bitwise_left_shift || op == LT_BINARY_bitwise_right_shift) != LT_OK)
     return NULL;
+  if (out && lt_check_write(binary_names[op], out) != LT_OK) return NULL;
   if (lt_ag_needed(a.kind == LT_OPERAND_TENSOR ? a.t : NULL, b.kind == LT_OPERAND_TENSOR ? b.t : NULL) ||
       (out && lt_ag_needed(out, NULL)))
     return lt_ag_binary(op, a, b, alpha, out);
@@ -332,6 +334,7 @@ lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double a
 
 lt_tensor_t *lt_compare(lt_compare_op op, lt_operand_t a, lt_operand_t b, lt_tensor_t *out) {
   const char *name = compare_names[op];
+  if (out && lt_check_write(name, out) != LT_OK) return NULL;
   if (a.kind != LT_OPERAND_TENSOR && b.kind != LT_OPERAND_TENSOR) {
     lt_error("%s: expected at least one tensor operand", name);
     return NULL;
@@ -390,6 +393,7 @@ lt_tensor_t *lt_where(lt_tensor_t *cond, lt_operand_t a, lt_operand_t b) {
 }
 
 lt_tensor_t *lt_clamp(lt_tensor_t *x, const lt_operand_t *min, const lt_operand_t *max, lt_tensor_t *out) {
+  if (out && lt_check_write("clamp", out) != LT_OK) return NULL;
   if (!min && !max) {
     lt_error("clamp: at least one of 'min' or 'max' must not be nil");
     return NULL;
@@ -417,6 +421,7 @@ lt_tensor_t *lt_clamp(lt_tensor_t *x, const lt_operand_t *min, const lt_operand_
 
 /* ---- copies, fills, conversions ---- */
 int lt_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
+  LT_TRY(lt_check_write("copy_", dst));
   if (lt_ag_needed(dst, src)) return lt_ag_copy_(dst, (lt_tensor_t *)src);
   int nd;
   int64_t shape[LT_MAX_DIM];
@@ -441,6 +446,7 @@ int lt_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
 }
 
 int lt_fill_(lt_tensor_t *dst, lt_operand_t v) {
+  LT_TRY(lt_check_write("fill_", dst));
   if (lt_ag_needed(dst, v.kind == LT_OPERAND_TENSOR ? v.t : NULL)) return lt_ag_fill_(dst, v);
   if (v.kind == LT_OPERAND_TENSOR) {
     if (v.t->ndim != 0)

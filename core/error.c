@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static _Thread_local char lt_errbuf[1024];
+static _Thread_local char lt_errbuf[2048];
 
 int lt_error(const char *fmt, ...) {
   va_list ap;

@@ -89,6 +89,7 @@ typedef struct {
 
 /* Fill x with a draw, through a contiguous temporary when x is not contiguous. */
 static int fill_random(lt_tensor_t *x, lt_generator_t *g, draw_t d) {
+  LT_TRY(lt_check_write("random fill", x));
   if (x->device.type == LT_CUDA) {
     /* drawn on the host by the device's generator (the code below), then copied */
     if (!g && !(g = lt_cuda_generator(x->device.index))) return LT_ERR;

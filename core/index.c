@@ -292,6 +292,7 @@ done:
 }
 
 lt_tensor_t *lt_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t value, lt_tensor_t *out) {
+  if (out && lt_check_write("masked_fill_", out) != LT_OK) return NULL;
   if (lt_ag_needed(x, out) || lt_ag_needed(value.kind == LT_OPERAND_TENSOR ? value.t : NULL, NULL))
     return lt_ag_masked_fill(x, mask, value, out);
   if (on_cuda(x) || on_cuda(mask) || on_cuda(out)) {
@@ -414,6 +415,7 @@ lt_tensor_t *lt_gather(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {
 /* scatter, scatter with a value, scatter_add. src NULL: vbuf holds the value. */
 static lt_tensor_t *scatter_impl(const char *op, lt_tensor_t *x, int64_t dim, lt_tensor_t *index,
                                  lt_tensor_t *src, const lt_operand_t *value, bool add, lt_tensor_t *out) {
+  if (out && lt_check_write(op, out) != LT_OK) return NULL;
   const lt_tensor_t *ts[4] = {x, index, src, out};
   if (check_tensors(op, 4, ts) != LT_OK) return NULL;
   if (check_index_dtype(op, index, false) != LT_OK) return NULL;
@@ -543,6 +545,7 @@ lt_tensor_t *lt_scatter_add(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_
 /* ---- index_add_ / index_fill_ ---- */
 
 int lt_index_add_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_t *src, double alpha) {
+  LT_TRY(lt_check_write("index_add_", x));
   if (lt_ag_needed(x, src)) return lt_ag_index_add_(x, dim, index, src, alpha, false, lt_int_operand(0));
   if (on_cuda(x) || on_cuda(index) || on_cuda(src)) {
     const lt_tensor_t *ts[3] = {x, index, src};
@@ -595,6 +598,7 @@ int lt_index_add_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_t *
 }
 
 int lt_index_fill_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t value) {
+  LT_TRY(lt_check_write("index_fill_", x));
   if (lt_ag_needed(x, value.kind == LT_OPERAND_TENSOR ? value.t : NULL))
     return lt_ag_index_add_(x, dim, index, NULL, 1, true, value);
   if (on_cuda(x) || on_cuda(index)) {

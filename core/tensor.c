@@ -65,6 +65,7 @@ static lt_storage_t *storage_new(size_t nbytes, lt_device_t dev) {
   s->release = NULL;
   s->release_ctx = NULL;
   atomic_init(&s->version, 0);
+  s->inference = lt_inference_mode;
   return s;
 }
 
@@ -179,6 +180,7 @@ lt_tensor_t *lt_from_blob(void *data, int ndim, const int64_t *sizes, const int6
   s->release = release;
   s->release_ctx = ctx;
   atomic_init(&s->version, 0);
+  s->inference = lt_inference_mode;
   lt_tensor_t *t = tensor_shell(s, dt, ndim, sizes, strides, 0);
   if (!t) fl_put(&storage_fl, s);
   return t;
@@ -226,6 +228,14 @@ lt_tensor_t *lt_retag_device(const lt_tensor_t *t, lt_device_t dev) {
   lt_tensor_t *v = lt_from_blob(lt_data(t), t->ndim, t->sizes, t->strides, t->dtype, dev, release_parent, t->storage);
   if (!v) storage_release(t->storage);
   return v;
+}
+
+_Thread_local bool lt_inference_mode;
+
+int lt_inference_write_error(const char *op) {
+  return lt_error("%s: Inplace update to inference tensor outside InferenceMode is not allowed. You can make "
+                  "a clone to get a normal tensor before doing inplace update. See "
+                  "https://github.com/pytorch/rfcs/pull/17 for more details.", op);
 }
 
 lt_tensor_t *lt_alias(const lt_tensor_t *t) {

@@ -22,6 +22,7 @@ typedef struct lt_storage {
   void (*release)(void *ctx, void *data); /* external memory: called when the storage dies */
   void *release_ctx;
   atomic_uint version; /* bumped by every in-place write (autograd checks saved tensors) */
+  bool inference;      /* made in inference mode: its tensors are inference tensors */
 } lt_storage_t;
 
 struct lt_autograd_meta; /* autograd's per-tensor state */
@@ -84,6 +85,15 @@ int lt_wrap_dim(const char *op, int64_t dim, int ndim, int *out);
 char *lt_shape_str(int ndim, const int64_t *sizes, char *buf, size_t n);
 /* Mark an in-place write (version counter). */
 static inline void lt_bump_version(lt_tensor_t *t) { atomic_fetch_add_explicit(&t->storage->version, 1, memory_order_relaxed); }
+
+/* --- inference mode (torch.inference_mode), per thread --- */
+extern _Thread_local bool lt_inference_mode;
+static inline bool lt_is_inference(const lt_tensor_t *t) { return t->storage->inference; }
+int lt_inference_write_error(const char *op);
+/* An in-place write to t (NULL passes): refused for an inference tensor outside inference mode. */
+static inline int lt_check_write(const char *op, const lt_tensor_t *t) {
+  return t && t->storage->inference && !lt_inference_mode ? lt_inference_write_error(op) : LT_OK;
+}
 
 /* --- checks shared by ops --- */
 /* All non-NULL tensors on one device; else "op: expected all tensors to be on the same device, but

@@ -29,6 +29,8 @@ describe('bad input', function()
     for _, entry in ipairs(names) do
       for _, args in ipairs(bad_argument_lists(x)) do
         local ok, err = pcall(entry[2], table.unpack(args))
+        -- torch.inference_mode() enters the mode until its value is closed, which a sweep does not do
+        if entry[2] == torch.inference_mode and ok then getmetatable(err).__close(err) end
         called = called + 1
         if not ok then
           errors = errors + 1

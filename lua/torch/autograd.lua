@@ -1,21 +1,25 @@
 -- Grad mode contexts, custom autograd functions in Lua, and the finite-difference gradient check.
 local torch = require 'torch'
 local autograd = torch.autograd
+local hooks = require 'torch.utils.hooks'
 
 -- ---- grad mode: to-be-closed values, or a function run inside ----
 local restore_mt = {
-  __close = function(self) torch._set_grad_enabled(self.prev) end,
+  __close = function(self) self.set(self.prev) end,
   __name = 'torch.grad_mode',
 }
 
-local function run_with(on, fn, ...)
-  local prev = torch._set_grad_enabled(on)
-  if fn == nil then return setmetatable({ prev = prev }, restore_mt) end
+-- set(on) -> the previous mode; with fn, runs fn(...) in the mode and restores the previous one
+local function run_in(set, on, fn, ...)
+  local prev = set(on)
+  if fn == nil then return setmetatable({ prev = prev, set = set }, restore_mt) end
   local r = table.pack(pcall(fn, ...))
-  torch._set_grad_enabled(prev)
+  set(prev)
   if not r[1] then error(r[2], 0) end
   return table.unpack(r, 2, r.n)
 end
+
+local function run_with(on, fn, ...) return run_in(torch._set_grad_enabled, on, fn, ...) end
 
 --- torch.no_grad(fn, ...) -> fn's results: runs fn(...) without recording the autograd graph;
 -- torch.no_grad() alone returns a to-be-closed value: `local _ <close> = torch.no_grad()`
@@ -25,6 +29,119 @@ function torch.enable_grad(fn, ...) return run_with(true, fn, ...) end
 -- the previous mode when closed
 function torch.set_grad_enabled(on, fn, ...) return run_with(on and true or false, fn, ...) end
 autograd.no_grad, autograd.enable_grad = torch.no_grad, torch.enable_grad
+
+-- ---- inference mode ----
+-- torch.inference_mode([mode,] fn, ...) runs fn(...) in inference mode (mode true, the default) or
+-- out of it (false); torch.inference_mode([mode]) alone returns a to-be-closed value. In it no graph
+-- is recorded (grad mode is off; mode false turns grad mode on, as PyTorch's), and the tensors made
+-- are inference tensors (x:is_inference()): outside inference mode they may not be saved for
+-- backward, written in place, or made to require grad.
+-- mode (a boolean), or a state {inference, grad} to restore -> the state before
+local function set_inference(mode)
+  local inf, grad = mode, not mode
+  if type(mode) == 'table' then inf, grad = mode[1], mode[2] end
+  return { autograd._set_inference_mode(inf), torch._set_grad_enabled(grad) }
+end
+
+local function inference_in(mode, fn, ...)
+  if fn ~= nil and not hooks.callable(fn) then
+    error('inference_mode: expected a function, got ' .. (torch.typename(fn) or type(fn)), 3)
+  end
+  return run_in(set_inference, mode, fn, ...)
+end
+
+function torch.inference_mode(...)
+  if type((...)) == 'boolean' then return inference_in(...) end
+  return inference_in(true, ...)
+end
+autograd.inference_mode = torch.inference_mode
+
+-- ---- anomaly detection ----
+-- torch.autograd.detect_anomaly(fn, ...) runs fn(...) with anomaly detection on (alone: a
+-- to-be-closed value); set_detect_anomaly(on) switches it now and returns a value that restores the
+-- previous state when closed. While it is on (for every thread) backward runs serially, a backward
+-- function returning NaN is an error naming it, and an error in backward names the node and gives
+-- the Lua traceback of the forward call that recorded it.
+local set_anomaly = autograd._set_detect_anomaly
+function autograd.detect_anomaly(fn, ...) return run_in(set_anomaly, true, fn, ...) end
+function autograd.set_detect_anomaly(on, fn, ...)
+  if type(on) ~= 'boolean' then
+    error('set_detect_anomaly: expected a boolean, got ' .. (torch.typename(on) or type(on)), 2)
+  end
+  return run_in(set_anomaly, on, fn, ...)
+end
+
+-- ---- tensor hooks: x:register_hook(fn) -> handle ----
+-- fn(grad) runs on the gradient flowing into x during backward (a leaf's summed over its uses,
+-- before .grad takes it; a non-leaf's before it flows on); a tensor it returns replaces the gradient
+-- for the next hook and what follows. The lists live on x's node (or x, a leaf), in the C engine;
+-- autograd._hook_list finds them (bindings/autograd.c).
+local Tensor = torch.Tensor
+
+local function hook_name(fn)
+  if type(fn) == 'function' then
+    local info = debug.getinfo(fn, 'S')
+    if info.what ~= 'C' then return info.short_src .. ':' .. info.linedefined end
+  end
+  return tostring(fn)
+end
+
+local function shape_str(t)
+  return '[' .. table.concat(t.shape, ', ') .. ']'
+end
+
+-- list, grad -> the new grad (nil when unchanged), the grad at retain_grad's place (nil: none)
+autograd._set_hook_runner(function(list, grad)
+  local g, at = grad, nil
+  local snap = {}
+  for i = 1, #list do snap[i] = list[i] end
+  for _, e in ipairs(snap) do
+    if e.retain then
+      at = g
+    else
+      local r = e.fn(g)
+      if r ~= nil then
+        local name = hook_name(e.fn)
+        if not torch.is_tensor(r) then
+          error(string.format("hook '%s' should return a tensor or nil, got %s", name, torch.typename(r) or type(r)), 0)
+        end
+        if r.dtype ~= g.dtype or tostring(r.device) ~= tostring(g.device) then
+          error(string.format("hook '%s' has changed the type of value (was %s on %s got %s on %s)", name,
+            tostring(g.dtype), tostring(g.device), tostring(r.dtype), tostring(r.device)), 0)
+        end
+        if shape_str(r) ~= shape_str(g) then
+          error(string.format("hook '%s' has changed the size of value (was %s got %s)", name, shape_str(g),
+            shape_str(r)), 0)
+        end
+        g = r
+      end
+    end
+  end
+  return g ~= grad and g or nil, at
+end)
+
+function Tensor.register_hook(self, fn)
+  if not hooks.callable(fn) then
+    error('register_hook: expected a function, got ' .. (torch.typename(fn) or type(fn)), 2)
+  end
+  if not self.requires_grad then
+    error("register_hook: cannot register a hook on a tensor that doesn't require gradient", 2)
+  end
+  local list, fresh = autograd._hook_list(self, true)
+  -- retain_grad keeps the gradient at its place among the hooks (PyTorch 1.13)
+  if fresh and self.retains_grad then list[1] = { retain = true } end
+  return hooks.add(list, fn)
+end
+
+local c_retain_grad = Tensor.retain_grad
+function Tensor.retain_grad(self)
+  local was = self.retains_grad
+  c_retain_grad(self)
+  if not was and self.retains_grad then
+    local list = autograd._hook_list(self, false)
+    if list then list[#list + 1] = { retain = true } end
+  end
+end
 
 -- ---- custom functions ----
 -- local Cube = torch.autograd.Function:extend('Cube')

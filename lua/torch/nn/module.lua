@@ -667,22 +667,10 @@ end
 -- arguments (`return x2`, `return a, b`). register_forward_hook(hook): hook(module, input, ...)
 -- runs after forward with its results; results, when the first is not nil, replace them. Each
 -- returns a handle: h:remove(), also a to-be-closed value (`local h <close> = m:register_...`).
-local hook_count = 0
-
-local Handle = {}
-Handle.__index = Handle
-Handle.__name = 'RemovableHandle'
-function Handle:remove()
-  local list = self.hooks
-  for i = 1, #list do
-    if list[i].id == self.id then table.remove(list, i); break end
-  end
-end
-Handle.__close = Handle.remove
+local hooks = require 'torch.utils.hooks'
 
 local function add_hook(m, field, hook, what)
-  local mt = getmetatable(hook)
-  if type(hook) ~= 'function' and not (type(mt) == 'table' and mt.__call) then
+  if not hooks.callable(hook) then
     error(string.format('%s: expected a function, got %s', what, typename(hook)), 3)
   end
   local vals = m[VALS]
@@ -692,9 +680,7 @@ local function add_hook(m, field, hook, what)
     setattr(m, field, list, 2)
   end
   changed(m)
-  hook_count = hook_count + 1
-  list[#list + 1] = { id = hook_count, fn = hook }
-  return setmetatable({ hooks = list, id = hook_count }, Handle)
+  return hooks.add(list, hook)
 end
 
 -- m:register_forward_pre_hook(hook) -> handle: hook(module, input) before each forward; its results,
@@ -709,20 +695,28 @@ function Module:register_forward_hook(hook)
   return add_hook(self, '_forward_hooks', hook, 'register_forward_hook')
 end
 
--- a copy of a hook list, so that a hook may remove itself (or add others) while the list runs
-local function snapshot(list)
-  local c = {}
-  for i = 1, #list do c[i] = list[i].fn end
-  return c
+-- m:register_full_backward_hook(hook) -> handle: hook(module, grad_input, grad_output) in backward,
+-- grad_input and grad_output arrays of the gradients of the call's arguments and results (nil where
+-- an argument or result is not a tensor or gets no gradient); a table it returns replaces grad_input.
+-- Kept in the plain field _backward_hooks; torch.utils.hooks.BackwardHook runs them.
+function Module:register_full_backward_hook(hook)
+  return add_hook(self, '_backward_hooks', hook, 'register_full_backward_hook')
 end
 
-local function call_with_hooks(self, pre, post, ...)
+local snapshot = hooks.snapshot
+
+local function call_with_hooks(self, pre, post, bw, ...)
   local input = table.pack(...)
   if pre ~= nil then
     for _, hook in ipairs(snapshot(pre)) do
       local r = table.pack(hook(self, input))
       if r[1] ~= nil then input = r end
     end
+  end
+  local bw_hook
+  if bw ~= nil and #bw > 0 then
+    bw_hook = hooks.BackwardHook(self, snapshot(bw))
+    input = bw_hook:setup_input_hook(input)
   end
   local out = table.pack(self:forward(table.unpack(input, 1, input.n)))
   if post ~= nil then
@@ -731,14 +725,17 @@ local function call_with_hooks(self, pre, post, ...)
       if r[1] ~= nil then out = r end
     end
   end
+  if bw_hook then out = bw_hook:setup_output_hook(out) end
   return table.unpack(out, 1, out.n)
 end
 
 local function call(self, ...)
   local vals = self[VALS]
-  local pre, post = vals._forward_pre_hooks, vals._forward_hooks
-  if (pre == nil or #pre == 0) and (post == nil or #post == 0) then return self:forward(...) end
-  return call_with_hooks(self, pre, post, ...)
+  local pre, post, bw = vals._forward_pre_hooks, vals._forward_hooks, vals._backward_hooks
+  if (pre == nil or #pre == 0) and (post == nil or #post == 0) and (bw == nil or #bw == 0) then
+    return self:forward(...)
+  end
+  return call_with_hooks(self, pre, post, bw, ...)
 end
 
 -- torch.profiler, while it runs, sees every module call: profile_hook(module, call, ...) runs the
