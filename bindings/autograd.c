@@ -180,6 +180,18 @@ static int t_detach_(lua_State *L) {
   return 1;
 }
 
+/* x:_inplace_error(op): nil when autograd allows an in-place write to x now, else the message
+   (the leaf and view rules of the C in-place ops), for the in-place ops composed in Lua to raise
+   at the user's call */
+static int t_inplace_error(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  const char *op = luaL_checkstring(L, 2);
+  if (lt_ag_check_inplace(op, t) == LT_OK) return 0;
+  lua_pushstring(L, lt_last_error());
+  lt_clear_error();
+  return 1;
+}
+
 static int t_requires_grad_(lua_State *L) {
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
   lt_lua_check(L, lt_set_requires_grad(t, lua_isnoneornil(L, 2) ? true : lua_toboolean(L, 2)));
@@ -576,7 +588,7 @@ void lt_open_autograd(lua_State *L, int torch, int methods) {
   static const luaL_Reg meths[] = {
       {"backward", t_backward}, {"detach", t_detach}, {"detach_", t_detach_},
       {"requires_grad_", t_requires_grad_}, {"retain_grad", t_retain_grad}, {"set_", t_set_},
-      {"is_inference", t_is_inference}, {NULL, NULL}};
+      {"is_inference", t_is_inference}, {"_inplace_error", t_inplace_error}, {NULL, NULL}};
   lt_lua_register(L, torch, methods, meths, false, true);
   static const luaL_Reg fns[] = {
       {"_set_grad_enabled", f_set_grad_enabled}, {"is_grad_enabled", f_is_grad_enabled},

@@ -1,10 +1,12 @@
 /* Shape, view and indexing ops. User dims and indices are 1-based (negative from the end); the
    core's are 0-based, so index tensors are shifted on the way in, and out for nonzero. */
 #include "bindings/binding.h"
+#include "core/autograd.h"
 #include "core/index.h"
 #include "core/shape.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* sizes (may hold -1) as numbers at 2.. or one table at 2; returns the index after them */
 static int view_sizes(lua_State *L, int *n, int64_t *sizes, const char *op) {
@@ -49,6 +51,39 @@ static int s_as_strided(lua_State *L) {
   int64_t offset = luaL_optinteger(L, 4, x->offset);
   lt_lua_checknargs(L, 4, "as_strided");
   lt_lua_pushtensor(L, lt_as_strided(x, nd, sizes, strides, offset));
+  return 1;
+}
+
+/* x:_resize_(sizes): the core's resize_ (lua/torch/inplace.lua adds the checks and the names) */
+static int s_resize_(lua_State *L) {
+  lt_tensor_t *x = lt_lua_checktensor(L, 1);
+  int n;
+  int64_t sizes[LT_MAX_DIM];
+  int next = view_sizes(L, &n, sizes, "resize_");
+  lt_lua_checknargs(L, next - 1, "resize_");
+  lt_lua_check(L, lt_resize_(x, n, sizes));
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* x:_set_view_(v): x takes the geometry of v, a view of x's storage that a view op made from x
+   (x:squeeze(), x:t(), ...), and v's history when the op was recorded: the in-place view ops
+   (squeeze_, t_, as_strided_, ...), whose node then leads from x back to x's old history. The
+   version counter is bumped as by PyTorch's in-place ops. Autograd's leaf check is the caller's. */
+static int s_set_view_(lua_State *L) {
+  lt_tensor_t *x = lt_lua_checktensor(L, 1), *v = lt_lua_checktensor(L, 2);
+  lt_lua_checknargs(L, 2, "_set_view_");
+  if (v->storage != x->storage || v->dtype != x->dtype)
+    return luaL_error(L, "_set_view_: expected a view of the tensor's own storage and dtype");
+  x->ndim = v->ndim;
+  x->numel = v->numel;
+  x->offset = v->offset;
+  memcpy(x->sizes, v->sizes, sizeof x->sizes);
+  memcpy(x->strides, v->strides, sizeof x->strides);
+  lt_node_t *fn = lt_grad_fn(v);
+  if (fn) lt_node_set_output(fn, v->autograd->output_nr, x);
+  lt_bump_version(x);
+  lua_settop(L, 1);
   return 1;
 }
 
@@ -372,7 +407,8 @@ void lt_open_shape(lua_State *L, int torch, int mtab) {
       {"view", s_view}, {"view_as", s_view_as}, {"reshape_as", s_reshape_as},
       {"expand", s_expand}, {"expand_as", s_expand_as}, {"masked_fill_", s_masked_fill_},
       {"scatter_", s_scatter_}, {"scatter_add_", s_scatter_add_}, {"index_add_", s_index_add_},
-      {"index_fill_", s_index_fill_}, {"_as_strided", s_as_strided}, {NULL, NULL}};
+      {"index_fill_", s_index_fill_}, {"_as_strided", s_as_strided},
+      {"_resize_", s_resize_}, {"_set_view_", s_set_view_}, {NULL, NULL}};
   static const luaL_Reg torch_only[] = {{"cat", s_cat}, {"concat", s_cat}, {"stack", s_stack}, {NULL, NULL}};
   lt_lua_register(L, torch, mtab, both, true, true);
   lt_lua_register(L, torch, mtab, methods_only, false, true);

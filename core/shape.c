@@ -151,6 +151,47 @@ lt_tensor_t *lt_as_strided(lt_tensor_t *x, int ndim, const int64_t *sizes, const
   return lt_view_geometry(x, ndim, sizes, strides, offset);
 }
 
+int lt_resize_(lt_tensor_t *x, int ndim, const int64_t *sizes) {
+  LT_TRY(check_ndim("resize_", ndim));
+  int64_t n = 1, nonzero = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (sizes[i] < 0) return lt_error("resize_: negative dimension %lld in size", (long long)sizes[i]);
+    if (sizes[i] && nonzero > INT64_MAX / 16 / sizes[i]) return lt_error("resize_: size is too large");
+    if (sizes[i]) nonzero *= sizes[i];
+    n *= sizes[i];
+  }
+  size_t el = lt_elsize(x);
+  lt_storage_t *s = x->storage;
+  int64_t need = n ? x->offset + n : 0;
+  if ((size_t)need * el > s->nbytes) {
+    if (!s->block) return lt_error("resize_: Trying to resize storage that is not resizable");
+    lt_tensor_t *fresh = lt_empty(1, &need, x->dtype, s->device);
+    if (!fresh) return LT_ERR;
+    int64_t cap = (int64_t)(s->nbytes / el), one = 1;
+    if (cap > 0) {
+      lt_tensor_t *old = lt_view_geometry(x, 1, &cap, &one, 0);
+      lt_tensor_t *head = old ? lt_view_geometry(fresh, 1, &cap, &one, 0) : NULL;
+      bool prev = lt_set_grad_enabled(false);
+      int rc = head ? lt_copy_(head, old) : LT_ERR;
+      lt_set_grad_enabled(prev);
+      lt_release(old);
+      lt_release(head);
+      if (rc != LT_OK) { lt_release(fresh); return LT_ERR; }
+    }
+    /* x moves to the new storage (its offset kept); other tensors on the old one keep it, and
+       with it the old memory, which views made for other devices may still read */
+    int64_t offset = x->offset;
+    lt_set_(x, fresh);
+    x->offset = offset;
+    lt_release(fresh);
+  }
+  x->ndim = ndim;
+  x->numel = n;
+  if (ndim) memcpy(x->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+  lt_contiguous_strides(ndim, x->sizes, x->strides);
+  return LT_OK;
+}
+
 lt_tensor_t *lt_reshape(lt_tensor_t *x, int ndim, const int64_t *sizes) {
   LT_AG_RESHAPE_LIKE("ReshapeAliasBackward0", x, lt_reshape(x, ndim, sizes))
   if (check_ndim("reshape", ndim) != LT_OK) return NULL;

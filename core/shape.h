@@ -29,6 +29,11 @@ lt_tensor_t *lt_slice(lt_tensor_t *x, int64_t dim, int64_t start, int64_t stop, 
    records it). The elements needed, 1 + sum((size - 1) * stride) (0 for an empty view). */
 lt_tensor_t *lt_as_strided(lt_tensor_t *x, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset);
 int64_t lt_strided_extent(const char *op, int ndim, const int64_t *sizes, const int64_t *strides);
+/* x:resize_(sizes): x gets the sizes, contiguous strides and its storage offset; when they need
+   more elements than the storage holds, x moves to a larger storage holding the old elements
+   first (other tensors on the old storage keep it: PyTorch's grow the shared storage). Memory
+   from outside the allocator (from_blob) cannot grow. Autograd is the caller's (PyTorch refuses tensors that require grad). */
+int lt_resize_(lt_tensor_t *x, int ndim, const int64_t *sizes);
 lt_tensor_t *lt_cat(int n, lt_tensor_t *const *xs, int64_t dim);
 lt_tensor_t *lt_stack(int n, lt_tensor_t *const *xs, int64_t dim);
 /* split into pieces of split_size along dim (the last may be smaller): *n_out pieces in *out

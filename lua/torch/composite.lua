@@ -192,22 +192,50 @@ both('type_as', function(x, other)
   return x:to(other.dtype)
 end)
 
+-- whether an in-place write to x with these operands is recorded by autograd (x or a tensor
+-- operand requires grad, grad mode on)
+local function records(x, ...)
+  if not torch.is_grad_enabled() then return false end
+  if x.requires_grad then return true end
+  for i = 1, select('#', ...) do
+    local a = select(i, ...)
+    if torch.is_tensor(a) and a.requires_grad then return true end
+  end
+  return false
+end
+
 -- x:name_(...): f's result written into x, which keeps its shape and dtype (an error, as PyTorch's,
--- when the result would need another shape or a dtype x cannot hold)
+-- when the result would need another shape or a dtype x cannot hold). With autograd, autograd's
+-- rules hold (a leaf that requires grad is refused before anything is computed) and f runs on a
+-- copy of x, so that x's old values, which f's backward may have saved, are not those written
+-- over: x then takes f's history, as the C in-place ops do.
 local function in_place(name, f)
-  Tensor[name .. '_'] = function(x, ...)
-    check_tensor(x, name .. '_')
-    local r = f(x, ...)
+  local op = name .. '_'
+  Tensor[op] = function(x, ...)
+    check_tensor(x, op)
+    local src = x
+    if records(x, ...) then
+      local bad = x:_inplace_error(op)
+      if bad then error(bad, 2) end
+      src = x:clone()
+    end
+    local ok, r = pcall(f, src, ...)
+    if not ok then -- raised again at the user's call, naming op
+      local msg = tostring(r):gsub('^[^\n]-:%d+: ', '', 1)
+      if msg:sub(1, #name) ~= name then msg = op .. ': ' .. msg end
+      error(msg, 2)
+    end
     if r.shape ~= x.shape then
-      error(string.format("%s_: output with shape %s doesn't match the broadcast shape %s", name, tostring(x.shape),
+      error(string.format("%s: output with shape %s doesn't match the broadcast shape %s", op, tostring(x.shape),
         tostring(r.shape)), 2)
     end
     if r.dtype ~= x.dtype and not torch.can_cast(r.dtype, x.dtype) then
-      error(string.format("%s_: result type %s can't be cast to the desired output type %s", name, r.dtype.name,
+      error(string.format("%s: result type %s can't be cast to the desired output type %s", op, r.dtype.name,
         x.dtype.name), 2)
     end
     return x:copy_(r)
   end
+  return Tensor[op]
 end
 
 -- the floating dtype an op on a and b computes in: their promoted type, float32 for integers
@@ -518,4 +546,4 @@ torch.softmax, torch.log_softmax = Tensor.softmax, Tensor.log_softmax
 
 -- the helpers, for the other composed families
 return { check_tensor = check_tensor, norm_dim = norm_dim, opts_of = opts_of, operand = operand, both = both,
-  is_float = is_float, in_place = in_place, broadcast_shape = broadcast_shape }
+  is_float = is_float, in_place = in_place, records = records, broadcast_shape = broadcast_shape }
