@@ -142,4 +142,8 @@ utils.parametrize = require 'torch.nn.parametrize'
 utils.parametrizations = require 'torch.nn.parametrizations'
 utils.prune = require 'torch.nn.prune'
 
+-- utils.fusion: fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
+-- (fusion.lua)
+utils.fusion = require 'torch.nn.fusion'
+
 return utils
