@@ -146,4 +146,7 @@ utils.prune = require 'torch.nn.prune'
 -- (fusion.lua)
 utils.fusion = require 'torch.nn.fusion'
 
+-- utils.stateless.functional_call(module, parameters_and_buffers, args, kwargs) (stateless.lua)
+utils.stateless = require 'torch.nn.stateless'
+
 return utils
