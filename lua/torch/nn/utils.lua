@@ -149,4 +149,7 @@ utils.fusion = require 'torch.nn.fusion'
 -- utils.stateless.functional_call(module, parameters_and_buffers, args, kwargs) (stateless.lua)
 utils.stateless = require 'torch.nn.stateless'
 
+-- utils.skip_init(module_cls, ...): a module without its random initialisation (skip_init.lua)
+utils.skip_init = require 'torch.nn.skip_init'
+
 return utils
