@@ -158,6 +158,10 @@ describe('load_state_dict hooks', function()
     H.raises(function() m:load_state_dict(m:state_dict()) end, 'Error(s) in loading state_dict for Linear:',
       'the hook says no')
     assert.are.equal(m, got)
+    -- a deep copy's hook gets the copy, as PyTorch's deepcopy of the hook's partial(hook, module)
+    local c = m:_deepcopy()
+    pcall(c.load_state_dict, c, c:state_dict())
+    assert.are.equal(c, got)
   end)
 end)
 

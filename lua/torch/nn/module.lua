@@ -549,7 +549,13 @@ function Module:load_state_dict(sd, opts)
     local vals = m[VALS]
     local pre = vals._load_state_dict_pre_hooks
     if pre ~= nil then
-      for _, hook in ipairs(hook_fns(pre)) do hook(src, prefix, {}, true, missing, unexpected, errors) end
+      for _, h in ipairs(table.move(pre, 1, #pre, 1, {})) do
+        if h.with_module then
+          h.fn(m, src, prefix, {}, true, missing, unexpected, errors)
+        else
+          h.fn(src, prefix, {}, true, missing, unexpected, errors)
+        end
+      end
     end
     local hook = m._load_state_hook
     if hook then hook(m, src, prefix) end

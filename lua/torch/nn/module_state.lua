@@ -60,23 +60,16 @@ return function(Module, P)
     return Module._add_hook(self, '_state_dict_hooks', hook, '_register_state_dict_hook')
   end
 
-  local function check_callable(hook, what)
-    local mt = getmetatable(hook)
-    if type(hook) ~= 'function' and not (type(mt) == 'table' and mt.__call) then
-      error(string.format('%s: expected a function, got %s', what, typename(hook)), 3)
-    end
-  end
-
   -- m:_register_load_state_dict_pre_hook(hook, with_module) -> handle: before the module loads,
   -- hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs), with
   -- the module first when with_module; state_dict is load_state_dict's copy, which the hook may edit;
   -- strict is true, as PyTorch 1.13 passes it (load_state_dict's strict decides only the error)
   function Module:_register_load_state_dict_pre_hook(hook, with_module)
     if type(with_module) == 'table' then with_module = with_module.with_module end
-    check_callable(hook, '_register_load_state_dict_pre_hook')
-    local fn = hook
-    if with_module then fn = function(...) return hook(self, ...) end end
-    return Module._add_hook(self, '_load_state_dict_pre_hooks', fn, '_register_load_state_dict_pre_hook')
+    local handle = Module._add_hook(self, '_load_state_dict_pre_hooks', hook, '_register_load_state_dict_pre_hook')
+    -- the module is the one that loads, so that a deep copy's hook gets the copy
+    handle.hooks[#handle.hooks].with_module = with_module and true or nil
+    return handle
   end
 
   -- m:register_load_state_dict_post_hook(hook) -> handle: hook(module, incompatible_keys) after the
