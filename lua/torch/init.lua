@@ -156,5 +156,14 @@ setmetatable(torch, {
     return v
   end,
 })
+-- torch.utils.data (PyTorch's name for torch.data) loads on first use too
+setmetatable(torch.utils, {
+  __index = function(t, k)
+    if k ~= 'data' then return nil end
+    local v = require 'torch.utils.data'
+    rawset(t, k, v)
+    return v
+  end,
+})
 
 return torch

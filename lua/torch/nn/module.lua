@@ -279,19 +279,21 @@ function Module:named_modules(a, b, c)
   return iter(collect_modules(self, prefix, dedup and (memo or {}) or nil, {}))
 end
 
--- the submodule at a dotted path ('' is the module itself)
-function Module:get_submodule(target)
+-- the submodule at a dotted path ('' is the module itself); op names the caller in errors
+local function submodule_at(self, target, op, level)
   if target == '' or target == nil then return self end
   local m = self
   for part in tostring(target):gmatch('[^.]+') do
     local c = m[VALS][part]
     if m[KIND][part] ~= 'module' or c == nil then
-      error(string.format('get_submodule: %s has no attribute `%s`', get_name(m), part), 2)
+      error(string.format('%s: %s has no attribute `%s`', op, get_name(m), part), level + 1)
     end
     m = c
   end
   return m
 end
+
+function Module:get_submodule(target) return submodule_at(self, target, 'get_submodule', 2) end
 
 function Module:apply(fn)
   for _, c in ipairs(self:children()) do c:apply(fn) end
@@ -462,21 +464,43 @@ local function each_state(m, prefix, fn)
   end
 end
 
+-- the functions of a hook list (an array of {id = n, fn = hook}) as they are now, so that a hook may
+-- remove itself while the list runs
+local function hook_fns(list)
+  local c = {}
+  for i, h in ipairs(list) do c[i] = h.fn end
+  return c
+end
+
+local EXTRA_STATE = '_extra_state'
+
+-- PyTorch's _save_to_state_dict and state_dict: the module's parameters and persistent buffers, its
+-- extra state (when its class defines get_extra_state), its submodules', then its state-dict hooks
+-- (hook(module, state_dict, prefix, local_metadata) may return a replacement, which a parent ignores)
 local function save_state(m, prefix, out, keep_vars)
   each_state(m, prefix, function(key, t) out[key] = keep_vars and t or t:detach() end)
+  if getmetatable(m).get_extra_state ~= Module.get_extra_state then
+    out[prefix .. EXTRA_STATE] = m:get_extra_state()
+  end
   local vals = m[VALS]
   for _, name in ipairs(m[ORDER].module) do
     local c = vals[name]
     if c ~= nil then save_state(c, prefix .. name .. '.', out, keep_vars) end
   end
+  local hooks = vals._state_dict_hooks
+  if hooks ~= nil then
+    for _, hook in ipairs(hook_fns(hooks)) do
+      local r = hook(m, out, prefix, {})
+      if r ~= nil then out = r end
+    end
+  end
+  return out
 end
 
 -- state_dict({prefix = '', keep_vars = false}): dotted names -> detached tensors sharing storage
 function Module:state_dict(opts)
   opts = opts or {}
-  local out = opts.destination or ordered_dict()
-  save_state(self, opts.prefix or '', out, opts.keep_vars)
-  return out
+  return save_state(self, opts.prefix or '', opts.destination or ordered_dict(), opts.keep_vars)
 end
 
 local function quote_join(keys)
@@ -495,7 +519,11 @@ local incompatible_mt = {
 }
 
 -- load_state_dict(sd, {strict = true}) (or a boolean): copies under no_grad into the module's own
--- tensors; raises one error listing every problem, as PyTorch
+-- tensors; raises one error listing every problem, as PyTorch. Each module, parents first, runs its
+-- load-state-dict pre-hooks, loads its tensors and its extra state (when its class defines
+-- set_extra_state; a missing `_extra_state` key is a missing key) and finds the unexpected keys
+-- under its prefix (those whose first name is neither a submodule nor one of its tensors); its
+-- post-hooks run after its submodules have loaded.
 function Module:load_state_dict(sd, opts)
   local strict = true
   if type(opts) == 'boolean' then strict = opts
@@ -503,22 +531,37 @@ function Module:load_state_dict(sd, opts)
   if type(sd) ~= 'table' then
     error('load_state_dict: expected state_dict to be a table, got ' .. typename(sd), 2)
   end
-  local src, src_keys = {}, {}
+  local src_keys, src_vals = {}, {}
   for k, v in pairs(sd) do
-    src[k] = v
     src_keys[#src_keys + 1] = k
+    src_vals[k] = v
   end
   local mt = getmetatable(sd)
   if not (type(mt) == 'table' and mt.__pairs) then
     table.sort(src_keys, function(a, b) return tostring(a) < tostring(b) end)
   end
+  -- a copy that hooks may edit, keeping the keys' order
+  local src = ordered_dict()
+  for _, k in ipairs(src_keys) do src[k] = src_vals[k] end
 
-  local expected, missing, errors = {}, {}, {}
+  local missing, unexpected, errors = {}, {}, {}
   local function load(m, prefix)
+    local vals = m[VALS]
+    local pre = vals._load_state_dict_pre_hooks
+    if pre ~= nil then
+      for _, h in ipairs(table.move(pre, 1, #pre, 1, {})) do
+        if h.with_module then
+          h.fn(m, src, prefix, {}, true, missing, unexpected, errors)
+        else
+          h.fn(src, prefix, {}, true, missing, unexpected, errors)
+        end
+      end
+    end
     local hook = m._load_state_hook
     if hook then hook(m, src, prefix) end
-    each_state(m, prefix, function(key, t)
-      expected[key] = true
+    local own = {}
+    each_state(m, prefix, function(key, t, _, name)
+      own[name] = true
       local v = src[key]
       if v == nil then
         missing[#missing + 1] = key
@@ -537,18 +580,39 @@ function Module:load_state_dict(sd, opts)
         end
       end
     end)
-    local vals = m[VALS]
+    local extra_key = prefix .. EXTRA_STATE
+    if getmetatable(m).set_extra_state ~= Module.set_extra_state then
+      local v = src[extra_key]
+      if v ~= nil then m:set_extra_state(v) else missing[#missing + 1] = extra_key end
+    elseif src[extra_key] ~= nil then
+      unexpected[#unexpected + 1] = extra_key
+    end
+    local kinds, n = m[KIND], #prefix
+    for k in pairs(src) do
+      if type(k) ~= 'string' then
+        if prefix == '' then unexpected[#unexpected + 1] = k end
+      elseif k ~= extra_key and k:sub(1, n) == prefix then
+        local name = k:sub(n + 1):match('^[^.]*')
+        if kinds[name] ~= 'module' and not own[name] then unexpected[#unexpected + 1] = k end
+      end
+    end
     for _, name in ipairs(m[ORDER].module) do
       local c = vals[name]
       if c ~= nil then load(c, prefix .. name .. '.') end
     end
+    local post = vals._load_state_dict_post_hooks
+    if post ~= nil and #post > 0 then
+      local keys = setmetatable({ missing_keys = missing, unexpected_keys = unexpected }, incompatible_mt)
+      for _, h in ipairs(hook_fns(post)) do
+        if h(m, keys) ~= nil then
+          error('load_state_dict: hooks registered with register_load_state_dict_post_hook are not expected to '
+            .. 'return new values; edit incompatible_keys.missing_keys and unexpected_keys in place', 0)
+        end
+      end
+    end
   end
   load(self, '')
 
-  local unexpected = {}
-  for _, k in ipairs(src_keys) do
-    if not expected[k] then unexpected[#unexpected + 1] = k end
-  end
   if strict then
     if #unexpected > 0 then
       table.insert(errors, 1, 'Unexpected key(s) in state_dict: ' .. quote_join(unexpected) .. '. ')
@@ -563,6 +627,10 @@ function Module:load_state_dict(sd, opts)
   end
   return setmetatable({ missing_keys = missing, unexpected_keys = unexpected }, incompatible_mt)
 end
+
+-- get_parameter, get_buffer, extra state, the state-dict hooks, to_empty, type, share_memory
+require('torch.nn.module_state')(Module, { VALS = VALS, KIND = KIND, get_name = get_name, typename = typename,
+  submodule_at = submodule_at, is_dtype = is_dtype, is_device = is_device })
 
 -- ---- printing, as PyTorch's __repr__ ----
 -- Python's repr of a float: the shortest digits that read back, fixed notation for exponents in
@@ -782,5 +850,6 @@ function Module:_deepcopy() return deepcopy(self, {}) end
 -- the private keys, for the containers in this package
 Module._VALS, Module._KIND, Module._ORDER = VALS, KIND, ORDER
 Module._remove_name = remove_name
+Module._add_hook = add_hook
 
 return Module

@@ -142,4 +142,14 @@ utils.parametrize = require 'torch.nn.parametrize'
 utils.parametrizations = require 'torch.nn.parametrizations'
 utils.prune = require 'torch.nn.prune'
 
+-- utils.fusion: fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
+-- (fusion.lua)
+utils.fusion = require 'torch.nn.fusion'
+
+-- utils.stateless.functional_call(module, parameters_and_buffers, args, kwargs) (stateless.lua)
+utils.stateless = require 'torch.nn.stateless'
+
+-- utils.skip_init(module_cls, ...): a module without its random initialisation (skip_init.lua)
+utils.skip_init = require 'torch.nn.skip_init'
+
 return utils
