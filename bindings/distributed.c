@@ -1011,10 +1011,9 @@ static bool want_overlap(lt_comm_t *c) {
   return cpus >= 2;
 }
 
-/* _dist.reducer(params, bucket_cap_bytes, find_unused) */
+/* _dist.reducer(params, bucket_cap_bytes, find_unused, group = the default one) */
 static int l_reducer(lua_State *L) {
-  lt_comm_t *c = check_comm(L, "DistributedDataParallel");
-  (void)c;
+  group_t *group = check_group(L, 4, "DistributedDataParallel");
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_Integer cap = luaL_checkinteger(L, 2);
   bool find_unused = lua_toboolean(L, 3);
@@ -1059,8 +1058,8 @@ static int l_reducer(lua_State *L) {
   for (int j = 0; j < n; j++) r->order[j] = n - 1 - j;
   if (build_buckets(r) != LT_OK) return lt_lua_error(L);
   pthread_mutex_lock(&g_mu);
-  r->group = g_group;
-  g_group->refs++;
+  r->group = group;
+  group->refs++;
   pthread_mutex_unlock(&g_mu);
   if (pthread_mutex_init(&r->mu, NULL) != 0 || pthread_cond_init(&r->cv, NULL) != 0)
     return luaL_error(L, "DistributedDataParallel: cannot create the reducer's lock");

@@ -14,7 +14,7 @@ end
 
 -- the checks each rank makes: ring transfers, reduce, gather (on rank 1), scatter, all_to_all, objects,
 -- groups (3 ranks), bad calls (some on one rank only)
-local WANT = { [2] = { 138, 179 }, [3] = { 156, 216, 151 } }
+local WANT = { [2] = { 138, 179 }, [3] = { 158, 218, 153 } }
 
 for _, np in ipairs { 2, 3 } do
   describe(string.format('torch.distributed point to point, rooted collectives, objects (MPI, %d ranks)', np), function()
@@ -120,6 +120,11 @@ for _, np in ipairs { 2, 3 } do
         passed({ 'group_gather_0', 'group_gather_1', 'group_recv_any_source_global_rank' }, { 2 })
         passed({ 'group_reduce_scatter', 'group_all_gather', 'group_all_gather_object' }, { 1, 2 })
         passed({ 'group_reduce_scatter_nonmember', 'group_all_gather_nonmember', 'group_all_gather_object_nonmember' }, { 0 })
+      end)
+      mpi_it('DistributedDataParallel and SyncBatchNorm over a group (process_group); a rank not in it refused or local', function()
+        passed({ 'group_ddp' }, { 0, 2 })
+        passed({ 'group_ddp_nonmember' }, { 1 })
+        passed({ 'group_sync_batchnorm' })
       end)
       mpi_it("a receive nobody sends fails after the group's timeout (1 s), without a hang", function()
         passed({ 'recv_timeout', 'recv_timeout_quick' }, { 0 })

@@ -445,4 +445,5 @@ end
 require('torch.distributed_objects').install(dist, group_of, kwargs, group_rank)
 
 dist._NOT_INIT = NOT_INIT
+dist._group_of = group_of
 return dist

@@ -365,6 +365,37 @@ if R == 3 then
     report(#ol == 0, 'group_all_gather_object_nonmember')
   end
   dist.barrier(g)
+  -- DDP over {0, 2}: Linear(3, 1) without bias on x = rank + 1 averages weight's gradient over ranks 0
+  -- and 2 only: (1 + 3) / 2; rank 1 is refused
+  if member then
+    torch.manual_seed(rank) -- different weights: DDP broadcasts global rank 0's
+    local lin = torch.nn.Linear(3, 1, { bias = false })
+    local w0 = rank == 0 and lin.weight:clone() or nil
+    local ddp = torch.nn.DistributedDataParallel(lin, { process_group = g })
+    local wl = {}
+    dist.all_gather_object(wl, lin.weight:clone(), g)
+    ddp(torch.full({ 1, 3 }, rank + 1.0)):sum():backward()
+    report(table.concat(lin.weight.grad:view(-1):totable(), ' ') == '2.0 2.0 2.0' and torch.equal(wl[1], wl[2])
+      and (rank ~= 0 or torch.equal(w0, wl[1])), 'group_ddp', tostring(lin.weight.grad))
+  else
+    check_error('group_ddp_nonmember', 'DistributedDataParallel: this rank is not a member of process_group',
+      function() torch.nn.DistributedDataParallel(torch.nn.Linear(3, 1), { process_group = g }) end)
+  end
+  -- SyncBatchNorm over {1, 2}: one channel, rank 1 holds 1, 2 and rank 2 3, 4: mean 2.5, variance
+  -- 1.25; rank 0, outside, normalises its own 5, 7 (mean 6, variance 1)
+  do
+    local bn = torch.nn.SyncBatchNorm(1, { process_group = g12, affine = false, track_running_stats = false })
+    local x = rank == 0 and torch.tensor({ { 5.0 }, { 7.0 } }) or torch.tensor({ { 2.0 * rank - 1 }, { 2.0 * rank } })
+    x.requires_grad = true
+    local y = bn(x)
+    local mean, var = rank == 0 and 6 or 2.5, rank == 0 and 1 or 1.25
+    local ok = true
+    for k, v in ipairs(x:detach():view(-1):totable()) do
+      ok = ok and math.abs(y:detach():view(-1):totable()[k] - (v - mean) / math.sqrt(var + 1e-5)) < 1e-5
+    end
+    y:sum():backward() -- the sum of a normalised batch has a zero gradient
+    report(ok and x.grad:abs():max():item() < 1e-5, 'group_sync_batchnorm', tostring(y))
+  end
   -- a rank outside the group given as src / dst
   if member then
     check_error('group_rank_not_in_group', 'The global rank 1 is not part of the group', function()
