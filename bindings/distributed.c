@@ -442,13 +442,11 @@ static int l_recv(lua_State *L) {
   return 1;
 }
 
-/* work:wait() -> true, the peer's rank in the group (the sender's, for a receive) */
+/* work:wait() -> true, as PyTorch's */
 static int w_wait(lua_State *L) {
-  work_t *k = check_work(L);
-  int from = work_finish(L, k);
+  work_finish(L, check_work(L));
   lua_pushboolean(L, 1);
-  lua_pushinteger(L, from);
-  return 2;
+  return 1;
 }
 
 /* work:is_completed() */
