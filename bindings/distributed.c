@@ -40,6 +40,8 @@
 #include <unistd.h>
 
 #define REDUCER_MT "torch.dist.Reducer"
+#define GROUP_MT "torch.dist.Group"
+#define WORK_MT "torch.dist.Work"
 
 /* ---- the process group ---- */
 typedef struct {
@@ -60,12 +62,26 @@ static void group_unref(group_t *g) {
   }
 }
 
-static lt_comm_t *check_comm(lua_State *L, const char *op) {
+static group_t *default_group(lua_State *L, const char *op) {
   if (!g_group)
     luaL_error(L, "%s: Default process group has not been initialized, please make sure to call "
                   "init_process_group.", op);
-  return g_group->comm;
+  return g_group;
 }
+
+static lt_comm_t *check_comm(lua_State *L, const char *op) { return default_group(L, op)->comm; }
+
+/* The group at idx: a group of new_group (a GROUP_MT userdata holding a group_t *, NULL once
+   destroyed), or the default one when nil. lua/torch/distributed.lua calls with the groups this rank
+   is a member of only. */
+static group_t *check_group(lua_State *L, int idx, const char *op) {
+  if (lua_isnoneornil(L, idx)) return default_group(L, op);
+  group_t **pg = luaL_checkudata(L, idx, GROUP_MT);
+  if (!*pg) luaL_error(L, "%s: the process group was destroyed", op);
+  return *pg;
+}
+
+static lt_comm_t *comm_at(lua_State *L, int idx, const char *op) { return check_group(L, idx, op)->comm; }
 
 static double now_s(void) {
   struct timespec ts;
@@ -110,13 +126,13 @@ static int l_is_initialized(lua_State *L) {
 }
 
 static int l_rank(lua_State *L) {
-  lt_comm_t *c = check_comm(L, "get_rank");
+  lt_comm_t *c = comm_at(L, 1, "get_rank");
   lua_pushinteger(L, c->ops->rank(c));
   return 1;
 }
 
 static int l_size(lua_State *L) {
-  lt_comm_t *c = check_comm(L, "get_world_size");
+  lt_comm_t *c = comm_at(L, 1, "get_world_size");
   lua_pushinteger(L, c->ops->size(c));
   return 1;
 }
@@ -158,7 +174,7 @@ static void check_bool_avg(lua_State *L, const char *op, const lt_tensor_t *t, l
 static void wait_reducers(void);
 
 static int l_all_reduce(lua_State *L) {
-  lt_comm_t *c = check_comm(L, "all_reduce");
+  lt_comm_t *c = comm_at(L, 3, "all_reduce");
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
   check_device(L, c, "all_reduce", "tensor", t);
   lt_reduce_op op = check_op(L, 2, "all_reduce");
@@ -169,16 +185,22 @@ static int l_all_reduce(lua_State *L) {
   return 1;
 }
 
+/* the rank at idx, in [0, size of c) */
+static int check_rank(lua_State *L, const lt_comm_t *c, int idx, const char *op) {
+  lua_Integer r = luaL_checkinteger(L, idx);
+  int size = c->ops->size(c);
+  if (r < 0 || r >= size)
+    luaL_error(L, "%s: Invalid rank %d, rank should be in the interval [0, %d]", op, (int)r, size - 1);
+  return (int)r;
+}
+
 static int l_broadcast(lua_State *L) {
-  lt_comm_t *c = check_comm(L, "broadcast");
+  lt_comm_t *c = comm_at(L, 3, "broadcast");
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
   check_device(L, c, "broadcast", "tensor", t);
-  lua_Integer src = luaL_checkinteger(L, 2);
-  int size = c->ops->size(c);
-  if (src < 0 || src >= size)
-    return luaL_error(L, "broadcast: Invalid rank %d, rank should be in the interval [0, %d]", (int)src, size - 1);
+  int src = check_rank(L, c, 2, "broadcast");
   wait_reducers();
-  lt_lua_check(L, c->ops->broadcast(c, t, (int)src));
+  lt_lua_check(L, c->ops->broadcast(c, t, src));
   lua_settop(L, 1);
   return 1;
 }
@@ -187,9 +209,9 @@ static bool same_geometry(const lt_tensor_t *a, const lt_tensor_t *b) {
   return a->ndim == b->ndim && memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) == 0;
 }
 
-/* the list at idx: `size` tensors of ref's shape and dtype, into ts */
-static void check_list(lua_State *L, const lt_comm_t *c, int idx, const char *op, const char *what, int size,
-                       const lt_tensor_t *ref, lt_tensor_t **ts) {
+/* the list at idx: `size` tensors of ref's dtype and (where shaped) shape, into ts */
+static void check_list_of(lua_State *L, const lt_comm_t *c, int idx, const char *op, const char *what, int size,
+                          const lt_tensor_t *ref, bool shaped, lt_tensor_t **ts) {
   luaL_checktype(L, idx, LUA_TTABLE);
   int n = (int)luaL_len(L, idx);
   if (n != size)
@@ -203,7 +225,10 @@ static void check_list(lua_State *L, const lt_comm_t *c, int idx, const char *op
     snprintf(name, sizeof name, "%s[%d]", what, r + 1);
     check_device(L, c, op, name, t);
     char a[128], b[128];
-    if (!same_geometry(t, ref) || t->dtype != ref->dtype)
+    if (!shaped && t->dtype != ref->dtype)
+      luaL_error(L, "%s: %s[%d] is a %s tensor, expected %s as the others", op, what, r + 1, lt_dtype_name(t->dtype),
+                 lt_dtype_name(ref->dtype));
+    if (shaped && (!same_geometry(t, ref) || t->dtype != ref->dtype))
       luaL_error(L, "%s: %s[%d] is a %s tensor of shape %s, expected %s of shape %s", op, what, r + 1,
                  lt_dtype_name(t->dtype), lt_shape_str(t->ndim, t->sizes, a, sizeof a), lt_dtype_name(ref->dtype),
                  lt_shape_str(ref->ndim, ref->sizes, b, sizeof b));
@@ -211,9 +236,14 @@ static void check_list(lua_State *L, const lt_comm_t *c, int idx, const char *op
   }
 }
 
+static void check_list(lua_State *L, const lt_comm_t *c, int idx, const char *op, const char *what, int size,
+                       const lt_tensor_t *ref, lt_tensor_t **ts) {
+  check_list_of(L, c, idx, op, what, size, ref, true, ts);
+}
+
 /* all_gather(list, t) */
 static int l_all_gather(lua_State *L) {
-  lt_comm_t *c = check_comm(L, "all_gather");
+  lt_comm_t *c = comm_at(L, 3, "all_gather");
   lt_tensor_t *in = lt_lua_checktensor(L, 2);
   check_device(L, c, "all_gather", "tensor", in);
   int size = c->ops->size(c);
@@ -227,7 +257,7 @@ static int l_all_gather(lua_State *L) {
 
 /* reduce_scatter(out, list, op) */
 static int l_reduce_scatter(lua_State *L) {
-  lt_comm_t *c = check_comm(L, "reduce_scatter");
+  lt_comm_t *c = comm_at(L, 4, "reduce_scatter");
   lt_tensor_t *out = lt_lua_checktensor(L, 1);
   lt_reduce_op op = check_op(L, 3, "reduce_scatter");
   int size = c->ops->size(c);
@@ -242,9 +272,291 @@ static int l_reduce_scatter(lua_State *L) {
 }
 
 static int l_barrier(lua_State *L) {
-  lt_comm_t *c = check_comm(L, "barrier");
+  lt_comm_t *c = comm_at(L, 1, "barrier");
   wait_reducers();
   lt_lua_check(L, c->ops->barrier(c));
+  return 0;
+}
+
+/* the backend's op, or an error naming it where the backend has none */
+#define NEED_OP(L, c, fn, opname)                                                                          \
+  do {                                                                                                     \
+    if (!(c)->ops->fn) luaL_error(L, "%s: not supported by the %s backend", opname, (c)->ops->name);       \
+  } while (0)
+
+/* reduce(t, dst, op, group) */
+static int l_reduce(lua_State *L) {
+  lt_comm_t *c = comm_at(L, 4, "reduce");
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  check_device(L, c, "reduce", "tensor", t);
+  int dst = check_rank(L, c, 2, "reduce");
+  lt_reduce_op op = check_op(L, 3, "reduce");
+  check_bool_avg(L, "reduce", t, op);
+  NEED_OP(L, c, reduce, "reduce");
+  wait_reducers();
+  lt_lua_check(L, c->ops->reduce(c, t, dst, op));
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* the rooted list at idx: given (a non-empty table) on the root only, as PyTorch's
+   _validate_output_list_for_rank; the tensors into ts, or NULL off the root */
+static lt_tensor_t **rooted_list(lua_State *L, lt_comm_t *c, int idx, const char *op, const char *what, int root,
+                                 const lt_tensor_t *ref) {
+  bool given = lua_istable(L, idx) && luaL_len(L, idx) > 0;
+  if (!lua_isnoneornil(L, idx) && !lua_istable(L, idx))
+    luaL_error(L, "%s: %s must be a table of tensors, got %s", op, what, luaL_typename(L, idx));
+  bool is_root = c->ops->rank(c) == root;
+  const char *role = strcmp(op, "gather") == 0 ? "destination" : "source";
+  if (is_root && !given) luaL_error(L, "%s: Argument ``%s`` must be specified on %s rank.", op, what, role);
+  if (!is_root && given) luaL_error(L, "%s: Argument ``%s`` must NOT be specified on non-%s ranks.", op, what, role);
+  if (!is_root) return NULL;
+  int size = c->ops->size(c);
+  lt_tensor_t **ts = lua_newuserdatauv(L, sizeof *ts * (size_t)size, 0);
+  check_list(L, c, idx, op, what, size, ref, ts);
+  return ts;
+}
+
+/* gather(t, list, dst, group) */
+static int l_gather(lua_State *L) {
+  lt_comm_t *c = comm_at(L, 4, "gather");
+  lt_tensor_t *in = lt_lua_checktensor(L, 1);
+  check_device(L, c, "gather", "tensor", in);
+  int dst = check_rank(L, c, 3, "gather");
+  lt_tensor_t **outs = rooted_list(L, c, 2, "gather", "gather_list", dst, in);
+  NEED_OP(L, c, gather, "gather");
+  wait_reducers();
+  lt_lua_check(L, c->ops->gather(c, outs, in, dst));
+  return 0;
+}
+
+/* scatter(t, list, src, group) */
+static int l_scatter(lua_State *L) {
+  lt_comm_t *c = comm_at(L, 4, "scatter");
+  lt_tensor_t *out = lt_lua_checktensor(L, 1);
+  check_device(L, c, "scatter", "tensor", out);
+  int src = check_rank(L, c, 3, "scatter");
+  lt_tensor_t **ins = rooted_list(L, c, 2, "scatter", "scatter_list", src, out);
+  NEED_OP(L, c, scatter, "scatter");
+  wait_reducers();
+  lt_lua_check(L, c->ops->scatter(c, out, ins, src));
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* all_to_all(outs, ins, group): tensors of one dtype, of any shapes */
+static int l_all_to_all(lua_State *L) {
+  lt_comm_t *c = comm_at(L, 3, "all_to_all");
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  int size = c->ops->size(c);
+  lua_geti(L, 2, 1);
+  lt_tensor_t *ref = lt_lua_totensor(L, -1);
+  lua_pop(L, 1);
+  if (!ref) return luaL_error(L, "all_to_all: input_tensor_list[1] is not a tensor");
+  lt_tensor_t **ins = lua_newuserdatauv(L, sizeof *ins * (size_t)size, 0);
+  lt_tensor_t **outs = lua_newuserdatauv(L, sizeof *outs * (size_t)size, 0);
+  check_list_of(L, c, 2, "all_to_all", "input_tensor_list", size, ref, false, ins);
+  check_list_of(L, c, 1, "all_to_all", "output_tensor_list", size, ref, false, outs);
+  NEED_OP(L, c, all_to_all, "all_to_all");
+  wait_reducers();
+  lt_lua_check(L, c->ops->all_to_all(c, outs, ins));
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* ---- point to point ---- */
+typedef struct {
+  lt_comm_work_t *w;   /* NULL once freed */
+  const lt_comm_i *ops;
+  group_t *group;      /* referenced while w lives */
+  bool waited;
+} work_t;
+
+static void work_close(work_t *k) {
+  if (k->w) k->ops->work_free(k->w);
+  k->w = NULL;
+  if (k->group) group_unref(k->group);
+  k->group = NULL;
+}
+
+/* starts a transfer of the tensor at 1 with the peer at 2 (nil: any, for a receive), tag at 3, group at
+   4; pushes a work userdata that keeps the tensor and the group */
+static work_t *p2p_start(lua_State *L, bool recv) {
+  const char *op = recv ? "recv" : "send";
+  group_t *g = check_group(L, 4, op);
+  lt_comm_t *c = g->comm;
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  check_device(L, c, op, "tensor", t);
+  int peer = recv && lua_isnoneornil(L, 2) ? -1 : check_rank(L, c, 2, op);
+  lua_Integer tag = luaL_optinteger(L, 3, 0);
+  if (tag < 0 || tag > 32767) luaL_error(L, "%s: tag must be in [0, 32767], got %d", op, (int)tag);
+  if (!recv && peer == c->ops->rank(c))
+    luaL_error(L, "send: Invalid destination rank: destination rank should not be the same as the rank of the "
+                  "current process.");
+  if (recv && peer == c->ops->rank(c))
+    luaL_error(L, "recv: Invalid source rank: source rank should not be the same as the rank of the current "
+                  "process.");
+  NEED_OP(L, c, isend, op);
+  work_t *k = lua_newuserdatauv(L, sizeof *k, 1);
+  memset(k, 0, sizeof *k);
+  luaL_setmetatable(L, WORK_MT);
+  lua_pushvalue(L, 1);
+  lua_setiuservalue(L, -2, 1); /* the tensor lives as long as the work */
+  k->ops = c->ops;
+  lt_lua_check(L, recv ? c->ops->irecv(c, t, peer, (int)tag, &k->w) : c->ops->isend(c, t, peer, (int)tag, &k->w));
+  pthread_mutex_lock(&g_mu);
+  k->group = g;
+  g->refs++;
+  pthread_mutex_unlock(&g_mu);
+  return k;
+}
+
+static work_t *check_work(lua_State *L) {
+  work_t *k = luaL_checkudata(L, 1, WORK_MT);
+  if (!k->w) luaL_error(L, "Work: it was waited for already");
+  return k;
+}
+
+/* waits for the work at 1; the sender's rank of a receive */
+static int work_finish(lua_State *L, work_t *k) {
+  int from = -1;
+  int rc = k->ops->work_wait(k->w, &from);
+  work_close(k);
+  lt_lua_check(L, rc);
+  return from;
+}
+
+static int l_isend(lua_State *L) { p2p_start(L, false); return 1; }
+static int l_irecv(lua_State *L) { p2p_start(L, true); return 1; }
+
+/* send(t, dst, tag, group) */
+static int l_send(lua_State *L) {
+  work_finish(L, p2p_start(L, false));
+  return 0;
+}
+
+/* recv(t, src or nil, tag, group) -> the sender's rank in the group */
+static int l_recv(lua_State *L) {
+  lua_pushinteger(L, work_finish(L, p2p_start(L, true)));
+  return 1;
+}
+
+/* work:wait() -> true, as PyTorch's */
+static int w_wait(lua_State *L) {
+  work_finish(L, check_work(L));
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* work:is_completed() */
+static int w_is_completed(lua_State *L) {
+  work_t *k = luaL_checkudata(L, 1, WORK_MT);
+  bool done = true;
+  if (k->w) lt_lua_check(L, k->ops->work_test(k->w, &done));
+  lua_pushboolean(L, done);
+  return 1;
+}
+
+static int w_gc(lua_State *L) {
+  work_close(luaL_checkudata(L, 1, WORK_MT));
+  return 0;
+}
+
+/* ---- bytes, for the object collectives (lua/torch/distributed_objects.lua) ---- */
+
+/* to_bytes(t) -> the bytes of t's values (row-major, native byte order) */
+static int l_to_bytes(lua_State *L) {
+  lt_tensor_t *t = lt_lua_checktensor(L, 1);
+  lt_tensor_t *h = lt_convert(t, t->dtype, lt_device(LT_CPU, 0));
+  if (!h) return lt_lua_error(L);
+  lua_pushlstring(L, lt_data(h), (size_t)h->numel * lt_elsize(h));
+  lt_release(h);
+  return 1;
+}
+
+/* from_bytes(s, dtype = uint8, sizes = {#s / elsize}, offset = 0) -> a CPU tensor of those bytes at
+   s's (0-based) offset */
+static int l_from_bytes(lua_State *L) {
+  size_t len;
+  const char *p = luaL_checklstring(L, 1, &len);
+  lt_dtype dt = lua_isnoneornil(L, 2) ? LT_UINT8 : lt_lua_checkdtype(L, 2);
+  lua_Integer off = luaL_optinteger(L, 4, 0);
+  int64_t sizes[LT_MAX_DIM], numel = 1;
+  int ndim = 1;
+  const size_t es = lt_dtype_size(dt);
+  if (off < 0 || (size_t)off > len) return luaL_error(L, "from_bytes: offset %d is outside the %d bytes", (int)off, (int)len);
+  if (lua_isnoneornil(L, 3)) {
+    sizes[0] = numel = (int64_t)((len - (size_t)off) / es);
+  } else {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    ndim = (int)luaL_len(L, 3);
+    if (ndim > LT_MAX_DIM) return luaL_error(L, "from_bytes: %d dimensions", ndim);
+    for (int d = 0; d < ndim; d++) {
+      lua_geti(L, 3, d + 1);
+      lua_Integer n = luaL_checkinteger(L, -1);
+      lua_pop(L, 1);
+      if (n < 0 || (numel > 0 && n > INT64_MAX / 4 / (numel * (int64_t)es)))
+        return luaL_error(L, "from_bytes: bad size %I", n);
+      sizes[d] = n;
+      numel *= n;
+    }
+  }
+  if ((size_t)numel * es > len - (size_t)off)
+    return luaL_error(L, "from_bytes: %I %s elements need %I bytes, %I are left", (lua_Integer)numel,
+                      lt_dtype_name(dt), (lua_Integer)(numel * (int64_t)es), (lua_Integer)(len - (size_t)off));
+  lt_tensor_t *t = lt_empty(ndim, sizes, dt, lt_device(LT_CPU, 0));
+  if (!t) return lt_lua_error(L);
+  if (numel > 0) memcpy(lt_data(t), p + off, (size_t)numel * es);
+  lt_lua_pushtensor(L, t);
+  return 1;
+}
+
+/* ---- groups ---- */
+
+/* new_group(ranks, timeout) -> the group, or nil on a rank not in it; ranks: ascending, valid ranks
+   of the default group (checked by the caller) */
+static int l_new_group(lua_State *L) {
+  group_t *parent = default_group(L, "new_group");
+  lt_comm_t *c = parent->comm;
+  luaL_checktype(L, 1, LUA_TTABLE);
+  double timeout = luaL_checknumber(L, 2);
+  int n = (int)luaL_len(L, 1);
+  NEED_OP(L, c, new_group, "new_group");
+  int *ranks = lua_newuserdatauv(L, sizeof *ranks * (size_t)(n > 0 ? n : 1), 0);
+  for (int i = 0; i < n; i++) {
+    lua_geti(L, 1, i + 1);
+    ranks[i] = (int)luaL_checkinteger(L, -1);
+    lua_pop(L, 1);
+  }
+  group_t **pg = lua_newuserdatauv(L, sizeof *pg, 0);
+  *pg = NULL;
+  luaL_setmetatable(L, GROUP_MT);
+  group_t *g = calloc(1, sizeof *g);
+  if (!g) return luaL_error(L, "new_group: out of memory");
+  lt_comm_t *sub = NULL;
+  wait_reducers();
+  if (c->ops->new_group(c, ranks, n, timeout, &sub) != LT_OK) {
+    free(g);
+    return lt_lua_error(L);
+  }
+  if (!sub) {
+    free(g);
+    lua_pushnil(L);
+    return 1;
+  }
+  g->comm = sub;
+  g->refs = 1;
+  *pg = g;
+  return 1;
+}
+
+/* group:destroy() (destroy_process_group(group)): the group is unusable after; its communicator
+   goes with the last transfer or reducer using it */
+static int g_destroy(lua_State *L) {
+  group_t **pg = luaL_checkudata(L, 1, GROUP_MT);
+  if (*pg) group_unref(*pg);
+  *pg = NULL;
   return 0;
 }
 
@@ -697,10 +1009,9 @@ static bool want_overlap(lt_comm_t *c) {
   return cpus >= 2;
 }
 
-/* _dist.reducer(params, bucket_cap_bytes, find_unused) */
+/* _dist.reducer(params, bucket_cap_bytes, find_unused, group = the default one) */
 static int l_reducer(lua_State *L) {
-  lt_comm_t *c = check_comm(L, "DistributedDataParallel");
-  (void)c;
+  group_t *group = check_group(L, 4, "DistributedDataParallel");
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_Integer cap = luaL_checkinteger(L, 2);
   bool find_unused = lua_toboolean(L, 3);
@@ -745,8 +1056,8 @@ static int l_reducer(lua_State *L) {
   for (int j = 0; j < n; j++) r->order[j] = n - 1 - j;
   if (build_buckets(r) != LT_OK) return lt_lua_error(L);
   pthread_mutex_lock(&g_mu);
-  r->group = g_group;
-  g_group->refs++;
+  r->group = group;
+  group->refs++;
   pthread_mutex_unlock(&g_mu);
   if (pthread_mutex_init(&r->mu, NULL) != 0 || pthread_cond_init(&r->cv, NULL) != 0)
     return luaL_error(L, "DistributedDataParallel: cannot create the reducer's lock");
@@ -844,11 +1155,25 @@ void lt_open_distributed(lua_State *L, int torch) {
   luaL_newlib(L, rmethods);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
+  luaL_newmetatable(L, GROUP_MT);
+  lua_pushcfunction(L, g_destroy);
+  lua_setfield(L, -2, "__gc");
+  lua_pop(L, 1);
+  static const luaL_Reg wmethods[] = {{"wait", w_wait}, {"is_completed", w_is_completed}, {NULL, NULL}};
+  luaL_newmetatable(L, WORK_MT);
+  lua_pushcfunction(L, w_gc);
+  lua_setfield(L, -2, "__gc");
+  luaL_newlib(L, wmethods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
   static const luaL_Reg fns[] = {
     {"init", l_init}, {"available", l_available}, {"is_initialized", l_is_initialized}, {"rank", l_rank},
     {"size", l_size}, {"backend", l_backend}, {"destroy", l_destroy}, {"all_reduce", l_all_reduce},
     {"broadcast", l_broadcast}, {"all_gather", l_all_gather}, {"reduce_scatter", l_reduce_scatter},
-    {"barrier", l_barrier}, {"reducer", l_reducer}, {NULL, NULL}};
+    {"barrier", l_barrier}, {"reducer", l_reducer}, {"reduce", l_reduce}, {"gather", l_gather},
+    {"scatter", l_scatter}, {"all_to_all", l_all_to_all}, {"send", l_send}, {"recv", l_recv}, {"isend", l_isend},
+    {"irecv", l_irecv}, {"new_group", l_new_group}, {"destroy_group", g_destroy}, {"to_bytes", l_to_bytes},
+    {"from_bytes", l_from_bytes}, {NULL, NULL}};
   luaL_newlib(L, fns);
   static const char *ops[LT_NREDUCE] = {"SUM", "AVG", "PRODUCT", "MIN", "MAX"};
   lua_createtable(L, 0, LT_NREDUCE);

@@ -27,6 +27,8 @@ typedef enum {
 } lt_reduce_op;
 
 typedef struct lt_comm lt_comm_t;
+/* a point-to-point transfer in flight (isend / irecv), owned by its caller until work_free */
+typedef struct lt_comm_work lt_comm_work_t;
 
 typedef struct {
   const char *name; /* "mpi", "nccl" */
@@ -47,6 +49,31 @@ typedef struct {
      of the same sizes in the same order, all of one dtype and device); NULL where the backend has
      no way faster than the caller's own flat buffer (NCCL) */
   int (*all_reduce_coalesced)(lt_comm_t *c, lt_tensor_t *const *ts, int n, lt_reduce_op op);
+  /* ---- point to point: ranks are c's; t's values travel to rank dst / arrive from rank src (-1:
+     any rank) with tag. The work holds its own reference to its buffer (t, or a copy the receive
+     writes back into t, which the caller keeps alive until work_wait). A receive whose message is
+     not exactly t's size fails, naming both. */
+  int (*isend)(lt_comm_t *c, lt_tensor_t *t, int dst, int tag, lt_comm_work_t **out);
+  int (*irecv)(lt_comm_t *c, lt_tensor_t *t, int src, int tag, lt_comm_work_t **out);
+  /* *done = whether the transfer finished (an error where it failed) */
+  int (*work_test)(lt_comm_work_t *w, bool *done);
+  /* waits for it, up to the group's timeout (then cancels it and fails); *from = the sender's rank
+     of a receive, the peer of a send. Once it returned, only work_free may follow. */
+  int (*work_wait)(lt_comm_work_t *w, int *from);
+  void (*work_free)(lt_comm_work_t *w);
+  /* ---- rooted collectives (NULL where the backend has none: the caller says so) ---- */
+  /* rank dst's t = op over the ranks' t; the others' t unchanged */
+  int (*reduce)(lt_comm_t *c, lt_tensor_t *t, int dst, lt_reduce_op op);
+  /* on rank dst outs[r] = rank r's in (outs NULL on the other ranks; every in of one shape and dtype) */
+  int (*gather)(lt_comm_t *c, lt_tensor_t *const *outs, lt_tensor_t *in, int dst);
+  /* out = rank src's ins[rank] (ins NULL on the other ranks) */
+  int (*scatter)(lt_comm_t *c, lt_tensor_t *out, lt_tensor_t *const *ins, int src);
+  /* outs[r] = rank r's ins[rank], for r in [0, size): tensors of one dtype, each of any size; a
+     rank expecting another number of elements than its peer sends fails on every rank, naming it */
+  int (*all_to_all)(lt_comm_t *c, lt_tensor_t *const *outs, lt_tensor_t *const *ins);
+  /* the group of c's ranks[0..n) (ascending), as a new comm in which they keep their order:
+     collective over every rank of c; *out = NULL on a rank not in it */
+  int (*new_group)(lt_comm_t *c, const int *ranks, int n, double timeout_s, lt_comm_t **out);
 } lt_comm_i;
 
 struct lt_comm {

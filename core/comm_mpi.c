@@ -345,6 +345,319 @@ static int m_barrier(lt_comm_t *cc) {
   return rc;
 }
 
+/* ---- point to point: MPI_Isend / MPI_Irecv, polled (the lock taken for each test only, so DDP's
+   thread and other transfers go on) against the group's timeout. A transfer past it is cancelled;
+   one MPI cannot cancel (a send already on its way) is let go with its buffer, which is then never
+   freed, and the job is aborted at exit instead of finalized (MPI_Finalize would wait for it). */
+struct lt_comm_work {
+  mpi_comm_t *c;
+  MPI_Request req;
+  lt_tensor_t *t;   /* the caller's tensor (a receive writes back into it) */
+  lt_tensor_t *buf; /* what MPI reads or writes: a reference to t, or a contiguous host copy */
+  bool recv, done, leaked;
+  int peer, rc, from;
+  int64_t bytes;
+  char err[512];
+};
+
+static int p2p_start(mpi_comm_t *c, lt_tensor_t *t, int peer, int tag, bool recv, lt_comm_work_t **out) {
+  const char *op = recv ? "recv" : "send";
+  *out = NULL;
+  lt_comm_work_t *w = calloc(1, sizeof *w);
+  if (!w) return lt_error("%s: out of memory", op);
+  w->c = c, w->t = t, w->recv = recv, w->peer = peer, w->from = peer, w->req = MPI_REQUEST_NULL;
+  w->bytes = t->numel * (int64_t)lt_elsize(t);
+  int n = 0, rc = count_of(op, w->bytes, &n);
+  if (rc == LT_OK && !(w->buf = recv ? lt_empty(t->ndim, t->sizes, t->dtype, host_of(t)) : host_buffer(t, t->dtype)))
+    rc = LT_ERR;
+  if (rc == LT_OK) {
+    pthread_mutex_lock(&mpi_mu);
+    int e = recv ? MPI_Irecv(lt_data(w->buf), n, MPI_BYTE, peer < 0 ? MPI_ANY_SOURCE : peer, tag, c->comm, &w->req)
+                 : MPI_Isend(lt_data(w->buf), n, MPI_BYTE, peer, tag, c->comm, &w->req);
+    pthread_mutex_unlock(&mpi_mu);
+    if (e != MPI_SUCCESS) rc = mpi_fail(c, op, e);
+  }
+  if (rc != LT_OK) {
+    lt_release(w->buf);
+    free(w);
+    return LT_ERR;
+  }
+  *out = w;
+  return LT_OK;
+}
+
+static int m_isend(lt_comm_t *cc, lt_tensor_t *t, int dst, int tag, lt_comm_work_t **out) {
+  return p2p_start((mpi_comm_t *)cc, t, dst, tag, false, out);
+}
+
+static int m_irecv(lt_comm_t *cc, lt_tensor_t *t, int src, int tag, lt_comm_work_t **out) {
+  return p2p_start((mpi_comm_t *)cc, t, src, tag, true, out);
+}
+
+/* the transfer finished with code e and status st: checks a receive's size, writes it into t */
+static int p2p_finish(lt_comm_work_t *w, int e, MPI_Status *st) {
+  int cls = MPI_SUCCESS, count = 0;
+  if (e != MPI_SUCCESS && MPI_Error_class(e, &cls) != MPI_SUCCESS) cls = e;
+  w->done = true;
+  if (w->recv && (e == MPI_SUCCESS || cls == MPI_ERR_TRUNCATE)) w->from = st->MPI_SOURCE;
+  if (w->recv && cls == MPI_ERR_TRUNCATE)
+    w->rc = lt_error("recv: the message from rank %d (tag %d) is larger than the tensor (%lld bytes: %lld %s "
+                     "elements)", w->from, st->MPI_TAG, (long long)w->bytes, (long long)w->t->numel,
+                     lt_dtype_name(w->t->dtype));
+  else if (e != MPI_SUCCESS) w->rc = mpi_fail(w->c, w->recv ? "recv" : "send", e);
+  else if (w->recv && (MPI_Get_count(st, MPI_BYTE, &count) != MPI_SUCCESS || count != w->bytes))
+    w->rc = lt_error("recv: the message from rank %d (tag %d) has %d bytes, the tensor %lld (%lld %s elements)",
+                     w->from, st->MPI_TAG, count, (long long)w->bytes, (long long)w->t->numel,
+                     lt_dtype_name(w->t->dtype));
+  else if (w->recv) w->rc = lt_copy_(w->t, w->buf);
+  else w->rc = LT_OK;
+  if (w->rc != LT_OK) snprintf(w->err, sizeof w->err, "%s", lt_last_error());
+  return w->rc;
+}
+
+static int m_work_test(lt_comm_work_t *w, bool *done) {
+  if (w->done) {
+    *done = true;
+    return w->rc == LT_OK ? LT_OK : lt_error("%s", w->err);
+  }
+  int flag = 0;
+  MPI_Status st;
+  pthread_mutex_lock(&mpi_mu);
+  int e = MPI_Test(&w->req, &flag, &st);
+  pthread_mutex_unlock(&mpi_mu);
+  *done = flag || e != MPI_SUCCESS;
+  return *done ? p2p_finish(w, e, &st) : LT_OK;
+}
+
+static int m_work_wait(lt_comm_work_t *w, int *from) {
+  double deadline = now_s() + w->c->base.timeout;
+  long nap = 10000; /* ns, doubling to 1 ms */
+  bool done = false;
+  for (;;) {
+    int rc = m_work_test(w, &done);
+    if (done) {
+      *from = w->from;
+      return rc;
+    }
+    if (now_s() > deadline) break;
+    struct timespec ts = {0, nap};
+    nanosleep(&ts, NULL);
+    if (nap < 1000000) nap *= 2;
+  }
+  /* timed out: cancelled where MPI can, else let go */
+  int flag = 0, cancelled = 0;
+  MPI_Status st;
+  pthread_mutex_lock(&mpi_mu);
+  MPI_Cancel(&w->req);
+  double until = now_s() + 1.0;
+  while (MPI_Test(&w->req, &flag, &st) == MPI_SUCCESS && !flag && now_s() < until) {
+    pthread_mutex_unlock(&mpi_mu);
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&mpi_mu);
+  }
+  if (flag) MPI_Test_cancelled(&st, &cancelled);
+  if (flag && !cancelled) { /* it finished as it was cancelled */
+    pthread_mutex_unlock(&mpi_mu);
+    int rc = p2p_finish(w, MPI_SUCCESS, &st);
+    *from = w->from;
+    return rc;
+  }
+  if (!flag) {
+    MPI_Request_free(&w->req);
+    w->leaked = true;
+    mpi_broken = true;
+  }
+  pthread_mutex_unlock(&mpi_mu);
+  w->done = true;
+  char who[32];
+  if (w->peer < 0) snprintf(who, sizeof who, "any rank");
+  else snprintf(who, sizeof who, "rank %d", w->peer);
+  w->rc = lt_error("%s: timed out after %g s on rank %d waiting for %s to %s", w->recv ? "recv" : "send",
+                   w->c->base.timeout, w->c->rank, who, w->recv ? "send" : "receive");
+  snprintf(w->err, sizeof w->err, "%s", lt_last_error());
+  return w->rc;
+}
+
+static void m_work_free(lt_comm_work_t *w) {
+  if (!w) return;
+  if (!w->done) { /* dropped in flight: waited for (the group's timeout at most) */
+    int from;
+    m_work_wait(w, &from);
+  }
+  if (!w->leaked) lt_release(w->buf);
+  free(w);
+}
+
+/* ---- rooted collectives and all-to-all: MPI's blocking ones under the watchdog ---- */
+static int m_reduce(lt_comm_t *cc, lt_tensor_t *t, int dst, lt_reduce_op op) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  lt_tensor_t *work = reduce_buffer(t);
+  if (!work) return LT_ERR;
+  bool root = c->rank == dst;
+  int n = 0, rc = count_of("reduce", work->numel, &n);
+  if (rc == LT_OK && n > 0) {
+    pthread_mutex_lock(&mpi_mu);
+    watch_begin(c, "reduce");
+    int e = MPI_Reduce(root ? MPI_IN_PLACE : lt_data(work), root ? lt_data(work) : NULL, n, mpi_type(work->dtype),
+                       mpi_op(op, work->dtype), dst, c->comm);
+    rc = watch_end(c, "reduce", e);
+    pthread_mutex_unlock(&mpi_mu);
+    if (rc == LT_OK && root && op == LT_REDUCE_AVG) divide(work, c->size);
+  }
+  if (!root) {
+    lt_release(work);
+    return rc;
+  }
+  if (rc == LT_OK && work == t) lt_bump_version(t);
+  return finish_buffer(t, work, rc);
+}
+
+/* copies between flat (ts[0..n)'s shapes one after another, contiguous) and ts: into flat when in */
+static int pack(lt_tensor_t *flat, lt_tensor_t *const *ts, int n, bool in) {
+  int64_t off = 0;
+  for (int r = 0; r < n; r++) {
+    int64_t strides[LT_MAX_DIM];
+    lt_contiguous_strides(ts[r]->ndim, ts[r]->sizes, strides);
+    lt_tensor_t *part = lt_view_geometry(flat, ts[r]->ndim, ts[r]->sizes, strides, off);
+    int rc = part ? (in ? lt_copy_(part, ts[r]) : lt_copy_(ts[r], part)) : LT_ERR;
+    lt_release(part);
+    if (rc != LT_OK) return rc;
+    off += ts[r]->numel;
+  }
+  return LT_OK;
+}
+
+static int m_gather(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *in, int dst) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  bool root = c->rank == dst;
+  lt_tensor_t *src = host_buffer(in, in->dtype);
+  if (!src) return LT_ERR;
+  int64_t sizes[1] = {in->numel * (int64_t)c->size};
+  lt_tensor_t *all = root ? lt_empty(1, sizes, in->dtype, host_of(in)) : NULL;
+  int n = 0, rc = all || !root ? count_of("gather", sizes[0] * (int64_t)lt_elsize(in), &n) : LT_ERR;
+  n = (int)(in->numel * (int64_t)lt_elsize(in));
+  if (rc == LT_OK && n > 0) {
+    pthread_mutex_lock(&mpi_mu);
+    watch_begin(c, "gather");
+    int e = MPI_Gather(lt_data(src), n, MPI_BYTE, root ? lt_data(all) : NULL, n, MPI_BYTE, dst, c->comm);
+    rc = watch_end(c, "gather", e);
+    pthread_mutex_unlock(&mpi_mu);
+  }
+  if (rc == LT_OK && root) rc = pack(all, outs, c->size, false);
+  lt_release(all);
+  lt_release(src);
+  return rc;
+}
+
+static int m_scatter(lt_comm_t *cc, lt_tensor_t *out, lt_tensor_t *const *ins, int src) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  bool root = c->rank == src;
+  int64_t sizes[1] = {out->numel * (int64_t)c->size};
+  lt_tensor_t *all = root ? lt_empty(1, sizes, out->dtype, host_of(out)) : NULL;
+  lt_tensor_t *recv = lt_empty(out->ndim, out->sizes, out->dtype, host_of(out));
+  int n = 0, rc = (all || !root) && recv ? count_of("scatter", sizes[0] * (int64_t)lt_elsize(out), &n) : LT_ERR;
+  n = (int)(out->numel * (int64_t)lt_elsize(out));
+  if (rc == LT_OK && root) rc = pack(all, ins, c->size, true);
+  if (rc == LT_OK && n > 0) {
+    pthread_mutex_lock(&mpi_mu);
+    watch_begin(c, "scatter");
+    int e = MPI_Scatter(root ? lt_data(all) : NULL, n, MPI_BYTE, lt_data(recv), n, MPI_BYTE, src, c->comm);
+    rc = watch_end(c, "scatter", e);
+    pthread_mutex_unlock(&mpi_mu);
+  }
+  if (rc == LT_OK) rc = lt_copy_(out, recv);
+  lt_release(all);
+  lt_release(recv);
+  return rc;
+}
+
+/* The ranks first exchange the sizes they send (MPI_Alltoall) and agree (MPI_Allreduce) that every
+   receiver expects them, so that a mismatch is an error on every rank, not MPI's truncation on one
+   and a wait on the others. */
+static int m_all_to_all(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *const *ins) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  const int R = c->size;
+  int *cnt = calloc((size_t)R * 5, sizeof *cnt);
+  if (!cnt) return lt_error("all_to_all: out of memory");
+  int *scount = cnt, *sdisp = cnt + R, *rcount = cnt + 2 * R, *rdisp = cnt + 3 * R, *theirs = cnt + 4 * R;
+  const lt_dtype dt = ins[0]->dtype;
+  const int64_t es = (int64_t)lt_elsize(ins[0]);
+  int64_t stotal = 0, rtotal = 0;
+  for (int r = 0; r < R; r++) {
+    sdisp[r] = (int)(stotal * es), rdisp[r] = (int)(rtotal * es);
+    scount[r] = (int)(ins[r]->numel * es), rcount[r] = (int)(outs[r]->numel * es);
+    stotal += ins[r]->numel, rtotal += outs[r]->numel;
+  }
+  int n = 0, rc = count_of("all_to_all", (stotal > rtotal ? stotal : rtotal) * es, &n);
+  lt_tensor_t *sbuf = rc == LT_OK ? lt_empty(1, &stotal, dt, host_of(ins[0])) : NULL;
+  lt_tensor_t *rbuf = sbuf ? lt_empty(1, &rtotal, dt, host_of(outs[0])) : NULL;
+  if (!rbuf) rc = LT_ERR;
+  if (rc == LT_OK) rc = pack(sbuf, ins, R, true);
+  /* every rank takes part in the size exchange even after a local failure (its "not ok" tells the
+     others), so that none is left waiting */
+  int ok = rc == LT_OK, all_ok = 0, bad = -1;
+  pthread_mutex_lock(&mpi_mu);
+  watch_begin(c, "all_to_all");
+  int e = MPI_Alltoall(scount, 1, MPI_INT, theirs, 1, MPI_INT, c->comm);
+  for (int r = 0; r < R && e == MPI_SUCCESS && ok; r++)
+    if (theirs[r] != rcount[r]) ok = 0, bad = r;
+  if (e == MPI_SUCCESS) e = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
+  if (e == MPI_SUCCESS && all_ok)
+    e = MPI_Alltoallv(lt_data(sbuf), scount, sdisp, MPI_BYTE, lt_data(rbuf), rcount, rdisp, MPI_BYTE, c->comm);
+  int wrc = watch_end(c, "all_to_all", e);
+  pthread_mutex_unlock(&mpi_mu);
+  if (rc == LT_OK) rc = wrc;
+  if (rc == LT_OK && bad >= 0)
+    rc = lt_error("all_to_all: rank %d sends %lld elements to rank %d, which expects %lld", bad,
+                  (long long)(theirs[bad] / es), c->rank, (long long)outs[bad]->numel);
+  else if (rc == LT_OK && !all_ok)
+    rc = lt_error("all_to_all: the ranks' input and output sizes do not match (found on another rank)");
+  if (rc == LT_OK) rc = pack(rbuf, outs, R, false);
+  lt_release(sbuf);
+  lt_release(rbuf);
+  free(cnt);
+  return rc;
+}
+
+static void shm_setup(mpi_comm_t *c);
+static const lt_comm_i mpi_ops;
+
+/* MPI_Comm_split of c: the members in one color, ordered by their rank in c */
+static int m_new_group(lt_comm_t *cc, const int *ranks, int n, double timeout_s, lt_comm_t **out) {
+  mpi_comm_t *c = (mpi_comm_t *)cc;
+  *out = NULL;
+  bool member = false;
+  for (int i = 0; i < n; i++) member = member || ranks[i] == c->rank;
+  mpi_comm_t *g = member ? calloc(1, sizeof *g) : NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  pthread_mutex_lock(&mpi_mu);
+  watch_begin(c, "new_group");
+  /* a member out of memory still splits (then frees its comm): the others would wait for it */
+  int e = MPI_Comm_split(c->comm, member ? 0 : MPI_UNDEFINED, c->rank, &comm);
+  if (e == MPI_SUCCESS && g) {
+    g->comm = comm;
+    e = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (e == MPI_SUCCESS) e = MPI_Comm_rank(comm, &g->rank);
+    if (e == MPI_SUCCESS) e = MPI_Comm_size(comm, &g->size);
+  }
+  int rc = watch_end(c, "new_group", e);
+  if (rc == LT_OK && member && !g) rc = lt_error("new_group: out of memory");
+  if (rc == LT_OK && g) {
+    g->base.ops = &mpi_ops;
+    g->base.timeout = timeout_s;
+    shm_setup(g);
+  }
+  pthread_mutex_unlock(&mpi_mu);
+  if (rc != LT_OK) {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    free(g);
+    return rc;
+  }
+  *out = g ? &g->base : NULL;
+  return LT_OK;
+}
+
 static int m_rank(const lt_comm_t *cc) { return ((const mpi_comm_t *)cc)->rank; }
 static int m_size(const lt_comm_t *cc) { return ((const mpi_comm_t *)cc)->size; }
 
@@ -375,7 +688,9 @@ static void m_destroy(lt_comm_t *cc) {
 }
 
 static const lt_comm_i mpi_ops = {"mpi", m_all_reduce, m_broadcast, m_all_gather, m_reduce_scatter,
-                                  m_barrier, m_rank, m_size, m_destroy, m_all_reduce_coalesced};
+                                  m_barrier, m_rank, m_size, m_destroy, m_all_reduce_coalesced,
+                                  m_isend, m_irecv, m_work_test, m_work_wait, m_work_free,
+                                  m_reduce, m_gather, m_scatter, m_all_to_all, m_new_group};
 
 /* The shared memory of core/comm_shm.h, when every rank of c is on this node (and
    LUTORCH_MPI_SHM is not 0): rank 0 makes a POSIX shared-memory object with its pages reserved

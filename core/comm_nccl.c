@@ -218,6 +218,183 @@ static int n_reduce_scatter(lt_comm_t *cc, lt_tensor_t *out, lt_tensor_t *const 
   return rc;
 }
 
+/* ---- point to point (ncclSend / ncclRecv, enqueued on the current stream; NCCL has no tags and no
+   receive from any rank) and the rooted collectives: ncclReduce, and grouped sends and receives for
+   gather, scatter and all_to_all ---- */
+struct lt_comm_work {
+  nccl_comm_t *c;
+  cudaStream_t st;
+  lt_tensor_t *t, *buf;
+  bool recv, done;
+  int peer, rc;
+  char err[512];
+};
+
+static int n_p2p(nccl_comm_t *c, lt_tensor_t *t, int peer, bool recv, lt_comm_work_t **out) {
+  const char *op = recv ? "recv" : "send";
+  cudaStream_t st = NULL;
+  *out = NULL;
+  if (peer < 0) return lt_error("recv: a receive from any source is not supported by the nccl backend");
+  LT_TRY(check(c, op, t, false));
+  LT_TRY(current_stream(c, op, &st));
+  lt_comm_work_t *w = calloc(1, sizeof *w);
+  if (!w) return lt_error("%s: out of memory", op);
+  w->c = c, w->st = st, w->t = t, w->recv = recv, w->peer = peer;
+  w->buf = recv ? lt_empty(t->ndim, t->sizes, t->dtype, t->device) : lt_contiguous(t);
+  int rc = w->buf ? LT_OK : LT_ERR;
+  if (rc == LT_OK) {
+    size_t n = (size_t)t->numel * lt_elsize(t);
+    ncclResult_t r = recv ? ncclRecv(lt_data(w->buf), n, ncclUint8, peer, c->comm, st)
+                          : ncclSend(lt_data(w->buf), n, ncclUint8, peer, c->comm, st);
+    if (r != ncclSuccess) rc = nccl_fail(c, op, r);
+  }
+  if (rc != LT_OK) {
+    lt_release(w->buf);
+    free(w);
+    return LT_ERR;
+  }
+  *out = w;
+  return LT_OK;
+}
+
+static int n_isend(lt_comm_t *cc, lt_tensor_t *t, int dst, int tag, lt_comm_work_t **out) {
+  (void)tag;
+  return n_p2p((nccl_comm_t *)cc, t, dst, false, out);
+}
+
+static int n_irecv(lt_comm_t *cc, lt_tensor_t *t, int src, int tag, lt_comm_work_t **out) {
+  (void)tag;
+  return n_p2p((nccl_comm_t *)cc, t, src, true, out);
+}
+
+static int n_work_done(lt_comm_work_t *w, int rc) {
+  w->done = true;
+  if (rc == LT_OK && w->recv) rc = lt_copy_(w->t, w->buf);
+  w->rc = rc;
+  if (rc != LT_OK) snprintf(w->err, sizeof w->err, "%s", lt_last_error());
+  return rc;
+}
+
+static int n_work_test(lt_comm_work_t *w, bool *done) {
+  *done = true;
+  if (w->done) return w->rc == LT_OK ? LT_OK : lt_error("%s", w->err);
+  cudaError_t q = cudaStreamQuery(w->st);
+  if (q == cudaErrorNotReady) {
+    *done = false;
+    return LT_OK;
+  }
+  if (q != cudaSuccess)
+    return n_work_done(w, lt_error("%s: CUDA failed on rank %d: %s", w->recv ? "recv" : "send", w->c->rank,
+                                   cudaGetErrorString(q)));
+  return n_work_done(w, LT_OK);
+}
+
+static int n_work_wait(lt_comm_work_t *w, int *from) {
+  *from = w->peer;
+  if (w->done) return w->rc == LT_OK ? LT_OK : lt_error("%s", w->err);
+  return n_work_done(w, wait_stream(w->c, w->st, w->recv ? "recv" : "send"));
+}
+
+static void n_work_free(lt_comm_work_t *w) {
+  if (!w) return;
+  int from;
+  if (!w->done) n_work_wait(w, &from);
+  lt_release(w->buf);
+  free(w);
+}
+
+static int n_reduce(lt_comm_t *cc, lt_tensor_t *t, int dst, lt_reduce_op op) {
+  nccl_comm_t *c = (nccl_comm_t *)cc;
+  ncclDataType_t ty;
+  cudaStream_t st = NULL;
+  LT_TRY(check(c, "reduce", t, false));
+  LT_TRY(nccl_type("reduce", t->dtype, &ty));
+  LT_TRY(current_stream(c, "reduce", &st));
+  lt_tensor_t *work = work_of(c, t);
+  if (!work) return LT_ERR;
+  ncclResult_t r = ncclReduce(lt_data(work), lt_data(work), (size_t)work->numel, ty, nccl_op(op, t->dtype), dst,
+                              c->comm, st);
+  int rc = r != ncclSuccess ? nccl_fail(c, "reduce", r) : wait_stream(c, st, "reduce");
+  if (c->rank != dst) {
+    lt_release(work);
+    return rc;
+  }
+  return finish(t, work, rc);
+}
+
+/* sends[r] to rank r and recvs[r] from rank r (either NULL: none), as one NCCL group */
+static int grouped(nccl_comm_t *c, const char *op, lt_tensor_t *const *sends, lt_tensor_t *const *recvs) {
+  cudaStream_t st = NULL;
+  LT_TRY(current_stream(c, op, &st));
+  ncclResult_t r = ncclGroupStart();
+  for (int k = 0; k < c->size && r == ncclSuccess; k++) {
+    if (sends && sends[k])
+      r = ncclSend(lt_data(sends[k]), (size_t)sends[k]->numel * lt_elsize(sends[k]), ncclUint8, k, c->comm, st);
+    if (r == ncclSuccess && recvs && recvs[k])
+      r = ncclRecv(lt_data(recvs[k]), (size_t)recvs[k]->numel * lt_elsize(recvs[k]), ncclUint8, k, c->comm, st);
+  }
+  ncclResult_t e = ncclGroupEnd();
+  if (r == ncclSuccess) r = e;
+  return r != ncclSuccess ? nccl_fail(c, op, r) : wait_stream(c, st, op);
+}
+
+/* contiguous copies of ts[0..n) on the device (NULL entries stay NULL), into out */
+static int contiguous_all(lt_tensor_t *const *ts, int n, lt_tensor_t **out, bool fresh) {
+  for (int k = 0; k < n; k++) {
+    out[k] = NULL;
+    if (!ts || !ts[k]) continue;
+    out[k] = fresh ? lt_empty(ts[k]->ndim, ts[k]->sizes, ts[k]->dtype, ts[k]->device) : lt_contiguous(ts[k]);
+    if (!out[k]) return LT_ERR;
+  }
+  return LT_OK;
+}
+
+static void release_all(lt_tensor_t **ts, int n) {
+  for (int k = 0; k < n; k++) lt_release(ts[k]);
+  free(ts);
+}
+
+/* the common part of gather, scatter and all_to_all: sends ins (when given), receives into outs */
+static int n_exchange(nccl_comm_t *c, const char *op, lt_tensor_t *const *outs, lt_tensor_t *const *ins) {
+  lt_tensor_t **s = calloc((size_t)c->size, sizeof *s), **r = calloc((size_t)c->size, sizeof *r);
+  int rc = s && r ? LT_OK : lt_error("%s: out of memory", op);
+  if (rc == LT_OK) rc = contiguous_all(ins, c->size, s, false);
+  if (rc == LT_OK) rc = contiguous_all(outs, c->size, r, true);
+  if (rc == LT_OK) rc = grouped(c, op, ins ? s : NULL, outs ? r : NULL);
+  for (int k = 0; k < c->size && rc == LT_OK && outs; k++) rc = lt_copy_(outs[k], r[k]);
+  if (s) release_all(s, c->size);
+  if (r) release_all(r, c->size);
+  return rc;
+}
+
+static int n_gather(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *in, int dst) {
+  nccl_comm_t *c = (nccl_comm_t *)cc;
+  LT_TRY(check(c, "gather", in, false));
+  lt_tensor_t **ins = calloc((size_t)c->size, sizeof *ins);
+  if (!ins) return lt_error("gather: out of memory");
+  ins[dst] = in;
+  int rc = n_exchange(c, "gather", c->rank == dst ? outs : NULL, ins);
+  free(ins);
+  return rc;
+}
+
+static int n_scatter(lt_comm_t *cc, lt_tensor_t *out, lt_tensor_t *const *ins, int src) {
+  nccl_comm_t *c = (nccl_comm_t *)cc;
+  LT_TRY(check(c, "scatter", out, false));
+  lt_tensor_t **outs = calloc((size_t)c->size, sizeof *outs);
+  if (!outs) return lt_error("scatter: out of memory");
+  outs[src] = out;
+  int rc = n_exchange(c, "scatter", outs, c->rank == src ? ins : NULL);
+  free(outs);
+  return rc;
+}
+
+static int n_all_to_all(lt_comm_t *cc, lt_tensor_t *const *outs, lt_tensor_t *const *ins) {
+  nccl_comm_t *c = (nccl_comm_t *)cc;
+  LT_TRY(check(c, "all_to_all", ins[0], false));
+  return n_exchange(c, "all_to_all", outs, ins);
+}
+
 static int n_barrier(lt_comm_t *cc) { return n_all_reduce(cc, ((nccl_comm_t *)cc)->one, LT_REDUCE_SUM); }
 static int n_rank(const lt_comm_t *cc) { return ((const nccl_comm_t *)cc)->rank; }
 static int n_size(const lt_comm_t *cc) { return ((const nccl_comm_t *)cc)->size; }
@@ -232,8 +409,11 @@ static void n_destroy(lt_comm_t *cc) {
   free(c);
 }
 
+/* new_group: NULL (the caller says the nccl backend does not support it) */
 static const lt_comm_i nccl_ops = {"nccl", n_all_reduce, n_broadcast, n_all_gather, n_reduce_scatter,
-                                   n_barrier, n_rank, n_size, n_destroy, NULL};
+                                   n_barrier, n_rank, n_size, n_destroy, NULL,
+                                   n_isend, n_irecv, n_work_test, n_work_wait, n_work_free,
+                                   n_reduce, n_gather, n_scatter, n_all_to_all, NULL};
 
 lt_comm_t *lt_comm_nccl_new(double timeout_s, int device) {
   /* MPI gives the ranks and carries the id */

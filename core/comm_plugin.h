@@ -14,7 +14,7 @@
 #include "core/elementwise.h"
 #include "core/stream.h"
 
-#define LT_COMM_PLUGIN_ABI 3
+#define LT_COMM_PLUGIN_ABI 4
 #define LT_COMM_PLUGIN_FILE "lutorch_mpi.so"
 #define LT_COMM_PLUGIN_ENTRY "lt_comm_plugin_init"
 

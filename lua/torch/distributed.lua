@@ -14,15 +14,91 @@ local C = torch._dist
 local dist = {}
 
 dist.ReduceOp = C.ReduceOp
--- group.WORLD: the default group (every rank of the job), the only group there is; the
--- process_group options (SyncBatchNorm's) take it or nil
-dist.group = { WORLD = setmetatable({}, { __name = 'torch.distributed.ProcessGroup',
-  __tostring = function() return 'torch.distributed.group.WORLD' end }) }
+
+-- ProcessGroup: group.WORLD (the default group: every rank of the job), or a group of new_group,
+-- which holds its members' ranks in the default group (ascending: its own ranks follow them), the
+-- index of each, and on a member the C group (_c); nil there on a rank not in it.
+local PG = { __name = 'torch.distributed.ProcessGroup' }
+PG.__index = PG
+function PG.__tostring(g)
+  if g._world then return 'torch.distributed.group.WORLD' end
+  return 'torch.distributed.ProcessGroup(ranks = {' .. table.concat(g.ranks, ', ') .. '})'
+end
+dist.ProcessGroup = PG
+dist.group = { WORLD = setmetatable({ _world = true }, PG) }
+dist.GroupMember = { WORLD = dist.group.WORLD, NON_GROUP_MEMBER = -100 }
 
 local NOT_INIT = 'Default process group has not been initialized, please make sure to call init_process_group.'
 
 local function need_init(op)
   if not C.is_initialized() then error(op .. ': ' .. NOT_INIT, 3) end
+end
+
+local function is_group(v) return getmetatable(v) == PG end
+
+-- the group argument of op: the C group and the ProcessGroup for a group of new_group, nothing for
+-- the default one, false on a rank not in the group (the call then does nothing and returns nil, as
+-- PyTorch's, which warns)
+local function group_of(op, g, level)
+  level = (level or 2) + 1
+  if not C.is_initialized() then error(op .. ': ' .. NOT_INIT, level) end
+  if g == nil or rawequal(g, dist.group.WORLD) then return nil, nil end
+  if not is_group(g) then
+    error(string.format('%s: group must be a ProcessGroup (torch.distributed.new_group or group.WORLD), got %s', op,
+      type(g)), level)
+  end
+  if g._destroyed then error(op .. ': the process group was destroyed (destroy_process_group)', level) end
+  if g._c == nil then return false, g end
+  return g._c, g
+end
+
+-- the rank in group pg (nil: the default group) of global rank r; what names the argument
+local function group_rank(op, pg, r, what, level)
+  level = (level or 2) + 1
+  if math.type(r) ~= 'integer' then
+    error(string.format('%s: %s must be an integer rank, got %s', op, what, tostring(r)), level)
+  end
+  if pg == nil then return r end
+  local k = pg._index[r]
+  if k == nil then error(string.format('%s: The global rank %d is not part of the group %s', op, r, tostring(pg)), level) end
+  return k
+end
+
+-- the global rank of rank k of group pg (nil: the default group)
+local function global_rank(pg, k)
+  if pg == nil then return k end
+  return pg.ranks[k + 1]
+end
+
+-- a trailing options table: a plain table without positional entries (an empty one too)
+local function is_opts(v)
+  return type(v) == 'table' and getmetatable(v) == nil and rawget(v, 1) == nil
+end
+
+-- PyTorch's arguments of op after its first ones: positionally in PyTorch's order (names), or as a
+-- trailing options table of those names; a table of them, by name
+local function kwargs(op, names, ...)
+  local n = select('#', ...)
+  local args = { ... }
+  while n > 0 and args[n] == nil do n = n - 1 end
+  local o = {}
+  if n > 0 and is_opts(args[n]) then
+    local known = {}
+    for _, k in ipairs(names) do known[k] = true end
+    for k, v in pairs(args[n]) do
+      if not known[k] then error(string.format("%s: unknown option '%s'", op, tostring(k)), 3) end
+      o[k] = v
+    end
+    n = n - 1
+  end
+  if n > #names then error(string.format('%s: too many arguments (%d after the first)', op, n), 3) end
+  for i = 1, n do
+    if args[i] ~= nil then
+      if o[names[i]] ~= nil then error(string.format("%s: '%s' is given twice (positionally and as an option)", op, names[i]), 3) end
+      o[names[i]] = args[i]
+    end
+  end
+  return o
 end
 
 local KNOWN = { mpi = true, nccl = true, gloo = true, ucc = true }
@@ -88,29 +164,87 @@ function dist.is_available() return C.available('mpi') or C.available('nccl') en
 function dist.is_mpi_available() return C.available('mpi') end
 function dist.is_nccl_available() return C.available('nccl') end
 
-function dist.get_rank()
-  need_init('get_rank')
-  return C.rank()
+-- get_rank(group): this rank in group (-1 where it is not a member)
+function dist.get_rank(group)
+  local cg = group_of('get_rank', group)
+  if cg == false then return -1 end
+  return C.rank(cg)
 end
 
-function dist.get_world_size()
-  need_init('get_world_size')
-  return C.size()
+-- get_world_size(group): the ranks of group (-1 on a rank not in it)
+function dist.get_world_size(group)
+  local cg = group_of('get_world_size', group)
+  if cg == false then return -1 end
+  return C.size(cg)
 end
 
-function dist.get_backend()
-  need_init('get_backend')
+function dist.get_backend(group)
+  group_of('get_backend', group)
   return C.backend()
 end
 
-function dist.destroy_process_group()
-  need_init('destroy_process_group')
+-- destroy_process_group(group): group, or every group with the default one (nil or group.WORLD)
+local groups = setmetatable({}, { __mode = 'k' }) -- the groups of new_group, to destroy with the default one
+function dist.destroy_process_group(group)
+  local cg, pg = group_of('destroy_process_group', group)
+  if pg then
+    if cg then C.destroy_group(cg) end
+    pg._destroyed, pg._c = true, nil
+    return
+  end
+  for g in pairs(groups) do
+    if g._c then C.destroy_group(g._c) end
+    g._destroyed, g._c = true, nil
+  end
   C.destroy()
 end
 
-function dist.barrier()
-  need_init('barrier')
-  C.barrier()
+-- new_group(ranks, {timeout, backend}) (or PyTorch's order: new_group(ranks, timeout, backend)): the
+-- group of those ranks of the default group (all of them when nil), ordered by rank. Every rank of
+-- the job calls it, in the same order, as in PyTorch; a rank not in it gets a group it is not a
+-- member of (get_rank gives -1; collectives on it do nothing).
+function dist.new_group(ranks, timeout, backend)
+  local o = kwargs('new_group', { 'timeout', 'backend', 'pg_options' }, timeout, backend)
+  need_init('new_group')
+  local size = C.size()
+  if ranks == nil then
+    ranks = {}
+    for r = 0, size - 1 do ranks[r + 1] = r end
+  end
+  if type(ranks) ~= 'table' then error('new_group: ranks must be a table of ranks, got ' .. type(ranks), 2) end
+  local sorted, index = {}, {}
+  for i, r in ipairs(ranks) do
+    if math.type(r) ~= 'integer' or r < 0 or r >= size then
+      error(string.format('new_group: ranks[%d] = %s is not a rank of the default group [0, %d]', i, tostring(r), size - 1), 2)
+    end
+    if index[r] then error(string.format('new_group: rank %d is listed twice', r), 2) end
+    index[r] = true
+    sorted[#sorted + 1] = r
+  end
+  if #sorted == 0 then error('new_group: ranks is empty', 2) end
+  table.sort(sorted)
+  for k, r in ipairs(sorted) do index[r] = k - 1 end
+  local t = o.timeout or 1800
+  if type(t) ~= 'number' or not (t > 0) then
+    error('new_group: timeout must be a positive number of seconds, got ' .. tostring(t), 2)
+  end
+  if o.backend ~= nil and (type(o.backend) ~= 'string' or o.backend:lower() ~= C.backend()) then
+    error(string.format("new_group: backend '%s' differs from the default group's ('%s'): one backend a job here",
+      tostring(o.backend), C.backend()), 2)
+  end
+  if o.pg_options ~= nil then error('new_group: pg_options is not supported', 2) end
+  local g = setmetatable({ ranks = sorted, _index = index }, PG)
+  g._c = C.new_group(sorted, t)
+  groups[g] = true
+  return g
+end
+
+-- barrier(group)
+function dist.barrier(group)
+  local o = kwargs('barrier', { 'group' }, group)
+  local cg = group_of('barrier', o.group)
+  if cg == false then return nil end
+  C.barrier(cg)
 end
 
 local function check_op(name, op)
@@ -126,36 +260,190 @@ local function check_tensor(name, what, t)
   if not torch.is_tensor(t) then error(string.format('%s: %s must be a tensor, got %s', name, what, type(t)), 3) end
 end
 
--- all_reduce(t, op = SUM): t becomes op over the ranks' t, in place; returns t
-function dist.all_reduce(t, op)
-  need_init('all_reduce')
+-- Every collective takes PyTorch's optional arguments positionally or as a trailing options table
+-- ({op, group, ...}); ranks (src, dst) are ranks of the default group, as PyTorch's; lists are
+-- indexed by rank in the group (list[k + 1]: the group's rank k). On a rank not in the group a
+-- collective does nothing and returns nil.
+
+-- all_reduce(t, op = SUM, group): t becomes op over the ranks' t, in place; returns t
+function dist.all_reduce(t, op, group)
+  local o = kwargs('all_reduce', { 'op', 'group' }, op, group)
+  local cg = group_of('all_reduce', o.group)
   check_tensor('all_reduce', 'tensor', t)
-  return C.all_reduce(t, check_op('all_reduce', op))
+  if cg == false then return nil end
+  return C.all_reduce(t, check_op('all_reduce', o.op), cg)
 end
 
--- broadcast(t, src): t becomes rank src's t; returns t
-function dist.broadcast(t, src)
-  need_init('broadcast')
+-- broadcast(t, src, group): t becomes rank src's t; returns t
+function dist.broadcast(t, src, group)
+  local o = kwargs('broadcast', { 'src', 'group' }, src, group)
+  local cg, pg = group_of('broadcast', o.group)
   check_tensor('broadcast', 'tensor', t)
-  if math.type(src) ~= 'integer' then error('broadcast: src must be an integer rank, got ' .. tostring(src), 2) end
-  return C.broadcast(t, src)
+  local k = group_rank('broadcast', pg, o.src, 'src')
+  if cg == false then return nil end
+  return C.broadcast(t, k, cg)
 end
 
--- all_gather(list, t): list[r + 1] becomes rank r's t (list holds world_size tensors of t's shape)
-function dist.all_gather(list, t)
-  need_init('all_gather')
+-- all_gather(list, t, group): list[k + 1] becomes the group's rank k's t (list holds as many tensors of
+-- t's shape as the group has ranks)
+function dist.all_gather(list, t, group)
+  local o = kwargs('all_gather', { 'group' }, group)
+  local cg = group_of('all_gather', o.group)
   if type(list) ~= 'table' then error('all_gather: tensor_list must be a table of tensors, got ' .. type(list), 2) end
   check_tensor('all_gather', 'tensor', t)
-  return C.all_gather(list, t)
+  if cg == false then return nil end
+  return C.all_gather(list, t, cg)
 end
 
--- reduce_scatter(out, list, op = SUM): out becomes op over the ranks of their list[rank + 1]
-function dist.reduce_scatter(out, list, op)
-  need_init('reduce_scatter')
+-- reduce_scatter(out, list, op = SUM, group): out becomes op over the ranks of their list[rank + 1]
+function dist.reduce_scatter(out, list, op, group)
+  local o = kwargs('reduce_scatter', { 'op', 'group' }, op, group)
+  local cg = group_of('reduce_scatter', o.group)
   check_tensor('reduce_scatter', 'output', out)
   if type(list) ~= 'table' then error('reduce_scatter: input_list must be a table of tensors, got ' .. type(list), 2) end
-  return C.reduce_scatter(out, list, check_op('reduce_scatter', op))
+  if cg == false then return nil end
+  return C.reduce_scatter(out, list, check_op('reduce_scatter', o.op), cg)
 end
 
+-- reduce(t, dst, op = SUM, group): rank dst's t becomes op over the ranks' t; the others' t is left
+-- as it was; returns t
+function dist.reduce(t, dst, op, group)
+  local o = kwargs('reduce', { 'dst', 'op', 'group' }, dst, op, group)
+  local cg, pg = group_of('reduce', o.group)
+  check_tensor('reduce', 'tensor', t)
+  local k = group_rank('reduce', pg, o.dst, 'dst')
+  if cg == false then return nil end
+  return C.reduce(t, k, check_op('reduce', o.op), cg)
+end
+
+-- gather(t, gather_list, dst = 0, group) or gather(t, {gather_list, dst, group}): on rank dst,
+-- gather_list[k + 1] becomes the group's rank k's t; the other ranks give no list
+function dist.gather(t, gather_list, dst, group)
+  local o = kwargs('gather', { 'gather_list', 'dst', 'group' }, gather_list, dst, group)
+  local cg, pg = group_of('gather', o.group)
+  check_tensor('gather', 'tensor', t)
+  local k = group_rank('gather', pg, o.dst or 0, 'dst')
+  if cg == false then return nil end
+  C.gather(t, o.gather_list, k, cg)
+end
+
+-- scatter(t, scatter_list, src = 0, group) or scatter(t, {scatter_list, src, group}): t becomes rank
+-- src's scatter_list[k + 1] on the group's rank k; the other ranks give no list; returns t
+function dist.scatter(t, scatter_list, src, group)
+  local o = kwargs('scatter', { 'scatter_list', 'src', 'group' }, scatter_list, src, group)
+  local cg, pg = group_of('scatter', o.group)
+  check_tensor('scatter', 'tensor', t)
+  local k = group_rank('scatter', pg, o.src or 0, 'src')
+  if cg == false then return nil end
+  return C.scatter(t, o.scatter_list, k, cg)
+end
+
+-- all_to_all(output_list, input_list, group): output_list[k + 1] becomes the group's rank k's
+-- input_list[rank + 1]; tensors of one dtype, each of the size its peer sends
+function dist.all_to_all(output_list, input_list, group)
+  local o = kwargs('all_to_all', { 'group' }, group)
+  local cg = group_of('all_to_all', o.group)
+  if type(output_list) ~= 'table' then error('all_to_all: output_tensor_list must be a table of tensors, got ' .. type(output_list), 2) end
+  if type(input_list) ~= 'table' then error('all_to_all: input_tensor_list must be a table of tensors, got ' .. type(input_list), 2) end
+  if cg == false then return nil end
+  return C.all_to_all(output_list, input_list, cg)
+end
+
+-- the pieces of t along dim 0 by splits (nil: equal pieces, one a rank of n), as narrow views
+local function split_rows(op, what, t, splits, n)
+  local rows = t:dim() > 0 and t:size(1) or 1
+  if t:dim() == 0 then error(string.format('%s: %s must have at least one dimension', op, what), 4) end
+  local parts, at = {}, 0
+  if splits == nil then
+    if rows % n ~= 0 then
+      error(string.format('%s: the size of %s along dim 0 (%d) is not divisible by the group size (%d)', op, what, rows, n), 4)
+    end
+    for k = 1, n do parts[k] = t:narrow(1, at + 1, rows // n); at = at + rows // n end
+    return parts
+  end
+  if type(splits) ~= 'table' or #splits ~= n then
+    error(string.format('%s: %s split sizes must be a table of %d sizes (one a rank), got %s', op, what, n,
+      type(splits) == 'table' and #splits .. ' of them' or type(splits)), 4)
+  end
+  for k = 1, n do
+    local s = splits[k]
+    if math.type(s) ~= 'integer' or s < 0 then error(string.format('%s: %s split size %d is %s', op, what, k, tostring(s)), 4) end
+    if at + s > rows then
+      error(string.format('%s: %s split sizes add up to more than its %d rows', op, what, rows), 4)
+    end
+    parts[k] = t:narrow(1, at + 1, s)
+    at = at + s
+  end
+  if at ~= rows then error(string.format('%s: %s split sizes add up to %d, not its %d rows', op, what, at, rows), 4) end
+  return parts
+end
+
+-- all_to_all_single(output, input, output_split_sizes, input_split_sizes, group) or
+-- all_to_all_single(output, input, {output_split_sizes, input_split_sizes, group}): input's rows are
+-- split (equally when no sizes are given) and piece k goes to the group's rank k; output's rows, split
+-- likewise, receive them; returns output
+function dist.all_to_all_single(output, input, output_split_sizes, input_split_sizes, group)
+  local o = kwargs('all_to_all_single', { 'output_split_sizes', 'input_split_sizes', 'group' },
+    output_split_sizes, input_split_sizes, group)
+  local cg = group_of('all_to_all_single', o.group)
+  check_tensor('all_to_all_single', 'output', output)
+  check_tensor('all_to_all_single', 'input', input)
+  if cg == false then return nil end
+  if output.dtype ~= input.dtype then
+    error(string.format('all_to_all_single: output is %s and input %s: they must be of one dtype', output.dtype, input.dtype), 2)
+  end
+  local n = C.size(cg)
+  C.all_to_all(split_rows('all_to_all_single', 'output', output, o.output_split_sizes, n),
+    split_rows('all_to_all_single', 'input', input, o.input_split_sizes, n), cg)
+  return output
+end
+
+-- send(t, dst, group, tag = 0) or send(t, dst, {group, tag}): t's values to rank dst, which receives
+-- them with a recv of the same tag; returns when t can be changed again
+function dist.send(t, dst, group, tag)
+  local o = kwargs('send', { 'group', 'tag' }, group, tag)
+  local cg, pg = group_of('send', o.group)
+  check_tensor('send', 'tensor', t)
+  local k = group_rank('send', pg, dst, 'dst')
+  if cg == false then return nil end
+  C.send(t, k, o.tag, cg)
+end
+
+-- recv(t, src, group, tag = 0) or recv(t, src, {group, tag}): t becomes what rank src (any rank when
+-- nil) sent with that tag; returns the sender's rank (in the default group). The message must be
+-- exactly t's size.
+function dist.recv(t, src, group, tag)
+  local o = kwargs('recv', { 'group', 'tag' }, group, tag)
+  local cg, pg = group_of('recv', o.group)
+  check_tensor('recv', 'tensor', t)
+  local k = src ~= nil and group_rank('recv', pg, src, 'src') or nil
+  if cg == false then return -1 end
+  return global_rank(pg, C.recv(t, k, o.tag, cg))
+end
+
+-- isend / irecv: as send and recv, without waiting: they return a work object (work:wait() waits, up
+-- to the group's timeout, and returns true; work:is_completed()). t must not be used until then (the
+-- work keeps it alive).
+function dist.isend(t, dst, group, tag)
+  local o = kwargs('isend', { 'group', 'tag' }, group, tag)
+  local cg, pg = group_of('isend', o.group)
+  check_tensor('isend', 'tensor', t)
+  local k = group_rank('isend', pg, dst, 'dst')
+  if cg == false then return nil end
+  return C.isend(t, k, o.tag, cg)
+end
+
+function dist.irecv(t, src, group, tag)
+  local o = kwargs('irecv', { 'group', 'tag' }, group, tag)
+  local cg, pg = group_of('irecv', o.group)
+  check_tensor('irecv', 'tensor', t)
+  local k = src ~= nil and group_rank('irecv', pg, src, 'src') or nil
+  if cg == false then return nil end
+  return C.irecv(t, k, o.tag, cg)
+end
+
+require('torch.distributed_objects').install(dist, group_of, kwargs, group_rank)
+
 dist._NOT_INIT = NOT_INIT
+dist._group_of = group_of
 return dist

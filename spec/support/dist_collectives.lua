@@ -46,30 +46,7 @@ local function get(tab, transposed, i, j)
   return tab[i][j]
 end
 
-local function reduce(dt, op, vals)
-  if dt == 'bool' then
-    local any, all = false, true
-    for _, v in ipairs(vals) do any = any or v; all = all and v end
-    if op == Op.PRODUCT or op == Op.MIN then return all end
-    return any
-  end
-  local acc = vals[1]
-  for k = 2, #vals do
-    local v = vals[k]
-    if op == Op.SUM or op == Op.AVG then acc = acc + v
-    elseif op == Op.PRODUCT then acc = acc * v
-    elseif op == Op.MIN then acc = math.min(acc, v)
-    else acc = math.max(acc, v) end
-  end
-  if op == Op.AVG then
-    if dt:match('int') then
-      acc = acc // #vals -- values are positive: truncation is floor
-    else
-      acc = acc / #vals
-    end
-  end
-  return acc
-end
+local reduce = require('spec.support.dist_reduce')
 
 local function tol(dt)
   if dt == 'float16' then return 2e-3 end

@@ -15,10 +15,13 @@ local Module = require 'torch.nn.module'
 local DDP = Module:extend('DistributedDataParallel')
 
 local KNOWN = { device_ids = true, output_device = true, bucket_cap_mb = true, broadcast_buffers = true,
-  find_unused_parameters = true, dim = true, gradient_as_bucket_view = true, static_graph = true }
+  find_unused_parameters = true, dim = true, gradient_as_bucket_view = true, static_graph = true,
+  process_group = true }
 
 -- nn.DistributedDataParallel(module, {device_ids, bucket_cap_mb = 25, broadcast_buffers = true,
--- find_unused_parameters = false})
+-- find_unused_parameters = false, process_group}): process_group (torch.distributed.new_group; the
+-- default group when nil) is the ranks the gradients are averaged over, its first rank's parameters
+-- and buffers the ones broadcast; every rank of it wraps the module
 function DDP:init(module, opts)
   local dist = torch.distributed
   if not Module.is_module(module) then
@@ -30,6 +33,10 @@ function DDP:init(module, opts)
     if not KNOWN[k] then error(string.format("DistributedDataParallel: unknown option '%s'", tostring(k)), 3) end
   end
   if not dist.is_initialized() then error('DistributedDataParallel: ' .. dist._NOT_INIT, 3) end
+  local cg, pg = dist._group_of('DistributedDataParallel', opts.process_group, 2)
+  if cg == false then
+    error('DistributedDataParallel: this rank is not a member of process_group ' .. tostring(pg), 3)
+  end
   local params = {}
   for _, p in ipairs(module:parameters()) do
     if p.requires_grad then params[#params + 1] = p end
@@ -73,17 +80,21 @@ function DDP:init(module, opts)
   for _, c in utf8.codes(table.concat(shapes, ';')) do sig = (sig * 31 + c) % 2147483647 end
   local mine = torch.tensor({ sig, #params }, { dtype = torch.int64, device = params[1].device })
   local lo, hi = mine:clone(), mine:clone()
-  dist.all_reduce(lo, dist.ReduceOp.MIN)
-  dist.all_reduce(hi, dist.ReduceOp.MAX)
+  dist.all_reduce(lo, dist.ReduceOp.MIN, pg)
+  dist.all_reduce(hi, dist.ReduceOp.MAX, pg)
   if not torch.equal(lo, hi) then
     error('DistributedDataParallel: the ranks wrap modules with different parameters (count, shapes or dtypes)', 3)
   end
+  local root = pg and pg.ranks[1] or 0 -- the group's first rank
   torch.no_grad(function()
-    for _, p in ipairs(module:parameters()) do dist.broadcast(p, 0) end
-    for _, b in ipairs(module:buffers()) do dist.broadcast(b, 0) end
+    for _, p in ipairs(module:parameters()) do dist.broadcast(p, root, pg) end
+    for _, b in ipairs(module:buffers()) do dist.broadcast(b, root, pg) end
   end)
   rawset(self, '_params', params)
-  rawset(self, '_reducer', torch._dist.reducer(params, math.floor(cap * 1024 * 1024), self.find_unused_parameters))
+  rawset(self, '_group', pg or false)
+  rawset(self, '_root', root)
+  rawset(self, '_reducer', torch._dist.reducer(params, math.floor(cap * 1024 * 1024), self.find_unused_parameters,
+    cg))
 end
 
 function DDP:forward(...)
@@ -98,7 +109,7 @@ function DDP:forward(...)
     local bufs = self.module:buffers()
     if #bufs > 0 then
       torch.no_grad(function()
-        for _, b in ipairs(bufs) do dist.broadcast(b, 0) end
+        for _, b in ipairs(bufs) do dist.broadcast(b, rawget(self, '_root'), rawget(self, '_group') or nil) end
       end)
     end
   end

@@ -43,8 +43,8 @@ end
 local SyncFn = torch.autograd.Function:extend('SyncBatchNormBackward')
 SyncFn.once_differentiable = true -- its backward is not made of recorded ops
 
--- forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, world_size)
-function SyncFn.forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, world)
+-- forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, world_size, process_group)
+function SyncFn.forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum, world, group)
   local dist = torch.distributed
   local C = x.shape[2]
   local f = { dtype = x.dtype, device = x.device }
@@ -61,7 +61,7 @@ function SyncFn.forward(ctx, x, weight, bias, running_mean, running_var, eps, mo
   end
   local list = {}
   for r = 1, world do list[r] = torch.empty_like(mine) end
-  dist.all_gather(list, mine)
+  dist.all_gather(list, mine, group)
   local all = torch.stack(list) -- (world, 2C + 1)
   local means, vars, counts = all:narrow(2, 1, C), all:narrow(2, C + 1, C), all:narrow(2, 2 * C + 1, 1)
   -- the global statistics: n = sum n_r, mean = sum n_r m_r / n, var = sum n_r (v_r + (m_r - mean)^2) / n
@@ -77,6 +77,7 @@ function SyncFn.forward(ctx, x, weight, bias, running_mean, running_var, eps, mo
   local invstd = (var + eps):rsqrt()
   ctx:save_for_backward(x, weight, mean, invstd)
   ctx.count = n
+  ctx.group = group
   if x:numel() == 0 then return torch.empty_like(x) end
   local y = (x - channel_view(mean, x)) * channel_view(invstd, x)
   if weight ~= nil then y = y * channel_view(weight, x) end
@@ -91,7 +92,9 @@ function SyncFn.backward(ctx, dy)
   local C = x.shape[2]
   if x:numel() == 0 then
     -- an empty batch still takes part in the all-reduce the other ranks make
-    if need_x then dist.all_reduce(torch.zeros(2 * C, { dtype = x.dtype, device = x.device }), dist.ReduceOp.SUM) end
+    if need_x then
+      dist.all_reduce(torch.zeros(2 * C, { dtype = x.dtype, device = x.device }), dist.ReduceOp.SUM, ctx.group)
+    end
     local z = torch.zeros(C, { dtype = x.dtype, device = x.device })
     return need_x and torch.zeros_like(x) or nil, need_w and z or nil, need_b and z:clone() or nil
   end
@@ -103,7 +106,7 @@ function SyncFn.backward(ctx, dy)
   local gx
   if need_x then
     local both = torch.cat({ sum_dy, sum_dy_xmu })
-    dist.all_reduce(both, dist.ReduceOp.SUM)
+    dist.all_reduce(both, dist.ReduceOp.SUM, ctx.group)
     local n = ctx.count
     local mean_dy, mean_dy_xmu = both:narrow(1, 1, C) / n, both:narrow(1, C + 1, C) / n
     local scale = weight ~= nil and invstd * weight or invstd
@@ -114,14 +117,15 @@ function SyncFn.backward(ctx, dy)
 end
 
 -- nn.SyncBatchNorm(num_features, {eps = 1e-5, momentum = 0.1, affine = true, track_running_stats = true,
--- process_group, device, dtype}); process_group: nil or torch.distributed.group.WORLD (the only group)
+-- process_group, device, dtype}); process_group: the ranks whose statistics are combined (a group of
+-- torch.distributed.new_group; nil or group.WORLD: every rank)
 local SyncBatchNorm = BatchNorm:extend('SyncBatchNorm')
 M.SyncBatchNorm = SyncBatchNorm
 
 local function check_group(pg, level)
-  if pg ~= nil and not rawequal(pg, torch.distributed.group.WORLD) then
-    error('SyncBatchNorm: process_group must be nil or torch.distributed.group.WORLD (the default group, '
-      .. 'the only one lutorch has), got ' .. tostring(pg), level + 1)
+  if pg ~= nil and getmetatable(pg) ~= torch.distributed.ProcessGroup then
+    error('SyncBatchNorm: process_group must be nil or a torch.distributed ProcessGroup (group.WORLD or one of '
+      .. 'new_group), got ' .. tostring(pg), level + 1)
   end
 end
 
@@ -146,14 +150,15 @@ function SyncBatchNorm:forward(x)
   -- statistics are synchronised while training only, and over a group of more than one rank
   local dist = torch.distributed
   local world = 1
-  if bn_training and self.training and dist.is_initialized() then world = dist.get_world_size() end
-  if world == 1 then
+  -- (a rank not in the group: -1, as PyTorch's, which then normalises by its own batch)
+  if bn_training and self.training and dist.is_initialized() then world = dist.get_world_size(self.process_group) end
+  if world <= 1 then
     return F.batch_norm(x, running_mean, running_var, self.weight, self.bias,
       { training = bn_training, momentum = factor, eps = self.eps })
   end
   check_channels(x, { { 'weight', self.weight }, { 'bias', self.bias }, { 'running_mean', running_mean },
     { 'running_var', running_var } })
-  return SyncFn.apply(x, self.weight, self.bias, running_mean, running_var, self.eps, factor, world)
+  return SyncFn.apply(x, self.weight, self.bias, running_mean, running_var, self.eps, factor, world, self.process_group)
 end
 
 -- the modules convert_sync_batchnorm replaces: BatchNorm1d/2d/3d and SyncBatchNorm (PyTorch's
