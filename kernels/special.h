@@ -12,6 +12,15 @@
 
 #include <math.h>
 
+/* These functions are long (tables and loops) and each is used in many kernels (every floating
+   dtype, contiguous and strided loops, forward and backward): nvcc is told to compile each once and
+   call it, rather than inline it everywhere, which multiplied the CUDA build's time. */
+#ifdef __CUDACC__
+#define LT_SP static inline __host__ __device__ __noinline__
+#else
+#define LT_SP static inline
+#endif
+
 #define LT_SP_PI 3.14159265358979323846
 #define LT_SP_SQRT2 1.41421356237309504880
 #define LT_SP_1_SQRTPI 0.56418958354775628695   /* 1 / sqrt(pi) */
@@ -53,7 +62,7 @@ LT_HD double lt_sp_chebyshev(double x, const double *a, int n) {
    relative error is erfc's and exp's. From 10: the continued fraction
    1/sqrt(pi) / (x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))), 40 levels, evaluated from the
    bottom. Below 0: 2 exp(x^2) - erfcx(-x), +inf below -26.7 (as PyTorch). */
-LT_HD double lt_sp_erfcx_pos(double x) {
+LT_SP double lt_sp_erfcx_pos(double x) {
   if (x < 10) {
     double h = x * x, l = fma(x, x, -h);
     return exp(h) * (1 + l) * erfc(x);
@@ -63,7 +72,7 @@ LT_HD double lt_sp_erfcx_pos(double x) {
   for (int k = 40; k >= 1; k--) f = x + 0.5 * k / f;
   return LT_SP_1_SQRTPI / f;
 }
-LT_HD double lt_sp_erfcx(double x) {
+LT_SP double lt_sp_erfcx(double x) {
   if (x != x) return x;
   if (x >= 0) return lt_sp_erfcx_pos(x);
   if (x < -26.7) return INFINITY;
@@ -73,14 +82,14 @@ LT_HD double lt_sp_erfcx(double x) {
 
 /* the standard normal distribution function, as PyTorch: (1 + erf(x / sqrt 2)) / 2, from erfc
    where that is more accurate */
-LT_HD double lt_sp_ndtr(double x) {
+LT_SP double lt_sp_ndtr(double x) {
   double t = x / LT_SP_SQRT2;
   if (fabs(t) < 1 / LT_SP_SQRT2) return 0.5 + 0.5 * erf(t);
   return t > 0 ? 1 - 0.5 * erfc(t) : 0.5 * erfc(-t);
 }
 
 /* log(ndtr(x)), SciPy's method: log(erfcx(-t) / 2) - t^2 below -1, log1p(-erfc(t) / 2) above */
-LT_HD double lt_sp_log_ndtr(double x) {
+LT_SP double lt_sp_log_ndtr(double x) {
   double t = x / LT_SP_SQRT2;
   if (x < -1) return log(lt_sp_erfcx(-t) / 2) - t * t;
   return log1p(-erfc(t) / 2);
@@ -88,7 +97,7 @@ LT_HD double lt_sp_log_ndtr(double x) {
 
 /* the inverse of ndtr on [0, 1] (Cephes' ndtri): a rational function of y - 1/2 in the middle,
    of 1 / sqrt(-2 log y) in the tails */
-LT_HD double lt_sp_ndtri(double y0) {
+LT_SP double lt_sp_ndtri(double y0) {
   static const double P0[] = {
       -5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1, 1.39312609387279679503E1,
       -1.23916583867381258016E0,
@@ -141,7 +150,7 @@ LT_HD double lt_sp_ndtri(double y0) {
 }
 
 /* the entropy term -x log(x): 0 at 0, -inf below 0 */
-LT_HD double lt_sp_entr(double x) {
+LT_SP double lt_sp_entr(double x) {
   if (x != x) return x;
   if (x > 0) return -x * log(x);
   return x == 0 ? 0 : -INFINITY;
@@ -150,7 +159,7 @@ LT_HD double lt_sp_entr(double x) {
 /* ---- modified Bessel functions (Cephes: Chebyshev expansions on [0, 8] and of 32/x - 2 above) ---- */
 
 /* exp(-|x|) I0(x) */
-LT_HD double lt_sp_i0e(double x) {
+LT_SP double lt_sp_i0e(double x) {
   static const double A[] = {
       -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16, 1.71539128555513303061e-15,
       -1.16853328779934516808e-14, 7.67618549860493561688e-14, -4.85644678311192946090e-13, 2.95505266312963983461e-12,
@@ -174,13 +183,13 @@ LT_HD double lt_sp_i0e(double x) {
   if (a <= 8) return lt_sp_chebyshev(a / 2 - 2, A, 30);
   return lt_sp_chebyshev(32 / a - 2, B, 25) / sqrt(a);
 }
-LT_HD double lt_sp_i0(double x) {
+LT_SP double lt_sp_i0(double x) {
   double a = fabs(x);
   return exp(a) * lt_sp_i0e(a);
 }
 
 /* exp(-|x|) I1(x) (odd) */
-LT_HD double lt_sp_i1e(double x) {
+LT_SP double lt_sp_i1e(double x) {
   static const double A[] = {
       2.77791411276104639959e-18, -2.11142121435816608115e-17, 1.55363195773620046921e-16, -1.10559694773538630805e-15,
       7.60068429473540693410e-15, -5.04218550472791168711e-14, 3.22379336594557470981e-13, -1.98397439776494371520e-12,
@@ -205,12 +214,12 @@ LT_HD double lt_sp_i1e(double x) {
   else r = lt_sp_chebyshev(32 / a - 2, B, 25) / sqrt(a);
   return x < 0 ? -r : r;
 }
-LT_HD double lt_sp_i1(double x) { return exp(fabs(x)) * lt_sp_i1e(x); }
+LT_SP double lt_sp_i1(double x) { return exp(fabs(x)) * lt_sp_i1e(x); }
 
 /* K0 and K1 for x > 0: up to 2 a Chebyshev expansion in x^2 - 2 plus log(x/2) I(x) (the small
    part below), above it exp(-x) / sqrt(x) times one in 8/x - 2 (the scaled part); +inf at 0, NaN
    below. k0e and k1e are exp(x) K0(x) and exp(x) K1(x). */
-LT_HD double lt_sp_k_small(double x, int order) {
+LT_SP double lt_sp_k_small(double x, int order) {
   static const double A0[] = {
       1.37446543561352307156e-16, 4.25981614279661018399e-14, 1.03496952576338420167e-11, 1.90451637722020886025e-09,
       2.53479107902614945675e-07, 2.28621210311945178607e-05, 1.26461541144692592338e-03, 3.59799365153615016266e-02,
@@ -224,7 +233,7 @@ LT_HD double lt_sp_k_small(double x, int order) {
   if (order == 0) return lt_sp_chebyshev(x * x - 2, A0, 10) - log(0.5 * x) * lt_sp_i0(x);
   return log(0.5 * x) * lt_sp_i1(x) + lt_sp_chebyshev(x * x - 2, A1, 11) / x;
 }
-LT_HD double lt_sp_k_scaled(double x, int order) {
+LT_SP double lt_sp_k_scaled(double x, int order) {
   static const double B0[] = {
       5.30043377268626276149e-18, -1.64758043015242134646e-17, 5.21039150503902756861e-17, -1.67823109680541210385e-16,
       5.51205597852431940784e-16, -1.84859337734377901440e-15, 6.34007647740507060557e-15, -2.22751332699166985548e-14,
@@ -245,7 +254,7 @@ LT_HD double lt_sp_k_scaled(double x, int order) {
   };
   return lt_sp_chebyshev(8 / x - 2, order == 0 ? B0 : B1, 25) / sqrt(x);
 }
-LT_HD double lt_sp_k(double x, int order, int scaled) {
+LT_SP double lt_sp_k(double x, int order, int scaled) {
   if (x == 0) return INFINITY;
   if (!(x > 0)) return NAN;
   if (x <= 2) return scaled ? lt_sp_k_small(x, order) * exp(x) : lt_sp_k_small(x, order);
@@ -257,7 +266,7 @@ LT_HD double lt_sp_k(double x, int order, int scaled) {
 
 /* sqrt(2 / (pi x)) (P cos(x - phase) - 5/x Q sin(x - phase)) for J (sign 1) and
    sqrt(2 / (pi x)) (P sin(x - phase) + 5/x Q cos(x - phase)) for Y (sign -1), order 0 or 1 */
-LT_HD double lt_sp_bessel_far(double x, int order, int j) {
+LT_SP double lt_sp_bessel_far(double x, int order, int j) {
   static const double PP0[] = {
       7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e+00, 5.44725003058768775090e+00,
       8.74716500199817011941e+00, 5.30324038235394892183e+00, 9.99999999999999997821e-01,
@@ -300,7 +309,7 @@ LT_HD double lt_sp_bessel_far(double x, int order, int j) {
   return r * LT_SP_SQRT_2_PI / sqrt(x);
 }
 
-LT_HD double lt_sp_bessel_j0(double x) {
+LT_SP double lt_sp_bessel_j0(double x) {
   static const double RP[] = {
       -4.79443220978201773821e+09, 1.95617491946556577543e+12, -2.49248344360967716204e+14, 9.70862251047306323952e+15,
   };
@@ -316,7 +325,7 @@ LT_HD double lt_sp_bessel_j0(double x) {
          lt_sp_horner1(z, RQ, 8);
 }
 
-LT_HD double lt_sp_bessel_j1(double x) {
+LT_SP double lt_sp_bessel_j1(double x) {
   static const double RP[] = {
       -8.99971225705559398224e+08, 4.52228297998194034323e+11, -7.27494245221818276015e+13, 3.68295732863852883286e+15,
   };
@@ -335,7 +344,7 @@ LT_HD double lt_sp_bessel_j1(double x) {
 }
 
 /* Y0 and Y1: -inf at 0, NaN below */
-LT_HD double lt_sp_bessel_y0(double x) {
+LT_SP double lt_sp_bessel_y0(double x) {
   static const double YP[] = {
       1.55924367855235737965e+04, -1.46639295903971606143e+07, 5.43526477051876500413e+09, -9.82136065717911466409e+11,
       8.75906394395366999549e+13, -3.46628303384729719441e+15, 4.42733268572569800351e+16, -1.84950800436986690637e+16,
@@ -351,7 +360,7 @@ LT_HD double lt_sp_bessel_y0(double x) {
   return lt_sp_horner(z, YP, 8) / lt_sp_horner1(z, YQ, 7) + 2 / LT_SP_PI * log(x) * lt_sp_bessel_j0(x);
 }
 
-LT_HD double lt_sp_bessel_y1(double x) {
+LT_SP double lt_sp_bessel_y1(double x) {
   static const double YP[] = {
       1.26320474790178026440e+09, -6.47355876379160291031e+11, 1.14509511541823727583e+14, -8.12770255501325109621e+15,
       2.02439475713594898196e+17, -7.78877196265950026825e+17,
@@ -369,7 +378,7 @@ LT_HD double lt_sp_bessel_y1(double x) {
 }
 
 /* sin(x) / x, its Taylor series below 1/2; 0 at +-inf */
-LT_HD double lt_sp_spherical_j0(double x) {
+LT_SP double lt_sp_spherical_j0(double x) {
   if (isinf(x)) return 0;
   if (fabs(x) < 0.5) {
     double z = x * x;
@@ -382,7 +391,7 @@ LT_HD double lt_sp_spherical_j0(double x) {
 /* the Airy function Ai (Cephes): the asymptotic forms beyond -2.09 and 2.09 (rational functions
    of 1/zeta, zeta = 2/3 |x|^(3/2)), the Maclaurin series between; 0 above 103.892, NaN at
    +-inf */
-LT_HD double lt_sp_airy_ai(double x) {
+LT_SP double lt_sp_airy_ai(double x) {
   static const double AN[] = {
       3.46538101525629032477e-01, 1.20075952739645805542e+01, 7.62796053615234516538e+01, 1.68089224934630576269e+02,
       1.59756391350164413639e+02, 7.05360906840444183113e+01, 1.40264691163389668864e+01, 9.99999999999999995305e-01,
@@ -449,7 +458,7 @@ LT_HD double lt_sp_airy_ai(double x) {
 /* zeta(x, q) = sum over k >= 0 of (q + k)^-x (Cephes' zeta, as PyTorch): 1 at x = 1 is +inf,
    NaN for x < 1; q <= 0: +inf at the integers when x is an integer, NaN otherwise; else the
    terms up to q + 9 and the Euler-Maclaurin tail with 12 Bernoulli terms */
-LT_HD double lt_sp_zeta(double x, double q) {
+LT_SP double lt_sp_zeta(double x, double q) {
   /* (2k)! / B_2k */
   static const double A[] = {
       12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
@@ -500,7 +509,7 @@ LT_HD int64_t lt_sp_degree(double n) {
 }
 
 /* kind: 0 T, 1 U, 2 V, 3 W */
-LT_HD double lt_sp_chebyshev_poly(double x, double dn, int kind) {
+LT_SP double lt_sp_chebyshev_poly(double x, double dn, int kind) {
   int64_t n = lt_sp_degree(dn);
   if (n < 0) return 0;
   double nn = (double)n, odd = (n % 2) ? -1 : 1;
@@ -534,7 +543,7 @@ LT_HD double lt_sp_chebyshev_poly(double x, double dn, int kind) {
 }
 
 /* kind: 0 physicists' Hermite H, 1 probabilists' He, 2 Laguerre L, 3 Legendre P */
-LT_HD double lt_sp_classical_poly(double x, double dn, int kind) {
+LT_SP double lt_sp_classical_poly(double x, double dn, int kind) {
   int64_t n = lt_sp_degree(dn);
   if (n < 0) return 0;
   if (kind == 2 && x == 0) return 1;
