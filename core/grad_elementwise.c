@@ -290,6 +290,17 @@ static lt_tensor_t *binary_grad(lt_node_t *n, int k, lt_tensor_t *g) {
       lt_release(q);
       return lt_opc(LT_BINARY_mul, lt_opc(LT_BINARY_mul, r, lt_T(g)), lt_F(-1));
     }
+    case LT_BINARY_special_zeta: { /* q: -g * x * zeta(x + 1, q); x: not implemented (PyTorch) */
+      if (k == 0) {
+        lt_error("the derivative for 'zeta' is not implemented.");
+        return NULL;
+      }
+      if (operand(n, 0, &a) != LT_OK || operand(n, 1, &b) != LT_OK) return NULL;
+      lt_tensor_t *z;
+      if (a.kind == LT_OPERAND_TENSOR) z = lt_opc(LT_BINARY_special_zeta, lt_op(LT_BINARY_add, a, lt_F(1)), b);
+      else z = lt_op(LT_BINARY_special_zeta, lt_F((a.kind == LT_OPERAND_FLOAT ? a.f : (double)a.i) + 1), b);
+      return lt_opcc(LT_BINARY_mul, lt_opc(LT_BINARY_mul, z, a), lt_op(LT_BINARY_mul, lt_T(g), lt_F(-1)));
+    }
     default:
       lt_error("%s: not differentiable", lt_binary_name(c->op));
       return NULL;
@@ -315,6 +326,7 @@ static void binary_saves(lt_binary_op op, bool need[2], bool save[3]) {
     case LT_BINARY_pow: save[0] = save[1] = true; save[2] = need[1]; break;
     case LT_BINARY_fmod: case LT_BINARY_remainder: save[0] = save[1] = need[1]; break;
     case LT_BINARY_nextafter: break; /* not differentiable: backward raises */
+    case LT_BINARY_special_zeta: save[0] = save[1] = need[1]; break;
     default: save[0] = save[1] = true; break;
   }
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 
 #include "fastmath.h"
+#include "special.h"
 
 #ifdef __CUDACC__
 #include <math.h>
@@ -91,7 +92,27 @@
   X(relu6, LT_INTS, ((v) != (v) ? (v) : (v) < 0 ? (T)0 : (v) > 6 ? (T)6 : (v)), ((v) < 0 ? 0 : (v) > 6 ? 6 : (v))) \
   X(exp2, LT_FLOATS, exp2(v), 0)                                                            \
   X(frac, LT_FLOATS, (v) - trunc(v), 0)                                                     \
-  X(bitwise_not, LT_BITS, LT_NO_FLOAT1(v), ~(v))
+  X(bitwise_not, LT_BITS, LT_NO_FLOAT1(v), ~(v))                                        \
+  X(special_erfcx, LT_FLOATS, (T)lt_sp_erfcx((double)(v)), 0) \
+  X(special_ndtr, LT_FLOATS, (T)lt_sp_ndtr((double)(v)), 0) \
+  X(special_ndtri, LT_FLOATS, (T)lt_sp_ndtri((double)(v)), 0) \
+  X(special_log_ndtr, LT_FLOATS, (T)lt_sp_log_ndtr((double)(v)), 0) \
+  X(special_i0e, LT_FLOATS, (T)lt_sp_i0e((double)(v)), 0) \
+  X(special_i1, LT_FLOATS, (T)lt_sp_i1((double)(v)), 0) \
+  X(special_i1e, LT_FLOATS, (T)lt_sp_i1e((double)(v)), 0) \
+  X(special_entr, LT_FLOATS, (T)lt_sp_entr((double)(v)), 0) \
+  X(special_bessel_j0, LT_FLOATS, (T)lt_sp_bessel_j0((double)(v)), 0) \
+  X(special_bessel_j1, LT_FLOATS, (T)lt_sp_bessel_j1((double)(v)), 0) \
+  X(special_bessel_y0, LT_FLOATS, (T)lt_sp_bessel_y0((double)(v)), 0) \
+  X(special_bessel_y1, LT_FLOATS, (T)lt_sp_bessel_y1((double)(v)), 0) \
+  X(special_modified_bessel_i0, LT_FLOATS, (T)lt_sp_i0((double)(v)), 0) \
+  X(special_modified_bessel_i1, LT_FLOATS, (T)lt_sp_i1((double)(v)), 0) \
+  X(special_modified_bessel_k0, LT_FLOATS, (T)lt_sp_k((double)(v), 0, 0), 0) \
+  X(special_modified_bessel_k1, LT_FLOATS, (T)lt_sp_k((double)(v), 1, 0), 0) \
+  X(special_scaled_modified_bessel_k0, LT_FLOATS, (T)lt_sp_k((double)(v), 0, 1), 0) \
+  X(special_scaled_modified_bessel_k1, LT_FLOATS, (T)lt_sp_k((double)(v), 1, 1), 0) \
+  X(special_spherical_bessel_j0, LT_FLOATS, (T)lt_sp_spherical_j0((double)(v)), 0) \
+  X(special_airy_ai, LT_FLOATS, (T)lt_sp_airy_ai((double)(v)), 0)
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_UNARY_##name,
@@ -102,7 +123,8 @@ typedef enum {
 
 /* ---- derivatives of the unary ops, in the same order: X(name, uses x, uses y, body of g, x, y)
    giving the input's gradient from the output's gradient g, the input x and the output y
-   (PyTorch's formulas; T is float or double) ---- */
+   (PyTorch's formulas; T is float or double). The special_ ops with a zero body are not
+   differentiable in PyTorch: torch.special runs them without recording a graph. ---- */
 #define LT_SQRT_2_PI_INV ((T)0.39894228040143267794) /* 1 / sqrt(2 pi) */
 #define LT_UNARY_GRADS(X)                                                                          \
   X(abs, 1, 0, (x) > 0 ? (g) : (x) < 0 ? -(g) : (T)0)                                              \
@@ -156,7 +178,30 @@ typedef enum {
   X(relu6, 1, 0, ((x) > 0 && (x) < (T)6) ? (g) : (T)0)                                             \
   X(exp2, 0, 1, (g) * (y) * (T)0.69314718055994530942)                                             \
   X(frac, 0, 0, (g))                                                                               \
-  X(bitwise_not, 0, 0, (T)0)
+  X(bitwise_not, 0, 0, (T)0)                                                            \
+  X(special_erfcx, 1, 1, (g) * ((T)2 * (x) * (y) - (T)1.12837916709551257390)) \
+  X(special_ndtr, 1, 0, (g) * LT_SQRT_2_PI_INV * LT_EXP((T)-0.5 * (x) * (x))) \
+  X(special_ndtri, 0, 1, (g) * (T)2.50662827463100050242 * LT_EXP((T)0.5 * (y) * (y))) \
+  X(special_log_ndtr, 1, 1, (g) * LT_SQRT_2_PI_INV * LT_EXP(-(y) - (T)0.5 * (x) * (x))) \
+  X(special_i0e, 1, 1, (g) * ((T)lt_sp_i1e((double)(x)) - LT_SGN(x) * (y))) \
+  X(special_i1, 1, 1, (x) == 0 ? (g) * (T)0.5 : (g) * ((T)lt_sp_i0((double)(x)) - (y) / (x))) \
+  X(special_i1e, 1, 1, (x) == 0 ? (g) * (T)0.5 : (g) * ((T)lt_sp_i0e((double)(x)) - (y) * (LT_SGN(x) + (T)1 / (x)))) \
+  X(special_entr, 1, 0, (g) * -((T)1 + log(x))) \
+  X(special_bessel_j0, 0, 0,(T)0) \
+  X(special_bessel_j1, 0, 0,(T)0) \
+  X(special_bessel_y0, 0, 0,(T)0) \
+  X(special_bessel_y1, 0, 0,(T)0) \
+  X(special_modified_bessel_i0, 0, 0,(T)0) \
+  X(special_modified_bessel_i1, 0, 0,(T)0) \
+  X(special_modified_bessel_k0, 0, 0,(T)0) \
+  X(special_modified_bessel_k1, 0, 0,(T)0) \
+  X(special_scaled_modified_bessel_k0, 0, 0,(T)0) \
+  X(special_scaled_modified_bessel_k1, 0, 0,(T)0) \
+  X(special_spherical_bessel_j0, 0, 0,(T)0) \
+  X(special_airy_ai, 0, 0,(T)0)
+
+/* the sign of x: 1, -1 or 0 */
+#define LT_SGN(x) ((T)(((x) > 0) - ((x) < 0)))
 
 /* SELU's constants (PyTorch's) */
 #define LT_SELU_ALPHA 1.6732632423543772848170429916717
@@ -328,7 +373,20 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
   X(bitwise_xor, LT_BITS, LT_NO_FLOAT2(a, b), (a) ^ (b))                             \
   X(bitwise_left_shift, LT_BITS, LT_NO_FLOAT2(a, b), lt_ishl(a, b))                  \
   X(bitwise_right_shift, LT_BITS, LT_NO_FLOAT2(a, b), lt_ishr(a, b))                 \
-  X(nextafter, LT_FLOATS, lt_nextafter(a, b), 0)
+  X(nextafter, LT_FLOATS, lt_nextafter(a, b), 0)                    \
+  X(special_zeta, LT_FLOATS, (T)lt_sp_zeta((double)(a), (double)(b)), 0) \
+  X(special_chebyshev_polynomial_t, LT_FLOATS, (T)lt_sp_chebyshev_poly((double)(a), (double)(b), 0), 0) \
+  X(special_chebyshev_polynomial_u, LT_FLOATS, (T)lt_sp_chebyshev_poly((double)(a), (double)(b), 1), 0) \
+  X(special_chebyshev_polynomial_v, LT_FLOATS, (T)lt_sp_chebyshev_poly((double)(a), (double)(b), 2), 0) \
+  X(special_chebyshev_polynomial_w, LT_FLOATS, (T)lt_sp_chebyshev_poly((double)(a), (double)(b), 3), 0) \
+  X(special_shifted_chebyshev_polynomial_t, LT_FLOATS, (T)lt_sp_chebyshev_poly(((double)(a)) + ((double)(a)) - 1, (double)(b), 0), 0) \
+  X(special_shifted_chebyshev_polynomial_u, LT_FLOATS, (T)lt_sp_chebyshev_poly(((double)(a)) + ((double)(a)) - 1, (double)(b), 1), 0) \
+  X(special_shifted_chebyshev_polynomial_v, LT_FLOATS, (T)lt_sp_chebyshev_poly(((double)(a)) + ((double)(a)) - 1, (double)(b), 2), 0) \
+  X(special_shifted_chebyshev_polynomial_w, LT_FLOATS, (T)lt_sp_chebyshev_poly(((double)(a)) + ((double)(a)) - 1, (double)(b), 3), 0) \
+  X(special_hermite_polynomial_h, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 0), 0) \
+  X(special_hermite_polynomial_he, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 1), 0) \
+  X(special_laguerre_polynomial_l, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 2), 0) \
+  X(special_legendre_polynomial_p, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 3), 0)
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_BINARY_##name,

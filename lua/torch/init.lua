@@ -60,7 +60,8 @@ function Tensor.isclose(a, b, opts)
   opts = opts or {}
   local rtol, atol = opts.rtol or 1e-5, opts.atol or 1e-8
   local diff = (a - b):abs()
-  local close = diff:le((b:abs() * rtol) + atol)
+  -- a finite difference within the tolerance (so an infinity is close only to itself)
+  local close = diff:le((b:abs() * rtol) + atol):logical_and(diff:isfinite())
   if opts.equal_nan then close = close:logical_or(a:isnan():logical_and(b:isnan())) end
   return close:logical_or(a:eq(b))
 end
@@ -125,6 +126,7 @@ require 'torch.indexing'
 require 'torch.statistics'
 require 'torch.builders'
 require 'torch.special'
+require 'torch.testing'
 require 'torch.random'
 require 'torch.settings'
 require 'torch.bytes'

@@ -1,8 +1,9 @@
 -- torch.special: the special functions under PyTorch's names. polygamma and i0 are composed here
 -- from the elementwise primitives (in float64, whatever the input; so they work on every device
--- and pass gradients, those of the series that compute them); the rest are the kernels' functions
--- under torch.special's names. Also torch.polygamma, torch.i0 and the methods x:polygamma(n),
--- x:i0(), x:i0_().
+-- and pass gradients, those of the series that compute them), xlog1py likewise; the Bessel and
+-- Airy functions, the error-function family, zeta and the orthogonal polynomials are the kernels'
+-- (kernels/special.h); the rest are the unary kernels' functions under torch.special's names.
+-- Also torch.polygamma, torch.i0 and the methods x:polygamma(n), x:i0(), x:i0_().
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
@@ -315,6 +316,89 @@ torch.igamma, torch.igammac = special.gammainc, special.gammaincc
 Tensor.igamma, Tensor.igammac = special.gammainc, special.gammaincc
 in_place('igamma', Tensor.igamma)
 in_place('igammac', Tensor.igammac)
+
+-- ---- the kernels' special functions (kernels/special.h) ----
+
+-- The op table registers them as torch.special_NAME and methods; they move here under PyTorch's
+-- names. Those PyTorch differentiates record their gradients; the others run without recording a
+-- graph (their results never require grad, as PyTorch's).
+local function take(name)
+  local key = 'special_' .. name
+  local f = torch[key]
+  torch[key], Tensor[key], Tensor[key .. '_'] = nil, nil, nil
+  return f
+end
+
+local DIFFERENTIABLE = { erfcx = true, ndtr = true, ndtri = true, log_ndtr = true, i0e = true, i1 = true,
+  i1e = true, entr = true }
+for _, name in ipairs({ 'erfcx', 'ndtr', 'ndtri', 'log_ndtr', 'i0e', 'i1', 'i1e', 'entr', 'bessel_j0', 'bessel_j1',
+  'bessel_y0', 'bessel_y1', 'modified_bessel_i0', 'modified_bessel_i1', 'modified_bessel_k0', 'modified_bessel_k1',
+  'scaled_modified_bessel_k0', 'scaled_modified_bessel_k1', 'spherical_bessel_j0', 'airy_ai' }) do
+  local f = take(name)
+  local op = 'special.' .. name
+  if DIFFERENTIABLE[name] then
+    special[name] = function(x, ...)
+      check_tensor(x, op)
+      if select('#', ...) > 0 then error(op .. ': takes one tensor, got ' .. (select('#', ...) + 1) .. ' arguments', 2) end
+      return f(x)
+    end
+  else
+    special[name] = function(x, ...)
+      check_tensor(x, op)
+      if select('#', ...) > 0 then error(op .. ': takes one tensor, got ' .. (select('#', ...) + 1) .. ' arguments', 2) end
+      return (torch.no_grad(f, x))
+    end
+  end
+end
+
+-- functions of two operands (tensors or numbers, broadcast; at least one a tensor)
+local function two_operands(op, x, y, n)
+  if not torch.is_tensor(x) and not torch.is_tensor(y) then
+    error(string.format('%s: expected a tensor for x or %s, got %s and %s', op, n, type(x), type(y)), 3)
+  end
+  if not torch.is_tensor(x) and type(x) ~= 'number' then
+    error(string.format('%s: x must be a tensor or a number, got %s', op, type(x)), 3)
+  end
+  if not torch.is_tensor(y) and type(y) ~= 'number' then
+    error(string.format('%s: %s must be a tensor or a number, got %s', op, n, type(y)), 3)
+  end
+end
+
+--- special.zeta(x, q): the Hurwitz zeta function sum over k >= 0 of (q + k)^-x (Cephes' method);
+--- differentiable in q (-x zeta(x + 1, q)), not in x (as PyTorch)
+do
+  local f = take('zeta')
+  function special.zeta(x, q)
+    two_operands('special.zeta', x, q, 'q')
+    return f(x, q)
+  end
+end
+
+-- the orthogonal polynomials p(x, n) of degree n (a tensor or number, truncated to an integer;
+-- below 0 they are 0), by their recurrences; not differentiable (as PyTorch)
+for _, name in ipairs({ 'chebyshev_polynomial_t', 'chebyshev_polynomial_u', 'chebyshev_polynomial_v',
+  'chebyshev_polynomial_w', 'shifted_chebyshev_polynomial_t', 'shifted_chebyshev_polynomial_u',
+  'shifted_chebyshev_polynomial_v', 'shifted_chebyshev_polynomial_w', 'hermite_polynomial_h',
+  'hermite_polynomial_he', 'laguerre_polynomial_l', 'legendre_polynomial_p' }) do
+  local f = take(name)
+  local op = 'special.' .. name
+  special[name] = function(x, n)
+    two_operands(op, x, n, 'n')
+    return (torch.no_grad(f, x, n))
+  end
+end
+
+--- special.xlog1py(x, y): x * log1p(y), 0 where x is 0 (unless y is NaN); differentiable in both
+function special.xlog1py(x, y)
+  two_operands('special.xlog1py', x, y, 'y')
+  -- a number operand becomes a 0-dim tensor of the other's floating dtype
+  local t = torch.is_tensor(x) and x or y
+  local dt = t.dtype.is_floating_point and t.dtype or torch.get_default_dtype()
+  if not torch.is_tensor(x) then x = torch.full({}, x, { dtype = dt, device = t.device }) end
+  if not torch.is_tensor(y) then y = torch.full({}, y, { dtype = dt, device = t.device }) end
+  local r = x * torch.log1p(y)
+  return torch.where(x:eq(0):logical_and(y:eq(y)), torch.zeros_like(r), r)
+end
 
 -- ---- PyTorch's torch.special names of the kernels' functions ----
 
