@@ -1,9 +1,11 @@
 /* Autograd of convolution and pooling: each op records one node whose backward calls the op's own
-   backward kernels (core/conv.c, core/pool.c). These backward functions are not themselves
-   differentiable (no double backward through conv2d or pooling). */
-#include "core/autograd.h"
+   backward kernels (core/conv.c, core/pool.c). Under create_graph conv2d's backward is itself a
+   recorded op (ConvolutionBackwardBackward0, bilinear in the gradient and x or w), so convolutions
+   differentiate any number of times. */
+#include "core/grad.h"
 #include "core/conv.h"
 #include "core/pool.h"
+#include "core/reduce.h"
 
 typedef struct {
   int64_t stride[2], padding[2], dilation[2], groups;
@@ -21,6 +23,8 @@ static int conv_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
   return LT_OK;
 }
 
+static int conv_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi);
+
 lt_tensor_t *lt_ag_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const int64_t stride[2],
                           const int64_t padding[2], const int64_t dilation[2], int64_t groups,
                           lt_tensor_t *o) {
@@ -35,9 +39,82 @@ lt_tensor_t *lt_ag_conv2d(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, const 
     c->dilation[i] = dilation[i];
   }
   c->groups = groups;
+  n->backward_graph = conv_graph_bw;
   /* both are read for the shapes even where only one gradient is wanted */
   if (lt_node_save(n, 0, x) != LT_OK || lt_node_save(n, 1, w) != LT_OK) { lt_release(o); return NULL; }
   return o;
+}
+
+/* ---- conv2d's backward as a recorded op ----
+   gx = Bx(g, w) (the transposed convolution of g) and gw = Bw(g, x) (the correlation of x with g),
+   each bilinear. Its own backward, from the gradients ggx and ggw of gx and gw:
+   g: conv2d(ggx, w) + conv2d(x, ggw); x: Bx(g, ggw); w: Bw(g, ggx), the last two through this op
+   again, so every order records. Saved: g, x, w (slots 0-2). */
+static int conv_bw_rec(const conv_ctx_t *c, lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const bool need[2],
+                       lt_tensor_t **gx, lt_tensor_t **gw);
+
+static lt_tensor_t *conv_fwd(const conv_ctx_t *c, lt_tensor_t *x, lt_tensor_t *w) {
+  return lt_conv2d(x, w, NULL, c->stride, c->padding, c->dilation, c->groups);
+}
+
+static int conv_bb_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const conv_ctx_t *c = n->ctx;
+  lt_tensor_t *g = lt_node_saved(n, 0), *x = lt_node_saved(n, 1), *w = lt_node_saved(n, 2);
+  if (!g || !x || !w) return LT_ERR;
+  lt_tensor_t *ggx = go[0], *ggw = go[1]; /* NULL: that output was not made */
+  if (lt_node_needs(n, 0)) {
+    lt_tensor_t *a = ggx ? conv_fwd(c, ggx, w) : NULL, *b = ggw ? conv_fwd(c, x, ggw) : NULL;
+    if ((ggx && !a) || (ggw && !b)) { lt_release(a); lt_release(b); return LT_ERR; }
+    gi[0] = a && b ? lt_opcc(LT_BINARY_add, a, b) : a ? a : b;
+    if (!gi[0] && a && b) return LT_ERR;
+  }
+  lt_tensor_t *unused = NULL;
+  if (lt_node_needs(n, 1) && ggw) LT_TRY(conv_bw_rec(c, g, x, ggw, (const bool[2]){true, false}, &gi[1], &unused));
+  if (lt_node_needs(n, 2) && ggx) LT_TRY(conv_bw_rec(c, g, ggx, w, (const bool[2]){false, true}, &unused, &gi[2]));
+  return LT_OK;
+}
+
+static int conv_bw_rec(const conv_ctx_t *c, lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, const bool need[2],
+                       lt_tensor_t **gx, lt_tensor_t **gw) {
+  /* gx reads w, gw reads x (the other only for its shape) */
+  lt_tensor_t *in[3] = {g, need[1] ? x : NULL, need[0] ? w : NULL};
+  bool rec = lt_ag_needed_n(3, in), prev = lt_set_grad_enabled(false);
+  lt_tensor_t *gb = NULL;
+  int rc = lt_conv2d_backward(g, x, w, c->stride, c->padding, c->dilation, c->groups,
+                              (const bool[3]){need[0], need[1], false}, gx, gw, &gb);
+  lt_set_grad_enabled(prev);
+  if (rc != LT_OK || !rec) return rc;
+  lt_node_t *n = lt_node_new("ConvolutionBackwardBackward0", conv_bb_bw, 3, in, 2, sizeof(conv_ctx_t));
+  bool ok = n != NULL;
+  if (ok) {
+    *(conv_ctx_t *)n->ctx = *c;
+    n->backward_graph = conv_bb_bw; /* made of recorded ops */
+    if (*gx) lt_node_set_output(n, 0, *gx);
+    if (*gw) lt_node_set_output(n, 1, *gw);
+    ok = lt_node_save(n, 0, g) == LT_OK && lt_node_save(n, 1, x) == LT_OK && lt_node_save(n, 2, w) == LT_OK;
+    lt_node_release(n);
+  }
+  if (ok) return LT_OK;
+  lt_release(*gx), lt_release(*gw);
+  *gx = *gw = NULL;
+  return LT_ERR;
+}
+
+/* conv2d's backward under create_graph: the gradients of x and w through the recorded op above,
+   the bias's the sum of g over all but the channel dim */
+static int conv_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const conv_ctx_t *c = n->ctx;
+  lt_tensor_t *x = lt_node_saved(n, 0), *w = lt_node_saved(n, 1);
+  if (!x || !w) return LT_ERR;
+  bool need[2] = {lt_node_needs(n, 0), lt_node_needs(n, 1)};
+  LT_TRY(conv_bw_rec(c, go[0], x, w, need, &gi[0], &gi[1]));
+  if (n->n_in > 2 && lt_node_needs(n, 2)) {
+    static const int64_t batched[3] = {0, 2, 3}, single[2] = {1, 2};
+    bool b4 = go[0]->ndim == 4;
+    gi[2] = lt_sum(go[0], b4 ? 3 : 2, b4 ? batched : single, false, LT_DTYPE_INVALID);
+    if (!gi[2]) return LT_ERR;
+  }
+  return LT_OK;
 }
 
 /* ---- max pooling: x in slot 0, the indices in slot 1 ---- */
