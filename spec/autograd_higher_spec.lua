@@ -433,6 +433,24 @@ describe('create_graph through convolutions', function()
   end)
 end)
 
+describe('create_graph through pooling', function()
+  it('max_pool2d, avg_pool2d, adaptive_avg_pool2d (overlapping windows, padding, ceil_mode): gradgradcheck', function()
+    torch.manual_seed(41)
+    local x = torch.randn({ 2, 2, 5, 6 }, f64):requires_grad_()
+    assert.is_true(check_twice(function(t) return F.max_pool2d(t, 3, { stride = 2, padding = 1 }):pow(3) end, { x }))
+    assert.is_true(check_twice(function(t) return F.max_pool2d(t[1], 2):sin() end, { x }))
+    assert.is_true(check_twice(function(t) return F.avg_pool2d(t, 3, { stride = 2, padding = 1, ceil_mode = true,
+      count_include_pad = false }):pow(3) end, { x }))
+    assert.is_true(check_twice(function(t) return F.avg_pool2d(t[2], 2, { divisor_override = 3 }):pow(2) end, { x }))
+    assert.is_true(check_twice(function(t) return F.adaptive_avg_pool2d(t, { 3, 4 }):pow(3) end, { x }))
+    assert.is_true(check_twice(function(t) return F.adaptive_avg_pool2d(t[1], 2):exp() end, { x }))
+    -- third derivatives through the recorded backward of average pooling
+    assert.is_true(torch.autograd.gradgradcheck(function(t)
+      return grad(F.avg_pool2d(t, 2):pow(3):sum() + F.adaptive_avg_pool2d(t, 3):pow(3):sum(), t, { create_graph = true })[1]
+    end, { x }))
+  end)
+end)
+
 describe('create_graph through normalisation', function()
   it('layer_norm and batch_norm (training and eval), with weight and bias: gradgradcheck', function()
     torch.manual_seed(31)
