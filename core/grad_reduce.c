@@ -106,6 +106,46 @@ static lt_tensor_t *prod_like_grad(lt_tensor_t *x, lt_tensor_t *g_e, const reduc
   return res;
 }
 
+/* ---- prod under create_graph ----
+   The product of the others, as the exclusive prefix times the exclusive suffix products along the
+   reduced elements (recorded cumprods, exact with zeros, as PyTorch's prod_safe_zeros_backward). */
+/* [1, r_1, r_1 r_2, ...] along the last dim of r; from the end when reverse (recorded ops) */
+static lt_tensor_t *excl_cumprod(lt_tensor_t *r, bool reverse) {
+  int d = r->ndim - 1;
+  int64_t L = r->sizes[d], one[LT_MAX_DIM];
+  for (int i = 0; i < d; i++) one[i] = r->sizes[i];
+  one[d] = 1;
+  lt_tensor_t *idx = reverse ? lt_arange((double)L - 1, -1, -1, LT_INT64, r->device) : NULL;
+  lt_tensor_t *s = !reverse ? lt_retained(r) : idx ? lt_index_select(r, d, idx) : NULL;
+  lt_tensor_t *cp = s ? lt_cumprod(s, d, LT_DTYPE_INVALID) : NULL;
+  lt_tensor_t *parts[2] = {lt_full(r->ndim, one, lt_F(1), r->dtype, r->device), cp ? lt_narrow(cp, d, 0, L - 1) : NULL};
+  lt_tensor_t *e = parts[0] && parts[1] ? lt_cat(2, parts, d) : NULL;
+  lt_tensor_t *res = !e ? NULL : reverse ? lt_index_select(e, d, idx) : lt_retained(e);
+  lt_release(idx), lt_release(s), lt_release(cp), lt_release(parts[0]), lt_release(parts[1]), lt_release(e);
+  return res;
+}
+
+static lt_tensor_t *prod_graph_grad(lt_tensor_t *x, lt_tensor_t *g_e, const reduce_ctx_t *c) {
+  if (x->ndim == 0) return lt_retained(g_e);
+  int64_t perm[LT_MAX_DIM], inv[LT_MAX_DIM], psizes[LT_MAX_DIM], L = 1;
+  int np = 0, kept = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (!c->mask[d]) perm[np++] = d, kept++;
+  for (int d = 0; d < x->ndim; d++)
+    if (c->mask[d]) perm[np++] = d, L *= x->sizes[d];
+  for (int d = 0; d < x->ndim; d++) psizes[d] = x->sizes[perm[d]], inv[perm[d]] = d;
+  int64_t rsizes[LT_MAX_DIM];
+  memcpy(rsizes, psizes, sizeof(int64_t) * (size_t)kept);
+  rsizes[kept] = L;
+  lt_tensor_t *xp = lt_permute(x, x->ndim, perm);
+  lt_tensor_t *xr = xp ? lt_reshape(xp, kept + 1, rsizes) : NULL;
+  lt_tensor_t *o = xr ? lt_opcc(LT_BINARY_mul, excl_cumprod(xr, false), excl_cumprod(xr, true)) : NULL;
+  lt_tensor_t *op = o ? lt_reshape(o, x->ndim, psizes) : NULL;
+  lt_tensor_t *ob = op ? lt_permute(op, x->ndim, inv) : NULL;
+  lt_release(xp), lt_release(xr), lt_release(o), lt_release(op);
+  return lt_opc(LT_BINARY_mul, ob, lt_T(g_e));
+}
+
 /* exp(a - b) for a <= b, 1 where they are equal (two infinities of one sign too) */
 static double exp_diff(double a, double b) { return a == b ? 1.0 : exp(a - b); }
 
@@ -150,7 +190,8 @@ static lt_tensor_t *extreme_grad(lt_tensor_t *g_e, lt_tensor_t *x, lt_tensor_t *
   return lt_opcc(LT_BINARY_div, lt_opc(LT_BINARY_mul, mf, lt_T(g_e)), cnt);
 }
 
-static lt_tensor_t *reduce_grad(lt_node_t *n, lt_tensor_t *g) {
+/* graph: the backward under create_graph (made of recorded ops) */
+static lt_tensor_t *reduce_grad(lt_node_t *n, lt_tensor_t *g, bool graph) {
   const reduce_ctx_t *c = n->ctx;
   const lt_meta_t *in = &n->in[0].meta;
   if (c->kind == LT_AG_CUMSUM) { /* reverse running sum: total - cumsum + g */
@@ -197,7 +238,7 @@ static lt_tensor_t *reduce_grad(lt_node_t *n, lt_tensor_t *g) {
   switch (c->kind) {
     case LT_AG_SUM: r = lt_retained(g_e); break;
     case LT_AG_MEAN: r = lt_op(LT_BINARY_div, lt_T(g_e), lt_F((double)c->count)); break;
-    case LT_AG_PROD: r = prod_like_grad(x, g_e, c, false); break;
+    case LT_AG_PROD: r = graph ? prod_graph_grad(x, g_e, c) : prod_like_grad(x, g_e, c, false); break;
     case LT_AG_LOGSUMEXP: {
       lt_tensor_t *d = lt_op(LT_BINARY_sub, lt_T(x), lt_T(y_e));
       lt_tensor_t *e = d ? lt_unary(LT_UNARY_exp, d, NULL) : NULL;
@@ -249,7 +290,12 @@ done:
 }
 
 static int reduce_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
-  gi[0] = reduce_grad(n, go[0]);
+  gi[0] = reduce_grad(n, go[0], false);
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
+static int reduce_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  gi[0] = reduce_grad(n, go[0], true);
   return gi[0] ? LT_OK : LT_ERR;
 }
 
@@ -296,9 +342,7 @@ lt_tensor_t *lt_ag_reduce(lt_ag_reduce_kind kind, lt_tensor_t *x, int ndims, con
   reduce_ctx_t *c = n->ctx;
   c->kind = kind;
   /* the others' backward runs loops over the values, not recorded ops */
-  if (kind != LT_AG_PROD && kind != LT_AG_CUMPROD && kind != LT_AG_LOGCUMSUMEXP && kind != LT_AG_CUMMAX &&
-      kind != LT_AG_CUMMIN)
-    n->backward_graph = reduce_bw;
+  if (kind != LT_AG_CUMPROD && kind != LT_AG_LOGCUMSUMEXP) n->backward_graph = reduce_graph_bw;
   c->keepdim = keepdim;
   c->p = p;
   c->correction = (int64_t)p;

@@ -330,12 +330,15 @@ describe('create_graph', function()
 
   it('raises naming the node when a node has no double backward', function()
     local x = leaf({ 0.5, 1.5, 2 })
-    H.raises(function() grad(x:prod(), x, { create_graph = true }) end,
-      'autograd.grad: create_graph: double backward through ProdBackward0 is not supported yet')
+    H.raises(function() grad(x:logcumsumexp(1):sum(), x, { create_graph = true }) end,
+      'autograd.grad: create_graph: double backward through LogcumsumexpBackward0 is not supported yet')
     H.raises(function() x:cumprod(1):sum():backward(nil, { create_graph = true }) end,
       'backward: create_graph: double backward through CumprodBackward0 is not supported yet')
     H.raises(function() torch.autograd.backward({ x:logcumsumexp(1):pow(2):sum() }, nil, { create_graph = true }) end,
       'autograd.backward: create_graph: double backward through LogcumsumexpBackward0 is not supported yet')
+    -- higher orders stop where a derivative's own op has none: digamma's (lgamma's second)
+    local g = grad(torch.lgamma(x):sum(), x, { create_graph = true })[1]
+    H.raises(function() grad(grad(g:sum(), x, { create_graph = true })[1]:sum(), x) end, 'DigammaBackward0')
     H.raises(function() grad(torch.digamma(x):sum(), x, { create_graph = true }) end, 'DigammaBackward0')
     -- without create_graph the same graphs differentiate
     H.assert_values(grad(x:prod(), x)[1], { 3, 1, 0.75 }, 1e-12)
@@ -448,6 +451,34 @@ describe('create_graph through pooling', function()
     assert.is_true(torch.autograd.gradgradcheck(function(t)
       return grad(F.avg_pool2d(t, 2):pow(3):sum() + F.adaptive_avg_pool2d(t, 3):pow(3):sum(), t, { create_graph = true })[1]
     end, { x }))
+  end)
+end)
+
+describe('create_graph through reductions and selections', function()
+  it('prod (with zeros, over all, a dim, keepdim), cummax, cummin, masked_select: gradgradcheck', function()
+    torch.manual_seed(51)
+    local x = torch.randn({ 3, 4 }, f64)
+    local xz = x:clone()
+    xz[1][2], xz[2][1], xz[2][3] = 0, 0, 0 -- row 1 one zero, row 2 two
+    for _, v in ipairs({ x, xz }) do
+      local t = v:clone():requires_grad_()
+      assert.is_true(check_twice(function(a) return a:prod() end, { t }))
+      assert.is_true(check_twice(function(a) return a:prod(2) end, { t }))
+      assert.is_true(check_twice(function(a) return a:prod(1, true) end, { t }))
+      assert.is_true(check_twice(function(a) return a[1]:prod() * a end, { t }))
+    end
+    local t = x:clone():requires_grad_()
+    assert.is_true(check_twice(function(a) return a:prod(1):prod() end, { t }))
+    assert.is_true(check_twice(function(a) return a:cummax(2):pow(2) end, { t }))
+    assert.is_true(check_twice(function(a) return a:cummin(1):pow(3) end, { t }))
+    assert.is_true(check_twice(function(a) return a:masked_select(a:gt(0)):pow(2) end, { t }))
+    assert.is_true(check_twice(function(a) return a[2]:masked_select(torch.tensor({ { true, false, true, true },
+      { false, true, true, false } })):pow(3) end, { t }))
+    -- a 0-dim prod, and prod's second derivative in closed form: d2/dxi dxj prod = prod / (xi xj) off the diagonal
+    assert.is_true(check_twice(function(a) return a:prod() end, { torch.tensor(1.5, f64):requires_grad_() }))
+    local v = leaf({ 0.5, 1.5, 2 })
+    local gv = grad(v:prod(), v, { create_graph = true })[1]
+    H.assert_values(grad(gv:narrow(1, 1, 1):sum(), v)[1], { 0, 2, 1.5 }, 1e-12)
   end)
 end)
 
