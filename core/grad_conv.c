@@ -111,7 +111,7 @@ static int conv_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi)
   lt_tensor_t *x = lt_node_saved(n, 0), *w = lt_node_saved(n, 1);
   if (!x || !w) return LT_ERR;
   bool need[2] = {lt_node_needs(n, 0), lt_node_needs(n, 1)};
-  LT_TRY(conv_bw_rec(c, go[0], x, w, need, &gi[0], &gi[1]));
+  if (need[0] || need[1]) LT_TRY(conv_bw_rec(c, go[0], x, w, need, &gi[0], &gi[1]));
   if (n->n_in > 2 && lt_node_needs(n, 2)) {
     static const int64_t batched[3] = {0, 2, 3}, single[2] = {1, 2};
     bool b4 = go[0]->ndim == 4;

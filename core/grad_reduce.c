@@ -146,6 +146,69 @@ static lt_tensor_t *prod_graph_grad(lt_tensor_t *x, lt_tensor_t *g_e, const redu
   return lt_opc(LT_BINARY_mul, ob, lt_T(g_e));
 }
 
+/* ---- cumprod under create_graph (as PyTorch's cumprod_backward in grad mode) ----
+   Without zeros: revcumsum(g y) / x, y = cumprod(x) recorded. With zeros, element by element along
+   dim: gx_k = sum_{j >= k} g_j prod_{m <= j, m != k} x_m = sum(g[k:] * prod(x[:k]) [1, cumprod(x[k+1:])])
+   (L steps of recorded ops). Both differentiable again, to any order. */
+static lt_tensor_t *rev_cumsum(lt_tensor_t *v, int64_t dim) { /* v consumed: sum_{j >= i} v_j */
+  lt_tensor_t *tot = v ? lt_sum(v, 1, &dim, true, LT_DTYPE_INVALID) : NULL, *cs = v ? lt_cumsum(v, dim, LT_DTYPE_INVALID) : NULL;
+  lt_tensor_t *r = lt_opcc(LT_BINARY_add, lt_opcc(LT_BINARY_sub, tot, cs), lt_retained(v));
+  lt_release(v);
+  return r;
+}
+
+/* gx_k of the formula above (keepdim along dim) */
+static lt_tensor_t *cumprod_grad_at(lt_tensor_t *x, lt_tensor_t *g, int64_t dim, int64_t k) {
+  int64_t L = x->sizes[dim], one[LT_MAX_DIM];
+  memcpy(one, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
+  one[dim] = 1;
+  lt_tensor_t *parts[2] = {lt_full(x->ndim, one, lt_F(1), x->dtype, x->device), NULL};
+  if (parts[0] && k < L - 1) {
+    lt_tensor_t *after = lt_narrow(x, dim, k + 1, L - k - 1);
+    parts[1] = after ? lt_cumprod(after, dim, LT_DTYPE_INVALID) : NULL;
+    lt_release(after);
+  }
+  lt_tensor_t *om = k < L - 1 ? (parts[0] && parts[1] ? lt_cat(2, parts, dim) : NULL) : lt_retained(parts[0]);
+  lt_release(parts[0]), lt_release(parts[1]);
+  if (om && k > 0) {
+    lt_tensor_t *before = lt_narrow(x, dim, 0, k);
+    lt_tensor_t *pre = before ? lt_prod(before, 1, &dim, true, LT_DTYPE_INVALID) : NULL;
+    lt_release(before);
+    om = lt_opcc(LT_BINARY_mul, om, pre);
+  }
+  lt_tensor_t *gk = lt_narrow(g, dim, k, L - k);
+  lt_tensor_t *t = om && gk ? lt_opcc(LT_BINARY_mul, om, lt_retained(gk)) : NULL;
+  lt_release(gk);
+  if (!t) lt_release(om);
+  lt_tensor_t *r = t ? lt_sum(t, 1, &dim, true, LT_DTYPE_INVALID) : NULL;
+  lt_release(t);
+  return r;
+}
+
+static lt_tensor_t *cumprod_graph_grad(lt_tensor_t *x, lt_tensor_t *g, int64_t dim) {
+  if (x->ndim == 0 || x->sizes[dim] <= 1) return lt_retained(g);
+  lt_tensor_t *zero = lt_compare(LT_COMPARE_eq, lt_T(x), lt_F(0), NULL);
+  lt_tensor_t *any = zero ? lt_any(zero, 0, NULL, false) : NULL;
+  lt_operand_t v;
+  bool zeros = any && lt_item(any, &v) == LT_OK && (v.kind == LT_OPERAND_FLOAT ? v.f != 0 : v.i != 0);
+  bool failed = !any;
+  lt_release(zero), lt_release(any);
+  if (failed) return NULL;
+  if (!zeros) {
+    lt_tensor_t *y = lt_cumprod(x, dim, LT_DTYPE_INVALID);
+    return lt_opc(LT_BINARY_div, rev_cumsum(lt_opc(LT_BINARY_mul, y, lt_T(g)), dim), lt_T(x));
+  }
+  int64_t L = x->sizes[dim];
+  lt_tensor_t **parts = calloc((size_t)L, sizeof *parts);
+  if (!parts) { lt_error("cumprod: backward out of memory"); return NULL; }
+  bool ok = true;
+  for (int64_t k = 0; k < L && ok; k++) ok = (parts[k] = cumprod_grad_at(x, g, dim, k)) != NULL;
+  lt_tensor_t *r = ok ? lt_cat((int)L, parts, dim) : NULL;
+  for (int64_t k = 0; k < L; k++) lt_release(parts[k]);
+  free(parts);
+  return r;
+}
+
 /* exp(a - b) for a <= b, 1 where they are equal (two infinities of one sign too) */
 static double exp_diff(double a, double b) { return a == b ? 1.0 : exp(a - b); }
 
@@ -200,7 +263,7 @@ static lt_tensor_t *reduce_grad(lt_node_t *n, lt_tensor_t *g, bool graph) {
   }
   if (c->kind == LT_AG_CUMPROD) {
     lt_tensor_t *x = lt_node_saved(n, 0);
-    return x ? prod_like_grad(x, g, c, true) : NULL;
+    return !x ? NULL : graph ? cumprod_graph_grad(x, g, c->dim) : prod_like_grad(x, g, c, true);
   }
   if (c->kind == LT_AG_LOGCUMSUMEXP) {
     lt_tensor_t *x = lt_node_saved(n, 0), *y = x ? lt_node_saved(n, 1) : NULL;
@@ -342,7 +405,7 @@ lt_tensor_t *lt_ag_reduce(lt_ag_reduce_kind kind, lt_tensor_t *x, int ndims, con
   reduce_ctx_t *c = n->ctx;
   c->kind = kind;
   /* the others' backward runs loops over the values, not recorded ops */
-  if (kind != LT_AG_CUMPROD && kind != LT_AG_LOGCUMSUMEXP) n->backward_graph = reduce_graph_bw;
+  if (kind != LT_AG_LOGCUMSUMEXP) n->backward_graph = reduce_graph_bw;
   c->keepdim = keepdim;
   c->p = p;
   c->correction = (int64_t)p;
