@@ -6,6 +6,7 @@
 #include "core/reduce.h"
 #include "core/shape.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,18 @@ static lt_tensor_t *prod_like_grad(lt_tensor_t *x, lt_tensor_t *g_e, const reduc
   lt_release(gr);
   lt_release(out);
   return res;
+}
+
+/* op(t), t consumed */
+static lt_tensor_t *un_log(lt_tensor_t *t) {
+  lt_tensor_t *r = t ? lt_unary(LT_UNARY_log, t, NULL) : NULL;
+  lt_release(t);
+  return r;
+}
+static lt_tensor_t *un_exp(lt_tensor_t *t) {
+  lt_tensor_t *r = t ? lt_unary(LT_UNARY_exp, t, NULL) : NULL;
+  lt_release(t);
+  return r;
 }
 
 /* ---- prod under create_graph ----
@@ -209,6 +222,32 @@ static lt_tensor_t *cumprod_graph_grad(lt_tensor_t *x, lt_tensor_t *g, int64_t d
   return r;
 }
 
+/* ---- logcumsumexp under create_graph (PyTorch's formula) ----
+   gx = exp(x) revcumsum(g exp(-y)), in log space for each sign of g: exp(x + rlcse(log g+ - y)) -
+   exp(x + rlcse(log g- - y)), rlcse the logcumsumexp from the end, log 0 the lowest double. */
+static lt_tensor_t *rev_logcumsumexp(lt_tensor_t *t, int64_t dim) { /* t consumed */
+  lt_tensor_t *idx = t ? lt_arange((double)t->sizes[dim] - 1, -1, -1, LT_INT64, t->device) : NULL;
+  lt_tensor_t *f = idx ? lt_index_select(t, dim, idx) : NULL;
+  lt_tensor_t *l = f ? lt_logcumsumexp(f, dim) : NULL;
+  lt_tensor_t *r = l ? lt_index_select(l, dim, idx) : NULL;
+  lt_release(t), lt_release(idx), lt_release(f), lt_release(l);
+  return r;
+}
+
+static lt_tensor_t *logcumsumexp_graph_grad(lt_tensor_t *x, lt_tensor_t *y, lt_tensor_t *g, int64_t dim) {
+  if (x->ndim == 0) return lt_retained(g);
+  lt_tensor_t *la = un_log(lt_unary(LT_UNARY_abs, g, NULL)), *out[2] = {NULL, NULL};
+  for (int k = 0; k < 2 && la; k++) {
+    lt_tensor_t *m = lt_compare(k == 0 ? LT_COMPARE_gt : LT_COMPARE_lt, lt_T(g), lt_F(0), NULL);
+    lt_tensor_t *lg = m ? lt_where(m, lt_T(la), lt_F(-DBL_MAX)) : NULL;
+    lt_release(m);
+    lt_tensor_t *r = rev_logcumsumexp(lg ? lt_opc(LT_BINARY_sub, lg, lt_T(y)) : NULL, dim);
+    out[k] = r ? un_exp(lt_opc(LT_BINARY_add, r, lt_T(x))) : NULL;
+  }
+  lt_release(la);
+  return lt_opcc(LT_BINARY_sub, out[0], out[1]);
+}
+
 /* exp(a - b) for a <= b, 1 where they are equal (two infinities of one sign too) */
 static double exp_diff(double a, double b) { return a == b ? 1.0 : exp(a - b); }
 
@@ -267,7 +306,7 @@ static lt_tensor_t *reduce_grad(lt_node_t *n, lt_tensor_t *g, bool graph) {
   }
   if (c->kind == LT_AG_LOGCUMSUMEXP) {
     lt_tensor_t *x = lt_node_saved(n, 0), *y = x ? lt_node_saved(n, 1) : NULL;
-    return y ? logcumsumexp_grad(x, y, g, c) : NULL;
+    return !y ? NULL : graph ? logcumsumexp_graph_grad(x, y, g, c->dim) : logcumsumexp_grad(x, y, g, c);
   }
   if (c->kind == LT_AG_CUMMAX || c->kind == LT_AG_CUMMIN) { /* g added at the running extremes */
     if (in->ndim == 0) return lt_retained(g);
@@ -404,8 +443,7 @@ lt_tensor_t *lt_ag_reduce(lt_ag_reduce_kind kind, lt_tensor_t *x, int ndims, con
   if (!n) goto fail;
   reduce_ctx_t *c = n->ctx;
   c->kind = kind;
-  /* the others' backward runs loops over the values, not recorded ops */
-  if (kind != LT_AG_LOGCUMSUMEXP) n->backward_graph = reduce_graph_bw;
+  n->backward_graph = reduce_graph_bw;
   c->keepdim = keepdim;
   c->p = p;
   c->correction = (int64_t)p;
