@@ -73,6 +73,13 @@ static lt_tensor_t *one_plus_sq(double s, lt_tensor_t *t) {
   return lt_opc(LT_BINARY_add, lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(t), lt_T(t)), lt_F(s)), lt_F(1));
 }
 
+/* the mask m (consumed) as numbers of like's dtype */
+static lt_tensor_t *fmask(lt_tensor_t *m, const lt_tensor_t *like) {
+  lt_tensor_t *r = m ? lt_convert(m, like->dtype, like->device) : NULL;
+  lt_release(m);
+  return r;
+}
+
 /* the derivative of op at x (y = op(x)), or NULL + error; ops without a formula here have no
    backward_graph (unary_graph_ok) */
 static lt_tensor_t *unary_deriv(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *y) {
@@ -133,14 +140,54 @@ static lt_tensor_t *unary_deriv(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *y) 
       lt_tensor_t *pdf = lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(x), lt_T(x)), lt_F(-0.5))), lt_F(0.39894228040143267794));
       return lt_opcc(LT_BINARY_add, cdf, lt_opc(LT_BINARY_mul, pdf, lt_T(x)));
     }
+    case LT_UNARY_gelu_tanh: { /* 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3c x^2), t = tanh(k (x + c x^3)) */
+      const double k = 0.79788456080286535588, cc = 0.044715;
+      lt_tensor_t *x2 = lt_op(LT_BINARY_mul, lt_T(x), lt_T(x));
+      lt_tensor_t *u = x2 ? lt_opc(LT_BINARY_mul, lt_opc(LT_BINARY_mul, lt_opc(LT_BINARY_add, lt_opc(LT_BINARY_mul,
+                                   lt_retained(x2), lt_F(cc)), lt_F(1)), lt_T(x)), lt_F(k)) : NULL;
+      lt_tensor_t *t = un(LT_UNARY_tanh, u);
+      if (!t) { lt_release(x2); return NULL; }
+      lt_tensor_t *du = x2 ? lt_opc(LT_BINARY_add, lt_opc(LT_BINARY_mul, x2, lt_F(3 * cc * k)), lt_F(k)) : NULL;
+      lt_tensor_t *a = t ? lt_opc(LT_BINARY_mul, lt_opc(LT_BINARY_add, lt_retained(t), lt_F(1)), lt_F(0.5)) : NULL;
+      lt_tensor_t *b = lt_opcc(LT_BINARY_mul, lt_opc(LT_BINARY_mul, one_plus_sq(-1, t), lt_T(x)), du);
+      lt_release(t);
+      return lt_opcc(LT_BINARY_add, a, lt_opc(LT_BINARY_mul, b, lt_F(0.5)));
+    }
+    case LT_UNARY_mish: { /* t + x sigmoid(x) (1 - t^2), t = tanh(softplus(x)) */
+      lt_tensor_t *t = un(LT_UNARY_tanh, lt_unary(LT_UNARY_softplus, x, NULL));
+      if (!t) return NULL;
+      lt_tensor_t *b = lt_opc(LT_BINARY_mul, lt_opcc(LT_BINARY_mul, one_plus_sq(-1, t), lt_unary(LT_UNARY_sigmoid, x, NULL)), lt_T(x));
+      return lt_opcc(LT_BINARY_add, t, b);
+    }
+    case LT_UNARY_hardswish: { /* x / 3 + 1/2 on [-3, 3], 1 above */
+      lt_tensor_t *mid = lt_opcc(LT_BINARY_mul, lt_compare(LT_COMPARE_ge, lt_T(x), lt_F(-3), NULL),
+                                 lt_compare(LT_COMPARE_le, lt_T(x), lt_F(3), NULL));
+      lt_tensor_t *lin = lt_opc(LT_BINARY_add, lt_op(LT_BINARY_div, lt_T(x), lt_F(3)), lt_F(0.5));
+      return lt_opcc(LT_BINARY_add, lt_opcc(LT_BINARY_mul, mid, lin), lt_compare(LT_COMPARE_gt, lt_T(x), lt_F(3), NULL));
+    }
+    case LT_UNARY_hardsigmoid: /* 1/6 inside (-3, 3) */
+      return lt_opc(LT_BINARY_div, fmask(lt_opcc(LT_BINARY_mul, lt_compare(LT_COMPARE_gt, lt_T(x), lt_F(-3), NULL),
+                                                 lt_compare(LT_COMPARE_lt, lt_T(x), lt_F(3), NULL)), x), lt_F(6));
+    case LT_UNARY_selu: { /* scale above 0, scale alpha exp(x) at or below (exp of min(x, 0): no overflow) */
+      lt_operand_t zero = lt_F(0);
+      lt_tensor_t *e = un(LT_UNARY_exp, lt_clamp(x, NULL, &zero, NULL));
+      lt_tensor_t *le = lt_compare(LT_COMPARE_le, lt_T(x), lt_F(0), NULL);
+      lt_tensor_t *neg = le && e ? lt_where(le, lt_T(e), lt_F(0)) : NULL;
+      lt_release(le);
+      lt_release(e);
+      lt_tensor_t *pos = lt_opc(LT_BINARY_mul, fmask(lt_compare(LT_COMPARE_gt, lt_T(x), lt_F(0), NULL), x), lt_F(LT_SELU_SCALE));
+      return lt_opcc(LT_BINARY_add, lt_opc(LT_BINARY_mul, neg, lt_F(LT_SELU_SCALE * LT_SELU_ALPHA)), pos);
+    }
+    case LT_UNARY_erfinv: /* sqrt(pi) / 2 exp(y^2) */
+      return lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, lt_op(LT_BINARY_mul, lt_T(y), lt_T(y))), lt_F(0.88622692545275801365));
+    case LT_UNARY_lgamma: return lt_unary(LT_UNARY_digamma, x, NULL);
     default: lt_error("%s: no double backward", lt_unary_name(op)); return NULL;
   }
 }
 
 static bool unary_graph_ok(lt_unary_op op) {
   switch (op) {
-    case LT_UNARY_erfinv: case LT_UNARY_lgamma: case LT_UNARY_digamma: case LT_UNARY_gelu_tanh: case LT_UNARY_mish:
-    case LT_UNARY_hardswish: case LT_UNARY_hardsigmoid: case LT_UNARY_selu: case LT_UNARY_bitwise_not: return false;
+    case LT_UNARY_digamma: case LT_UNARY_bitwise_not: return false; /* digamma's derivative, trigamma, is no op */
     default: return true;
   }
 }

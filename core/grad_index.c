@@ -83,6 +83,27 @@ static int ix_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
   return (need0 && !gi[0]) ? LT_ERR : LT_OK;
 }
 
+/* masked_select under create_graph: g added (a recorded scatter_add) at the flat positions where
+   the mask, broadcast to the input's shape, is true, in zeros of that shape */
+static int masked_select_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  lt_tensor_t *mask = lt_node_saved(n, 0), *g = go[0];
+  if (!mask) return LT_ERR;
+  const lt_meta_t *m = &n->in[0].meta;
+  int nd;
+  int64_t shape[LT_MAX_DIM], numel = 1, n1 = -1;
+  LT_TRY(lt_broadcast_shapes("masked_select", m->ndim, m->sizes, mask->ndim, mask->sizes, &nd, shape));
+  for (int i = 0; i < nd; i++) numel *= shape[i];
+  lt_tensor_t *mk = lt_expand(mask, nd, shape);
+  lt_tensor_t *flat = mk ? lt_reshape(mk, 1, &numel) : NULL;
+  lt_tensor_t *pos = flat ? lt_nonzero(flat) : NULL; /* [k, 1], 0-based */
+  lt_tensor_t *idx = pos ? lt_reshape(pos, 1, &n1) : NULL;
+  lt_tensor_t *z = lt_full(1, &numel, lt_F(0), g->dtype, g->device);
+  lt_tensor_t *r = idx && z ? lt_scatter_add(z, 0, idx, g, NULL) : NULL;
+  gi[0] = r ? lt_reshape(r, nd, shape) : NULL;
+  lt_release(mk), lt_release(flat), lt_release(pos), lt_release(idx), lt_release(z), lt_release(r);
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
 static const char *const ix_names[] = {"IndexSelectBackward0", "GatherBackward0", "ScatterBackward0",
                                        "ScatterAddBackward0", "MaskedFillBackward0", "MaskedSelectBackward0",
                                        "IndexAddBackward0", "IndexFillBackward0"};
@@ -95,7 +116,8 @@ static lt_tensor_t *record_ix(ix_kind kind, lt_tensor_t *x, lt_tensor_t *src, lt
   lt_tensor_t *in[2] = {x, src};
   lt_node_t *n = lt_record(ix_names[kind], ix_bw, src ? 2 : 1, in, o, sizeof(ix_ctx_t));
   if (!n) { lt_release(o); return NULL; }
-  if (kind != IX_MASKED_SELECT) n->backward_graph = ix_bw; /* made of recorded ops (index_put_ is not) */
+  /* made of recorded ops (masked_select's index_put_ is not) */
+  n->backward_graph = kind == IX_MASKED_SELECT ? masked_select_graph_bw : ix_bw;
   ix_ctx_t *c = n->ctx;
   c->kind = kind;
   c->alpha = alpha;

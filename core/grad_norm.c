@@ -1,7 +1,7 @@
 /* Autograd of softmax, log-softmax, batch norm, layer norm and the NLL loss: each op runs with grad
    mode off and records one node whose backward calls the op's fused backward (core/softmax.c,
-   core/normalization.c, core/loss.c). Under create_graph, softmax and nll_loss run backward_graph
-   versions made of recorded ops; batch norm and layer norm have none (double backward raises). */
+   core/normalization.c, core/loss.c). Under create_graph each runs a backward_graph version made of
+   recorded ops (batch norm and layer norm recompute their statistics from x, with its history). */
 #include "core/autograd.h"
 #include "core/factory.h"
 #include "core/grad.h"
@@ -61,9 +61,16 @@ lt_tensor_t *lt_ag_softmax(lt_tensor_t *x, int64_t dim, bool log) {
 }
 
 /* ---- batch norm, layer norm: x, w, mean, invstd saved ---- */
+static lt_tensor_t *un_rsqrt(lt_tensor_t *t) { /* t consumed */
+  lt_tensor_t *r = t ? lt_unary(LT_UNARY_rsqrt, t, NULL) : NULL;
+  lt_release(t);
+  return r;
+}
+
 typedef struct {
   bool training; /* batch norm */
   int n_dims;    /* layer norm */
+  double eps;
 } norm_ctx_t;
 
 /* the saved tensors (slot 1, w, may be absent) */
@@ -93,6 +100,90 @@ static int layer_norm_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi)
                                 lt_node_needs(n, 2) ? &gi[2] : NULL);
 }
 
+/* ---- batch norm and layer norm under create_graph ----
+   Over the nd dims `dims` of x: xhat = (x - mean) rstd, y = xhat w + b. With gh = g w:
+   gx = rstd (gh - mean(gh) - xhat mean(gh xhat)) for the batch's own statistics (they depend on x),
+   gh rstd for fixed ones (m, s: the saved running statistics, in shape); gw = sum(g xhat), gb = sum(g),
+   summed over dims when sum_params (batch norm), else left for the engine to sum to w's shape. */
+static lt_tensor_t *mean_kd(lt_tensor_t *t, int nd, const int64_t *dims) { /* t consumed */
+  lt_tensor_t *r = t ? lt_mean(t, nd, dims, true, LT_DTYPE_INVALID) : NULL;
+  lt_release(t);
+  return r;
+}
+
+static int norm_graph(lt_tensor_t *g, lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *m, lt_tensor_t *s, double eps,
+                      int nd, const int64_t *dims, bool sum_params, const bool need[3], lt_tensor_t **gi) {
+  lt_tensor_t *mu, *rstd;
+  if (!m) {
+    mu = lt_mean(x, nd, dims, true, LT_DTYPE_INVALID);
+    rstd = un_rsqrt(lt_opc(LT_BINARY_add, lt_var(x, nd, dims, 0, true), lt_F(eps)));
+  } else {
+    mu = lt_retained(m);
+    rstd = lt_retained(s);
+  }
+  lt_tensor_t *xhat = mu && rstd ? lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_sub, lt_T(x), lt_T(mu)), lt_T(rstd)) : NULL;
+  lt_release(mu);
+  int rc = xhat ? LT_OK : LT_ERR;
+  if (rc == LT_OK && need[0]) {
+    lt_tensor_t *gh = w ? lt_op(LT_BINARY_mul, lt_T(g), lt_T(w)) : lt_retained(g);
+    if (gh && !m) {
+      lt_tensor_t *a = mean_kd(lt_retained(gh), nd, dims);
+      lt_tensor_t *b = lt_opcc(LT_BINARY_mul, mean_kd(lt_op(LT_BINARY_mul, lt_T(gh), lt_T(xhat)), nd, dims), lt_retained(xhat));
+      gh = lt_opcc(LT_BINARY_sub, lt_opcc(LT_BINARY_sub, gh, a), b);
+    }
+    if (!(gi[0] = lt_opc(LT_BINARY_mul, gh, lt_T(rstd)))) rc = LT_ERR;
+  }
+  if (rc == LT_OK && need[1]) {
+    lt_tensor_t *gw = lt_op(LT_BINARY_mul, lt_T(g), lt_T(xhat));
+    gi[1] = sum_params && gw ? lt_sum(gw, nd, dims, false, LT_DTYPE_INVALID) : lt_retained(gw);
+    lt_release(gw);
+    if (!gi[1]) rc = LT_ERR;
+  }
+  if (rc == LT_OK && need[2] && !(gi[2] = sum_params ? lt_sum(g, nd, dims, false, LT_DTYPE_INVALID) : lt_retained(g)))
+    rc = LT_ERR;
+  lt_release(xhat);
+  lt_release(rstd);
+  return rc;
+}
+
+/* t (consumed, [C]) as [1, C, 1, ...] for an x of ndim dims */
+static lt_tensor_t *per_channel(lt_tensor_t *t, int ndim) {
+  if (!t) return NULL;
+  int64_t sh[LT_MAX_DIM];
+  for (int i = 0; i < ndim; i++) sh[i] = i == 1 ? t->numel : 1;
+  lt_tensor_t *r = lt_reshape(t, ndim, sh);
+  lt_release(t);
+  return r;
+}
+
+static int batch_norm_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const norm_ctx_t *c = n->ctx;
+  lt_tensor_t *x, *w, *m, *s;
+  LT_TRY(norm_saved(n, &x, &w, &m, &s));
+  int64_t dims[LT_MAX_DIM];
+  int nd = 0;
+  for (int i = 0; i < x->ndim; i++)
+    if (i != 1) dims[nd++] = i;
+  lt_tensor_t *wc = w ? per_channel(lt_retained(w), x->ndim) : NULL;
+  lt_tensor_t *mc = c->training ? NULL : per_channel(lt_retained(m), x->ndim);
+  lt_tensor_t *sc = c->training ? NULL : per_channel(lt_retained(s), x->ndim);
+  bool need[3] = {lt_node_needs(n, 0), lt_node_needs(n, 1), lt_node_needs(n, 2)};
+  int rc = (w && !wc) || (!c->training && !(mc && sc)) ? LT_ERR
+           : norm_graph(go[0], x, wc, mc, sc, c->eps, nd, dims, true, need, gi);
+  lt_release(wc), lt_release(mc), lt_release(sc);
+  return rc;
+}
+
+static int layer_norm_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const norm_ctx_t *c = n->ctx;
+  lt_tensor_t *x, *w, *m, *s;
+  LT_TRY(norm_saved(n, &x, &w, &m, &s));
+  int64_t dims[LT_MAX_DIM];
+  for (int i = 0; i < c->n_dims; i++) dims[i] = x->ndim - c->n_dims + i;
+  bool need[3] = {lt_node_needs(n, 0), lt_node_needs(n, 1), lt_node_needs(n, 2)};
+  return norm_graph(go[0], x, w, NULL, NULL, c->eps, c->n_dims, dims, false, need, gi);
+}
+
 /* record y's node and save x, w and the statistics (consumed) */
 static lt_tensor_t *record_norm(const char *name, lt_backward_fn fn, lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b,
                                 lt_tensor_t *y, lt_tensor_t *m, lt_tensor_t *s, norm_ctx_t ctx) {
@@ -107,6 +198,7 @@ static lt_tensor_t *record_norm(const char *name, lt_backward_fn fn, lt_tensor_t
     return NULL;
   }
   *(norm_ctx_t *)n->ctx = ctx;
+  n->backward_graph = fn == batch_norm_bw ? batch_norm_graph_bw : layer_norm_graph_bw;
   return y;
 }
 
@@ -116,7 +208,7 @@ lt_tensor_t *lt_ag_batch_norm(lt_tensor_t *x, lt_tensor_t *w, lt_tensor_t *b, lt
   bool prev = lt_set_grad_enabled(false);
   lt_tensor_t *y = lt_batch_norm_stats(x, w, b, running_mean, running_var, training, momentum, eps, &m, &s);
   lt_set_grad_enabled(prev);
-  norm_ctx_t ctx = {.training = training};
+  norm_ctx_t ctx = {.training = training, .eps = eps};
   return record_norm("NativeBatchNormBackward0", batch_norm_bw, x, w, b, y, m, s, ctx);
 }
 
@@ -125,7 +217,7 @@ lt_tensor_t *lt_ag_layer_norm(lt_tensor_t *x, int n_dims, lt_tensor_t *w, lt_ten
   bool prev = lt_set_grad_enabled(false);
   lt_tensor_t *y = lt_layer_norm_stats(x, n_dims, w, b, eps, &m, &s);
   lt_set_grad_enabled(prev);
-  norm_ctx_t ctx = {.n_dims = n_dims};
+  norm_ctx_t ctx = {.n_dims = n_dims, .eps = eps};
   return record_norm("NativeLayerNormBackward0", layer_norm_bw, x, w, b, y, m, s, ctx);
 }
 

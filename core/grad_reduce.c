@@ -6,6 +6,7 @@
 #include "core/reduce.h"
 #include "core/shape.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,147 @@ static lt_tensor_t *prod_like_grad(lt_tensor_t *x, lt_tensor_t *g_e, const reduc
   return res;
 }
 
+/* op(t), t consumed */
+static lt_tensor_t *un_log(lt_tensor_t *t) {
+  lt_tensor_t *r = t ? lt_unary(LT_UNARY_log, t, NULL) : NULL;
+  lt_release(t);
+  return r;
+}
+static lt_tensor_t *un_exp(lt_tensor_t *t) {
+  lt_tensor_t *r = t ? lt_unary(LT_UNARY_exp, t, NULL) : NULL;
+  lt_release(t);
+  return r;
+}
+
+/* ---- prod under create_graph ----
+   The product of the others, as the exclusive prefix times the exclusive suffix products along the
+   reduced elements (recorded cumprods, exact with zeros, as PyTorch's prod_safe_zeros_backward). */
+/* [1, r_1, r_1 r_2, ...] along the last dim of r; from the end when reverse (recorded ops) */
+static lt_tensor_t *excl_cumprod(lt_tensor_t *r, bool reverse) {
+  int d = r->ndim - 1;
+  int64_t L = r->sizes[d], one[LT_MAX_DIM];
+  for (int i = 0; i < d; i++) one[i] = r->sizes[i];
+  one[d] = 1;
+  lt_tensor_t *idx = reverse ? lt_arange((double)L - 1, -1, -1, LT_INT64, r->device) : NULL;
+  lt_tensor_t *s = !reverse ? lt_retained(r) : idx ? lt_index_select(r, d, idx) : NULL;
+  lt_tensor_t *cp = s ? lt_cumprod(s, d, LT_DTYPE_INVALID) : NULL;
+  lt_tensor_t *parts[2] = {lt_full(r->ndim, one, lt_F(1), r->dtype, r->device), cp ? lt_narrow(cp, d, 0, L - 1) : NULL};
+  lt_tensor_t *e = parts[0] && parts[1] ? lt_cat(2, parts, d) : NULL;
+  lt_tensor_t *res = !e ? NULL : reverse ? lt_index_select(e, d, idx) : lt_retained(e);
+  lt_release(idx), lt_release(s), lt_release(cp), lt_release(parts[0]), lt_release(parts[1]), lt_release(e);
+  return res;
+}
+
+static lt_tensor_t *prod_graph_grad(lt_tensor_t *x, lt_tensor_t *g_e, const reduce_ctx_t *c) {
+  if (x->ndim == 0) return lt_retained(g_e);
+  int64_t perm[LT_MAX_DIM], inv[LT_MAX_DIM], psizes[LT_MAX_DIM], L = 1;
+  int np = 0, kept = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (!c->mask[d]) perm[np++] = d, kept++;
+  for (int d = 0; d < x->ndim; d++)
+    if (c->mask[d]) perm[np++] = d, L *= x->sizes[d];
+  for (int d = 0; d < x->ndim; d++) psizes[d] = x->sizes[perm[d]], inv[perm[d]] = d;
+  int64_t rsizes[LT_MAX_DIM];
+  memcpy(rsizes, psizes, sizeof(int64_t) * (size_t)kept);
+  rsizes[kept] = L;
+  lt_tensor_t *xp = lt_permute(x, x->ndim, perm);
+  lt_tensor_t *xr = xp ? lt_reshape(xp, kept + 1, rsizes) : NULL;
+  lt_tensor_t *o = xr ? lt_opcc(LT_BINARY_mul, excl_cumprod(xr, false), excl_cumprod(xr, true)) : NULL;
+  lt_tensor_t *op = o ? lt_reshape(o, x->ndim, psizes) : NULL;
+  lt_tensor_t *ob = op ? lt_permute(op, x->ndim, inv) : NULL;
+  lt_release(xp), lt_release(xr), lt_release(o), lt_release(op);
+  return lt_opc(LT_BINARY_mul, ob, lt_T(g_e));
+}
+
+/* ---- cumprod under create_graph (as PyTorch's cumprod_backward in grad mode) ----
+   Without zeros: revcumsum(g y) / x, y = cumprod(x) recorded. With zeros, element by element along
+   dim: gx_k = sum_{j >= k} g_j prod_{m <= j, m != k} x_m = sum(g[k:] * prod(x[:k]) [1, cumprod(x[k+1:])])
+   (L steps of recorded ops). Both differentiable again, to any order. */
+static lt_tensor_t *rev_cumsum(lt_tensor_t *v, int64_t dim) { /* v consumed: sum_{j >= i} v_j */
+  lt_tensor_t *tot = v ? lt_sum(v, 1, &dim, true, LT_DTYPE_INVALID) : NULL, *cs = v ? lt_cumsum(v, dim, LT_DTYPE_INVALID) : NULL;
+  lt_tensor_t *r = lt_opcc(LT_BINARY_add, lt_opcc(LT_BINARY_sub, tot, cs), lt_retained(v));
+  lt_release(v);
+  return r;
+}
+
+/* gx_k of the formula above (keepdim along dim) */
+static lt_tensor_t *cumprod_grad_at(lt_tensor_t *x, lt_tensor_t *g, int64_t dim, int64_t k) {
+  int64_t L = x->sizes[dim], one[LT_MAX_DIM];
+  memcpy(one, x->sizes, sizeof(int64_t) * (size_t)x->ndim);
+  one[dim] = 1;
+  lt_tensor_t *parts[2] = {lt_full(x->ndim, one, lt_F(1), x->dtype, x->device), NULL};
+  if (parts[0] && k < L - 1) {
+    lt_tensor_t *after = lt_narrow(x, dim, k + 1, L - k - 1);
+    parts[1] = after ? lt_cumprod(after, dim, LT_DTYPE_INVALID) : NULL;
+    lt_release(after);
+  }
+  lt_tensor_t *om = k < L - 1 ? (parts[0] && parts[1] ? lt_cat(2, parts, dim) : NULL) : lt_retained(parts[0]);
+  lt_release(parts[0]), lt_release(parts[1]);
+  if (om && k > 0) {
+    lt_tensor_t *before = lt_narrow(x, dim, 0, k);
+    lt_tensor_t *pre = before ? lt_prod(before, 1, &dim, true, LT_DTYPE_INVALID) : NULL;
+    lt_release(before);
+    om = lt_opcc(LT_BINARY_mul, om, pre);
+  }
+  lt_tensor_t *gk = lt_narrow(g, dim, k, L - k);
+  lt_tensor_t *t = om && gk ? lt_opcc(LT_BINARY_mul, om, lt_retained(gk)) : NULL;
+  lt_release(gk);
+  if (!t) lt_release(om);
+  lt_tensor_t *r = t ? lt_sum(t, 1, &dim, true, LT_DTYPE_INVALID) : NULL;
+  lt_release(t);
+  return r;
+}
+
+static lt_tensor_t *cumprod_graph_grad(lt_tensor_t *x, lt_tensor_t *g, int64_t dim) {
+  if (x->ndim == 0 || x->sizes[dim] <= 1) return lt_retained(g);
+  lt_tensor_t *zero = lt_compare(LT_COMPARE_eq, lt_T(x), lt_F(0), NULL);
+  lt_tensor_t *any = zero ? lt_any(zero, 0, NULL, false) : NULL;
+  lt_operand_t v;
+  bool zeros = any && lt_item(any, &v) == LT_OK && (v.kind == LT_OPERAND_FLOAT ? v.f != 0 : v.i != 0);
+  bool failed = !any;
+  lt_release(zero), lt_release(any);
+  if (failed) return NULL;
+  if (!zeros) {
+    lt_tensor_t *y = lt_cumprod(x, dim, LT_DTYPE_INVALID);
+    return lt_opc(LT_BINARY_div, rev_cumsum(lt_opc(LT_BINARY_mul, y, lt_T(g)), dim), lt_T(x));
+  }
+  int64_t L = x->sizes[dim];
+  lt_tensor_t **parts = calloc((size_t)L, sizeof *parts);
+  if (!parts) { lt_error("cumprod: backward out of memory"); return NULL; }
+  bool ok = true;
+  for (int64_t k = 0; k < L && ok; k++) ok = (parts[k] = cumprod_grad_at(x, g, dim, k)) != NULL;
+  lt_tensor_t *r = ok ? lt_cat((int)L, parts, dim) : NULL;
+  for (int64_t k = 0; k < L; k++) lt_release(parts[k]);
+  free(parts);
+  return r;
+}
+
+/* ---- logcumsumexp under create_graph (PyTorch's formula) ----
+   gx = exp(x) revcumsum(g exp(-y)), in log space for each sign of g: exp(x + rlcse(log g+ - y)) -
+   exp(x + rlcse(log g- - y)), rlcse the logcumsumexp from the end, log 0 the lowest double. */
+static lt_tensor_t *rev_logcumsumexp(lt_tensor_t *t, int64_t dim) { /* t consumed */
+  lt_tensor_t *idx = t ? lt_arange((double)t->sizes[dim] - 1, -1, -1, LT_INT64, t->device) : NULL;
+  lt_tensor_t *f = idx ? lt_index_select(t, dim, idx) : NULL;
+  lt_tensor_t *l = f ? lt_logcumsumexp(f, dim) : NULL;
+  lt_tensor_t *r = l ? lt_index_select(l, dim, idx) : NULL;
+  lt_release(t), lt_release(idx), lt_release(f), lt_release(l);
+  return r;
+}
+
+static lt_tensor_t *logcumsumexp_graph_grad(lt_tensor_t *x, lt_tensor_t *y, lt_tensor_t *g, int64_t dim) {
+  if (x->ndim == 0) return lt_retained(g);
+  lt_tensor_t *la = un_log(lt_unary(LT_UNARY_abs, g, NULL)), *out[2] = {NULL, NULL};
+  for (int k = 0; k < 2 && la; k++) {
+    lt_tensor_t *m = lt_compare(k == 0 ? LT_COMPARE_gt : LT_COMPARE_lt, lt_T(g), lt_F(0), NULL);
+    lt_tensor_t *lg = m ? lt_where(m, lt_T(la), lt_F(-DBL_MAX)) : NULL;
+    lt_release(m);
+    lt_tensor_t *r = rev_logcumsumexp(lg ? lt_opc(LT_BINARY_sub, lg, lt_T(y)) : NULL, dim);
+    out[k] = r ? un_exp(lt_opc(LT_BINARY_add, r, lt_T(x))) : NULL;
+  }
+  lt_release(la);
+  return lt_opcc(LT_BINARY_sub, out[0], out[1]);
+}
+
 /* exp(a - b) for a <= b, 1 where they are equal (two infinities of one sign too) */
 static double exp_diff(double a, double b) { return a == b ? 1.0 : exp(a - b); }
 
@@ -150,7 +292,8 @@ static lt_tensor_t *extreme_grad(lt_tensor_t *g_e, lt_tensor_t *x, lt_tensor_t *
   return lt_opcc(LT_BINARY_div, lt_opc(LT_BINARY_mul, mf, lt_T(g_e)), cnt);
 }
 
-static lt_tensor_t *reduce_grad(lt_node_t *n, lt_tensor_t *g) {
+/* graph: the backward under create_graph (made of recorded ops) */
+static lt_tensor_t *reduce_grad(lt_node_t *n, lt_tensor_t *g, bool graph) {
   const reduce_ctx_t *c = n->ctx;
   const lt_meta_t *in = &n->in[0].meta;
   if (c->kind == LT_AG_CUMSUM) { /* reverse running sum: total - cumsum + g */
@@ -159,11 +302,11 @@ static lt_tensor_t *reduce_grad(lt_node_t *n, lt_tensor_t *g) {
   }
   if (c->kind == LT_AG_CUMPROD) {
     lt_tensor_t *x = lt_node_saved(n, 0);
-    return x ? prod_like_grad(x, g, c, true) : NULL;
+    return !x ? NULL : graph ? cumprod_graph_grad(x, g, c->dim) : prod_like_grad(x, g, c, true);
   }
   if (c->kind == LT_AG_LOGCUMSUMEXP) {
     lt_tensor_t *x = lt_node_saved(n, 0), *y = x ? lt_node_saved(n, 1) : NULL;
-    return y ? logcumsumexp_grad(x, y, g, c) : NULL;
+    return !y ? NULL : graph ? logcumsumexp_graph_grad(x, y, g, c->dim) : logcumsumexp_grad(x, y, g, c);
   }
   if (c->kind == LT_AG_CUMMAX || c->kind == LT_AG_CUMMIN) { /* g added at the running extremes */
     if (in->ndim == 0) return lt_retained(g);
@@ -197,7 +340,7 @@ static lt_tensor_t *reduce_grad(lt_node_t *n, lt_tensor_t *g) {
   switch (c->kind) {
     case LT_AG_SUM: r = lt_retained(g_e); break;
     case LT_AG_MEAN: r = lt_op(LT_BINARY_div, lt_T(g_e), lt_F((double)c->count)); break;
-    case LT_AG_PROD: r = prod_like_grad(x, g_e, c, false); break;
+    case LT_AG_PROD: r = graph ? prod_graph_grad(x, g_e, c) : prod_like_grad(x, g_e, c, false); break;
     case LT_AG_LOGSUMEXP: {
       lt_tensor_t *d = lt_op(LT_BINARY_sub, lt_T(x), lt_T(y_e));
       lt_tensor_t *e = d ? lt_unary(LT_UNARY_exp, d, NULL) : NULL;
@@ -249,7 +392,12 @@ done:
 }
 
 static int reduce_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
-  gi[0] = reduce_grad(n, go[0]);
+  gi[0] = reduce_grad(n, go[0], false);
+  return gi[0] ? LT_OK : LT_ERR;
+}
+
+static int reduce_graph_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  gi[0] = reduce_grad(n, go[0], true);
   return gi[0] ? LT_OK : LT_ERR;
 }
 
@@ -295,10 +443,7 @@ lt_tensor_t *lt_ag_reduce(lt_ag_reduce_kind kind, lt_tensor_t *x, int ndims, con
   if (!n) goto fail;
   reduce_ctx_t *c = n->ctx;
   c->kind = kind;
-  /* the others' backward runs loops over the values, not recorded ops */
-  if (kind != LT_AG_PROD && kind != LT_AG_CUMPROD && kind != LT_AG_LOGCUMSUMEXP && kind != LT_AG_CUMMAX &&
-      kind != LT_AG_CUMMIN)
-    n->backward_graph = reduce_bw;
+  n->backward_graph = reduce_graph_bw;
   c->keepdim = keepdim;
   c->p = p;
   c->correction = (int64_t)p;

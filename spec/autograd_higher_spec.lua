@@ -195,6 +195,11 @@ describe('create_graph', function()
       activations = function(t)
         return (F.gelu(t) + F.silu(t) + F.logsigmoid(t) + F.softsign(t) + F.tanhshrink(t) + F.relu(t) * t):sum()
       end,
+      activations_more = function(t)
+        return (F.gelu(t, { approximate = 'tanh' }) + F.mish(t) + F.hardswish(t * 2) * t + F.hardsigmoid(t * 2) * t
+          + F.selu(t) * t + F.leaky_relu(t, 0.2) * t + F.elu(t) * t + F.prelu(t, torch.full({ 4 }, 0.3, f64)) * t):sum()
+      end,
+      special = function(t) return ((t * 0.3):erfinv() + (t:abs() + 0.5):lgamma()):sum() end,
       where = function(t) return torch.where(t:gt(0), t:pow(2), t:exp()):sum() end,
       mm_matmul = function(t) return t:mm(t:t()):tanh():sum() + t:matmul(t[1]):pow(2):sum() end,
       addmm_linear = function(t) return torch.addmm(t:narrow(2, 1, 3), t, t:t():narrow(1, 1, 4):narrow(2, 1, 3), {
@@ -267,14 +272,8 @@ describe('create_graph', function()
     -- the linalg functions that solve with factors saved without history (their second
     -- derivatives came out half of the true ones), the reentrant checkpoint
     local a = torch.tensor({ { 3, 1 }, { 0.5, 2 } }, { dtype = torch.float64, requires_grad = true })
-    local b = torch.ones(2, 1, f64)
     local L = torch.linalg
     for name, f in pairs({
-      LinalgDetBackward0 = function() return L.det(a) end,
-      LinalgSlogdetBackward0 = function() return select(2, L.slogdet(a)) end,
-      LinalgSolveExBackward0 = function() return L.solve(a, b):sum() + L.inv(a):sum() end,
-      LinalgCholeskyExBackward0 = function() return L.cholesky(a:matmul(a:t())):sum() end,
-      LinalgSolveTriangularBackward0 = function() return L.solve_triangular(a:triu(), b, { upper = true }):sum() end,
       LinalgQrBackward0 = function() return select(2, L.qr(a)):sum() end,
       CheckpointFunction = function() return torch.utils.checkpoint.checkpoint(function(t) return t:exp() end, a):sum() end,
     }) do
@@ -325,15 +324,232 @@ describe('create_graph', function()
 
   it('raises naming the node when a node has no double backward', function()
     local x = leaf({ 0.5, 1.5, 2 })
-    H.raises(function() grad(x:prod(), x, { create_graph = true }) end,
-      'autograd.grad: create_graph: double backward through ProdBackward0 is not supported yet')
-    H.raises(function() x:cumprod(1):sum():backward(nil, { create_graph = true }) end,
-      'backward: create_graph: double backward through CumprodBackward0 is not supported yet')
-    H.raises(function() torch.autograd.backward({ F.layer_norm(x, { 3 }):pow(2):sum() }, nil, { create_graph = true }) end,
-      'autograd.backward: create_graph: double backward through NativeLayerNormBackward0 is not supported yet')
-    H.raises(function() grad(torch.lgamma(x):sum(), x, { create_graph = true }) end, 'LgammaBackward0')
+    H.raises(function() grad(x:digamma():sum(), x, { create_graph = true }) end,
+      'autograd.grad: create_graph: double backward through DigammaBackward0 is not supported yet')
+    H.raises(function() x:digamma():sum():backward(nil, { create_graph = true }) end,
+      'backward: create_graph: double backward through DigammaBackward0 is not supported yet')
+    H.raises(function() torch.autograd.backward({ x:digamma():pow(2):sum() }, nil, { create_graph = true }) end,
+      'autograd.backward: create_graph: double backward through DigammaBackward0 is not supported yet')
+    -- higher orders stop where a derivative's own op has none: digamma's (lgamma's second)
+    local g = grad(torch.lgamma(x):sum(), x, { create_graph = true })[1]
+    H.raises(function() grad(grad(g:sum(), x, { create_graph = true })[1]:sum(), x) end, 'DigammaBackward0')
     -- without create_graph the same graphs differentiate
-    H.assert_values(grad(x:prod(), x)[1], { 3, 1, 0.75 }, 1e-12)
+    H.assert_values(grad(x:digamma():sum(), x)[1], { math.pi ^ 2 / 2, math.pi ^ 2 / 2 - 4, math.pi ^ 2 / 6 - 1 }, 1e-9)
+  end)
+end)
+
+-- gradgradcheck, after checking that the gradients under create_graph (the backward_graph path)
+-- equal the plain backward's, for a random output gradient: gradgradcheck alone checks the second
+-- derivatives against the create_graph gradients, not those against the first derivatives
+local function check_twice(fn, inputs)
+  local out = fn(table.unpack(inputs))
+  local go = torch.randn(out.shape, f64)
+  local with = grad((fn(table.unpack(inputs)) * go):sum(), inputs, { create_graph = true })
+  local plain = grad((fn(table.unpack(inputs)) * go):sum(), inputs)
+  for i = 1, #inputs do H.assert_values(with[i], plain[i]:totable(), 1e-12, 'first gradient ' .. i) end
+  return torch.autograd.gradgradcheck(fn, inputs)
+end
+
+describe('create_graph through convolutions', function()
+  local function conv_case(t, w, b) return F.conv2d(t, w, b, { stride = { 2, 1 }, padding = { 1, 2 }, dilation = { 1, 2 },
+    groups = 2 }):tanh() end
+
+  it('conv2d (stride, padding, dilation, groups, bias): gradgradcheck, and the first gradient against finite differences', function()
+    torch.manual_seed(21)
+    local x = torch.randn({ 2, 4, 5, 4 }, f64):requires_grad_()
+    local w = torch.randn({ 6, 2, 3, 2 }, f64):requires_grad_()
+    local b = torch.randn({ 6 }, f64):requires_grad_()
+    assert.is_true(check_twice(conv_case, { x, w, b }))
+    -- unbatched, and the ops built on conv2d: conv1d and conv_transpose2d (no bias)
+    assert.is_true(check_twice(function(t, k, bb) return F.conv2d(t, k, bb, { padding = 1 }):sin() end,
+      { torch.randn({ 2, 3, 3 }, f64):requires_grad_(), torch.randn({ 3, 2, 2, 2 }, f64):requires_grad_(),
+        torch.randn({ 3 }, f64):requires_grad_() }))
+    assert.is_true(check_twice(function(t, k) return F.conv1d(t, k, nil, { stride = 2 }):pow(2) end,
+      { torch.randn({ 1, 2, 7 }, f64):requires_grad_(), torch.randn({ 3, 2, 3 }, f64):requires_grad_() }))
+    assert.is_true(check_twice(function(t, k) return F.conv_transpose2d(t, k, nil, { stride = 2,
+      padding = 1 }):tanh() end, { torch.randn({ 1, 3, 3, 2 }, f64):requires_grad_(), torch.randn({ 3, 2, 3, 3 }, f64):requires_grad_() }))
+    -- d/dx of sum(w2 * d/dx loss) against finite differences of the plain first gradient
+    local w2 = torch.randn(x.shape, f64)
+    local function loss(t) return conv_case(t, w:detach(), b:detach()):pow(2):sum() end
+    local g = grad(loss(x), x, { create_graph = true })[1]
+    H.assert_values(grad((g * w2):sum(), x)[1], fd_of_gradient(loss, x, w2):totable(), 1e-6)
+  end)
+
+  it('conv2d: third derivatives', function()
+    torch.manual_seed(22)
+    local x = torch.randn({ 1, 2, 4, 4 }, f64):requires_grad_()
+    local w = torch.randn({ 2, 2, 2, 2 }, f64):requires_grad_()
+    local function first(t, k) return grad(F.conv2d(t, k, nil, { stride = 2 }):pow(3):sum(), { t, k }, { create_graph = true }) end
+    assert.is_true(check_twice(function(t, k)
+      local gt, gk = table.unpack(first(t, k))
+      return gt * gk:sum()
+    end, { x, w }))
+  end)
+
+  it('gives a WGAN-GP penalty (a conv critic) the gradient of finite differences', function()
+    torch.manual_seed(23)
+    local w1 = (torch.randn({ 3, 2, 3, 3 }, f64) * 0.4):requires_grad_()
+    local b1 = (torch.randn({ 3 }, f64) * 0.1):requires_grad_()
+    local w2 = (torch.randn({ 2, 3, 2, 2 }, f64) * 0.4):requires_grad_()
+    local wl = (torch.randn({ 1, 8 }, f64) * 0.4):requires_grad_()
+    local bl = torch.randn({ 1 }, f64) -- the penalty does not depend on the last bias
+    local params = { w1, b1, w2, wl }
+    local real, fake = torch.randn({ 3, 2, 5, 5 }, f64), torch.randn({ 3, 2, 5, 5 }, f64)
+    local alpha = torch.rand({ 3, 1, 1, 1 }, f64)
+    local function critic(x, p)
+      local h = F.leaky_relu(F.conv2d(x, p[1], p[2], { padding = 1 }), 0.2)
+      h = F.conv2d(h, p[3], nil, { stride = 2 })
+      return F.linear(h:flatten(2), p[4], bl)
+    end
+    local function penalty(p, create)
+      local xh = (alpha * real + (1 - alpha) * fake):requires_grad_()
+      local gx = grad(critic(xh, p):sum(), xh, { create_graph = create })[1]
+      return ((gx:flatten(2):norm(2, 2) - 1) ^ 2):mean()
+    end
+    local got = grad(penalty(params, true), params)
+    local eps = 1e-6
+    for k, p in ipairs(params) do
+      local ref = torch.zeros(p:numel(), f64)
+      local flat = p:detach():clone()
+      local view = flat:view(-1)
+      for i = 1, p:numel() do
+        local q = {}
+        for j, t in ipairs(params) do q[j] = t:detach() end
+        local o = view[i]
+        view[i] = o + eps
+        q[k] = flat
+        local plus = penalty(q, false):item()
+        view[i] = o - eps
+        local minus = penalty(q, false):item()
+        view[i] = o
+        ref[i] = (plus - minus) / (2 * eps)
+      end
+      H.assert_values(got[k], ref:view(p.shape):totable(), 1e-6, 'parameter ' .. k)
+    end
+  end)
+end)
+
+describe('create_graph through pooling', function()
+  it('max_pool2d, avg_pool2d, adaptive_avg_pool2d (overlapping windows, padding, ceil_mode): gradgradcheck', function()
+    torch.manual_seed(41)
+    local x = torch.randn({ 2, 2, 5, 6 }, f64):requires_grad_()
+    assert.is_true(check_twice(function(t) return F.max_pool2d(t, 3, { stride = 2, padding = 1 }):pow(3) end, { x }))
+    assert.is_true(check_twice(function(t) return F.max_pool2d(t[1], 2):sin() end, { x }))
+    assert.is_true(check_twice(function(t) return F.avg_pool2d(t, 3, { stride = 2, padding = 1, ceil_mode = true,
+      count_include_pad = false }):pow(3) end, { x }))
+    assert.is_true(check_twice(function(t) return F.avg_pool2d(t[2], 2, { divisor_override = 3 }):pow(2) end, { x }))
+    assert.is_true(check_twice(function(t) return F.adaptive_avg_pool2d(t, { 3, 4 }):pow(3) end, { x }))
+    assert.is_true(check_twice(function(t) return F.adaptive_avg_pool2d(t[1], 2):exp() end, { x }))
+    -- third derivatives through the recorded backward of average pooling
+    assert.is_true(torch.autograd.gradgradcheck(function(t)
+      return grad(F.avg_pool2d(t, 2):pow(3):sum() + F.adaptive_avg_pool2d(t, 3):pow(3):sum(), t, { create_graph = true })[1]
+    end, { x }))
+  end)
+end)
+
+describe('create_graph through reductions and selections', function()
+  it('prod and cumprod (with zeros, over all, a dim, keepdim), logcumsumexp, cummax, cummin, masked_select: gradgradcheck', function()
+    torch.manual_seed(51)
+    local x = torch.randn({ 3, 4 }, f64)
+    local xz = x:clone()
+    xz[1][2], xz[2][1], xz[2][3] = 0, 0, 0 -- row 1 one zero, row 2 two
+    for _, v in ipairs({ x, xz }) do
+      local t = v:clone():requires_grad_()
+      assert.is_true(check_twice(function(a) return a:prod() end, { t }))
+      assert.is_true(check_twice(function(a) return a:prod(2) end, { t }))
+      assert.is_true(check_twice(function(a) return a:prod(1, true) end, { t }))
+      assert.is_true(check_twice(function(a) return a[1]:prod() * a end, { t }))
+    end
+    for _, v in ipairs({ x, xz }) do -- cumprod: rows with no zero, one zero, two zeros
+      local t = v:clone():requires_grad_()
+      assert.is_true(check_twice(function(a) return a:cumprod(2) end, { t }))
+      assert.is_true(check_twice(function(a) return a:cumprod(1):pow(2) end, { t }))
+      -- third derivatives: cumprod's backward is made of recorded cumprods
+      assert.is_true(torch.autograd.gradgradcheck(function(a)
+        return grad((a:cumprod(2) * a:cumprod(2)):sum(), a, { create_graph = true })[1]
+      end, { t }))
+    end
+    assert.is_true(check_twice(function(a) return a:cumprod(1) end, { torch.tensor(1.5, f64):requires_grad_() }))
+    -- logcumsumexp, to the third order, and with values far apart (the log-space formula)
+    local u = x:clone():requires_grad_()
+    assert.is_true(check_twice(function(a) return a:logcumsumexp(2) end, { u }))
+    assert.is_true(check_twice(function(a) return a:logcumsumexp(1):pow(2) end, { u }))
+    assert.is_true(torch.autograd.gradgradcheck(function(a)
+      return grad(a:logcumsumexp(2):pow(2):sum(), a, { create_graph = true })[1]
+    end, { u }))
+    local wide = (x * 300):requires_grad_()
+    local gw = grad((wide:logcumsumexp(2) * x):sum(), wide, { create_graph = true })[1]
+    H.assert_values(gw, grad((wide:logcumsumexp(2) * x):sum(), wide)[1]:totable(), 1e-12)
+    local t = x:clone():requires_grad_()
+    assert.is_true(check_twice(function(a) return a:prod(1):prod() end, { t }))
+    assert.is_true(check_twice(function(a) return a:cummax(2):pow(2) end, { t }))
+    assert.is_true(check_twice(function(a) return a:cummin(1):pow(3) end, { t }))
+    assert.is_true(check_twice(function(a) return a:masked_select(a:gt(0)):pow(2) end, { t }))
+    assert.is_true(check_twice(function(a) return a[2]:masked_select(torch.tensor({ { true, false, true, true },
+      { false, true, true, false } })):pow(3) end, { t }))
+    -- a 0-dim prod, and prod's second derivative in closed form: d2/dxi dxj prod = prod / (xi xj) off the diagonal
+    assert.is_true(check_twice(function(a) return a:prod() end, { torch.tensor(1.5, f64):requires_grad_() }))
+    local v = leaf({ 0.5, 1.5, 2 })
+    local gv = grad(v:prod(), v, { create_graph = true })[1]
+    H.assert_values(grad(gv:narrow(1, 1, 1):sum(), v)[1], { 0, 2, 1.5 }, 1e-12)
+  end)
+end)
+
+describe('create_graph through the linalg functions', function()
+  it('det, slogdet, solve, inv, solve_triangular, cholesky: gradgradcheck', function()
+    torch.manual_seed(61)
+    local L = torch.linalg
+    local A = (torch.randn({ 3, 3 }, f64) + torch.eye(3, f64) * 3):requires_grad_()
+    local B = torch.randn({ 3, 2 }, f64):requires_grad_()
+    local cases = {
+      det = { function(a) return L.det(a) end, { A } },
+      det_batch = { function(a) return L.det(a) end, { torch.randn({ 2, 3, 3 }, f64):requires_grad_() } },
+      slogdet = { function(a) return select(2, L.slogdet(a)) end, { A } },
+      solve = { function(a, b) return L.solve(a, b) end, { A, B } },
+      solve_vector = { function(a, b) return L.solve(a, b) end, { A, torch.randn({ 3 }, f64):requires_grad_() } },
+      solve_right = { function(a, b) return L.solve(a, b:t(), { left = false }) end, { A, B } },
+      inv = { function(a) return L.inv(a) end, { A } },
+      triangular = { function(a, b) return L.solve_triangular(a:triu(), b, { upper = true }) end, { A, B } },
+      triangular_unit = { function(a, b) return L.solve_triangular(a, b, { upper = false, unitriangular = true }) end, { A, B } },
+      triangular_right = { function(a, b) return L.solve_triangular(a, b:t(), { upper = true, left = false }) end, { A, B } },
+      cholesky = { function(a) return L.cholesky(a:matmul(a:t())) end, { A } },
+      cholesky_upper = { function(a) return L.cholesky(a:matmul(a:t()), { upper = true }) end, { A } },
+    }
+    for name, c in pairs(cases) do assert.is_true(check_twice(c[1], c[2]), name) end
+    -- det's Hessian in closed form for 2 x 2: d2 det / da11 da22 = 1, d2 det / da12 da21 = -1
+    local a2 = torch.tensor({ { 3, 1 }, { 0.5, 2 } }, { dtype = torch.float64, requires_grad = true })
+    local g = grad(L.det(a2), a2, { create_graph = true })[1]
+    H.assert_values(grad(g:select(1, 1):select(1, 1), a2, { retain_graph = true })[1], { { 0, 0 }, { 0, 1 } }, 1e-12)
+    H.assert_values(grad(g:select(1, 1):select(1, 2), a2)[1], { { 0, 0 }, { -1, 0 } }, 1e-12)
+  end)
+end)
+
+describe('create_graph through normalisation', function()
+  it('layer_norm and batch_norm (training and eval), with weight and bias: gradgradcheck', function()
+    torch.manual_seed(31)
+    local x = torch.randn({ 3, 2, 4 }, f64):requires_grad_()
+    local w = torch.randn({ 2, 4 }, f64):requires_grad_()
+    local b = torch.randn({ 2, 4 }, f64):requires_grad_()
+    assert.is_true(check_twice(function(t, ww, bb) return F.layer_norm(t, { 2, 4 }, ww, bb):pow(2) end, { x, w, b }))
+    assert.is_true(check_twice(function(t, ww, bb) return F.layer_norm(t, { 4 }, ww, bb):tanh() end,
+      { x, w[1]:detach():requires_grad_(), b[2]:detach():requires_grad_() }))
+    local x4 = torch.randn({ 3, 2, 2, 2 }, f64):requires_grad_()
+    local wc, bc = torch.randn({ 2 }, f64):requires_grad_(), torch.randn({ 2 }, f64):requires_grad_()
+    assert.is_true(check_twice(function(t, ww, bb)
+      return F.batch_norm(t, nil, nil, ww, bb, { training = true }):pow(3)
+    end, { x4, wc, bc }))
+    local rm, rv = torch.randn({ 2 }, f64), torch.rand({ 2 }, f64) + 0.5
+    assert.is_true(check_twice(function(t, ww, bb)
+      return F.batch_norm(t, rm, rv, ww, bb, { training = false }):pow(3)
+    end, { x4, wc, bc }))
+    -- 2-D input (N, C), and the modules
+    local x2 = torch.randn({ 4, 3 }, f64):requires_grad_()
+    assert.is_true(check_twice(function(t) return F.batch_norm(t, nil, nil, nil, nil, { training = true }):pow(3) end, { x2 }))
+    local ln = torch.nn.LayerNorm(3):to(torch.float64)
+    local w2 = torch.randn({ 4, 3 }, f64)
+    local function loss(t) return (ln(t):tanh() * w2):sum() end
+    local g = grad(loss(x2), x2, { create_graph = true })[1]
+    H.assert_values(grad((g * w2):sum(), x2)[1], fd_of_gradient(loss, x2, w2):totable(), 1e-6)
   end)
 end)
 

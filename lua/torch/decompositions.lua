@@ -37,18 +37,27 @@ return function(linalg, h)
   -- ---- triangular solves ----
 
   -- X = A^-1 B for triangular A (the upper or lower triangle; unit: a diagonal of ones)
+  -- (under create_graph its backward is made of recorded ops: the solve applied again, to the
+  -- inputs with their history)
   local TriSolve = Function:extend('LinalgSolveTriangularBackward0')
-  TriSolve.once_differentiable = true -- its backward is not made of recorded ops
   function TriSolve.forward(ctx, a, b, upper, unit)
     ctx.upper, ctx.unit = upper, unit
     local x = torch._solve_triangular(a, b, upper, false, unit)
     ctx:save_for_backward(a, x)
+    ctx.a, ctx.b = a, b
     return x
   end
   function TriSolve.backward(ctx, g)
     local a, x = table.unpack(ctx.saved_tensors)
     -- gB = A^-T g; gA = -gB X^T on A's triangle (off its diagonal when unit)
-    local gb = torch._solve_triangular(a, g, ctx.upper, true, ctx.unit)
+    local gb
+    if torch.is_grad_enabled() then
+      a = ctx.a
+      gb = TriSolve.apply(mT(a), g, not ctx.upper, ctx.unit)
+      x = TriSolve.apply(a, ctx.b, ctx.upper, ctx.unit)
+    else
+      gb = torch._solve_triangular(a, g, ctx.upper, true, ctx.unit)
+    end
     local ga = -gb:matmul(mT(x))
     if ctx.upper then ga = ga:triu(ctx.unit and 1 or 0) else ga = ga:tril(ctx.unit and -1 or 0) end
     return ga, gb
@@ -103,20 +112,27 @@ return function(linalg, h)
 
   local Cholesky = Function:extend('LinalgCholeskyExBackward0')
 
-  Cholesky.once_differentiable = true -- its backward is not made of recorded ops
   function Cholesky.forward(ctx, a, upper, out)
     local l, info = torch._cholesky(a, upper)
     out.info = info
     ctx.upper = upper
     ctx:save_for_backward(l)
+    ctx.a = a
     return l
   end
   function Cholesky.backward(ctx, g)
     local l = ctx.saved_tensors[1]
+    -- under create_graph: L again as a recorded op of A (its history), the solves through TriSolve
+    local graph = torch.is_grad_enabled()
+    if graph then l = Cholesky.apply(ctx.a, ctx.upper, {}) end
     if ctx.upper then l, g = mT(l), mT(g) end
     -- Murray (2016): gA = L^-T Phi(L^T gL) L^-1, Phi: the lower triangle made symmetric, halved
     local p = mT(l):matmul(g):tril()
     p = (p + mT(p:tril(-1))) * 0.5
+    if graph then
+      local x = TriSolve.apply(mT(l), p, true, false)          -- L^-T p
+      return mT(TriSolve.apply(mT(l), mT(x), true, false))     -- (L^-T x^T)^T = x L^-1
+    end
     local x = torch._solve_triangular(l, p, false, true, false)     -- L^-T p
     return mT(torch._solve_triangular(l, mT(x), false, true, false)) -- (L^-T x^T)^T = x L^-1
   end

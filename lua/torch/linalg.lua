@@ -226,17 +226,30 @@ local function inv_t(f, piv)
 end
 
 -- Each function below factors A once, in its forward, and its backward solves with those factors.
-local Det = torch.autograd.Function:extend('LinalgDetBackward0')
-Det.once_differentiable = true -- its backward is not made of recorded ops
+-- Under create_graph (grad mode on in backward) the backward is made of recorded ops instead: the
+-- functions themselves applied again to the inputs (which keep their history), so they
+-- differentiate any number of times.
+local Det, Solve = torch.autograd.Function:extend('LinalgDetBackward0'), nil
+
+-- A^-T as a recorded op (a solve of the identity with A^T)
+local function inv_t_graph(a)
+  local eye = torch.eye(a:size(-1), { dtype = a.dtype, device = a.device }):expand(a.shape)
+  return Solve.apply(mT(a), eye, 'inv')
+end
+
 function Det.forward(ctx, a)
   local f, piv, _, sign = lu(a, 'det')
   local d = f:diagonal(0, -2, -1):prod(-1) * sign:to(f.dtype)
   ctx:save_for_backward(f, piv, d)
+  ctx.a = a
   return d
 end
 function Det.backward(ctx, g)
-  local f, piv, d = table.unpack(ctx.saved_tensors)
   -- d det / dA = det A^-T (inf or NaN for a singular A, where PyTorch takes cofactors)
+  if torch.is_grad_enabled() then
+    return (g * Det.apply(ctx.a)):unsqueeze(-1):unsqueeze(-1) * inv_t_graph(ctx.a)
+  end
+  local f, piv, d = table.unpack(ctx.saved_tensors)
   return (g * d):unsqueeze(-1):unsqueeze(-1) * inv_t(f, piv)
 end
 
@@ -245,15 +258,16 @@ function linalg.det(a) return Det.apply(a) end
 
 -- logabsdet, the sign left in out.sign (it carries no gradient)
 local LogAbsDet = torch.autograd.Function:extend('LinalgSlogdetBackward0')
-LogAbsDet.once_differentiable = true -- its backward is not made of recorded ops
 function LogAbsDet.forward(ctx, a, out)
   local f, piv, _, sign = lu(a, 'slogdet')
   local diag = f:diagonal(0, -2, -1)
   out.sign = diag:sign():prod(-1) * sign:to(f.dtype)
   ctx:save_for_backward(f, piv)
+  ctx.a = a
   return diag:abs():log():sum(-1)
 end
 function LogAbsDet.backward(ctx, g)
+  if torch.is_grad_enabled() then return g:unsqueeze(-1):unsqueeze(-1) * inv_t_graph(ctx.a) end
   local f, piv = table.unpack(ctx.saved_tensors)
   return g:unsqueeze(-1):unsqueeze(-1) * inv_t(f, piv)
 end
@@ -273,8 +287,7 @@ local singular = {
 
 -- X = A^-1 B for A and B of one batch shape; out = {info = ...}: infos (int32) there and no error
 -- for a singular A (whose X then has infs or NaNs, as LAPACK's)
-local Solve = torch.autograd.Function:extend('LinalgSolveExBackward0')
-Solve.once_differentiable = true -- its backward is not made of recorded ops
+Solve = torch.autograd.Function:extend('LinalgSolveExBackward0')
 function Solve.forward(ctx, a, b, op, out)
   local f, piv, info = lu(a, op)
   if out then
@@ -284,11 +297,16 @@ function Solve.forward(ctx, a, b, op, out)
   end
   local x = torch._lu_solve(f, piv, b:contiguous())
   ctx:save_for_backward(f, piv, x)
+  ctx.a, ctx.b, ctx.op = a, b, op
   return x
 end
 function Solve.backward(ctx, g)
-  local f, piv, x = table.unpack(ctx.saved_tensors)
   -- gB = A^-T g, gA = -gB x^T
+  if torch.is_grad_enabled() then
+    local gb = Solve.apply(mT(ctx.a), g, ctx.op)
+    return -gb:matmul(mT(Solve.apply(ctx.a, ctx.b, ctx.op))), gb
+  end
+  local f, piv, x = table.unpack(ctx.saved_tensors)
   local gb = torch._lu_solve(f, piv, g:contiguous(), true)
   return -gb:matmul(mT(x)), gb
 end
