@@ -3,39 +3,8 @@
 -- accepts; gradients against finite differences (gradcheck, float64); the errors.
 local torch = require 'torch'
 local H = require 'spec.helpers'
+local mat, map, leaf = H.mat, H.map, H.leaf
 local gradcheck = torch.autograd.gradcheck
-
--- a [r, c] float64 tensor of values v(i, j) and the same values as a transposed (non-contiguous) view
-local function mat(r, c, v, dtype)
-  local t = {}
-  for i = 1, r do
-    t[i] = {}
-    for j = 1, c do t[i][j] = v(i, j) end
-  end
-  local x = torch.tensor(t, { dtype = dtype or torch.float64 })
-  local tt = {}
-  for j = 1, c do
-    tt[j] = {}
-    for i = 1, r do tt[j][i] = t[i][j] end
-  end
-  local y = torch.tensor(tt, { dtype = dtype or torch.float64 }):t()
-  assert(not y:is_contiguous())
-  return x, y, t
-end
-
--- elementwise reference: f over every element of the nested table(s)
-local function map(t, f, u)
-  local r = {}
-  for i, v in ipairs(t) do
-    if type(v) == 'table' then r[i] = map(v, f, u and u[i]) else r[i] = f(v, u and u[i]) end
-  end
-  return r
-end
-
-local function leaf(shape, lo, hi)
-  lo, hi = lo or 0.5, hi or 1.5
-  return (torch.rand(shape, { dtype = torch.float64 }) * (hi - lo) + lo):requires_grad_()
-end
 
 describe('composite elementwise functions', function()
   local v = function(i, j) return (i * 7 + j * 3) % 11 / 4 - 1.2 end

@@ -177,4 +177,36 @@ function H.noncontig(t)
   return r
 end
 
+-- a [r, c] tensor of values v(i, j) (contiguous), the same values as a transposed (non-contiguous)
+-- view, and the Lua table of them (float64 unless dtype is given)
+function H.mat(r, c, v, dtype)
+  local t, tt = {}, {}
+  for i = 1, r do
+    t[i] = {}
+    for j = 1, c do t[i][j] = v(i, j) end
+  end
+  for j = 1, c do
+    tt[j] = {}
+    for i = 1, r do tt[j][i] = t[i][j] end
+  end
+  local y = torch.tensor(tt, { dtype = dtype or torch.float64 }):t()
+  assert(not y:is_contiguous() or r == 1 or c == 1)
+  return torch.tensor(t, { dtype = dtype or torch.float64 }), y, t
+end
+
+-- f over every element of the nested table t (and the matching element of u, when given)
+function H.map(t, f, u)
+  local r = {}
+  for i, v in ipairs(t) do
+    if type(v) == 'table' then r[i] = H.map(v, f, u and u[i]) else r[i] = f(v, u and u[i]) end
+  end
+  return r
+end
+
+-- a float64 leaf of the shape with values drawn in [lo, hi) (0.5 to 1.5 by default)
+function H.leaf(shape, lo, hi)
+  lo, hi = lo or 0.5, hi or 1.5
+  return (torch.rand(shape, { dtype = torch.float64 }) * (hi - lo) + lo):requires_grad_()
+end
+
 return H

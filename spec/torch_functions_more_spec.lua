@@ -6,32 +6,10 @@
 -- float64); the errors, which name the function.
 local torch = require 'torch'
 local H = require 'spec.helpers'
+local mat, leaf = H.mat, H.leaf
 local gradcheck = torch.autograd.gradcheck
 local f64 = torch.float64
 local nan, inf = 0 / 0, math.huge
-
--- a [r, c] tensor of values v(i, j), the same values as a transposed (non-contiguous) view, and
--- the Lua table of them
-local function mat(r, c, v, dtype)
-  local t, tt = {}, {}
-  for i = 1, r do
-    t[i] = {}
-    for j = 1, c do t[i][j] = v(i, j) end
-  end
-  for j = 1, c do
-    tt[j] = {}
-    for i = 1, r do tt[j][i] = t[i][j] end
-  end
-  local y = torch.tensor(tt, { dtype = dtype or f64 }):t()
-  assert(not y:is_contiguous() or r == 1 or c == 1)
-  return torch.tensor(t, { dtype = dtype or f64 }), y, t
-end
-
--- a float64 leaf of values in [lo, hi)
-local function leaf(shape, lo, hi)
-  lo, hi = lo or 0.5, hi or 1.5
-  return (torch.rand(shape, { dtype = f64 }) * (hi - lo) + lo):requires_grad_()
-end
 
 local function map2(t, u, f)
   local r = {}
