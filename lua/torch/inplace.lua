@@ -12,7 +12,7 @@
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
-local check_tensor, in_place, records, opts_of = U.check_tensor, U.in_place, U.records, U.opts_of
+local check_tensor, in_place, records, opts_of, both = U.check_tensor, U.in_place, U.records, U.opts_of, U.both
 
 -- a message raised by a function that inplace.lua called, without its position, so that it can be
 -- raised again at the user's call
@@ -242,11 +242,6 @@ function Tensor.fill_diagonal_(x, value, wrap)
 end
 
 -- ---- small helpers ----
-
-local function both(name, f)
-  Tensor[name] = f
-  torch[name] = f
-end
 
 both('is_same_size', function(x, other)
   check_tensor(x, 'is_same_size')
