@@ -36,6 +36,32 @@ describe('torch.class', function()
     assert.are.equal("class 'C'", tostring(C))
   end)
 
+  it("takes Torch7's __init as the constructor, and Parent.__init is the parent's whichever name defined it", function()
+    local nn = torch.nn
+    local Net = nn.Module:extend('Net')
+    function Net:__init(n) nn.Module.__init(self); self.fc = nn.Linear(n, 2) end
+    function Net:forward(x) return self.fc(x) end
+    local Sub = Net:extend('Sub')
+    function Sub:__init() Net.__init(self, 3); self.k = 5 end
+    local s = Sub()
+    assert.are.equal(2, #s:parameters())
+    assert.are.equal(5, s.k)
+    assert.are.same({ 1, 2 }, s(torch.ones(1, 3)).shape)
+    -- a Torch7-style child of a class whose constructor is written `init`, and the other way round
+    local A = nn.Module:extend('A')
+    function A:init() nn.Module.init(self); self.w = nn.Parameter(torch.ones(2)) end
+    local B = A:extend('B')
+    function B:__init() A.__init(self); self.v = 1 end
+    local C = B:extend('C')
+    function C:init(u) B.init(self); self.u = u end
+    local c = C(7)
+    assert.are.equal(1, #c:parameters())
+    assert.are.same({ 1, 7 }, { c.v, c.u })
+    local D = C:extend('D') -- no constructor of its own: C's, under both names
+    assert.are.equal(9, D(9).u)
+    assert.is_true(rawequal(D.__init, C.init))
+  end)
+
   it('names a missing class name', function()
     assert.has_error(function() torch.class.Object:extend() end)
     assert.has_error(function() torch.autograd.Function:extend(3) end,

@@ -31,6 +31,18 @@ local function instantiate(cls, ...)
   return obj
 end
 
+-- Torch7's constructor name: defining `__init` or `init` on a class defines both, so Torch7 code
+-- (`function Net:__init() Parent.__init(self) ... end`) runs unchanged and `Parent.__init` is the
+-- parent's constructor whichever name it was written under.
+local function define(cls, k, v)
+  if k == 'init' or k == '__init' then
+    rawset(cls, 'init', v)
+    rawset(cls, '__init', v)
+  else
+    rawset(cls, k, v)
+  end
+end
+
 local function class_tostring(cls) return "class '" .. tostring(rawget(cls, '__name')) .. "'" end
 
 local function new_class(name, parent)
@@ -40,7 +52,8 @@ local function new_class(name, parent)
   local cls = {}
   if parent then
     for k, v in pairs(parent) do
-      if type(k) == 'string' and k:sub(1, 2) == '__' and k ~= '__index' and k ~= '__name' and k ~= '__ready' then
+      if type(k) == 'string' and k:sub(1, 2) == '__' and k ~= '__index' and k ~= '__name' and k ~= '__ready'
+        and k ~= '__init' then
         cls[k] = v
       end
     end
@@ -52,7 +65,8 @@ local function new_class(name, parent)
   end
   cls.__name = name
   cls.super = parent
-  return setmetatable(cls, { __index = parent, __call = instantiate, __tostring = class_tostring })
+  return setmetatable(cls, { __index = parent, __call = instantiate, __tostring = class_tostring,
+    __newindex = define })
 end
 
 -- the root of every class made here
