@@ -569,6 +569,23 @@ static int push_help_line(lua_State *L, const char *line) {
 
 enum { RC_EOF, RC_INTR, RC_RUN, RC_ERROR };
 
+/* "exit", "quit", "exit()" or "quit()" alone on a line ends the session, as in Python's REPL, unless
+ * the script has a global of that name (then the line runs as Lua). */
+static int is_exit_line(lua_State *L, const char *line) {
+  const char *p = line;
+  while (*p == ' ' || *p == '\t') p++;
+  size_t n = trim_end(p, strlen(p));
+  const char *names[] = {"exit", "quit"};
+  for (int i = 0; i < 2; i++) {
+    size_t k = strlen(names[i]);
+    if (strncmp(p, names[i], k) != 0 || !(n == k || (n == k + 2 && p[k] == '(' && p[k + 1] == ')'))) continue;
+    int nil = lua_getglobal(L, names[i]) == LUA_TNIL;
+    lua_pop(L, 1);
+    return nil;
+  }
+  return 0;
+}
+
 /*
  * Reads a complete chunk, asking for continuation lines while it is
  * incomplete.  RC_RUN: its function is on the stack; RC_ERROR: an error
@@ -578,6 +595,10 @@ static int read_chunk(lua_State *L, int *print) {
   char *line;
   int r = read_line(L, 1, &line);
   if (r != READ_LINE) return r == READ_EOF ? RC_EOF : RC_INTR;
+  if (is_exit_line(L, line)) {
+    free(line);
+    return RC_EOF;
+  }
   /* "=expr" as in Lua 5.2: the expression is tried as such anyway */
   if (!push_help_line(L, line)) lua_pushstring(L, line[0] == '=' ? line + 1 : line);
   free(line);

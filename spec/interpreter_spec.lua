@@ -295,6 +295,18 @@ print(arg[-1] ~= nil)
       assert.is_falsy(err:find('lutorch:', 1, true), err) -- no program name in the REPL
     end)
 
+    it('ends the session at exit, quit, exit() or quit() alone, unless the script defined them', function()
+      for _, word in ipairs { 'exit', 'quit', 'exit()', '  quit() ;' } do
+        local got = repl_output(run('-i', { stdin = '1+1\n' .. word .. '\n"not reached"\n' }))
+        assert.are.same({ '2' }, { table.unpack(got, 2) }, word)
+      end
+      -- a global of that name, or exit used in an expression, is Lua as usual
+      local got = repl_output(run('-i', { stdin = 'function exit() return "mine" end\nexit()\nquit\n"not reached"\n' }))
+      assert.are.same({ 'mine' }, { table.unpack(got, 2) })
+      local _, err = run_split('-i', 'exit(1)\n"after"\n')
+      assert.is_truthy(err:find("global 'exit'", 1, true), err)
+    end)
+
     it('reports an incomplete chunk at end of input', function()
       local out, err, rc = run_split('-i', 'function g()\n')
       assert.are.equal(0, rc)
