@@ -636,7 +636,7 @@ describe('nonzero', function()
     check(torch.zeros(2, 3):nonzero(), {}, { 0, 2 }, torch.int64, 'all zero')
     check(torch.tensor(5):nonzero(), {}, { 1, 0 }, torch.int64, '0-dim nonzero')
     check(torch.tensor(0):nonzero(), {}, { 0, 0 }, torch.int64, '0-dim zero')
-    H.raises(function() return torch.zeros(2):nonzero(1) end, 'nonzero', 'at most 1')
+    H.raises(function() return torch.zeros(2):nonzero(1) end, 'nonzero', 'expected an options table, got number')
   end)
 end)
 

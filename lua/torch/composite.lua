@@ -544,6 +544,30 @@ Tensor.softmax = function(x, dim, o) return torch.F.softmax(x, dim, o) end
 Tensor.log_softmax = function(x, dim, o) return torch.F.log_softmax(x, dim, o) end
 torch.softmax, torch.log_softmax = Tensor.softmax, Tensor.log_softmax
 
+-- ---- nonzero's tuple form ----
+-- x:nonzero({as_tuple = true}) and torch.where(cond): one 1-D tensor of (1-based) indices per dim
+-- of x, the k-th nonzero element at (t[1][k], t[2][k], ...); a 0-dim x gives one tensor, as PyTorch
+local c_nonzero, c_where = Tensor.nonzero, torch.where
+local function nonzero_tuple(x)
+  local nz = c_nonzero(x)
+  if x:dim() == 0 then return { torch.ones(nz:size(1), { dtype = torch.int64, device = x.device }) } end
+  local out = {}
+  for d = 1, x:dim() do out[d] = nz:select(2, d) end
+  return out
+end
+both('nonzero', function(x, o)
+  o = opts_of(o, 'nonzero', { 'as_tuple' })
+  if o.as_tuple then return nonzero_tuple(x) end
+  return c_nonzero(x)
+end)
+function torch.where(cond, ...)
+  if select('#', ...) == 0 then
+    check_tensor(cond, 'where', 'the condition')
+    return nonzero_tuple(cond)
+  end
+  return c_where(cond, ...)
+end
+
 -- the helpers, for the other composed families
 return { check_tensor = check_tensor, norm_dim = norm_dim, opts_of = opts_of, operand = operand, both = both,
   is_float = is_float, in_place = in_place, records = records, broadcast_shape = broadcast_shape }

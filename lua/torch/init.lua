@@ -37,6 +37,18 @@ function Size.numel(s)
   return n
 end
 Size.__index = { numel = Size.numel }
+-- torch.Size({2, 3}) (or torch.Size(2, 3)): a shape, as x.shape gives
+setmetatable(Size, { __call = function(_, ...)
+  local sizes = type((...)) == 'table' and (...) or { ... }
+  local s = {}
+  for i, v in ipairs(sizes) do
+    if math.type(v) ~= 'integer' or v < 0 then
+      error(string.format('torch.Size: size %d is %s (expected a non-negative integer)', i, tostring(v)), 2)
+    end
+    s[i] = v
+  end
+  return setmetatable(s, Size)
+end })
 
 function torch.typename(x)
   if torch.is_tensor(x) then return 'torch.Tensor' end
@@ -137,6 +149,7 @@ require 'torch.lowrank'
 require 'torch.rearrange'
 require 'torch.einsum'
 require 'torch.inplace'
+require 'torch.legacy'
 torch.class = require 'torch.class'
 torch.utils.progress = require 'torch.utils.progress'
 torch.utils.checkpoint = require 'torch.utils.checkpoint'
