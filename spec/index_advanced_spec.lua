@@ -72,12 +72,6 @@ local function descending(n, shape)
   return torch.tensor(v, { dtype = torch.float64 }):reshape(shape)
 end
 
-local function numel(shape)
-  local n = 1
-  for _, s in ipairs(shape) do n = n * s end
-  return n
-end
-
 describe('indexing with PyTorch\'s forms in the table form', function()
   it('reads x[key] as PyTorch does, from contiguous and non-contiguous sources', function()
     for _, case in ipairs(REF.cases) do
@@ -89,7 +83,7 @@ describe('indexing with PyTorch\'s forms in the table form', function()
 
   it('gives views for the basic forms and copies when an index tensor is in the key, as PyTorch', function()
     for _, case in ipairs(REF.cases) do
-      if #case.shape > 0 and numel(case.shape) > 0 then
+      if #case.shape > 0 and #case.values > 0 then
         local x = source(case.nd)
         local before = x:sum():item()
         x[key_of(case)]:fill_(1000)
@@ -103,7 +97,7 @@ describe('indexing with PyTorch\'s forms in the table form', function()
   it('writes x[key] = value (a tensor of the result\'s shape, a broadcast row, a number) as PyTorch', function()
     for _, case in ipairs(REF.cases) do
       if case.written then
-        local n = numel(case.shape)
+        local n = #case.values
         for _, v in ipairs(variants(case.nd)) do
           local msg = case.name .. ' (' .. v[1] .. ')'
           local y = v[2]()
@@ -123,6 +117,23 @@ describe('indexing with PyTorch\'s forms in the table form', function()
     end
   end)
 
+  it('works on another device (cpu:1) with index tensors on cpu:0 or on that device', function()
+    for _, case in ipairs(REF.cases) do
+      local key, moved = key_of(case), {}
+      for i, k in ipairs(key) do moved[i] = torch.is_tensor(k) and k:to('cpu:1') or k end
+      for _, k in ipairs { key, moved } do
+        local r = source(case.nd):to('cpu:1')[k]
+        if torch.is_tensor(r) then assert.are.equal('cpu:1', tostring(r.device)) end
+        check_read(torch.is_tensor(r) and r:cpu() or r, case, case.name .. ' on cpu:1')
+        if case.written then
+          local y = source(case.nd):to('cpu:1')
+          y[k] = descending(#case.values, case.shape)
+          H.assert_values(y:cpu(), case.written, 0, case.name .. ': written on cpu:1')
+        end
+      end
+    end
+  end)
+
   it('casts the written value to the tensor\'s dtype and takes index tensors of another dtype', function()
     local x = torch.zeros(2, 3, { dtype = torch.int32 })
     x[{ {}, torch.tensor({ 3, 1 }, { dtype = torch.int32 }) }] = torch.tensor({ 1.75, 2.25 }, { dtype = torch.float64 })
@@ -133,7 +144,7 @@ describe('indexing with PyTorch\'s forms in the table form', function()
     for _, case in ipairs(REF.cases) do
       if #case.shape > 0 and case.grad then
         local x = source(case.nd):requires_grad_()
-        local loss = (x[key_of(case)] * weights(numel(case.shape), 7, case.shape)):sum()
+        local loss = (x[key_of(case)] * weights(#case.values, 7, case.shape)):sum()
         loss:backward()
         H.assert_values(x.grad, case.grad, 0, case.name .. ': gradient')
       end
@@ -144,10 +155,10 @@ describe('indexing with PyTorch\'s forms in the table form', function()
     for _, case in ipairs(REF.cases) do
       if case.put_grad_x then
         local x = source(case.nd):requires_grad_()
-        local y = descending(numel(case.shape), case.shape):requires_grad_()
+        local y = descending(#case.values, case.shape):requires_grad_()
         local z = x * 2
         z[key_of(case)] = y
-        local loss = (z * weights(numel(SHAPES[case.nd]), 5, SHAPES[case.nd])):sum()
+        local loss = (z * weights(#REF['x' .. case.nd], 5, SHAPES[case.nd])):sum()
         loss:backward()
         H.assert_values(x.grad, case.put_grad_x, 0, case.name .. ': gradient of x')
         H.assert_values(y.grad, case.put_grad_y, 0, case.name .. ': gradient of the value')
@@ -235,12 +246,12 @@ describe('indexing on a GPU', function()
         check_read(type(r) == 'number' and r or r:cpu(), case, case.name .. ' on CUDA')
         if case.written then
           local y = source(case.nd):cuda()
-          y[k] = descending(numel(case.shape), case.shape):cuda()
+          y[k] = descending(#case.values, case.shape):cuda()
           H.assert_values(y:cpu(), case.written, 0, case.name .. ': written on CUDA')
         end
         if #case.shape > 0 and case.grad then
           local xl = source(case.nd):cuda():requires_grad_()
-          local loss = (xl[k] * weights(numel(case.shape), 7, case.shape):cuda()):sum()
+          local loss = (xl[k] * weights(#case.values, 7, case.shape):cuda()):sum()
           loss:backward()
           H.assert_values(xl.grad:cpu(), case.grad, 0, case.name .. ': gradient on CUDA')
         end
