@@ -1,8 +1,9 @@
 -- PyTorch's advanced indexing in lutorch's table form: x[{ {}, idx }], x[{ mask, '...' }],
--- x[{ i1, {}, i2 }] = v. The binding (bindings/tensor.c) applies the basic forms of the key
--- (numbers, ranges, '...', torch.newaxis) as a view and hands the index tensors here, each with the
--- dim of that view it indexes; they are gathered (or written) by composing index_select,
--- permute, reshape and index_put_, so they work on every device and pass gradients.
+-- x[{ i1, {}, i2 }] = v. For a read, the binding (bindings/tensor.c) applies the basic forms of the
+-- key (numbers, ranges, '...', torch.newaxis) as a view and hands the index tensors here, each with
+-- the dim of that view it indexes; they are gathered with permute, reshape and index_select. A write
+-- reads the same key from a tensor of x's flat positions and put_s the value there. Composed of
+-- existing ops, both work on every device and pass gradients.
 -- PyTorch's rules: index tensors (int64/int32 values, 1-based, negative from the end; a bool mask
 -- of k dims stands for the k index tensors of its true positions) are broadcast together; their
 -- result dims replace theirs where they are adjacent in the key, and come first otherwise.
@@ -124,7 +125,8 @@ function Tensor._index_advanced(v, records)
   return r
 end
 
--- x[key] = value: x's elements at the flat positions that key selects from a tensor of them
+-- x[key] = value: x's elements at the flat positions that key selects from a tensor of them (a
+-- pass over all of x, as put_ and the index_put_ it stands for are)
 local function put(x, key, value)
   local at = torch.arange(1, x:numel() + 1, { device = x.device }):reshape(x.shape)[key]
   if type(at) == 'number' then at = torch.full({}, at, { dtype = torch.int64, device = x.device }) end
