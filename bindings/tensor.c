@@ -391,6 +391,12 @@ static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, int *adv) 
   *adv = 0;
   if (!lua_istable(L, key)) return index_one(L, v, key, &dim);
   lua_Integer n = (lua_Integer)lua_rawlen(L, key);
+  if (n == 0 && is_newaxis(L, key)) { /* x[torch.newaxis] */
+    lt_tensor_t *u = lt_unsqueeze(v, 0);
+    lt_release(v);
+    if (!u) lt_lua_error(L);
+    return u;
+  }
   bool ellipsis = false;
   for (lua_Integer i = 1; i <= n; i++) {
     int ty = lua_rawgeti(L, key, i);

@@ -176,6 +176,10 @@ describe('indexing with PyTorch\'s forms in the table form', function()
   it('torch.newaxis is one value, printed by name, that cannot be changed', function()
     assert.are.equal('torch.newaxis', tostring(torch.newaxis))
     H.raises(function() torch.newaxis[1] = 1 end, 'torch.newaxis cannot be changed')
+    assert.are.equal('torch.Size([1, 4, 5, 6])', tostring(source(3)[torch.newaxis].shape))
+    local x = source(3)
+    x[torch.newaxis] = 2
+    H.assert_values(x, torch.full({ 4, 5, 6 }, 2):totable())
     -- a plain empty table is still a whole dim, not a new one
     assert.are.equal('torch.Size([4, 5, 6])', tostring(source(3)[{ {}, {} }].shape))
   end)
