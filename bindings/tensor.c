@@ -8,6 +8,7 @@
 #include "core/index.h"
 #include "core/reduce.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,67 +248,193 @@ static int t_tostring(lua_State *L) {
   return 1;
 }
 
-/* ---- Torch7-style indexing ---- */
+/* ---- Torch7-style indexing, with PyTorch's forms ----
+   A key is a number, a range table {first, last[, step]} ({} a whole dim), or a table of those
+   mixed with '...' (as many whole dims as needed), torch.newaxis (a new dim of size 1) and index
+   tensors (int64/int32 values, bool masks; a 0-dim integer tensor is a number, as in PyTorch).
+   The basic forms give a view here; index tensors are collected, with their dims, for the Lua side
+   (lua/torch/advanced_index.lua): Tensor._index_advanced gathers the elements they select, and
+   Tensor._index_put writes assignments with index tensors or with autograd to record. */
 
-/* Apply one index key to a view: number (select), {a, b} range, {} whole dim. Returns the new
-   view (a new reference) and advances *dim. */
+/* torch.newaxis: a table known by identity, kept in the registry under this key */
+#define NEWAXIS_REGKEY 0x4c754e /* "LuN" */
+
+/* whether the empty table at stack index key is torch.newaxis (a plain {} has no metatable) */
+static bool is_newaxis(lua_State *L, int key) {
+  if (!lua_getmetatable(L, key)) return false;
+  lua_pop(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, NEWAXIS_REGKEY);
+  bool r = lua_rawequal(L, key, -1);
+  lua_pop(L, 1);
+  return r;
+}
+
+/* raise msg after releasing the view being built */
+__attribute__((noreturn)) static void view_error(lua_State *L, lt_tensor_t *v, const char *fmt, ...) {
+  lt_release(v);
+  va_list ap;
+  va_start(ap, fmt);
+  lua_pushvfstring(L, fmt, ap);
+  va_end(ap);
+  lua_error(L);
+  __builtin_unreachable();
+}
+
+/* element k of the range table at key, an integer */
+static int64_t range_bound(lua_State *L, lt_tensor_t *v, int key, int k) {
+  lua_rawgeti(L, key, k);
+  int ok;
+  int64_t r = (int64_t)lua_tointegerx(L, -1, &ok);
+  if (!ok)
+    view_error(L, v, "index: a range is {first, last[, step]} of integers, got %s at its position %d",
+               luaL_typename(L, -1), k);
+  lua_pop(L, 1);
+  return r;
+}
+
+/* Apply one index key to a view: number (select), {first, last[, step]} range, {} whole dim.
+   Returns the new view (a new reference; v is released) and advances *dim. */
 static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
-  if (*dim >= v->ndim) {
-    lt_release(v);
-    luaL_error(L, "index: too many indices for a tensor of dimension %d", v->ndim);
-  }
+  if (*dim >= v->ndim) view_error(L, v, "index: too many indices for a tensor of dimension %d", v->ndim);
   lt_tensor_t *r;
-  if (lua_isinteger(L, key) || lua_type(L, key) == LUA_TNUMBER) {
-    if (!lua_isinteger(L, key)) { lt_release(v); luaL_error(L, "index: indices must be integers"); }
+  if (lua_type(L, key) == LUA_TNUMBER) {
+    if (!lua_isinteger(L, key)) view_error(L, v, "index: indices must be integers");
     int64_t i = lua_tointeger(L, key);
-    if (i == 0) { lt_release(v); luaL_error(L, "index: index 0 is invalid: indices are 1-based (1 is the first, -1 the last)"); }
+    if (i == 0) view_error(L, v, "index: index 0 is invalid: indices are 1-based (1 is the first, -1 the last)");
     r = lt_select(v, *dim, i > 0 ? i - 1 : i);
   } else if (lua_istable(L, key)) {
     lua_Integer n = (lua_Integer)lua_rawlen(L, key);
     int64_t size = v->sizes[*dim];
-    int64_t a = 1, b = size;
-    if (n >= 1) { lua_rawgeti(L, key, 1); a = lua_tointeger(L, -1); lua_pop(L, 1); b = a; }
-    if (n >= 2) { lua_rawgeti(L, key, 2); b = lua_tointeger(L, -1); lua_pop(L, 1); }
-    if (n > 2 || a == 0 || b == 0) {
-      lt_release(v);
-      luaL_error(L, "index: a range is {first, last} with 1-based (or negative) bounds");
-    }
+    int64_t a = 1, b = size, step = 1;
+    if (n > 3) view_error(L, v, "index: a range is {first, last[, step]}, got a table of %d elements", (int)n);
+    if (n >= 1) b = a = range_bound(L, v, key, 1);
+    if (n >= 2) b = range_bound(L, v, key, 2);
+    if (n >= 3) step = range_bound(L, v, key, 3);
+    if (a == 0 || b == 0) view_error(L, v, "index: a range is {first, last[, step]} with 1-based (or negative) bounds");
+    if (step < 1)
+      view_error(L, v, "index: a range's step must be positive, got %d (negative steps are refused, as in PyTorch: "
+                       "use flip)", (int)step);
     if (a < 0) a += size + 1;
     if (b < 0) b += size + 1;
-    if (a < 1 || a > size + 1 || b < a - 1 || b > size) {
-      lt_release(v);
-      luaL_error(L, "index: range {%d, %d} out of bounds for dimension %d of size %d",
-                 (int)a, (int)b, *dim + 1, (int)size);
-    }
-    r = lt_narrow(v, *dim, a - 1, b - a + 1);
+    if (a < 1 || a > size + 1 || b < a - 1 || b > size)
+      view_error(L, v, "index: range {%d, %d} out of bounds for dimension %d of size %d", (int)a, (int)b, *dim + 1,
+                 (int)size);
+    r = step == 1 ? lt_narrow(v, *dim, a - 1, b - a + 1) : lt_slice(v, *dim, a - 1, b, step);
     (*dim)++;
   } else {
-    lt_release(v);
-    luaL_error(L, "index: expected a number or a {first, last} range, got %s", luaL_typename(L, key));
-    return NULL;
+    view_error(L, v, "index: expected a number, a {first, last[, step]} range, '...', torch.newaxis or an index "
+                     "tensor, got %s", luaL_typename(L, key));
   }
   lt_release(v);
   if (!r) lt_lua_error(L);
   return r;
 }
 
-/* The view that key (at stack index key) selects from t; *mask set for a bool tensor key. */
-static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, bool *all_numbers) {
+/* the dims of the tensor that entries from..n of the key table consume (for '...'), or -1 when
+   one of them is a second '...' */
+static int consumed_after(lua_State *L, int key, lua_Integer from, lua_Integer n) {
+  int c = 0;
+  for (lua_Integer i = from; i <= n; i++) {
+    int ty = lua_rawgeti(L, key, i);
+    lt_tensor_t *k;
+    if (ty == LUA_TSTRING) {
+      if (strcmp(lua_tostring(L, -1), "...") == 0) { lua_pop(L, 1); return -1; }
+      c++;
+    } else if (ty == LUA_TTABLE) c += !(lua_rawlen(L, -1) == 0 && is_newaxis(L, lua_gettop(L)));
+    else if ((k = lt_lua_totensor(L, -1))) c += k->dtype == LT_BOOL ? k->ndim : 1;
+    else c++;
+    lua_pop(L, 1);
+  }
+  return c;
+}
+
+/* An index tensor entry (at stack index e) of the key: a record {tensor, view dim, tensor dim}
+   (1-based) appended to the table at *adv (created at first, just below e, with *adv set; returns
+   the entry's new stack index). A 0-dim mask gets a new dim of size 1 to cover. */
+static int collect_tensor(lua_State *L, lt_tensor_t **v, int e, lt_tensor_t *k, int *dim, int *xdim, int *adv) {
+  if (!*adv) {
+    lua_createtable(L, 2, 0);
+    lua_insert(L, e);
+    *adv = e++;
+  }
+  bool mask = k->dtype == LT_BOOL;
+  int covers = mask ? k->ndim : 1;
+  if (mask && covers == 0) {
+    lt_tensor_t *u = lt_unsqueeze(*v, *dim);
+    lt_release(*v);
+    if (!(*v = u)) lt_lua_error(L);
+    covers = 1;
+    (*xdim)--; /* the new dim is no dim of the tensor */
+  }
+  if (*dim + covers > (*v)->ndim)
+    view_error(L, *v, "index: too many indices for a tensor of dimension %d", (*v)->ndim);
+  lua_createtable(L, 3, 0);
+  lua_pushvalue(L, e);
+  lua_rawseti(L, -2, 1);
+  lua_pushinteger(L, *dim + 1);
+  lua_rawseti(L, -2, 2);
+  lua_pushinteger(L, *xdim + 1);
+  lua_rawseti(L, -2, 3);
+  lua_rawseti(L, *adv, (lua_Integer)lua_rawlen(L, *adv) + 1);
+  *dim += covers;
+  *xdim += covers;
+  return e;
+}
+
+/* The view that key (at stack index key) selects from t with its basic forms (a new reference).
+   When the key holds index tensors, *adv is the stack index of the table of their records
+   (pushed on the stack), else 0. */
+static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, int *adv) {
   lt_tensor_t *v = t; /* not an alias: the views keep t's autograd history */
   lt_retain(v);
-  int dim = 0;
-  *all_numbers = true;
-  if (lua_istable(L, key)) {
-    lua_Integer n = (lua_Integer)lua_rawlen(L, key);
-    for (lua_Integer i = 1; i <= n; i++) {
-      lua_rawgeti(L, key, i);
-      if (lua_type(L, -1) != LUA_TNUMBER) *all_numbers = false;
-      v = index_one(L, v, lua_gettop(L), &dim);
-      lua_pop(L, 1);
+  int dim = 0, xdim = 0; /* the next dim of the view, and of t */
+  *adv = 0;
+  if (!lua_istable(L, key)) return index_one(L, v, key, &dim);
+  lua_Integer n = (lua_Integer)lua_rawlen(L, key);
+  if (n == 0 && is_newaxis(L, key)) { /* x[torch.newaxis] */
+    lt_tensor_t *u = lt_unsqueeze(v, 0);
+    lt_release(v);
+    if (!u) lt_lua_error(L);
+    return u;
+  }
+  bool ellipsis = false;
+  for (lua_Integer i = 1; i <= n; i++) {
+    int ty = lua_rawgeti(L, key, i);
+    int e = lua_gettop(L);
+    lt_tensor_t *k;
+    if (ty == LUA_TNUMBER || (ty == LUA_TTABLE && !(lua_rawlen(L, e) == 0 && is_newaxis(L, e)))) {
+      v = index_one(L, v, e, &dim);
+      xdim++;
+    } else if (ty == LUA_TTABLE) { /* torch.newaxis */
+      lt_tensor_t *u = lt_unsqueeze(v, dim);
+      lt_release(v);
+      if (!(v = u)) lt_lua_error(L);
+      dim++;
+    } else if (ty == LUA_TSTRING && strcmp(lua_tostring(L, e), "...") == 0) {
+      int rest = ellipsis ? -1 : consumed_after(L, key, i + 1, n);
+      if (rest < 0) view_error(L, v, "index: an index can only have a single ellipsis ('...')");
+      ellipsis = true;
+      int whole = v->ndim - dim - rest;
+      if (whole < 0) view_error(L, v, "index: too many indices for a tensor of dimension %d", t->ndim);
+      dim += whole;
+      xdim += whole;
+    } else if (ty == LUA_TUSERDATA && (k = lt_lua_totensor(L, e))) {
+      if (k->ndim == 0 && (k->dtype == LT_INT64 || k->dtype == LT_INT32)) { /* a number, as in PyTorch */
+        lt_operand_t n = lt_int_operand(0);
+        if (lt_item(k, &n) != LT_OK) { lt_release(v); lt_lua_error(L); }
+        lua_pushinteger(L, (lua_Integer)n.i);
+        v = index_one(L, v, lua_gettop(L), &dim);
+        lua_pop(L, 1);
+        xdim++;
+      } else {
+        e = collect_tensor(L, &v, e, k, &dim, &xdim, adv);
+      }
+    } else if (ty == LUA_TSTRING) {
+      view_error(L, v, "index: unknown index string '%s' (the forms are '...' and torch.newaxis)", lua_tostring(L, e));
+    } else {
+      v = index_one(L, v, e, &dim); /* raises, naming the type */
     }
-    if (n == 0) *all_numbers = false;
-  } else {
-    v = index_one(L, v, key, &dim);
+    lua_pop(L, 1);
   }
   return v;
 }
@@ -409,8 +536,15 @@ static int t_index(lua_State *L) {
   }
   if (kt != LUA_TNUMBER && kt != LUA_TTABLE)
     return luaL_error(L, "index: expected a number, a table or a tensor as index, got %s", luaL_typename(L, 2));
-  bool all_numbers;
-  lt_tensor_t *v = index_view(L, t, 2, &all_numbers);
+  int adv;
+  lt_tensor_t *v = index_view(L, t, 2, &adv);
+  if (adv) { /* index tensors in the key: Tensor._index_advanced(view, records) */
+    lua_getfield(L, lua_upvalueindex(1), "_index_advanced");
+    lt_lua_pushtensor(L, v);
+    lua_pushvalue(L, adv);
+    lua_call(L, 2, 1);
+    return 1;
+  }
   if (v->ndim == 0) { /* a single element: a number */
     lt_tensor_t *h = host_contiguous(v);
     lt_release(v);
@@ -467,15 +601,42 @@ static int t_newindex(lua_State *L) {
     if (rc != LT_OK) return lt_lua_error(L);
     return 0;
   }
-  bool all_numbers;
-  lt_tensor_t *v = index_view(L, t, 2, &all_numbers);
+  int adv;
+  lt_tensor_t *v = index_view(L, t, 2, &adv);
+  lt_tensor_t *src = lt_lua_totensor(L, 3);
+  if (adv || lt_ag_needed(t, src)) {
+    /* index tensors in the key, or autograd to record (not on a view): Tensor._index_put(t, key, value)
+       writes t's elements at their positions, which the same key selects from a tensor of them */
+    lt_release(v);
+    lua_getfield(L, lua_upvalueindex(1), "_index_put");
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    lua_pushvalue(L, 3);
+    lua_call(L, 3, 0);
+    return 0;
+  }
   int rc;
-  if (lt_lua_totensor(L, 3)) rc = lt_copy_(v, lt_lua_totensor(L, 3));
-  else rc = lt_fill_(v, lt_lua_checkoperand(L, 3));
+  if (src) {
+    /* leading dims of size 1 beyond the view's are dropped, as PyTorch does (x[1] = ones(1, n)) */
+    int lead = 0;
+    while (lead < src->ndim - v->ndim && src->sizes[lead] == 1) lead++;
+    lt_tensor_t *s = lead ? lt_reshape(src, src->ndim - lead, src->sizes + lead) : (lt_retain(src), src);
+    rc = s ? lt_copy_(v, s) : LT_ERR;
+    lt_release(s);
+  } else {
+    rc = lt_fill_(v, lt_lua_checkoperand(L, 3));
+  }
   lt_release(v);
   if (rc != LT_OK) return lt_lua_error(L);
   return 0;
 }
+
+static int newaxis_tostring(lua_State *L) {
+  lua_pushliteral(L, "torch.newaxis");
+  return 1;
+}
+
+static int newaxis_newindex(lua_State *L) { return luaL_error(L, "torch.newaxis cannot be changed"); }
 
 static const luaL_Reg methods[] = {
     {"item", t_item},       {"totable", t_totable},   {"tolist", t_totable},
@@ -502,8 +663,20 @@ void lt_open_tensor(lua_State *L, int torch, int mtab) {
   }
   lua_pushcclosure(L, t_index, 2);
   lua_setfield(L, mt, "__index");
-  lua_pushcfunction(L, t_newindex);
+  lua_pushvalue(L, mtab);
+  lua_pushcclosure(L, t_newindex, 1);
   lua_setfield(L, mt, "__newindex");
+  /* torch.newaxis (PyTorch's None in an index): a table known by identity */
+  lua_createtable(L, 0, 0);
+  luaL_newmetatable(L, "torch.newaxis");
+  lua_pushcfunction(L, newaxis_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pushcfunction(L, newaxis_newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, NEWAXIS_REGKEY);
+  lua_setfield(L, torch, "newaxis");
   if (!lt_lua_boxes_managed(L)) { /* elsewhere (lua5.4 with torch.so, sanitizer builds) a finalizer */
     lua_pushcfunction(L, t_gc);
     lua_setfield(L, mt, "__gc");

@@ -99,16 +99,23 @@ int lt_index_put_(lt_tensor_t *x, lt_tensor_t *key, lt_operand_t value) {
   if (is_number) {
     rc = lt_index_fill_(merged, 0, rows, value);
   } else {
-    /* rows get the value broadcast to [n, rest...]: fill them with 0, then add it */
-    int64_t sizes[LT_MAX_DIM];
-    sizes[0] = rows->sizes[0];
+    /* rows get the value broadcast to [n, rest...], scattered in place along dim 0 by the row
+       numbers spread over that shape (a repeated row takes one of its values, as in PyTorch) */
+    int64_t sizes[LT_MAX_DIM], spread[LT_MAX_DIM];
+    sizes[0] = spread[0] = rows->sizes[0];
     memcpy(sizes + 1, merged->sizes + 1, sizeof(int64_t) * (size_t)(merged->ndim - 1));
+    for (int d = 1; d < merged->ndim; d++) spread[d] = 1;
     lt_tensor_t *v = lt_expand(value.t, merged->ndim, sizes);
     lt_tensor_t *vc = v ? lt_convert(v, merged->dtype, merged->device) : NULL;
-    lt_release(v);
-    rc = vc ? lt_index_fill_(merged, 0, rows, lt_int_operand(0)) : LT_ERR;
-    if (rc == LT_OK) rc = lt_index_add_(merged, 0, rows, vc, 1);
+    lt_tensor_t *col = lt_view(rows, merged->ndim, spread);
+    lt_tensor_t *at = col ? lt_expand(col, merged->ndim, sizes) : NULL;
+    lt_tensor_t *r = vc && at ? lt_scatter(merged, 0, at, lt_tensor_operand(vc), merged) : NULL;
+    rc = r ? LT_OK : LT_ERR;
+    lt_release(r);
+    lt_release(at);
+    lt_release(col);
     lt_release(vc);
+    lt_release(v);
   }
   lt_release(rows);
   lt_release(merged);

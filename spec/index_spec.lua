@@ -711,4 +711,13 @@ describe('x[mask] and x[idx] in __index', function()
     z[z:gt(20)] = -1
     check(z, { { 11, -1, -1 }, { 12, -1, -1 } }, { 2, 3 }, torch.float32, 'transposed x[mask] = -1')
   end)
+
+  it('x[idx] = v with a repeated row writes one of its values there (not their sum), as PyTorch', function()
+    local x = H.grid(3, 2)
+    x[torch.tensor({ 2, 3, 2 })] = torch.tensor({ { 1.0, 2.0 }, { 3.0, 4.0 }, { 5.0, 6.0 } })
+    local row = x[2]:totable()
+    assert((row[1] == 1 and row[2] == 2) or (row[1] == 5 and row[2] == 6), 'row 2 is ' .. row[1] .. ', ' .. row[2])
+    check(x[{ { 1, 1 } }], { { 11, 12 } }, { 1, 2 }, torch.float32, 'row 1 untouched')
+    check(x[3], { 3, 4 }, { 2 }, torch.float32, 'row 3')
+  end)
 end)

@@ -8,6 +8,8 @@ local Tensor = torch.Tensor
 local U = require 'torch.composite'
 local check_tensor, norm_dim, both, in_place = U.check_tensor, U.norm_dim, U.both, U.in_place
 local broadcast_shape = U.broadcast_shape
+local A = require 'torch.advanced_index'
+local positions, check_value_shape = A.positions, A.check_value_shape
 local args = require('torch.options').args
 
 local function is_index_dtype(t) return t.dtype == torch.int64 or t.dtype == torch.int32 end
@@ -180,22 +182,9 @@ local function index_put(x, indices, values, accumulate, op)
   if values.dtype ~= x.dtype then
     error(string.format('%s: the values (%s) must have the dtype of the tensor (%s)', op, values.dtype.name, x.dtype.name), 3)
   end
-  local shapes = {}
-  for k, t in ipairs(idx) do shapes[k] = t.shape end
-  local bshape = broadcast_shape(shapes, op, 4)
-  -- the 0-based position of each index in x's first #idx dims, flattened
-  local lin, rows = nil, 1
-  for d = #idx, 1, -1 do
-    local size, i = x:size(d), idx[d]:expand(bshape)
-    local bad = i:eq(0):logical_or(i:lt(-size)):logical_or(i:gt(size))
-    if bad:any():item() then
-      error(string.format('%s: index %d is out of bounds for dimension %d with size %d (indices are 1-based, negative from the end)',
-        op, i:masked_select(bad)[1], d, size), 3)
-    end
-    i = torch.where(i:lt(0), i + size, i - 1)
-    lin = lin and lin + i * rows or i * rows
-    rows = rows * size
-  end
+  local dims = {}
+  for d = 1, #idx do dims[d] = d end
+  local lin, bshape, rows = positions(op, x, idx, dims, dims, 4)
   local target, rest = {}, {}
   for _, s in ipairs(bshape) do target[#target + 1] = s end
   for d = #idx + 1, x:dim() do
@@ -203,15 +192,7 @@ local function index_put(x, indices, values, accumulate, op)
     target[#target + 1] = x:size(d)
   end
   local tshape = setmetatable(target, torch.Size)
-  local fits = values:dim() <= #target
-  for d = 1, values:dim() do
-    local v = values:size(d)
-    if fits and v ~= 1 and v ~= target[#target - values:dim() + d] then fits = false end
-  end
-  if not fits then
-    error(string.format('%s: shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s', op,
-      tostring(values.shape), tostring(tshape)), 3)
-  end
+  check_value_shape(op, values, tshape, 4)
   local n = lin:numel()
   local flat = x:reshape({ rows, table.unpack(rest) })
   local v = values:expand(tshape):reshape({ n, table.unpack(rest) })
