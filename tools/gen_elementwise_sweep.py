@@ -156,6 +156,7 @@ for dt in DTYPES:
     a, b = dt + "_a", dt + "_b"
     record("add", [a, b], {"alpha": 2}, torch.add)
     record("sub", [a, b], {"alpha": 2}, torch.sub)
+    record("add", [a, b], {"alpha": 0.5}, torch.add)
     for mode in ("trunc", "floor"):
         record("div", [a, b], {"rounding_mode": mode}, torch.div)
     if dt in INTS:  # integer division by zero raises
@@ -178,6 +179,8 @@ for dt in DTYPES:
     record("clamp", [a, 0.5, "nil"], None, torch.clamp)
     record("clamp", [a, -1.5, 2.5], None, torch.clamp)
     record("where", [dt + "_cond", a, b], None, torch.where)
+    record("where", [dt + "_cond", a, 0.5], None, torch.where)
+    record("where", [dt + "_cond", -2, b], None, torch.where)
     record("addcmul", [a, b, dt + "_c"], {"value": 2}, torch.addcmul)
     record("addcdiv", [a, b, dt + "_hi"], {"value": 0.5}, torch.addcdiv)
 
