@@ -26,8 +26,9 @@ INTS = DTYPES[4:9]
 inf, nan = math.inf, math.nan
 
 # ---- inputs: a and b of each dtype, paired element by element for the binary ops ----
-FA = [0.0, -0.0, 0.25, -0.75, 1.0, -1.0, 1.5, -2.5, 2.5, 3.7, -7.2, 100.0, 1e30, nan, inf, -inf]
-FB = [0.0, 0.0, -0.0, 2.0, inf, -3.0, 0.5, 1.5, -2.0, 0.3, 2.5, -inf, 1e30, 1.0, 2.0, inf]
+# (1e-40 is a float32 subnormal, 3e38 near float32's largest: float16 holds neither, and overflows)
+FA = [0.0, -0.0, 0.25, -0.75, 1.0, -1.0, 1.5, -2.5, 2.5, 3.7, -7.2, 100.0, 1e30, nan, inf, -inf, 0.5, 1e-40, 3e38]
+FB = [0.0, 0.0, -0.0, 2.0, inf, -3.0, 0.5, 1.5, -2.0, 0.3, 2.5, -inf, 1e30, 1.0, 2.0, inf, -0.5, 3.0, 2.0]
 # b never 0 (integer division by zero raises, checked apart) and never -1 beside the dtype's minimum
 # for int32/int64 (PyTorch 1.13 dies of SIGFPE there: see the departures in the spec)
 IA = {
