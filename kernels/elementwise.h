@@ -489,8 +489,9 @@ LT_HD int64_t lt_ishr(int64_t a, int64_t b) {
   return a < 0 ? ~(~a >> b) : a >> b; /* ~a >= 0: no implementation-defined shift of a negative */
 }
 
-/* Division rounded toward minus infinity, as PyTorch's div_floor: through fmod, so that a // inf
-   is -1 for a negative a, and the sign of a zero quotient kept */
+/* Division rounded toward minus infinity, as PyTorch's div_floor: through fmod, so that a finite
+   a over an infinity of the other sign gives -1 (Python's 1 // -inf), and a zero quotient keeps
+   the sign of a / b */
 LT_HD double lt_fdiv_floor(double a, double b) {
   if (b == 0) return a / b;
   double mod = fmod(a, b), div = (a - mod) / b;
