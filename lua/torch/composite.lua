@@ -74,11 +74,17 @@ end
 -- ---- elementwise ----
 
 --- x:lerp(end, weight): x + weight * (end - x), as PyTorch 1.13 computes it (from end when weight
---- is 0.5 or more); floating tensors only
-both('lerp', function(x, e, w)
+--- is 0.5 or more; float16 and bfloat16 in float32); floating tensors only
+local lerp
+lerp = function(x, e, w)
   check_tensor(x, 'lerp')
   check_tensor(e, 'lerp', 'end')
   check_floating('lerp', x, e, w)
+  local dt = x.dtype
+  if dt == torch.float16 or dt == torch.bfloat16 then
+    if torch.is_tensor(w) then w = w:float() end
+    return lerp(x:float(), e:float(), w):to(dt)
+  end
   if type(w) == 'number' then
     if w < 0.5 then return x + (e - x) * w end
     return e - (e - x) * (1 - w)
@@ -86,7 +92,8 @@ both('lerp', function(x, e, w)
   check_tensor(w, 'lerp', 'weight')
   local d = e - x
   return torch.where(w:lt(0.5), x + d * w, e - d * (1 - w))
-end)
+end
+both('lerp', lerp)
 
 --- x:addcmul(t1, t2, {value = 1}) = x + value * t1 * t2; addcdiv likewise with t1 / t2
 both('addcmul', function(x, a, b, o)
