@@ -45,7 +45,30 @@ static double get_alpha(lua_State *L, int idx, const char *name) {
   return a;
 }
 
+/* torch.div's options {rounding_mode = nil | 'trunc' | 'floor'}: the op that rounds so */
+static lt_binary_op div_mode(lua_State *L, int idx) {
+  if (lua_isnoneornil(L, idx)) return LT_BINARY_div;
+  luaL_checktype(L, idx, LUA_TTABLE);
+  static const char *const keys[] = {"rounding_mode", NULL};
+  lt_lua_checkoptkeys(L, idx, "div", keys);
+  lua_getfield(L, idx, "rounding_mode");
+  const char *mode = lua_tostring(L, -1);
+  lt_binary_op op = lua_isnil(L, -1)                           ? LT_BINARY_div
+                    : mode && strcmp(mode, "trunc") == 0 ? LT_BINARY_div_trunc
+                    : mode && strcmp(mode, "floor") == 0 ? LT_BINARY_floor_divide
+                                                         : LT_NBINARY;
+  if (op == LT_NBINARY)
+    luaL_error(L, "div: rounding_mode must be nil, 'trunc' or 'floor', got %s", luaL_tolstring(L, -1, NULL));
+  lua_pop(L, 1);
+  return op;
+}
+
 static int binary(lua_State *L, lt_binary_op op, bool inplace) {
+  bool div = op == LT_BINARY_div;
+  if (div) {
+    op = div_mode(L, 3);
+    lt_lua_checknargs(L, 3, "div");
+  }
   const char *name = lt_binary_name(op);
   lt_operand_t a = inplace ? lt_tensor_operand(lt_lua_checktensor(L, 1)) : lt_lua_checkoperand(L, 1);
   lt_operand_t b = lt_lua_checkoperand(L, 2);
@@ -53,7 +76,7 @@ static int binary(lua_State *L, lt_binary_op op, bool inplace) {
   if (op == LT_BINARY_add || op == LT_BINARY_sub) {
     alpha = get_alpha(L, 3, name);
     lt_lua_checknargs(L, 3, name);
-  } else {
+  } else if (!div) {
     lt_lua_checknargs(L, 2, name);
   }
   lt_tensor_t *r = lt_binary(op, a, b, alpha, inplace ? a.t : NULL);

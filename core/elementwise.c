@@ -141,6 +141,16 @@ lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
     if (lt_check_same_device(name, 2, pair) != LT_OK) return NULL;
   }
   lt_dtype dt = x->dtype;
+  if (dt == LT_BOOL && (op == LT_UNARY_abs || op == LT_UNARY_floor || op == LT_UNARY_ceil || op == LT_UNARY_round ||
+                        op == LT_UNARY_trunc)) {
+    lt_error("%s: not implemented for bool tensors", name);
+    return NULL;
+  }
+  if (op == LT_UNARY_frac && !lt_dtype_is_floating(dt)) {
+    lt_error("frac: not implemented for %s tensors (it takes floating ones)", lt_dtype_name(dt));
+    return NULL;
+  }
+  if (dt == LT_BOOL && op == LT_UNARY_square) dt = LT_INT64; /* as bool ** 2 */
   if (x->dtype == LT_BOOL && op == LT_UNARY_neg) {
     lt_error("neg: negation, the `-` operator, on a bool tensor is not supported. If you are "
              "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
@@ -236,7 +246,7 @@ static int setup_binary(const char *name, const lt_operand_t *a, const lt_operan
 
 static int check_int_divisor(const char *name, const lt_operand_t *b) {
   if (b->kind != LT_OPERAND_TENSOR) {
-    if (b->i == 0) return lt_error("%s: integer division by zero", name);
+    if (b->i == 0) return lt_error("%s: ZeroDivisionError (integer division by zero)", name);
     return LT_OK;
   }
   lt_tensor_t *z = lt_compare(LT_COMPARE_eq, *b, lt_int_operand(0), NULL);
@@ -251,7 +261,13 @@ static int check_int_divisor(const char *name, const lt_operand_t *b) {
   const bool *p = lt_data(z);
   for (int64_t i = 0; i < z->numel && !found; i++) found = p[i];
   lt_release(z);
-  return found ? lt_error("%s: integer division by zero", name) : LT_OK;
+  return found ? lt_error("%s: ZeroDivisionError (integer division by zero)", name) : LT_OK;
+}
+
+/* the integer ops that divide: an integer divisor 0 is an error (PyTorch's ZeroDivisionError) */
+static bool int_divides(lt_binary_op op) {
+  return op == LT_BINARY_fmod || op == LT_BINARY_remainder || op == LT_BINARY_floor_divide ||
+         op == LT_BINARY_div_trunc;
 }
 
 /* The common case of small ops in a loop: two contiguous tensors of one shape, dtype and device. */
@@ -262,12 +278,16 @@ static bool binary_fast_path(lt_binary_op op, const lt_tensor_t *x, const lt_ten
       x->device.type != LT_CPU)
     return false;
   if (!lt_dtype_is_floating(dt) &&
-      (dt == LT_BOOL || !lt_binary_has_int(op) || op == LT_BINARY_fmod || op == LT_BINARY_remainder ||
+      (dt == LT_BOOL || !lt_binary_has_int(op) || int_divides(op) ||
        alpha != (double)(int64_t)alpha))
     return false;
   if (x->numel >= LT_GRAIN || memcmp(x->sizes, y->sizes, sizeof(int64_t) * (size_t)x->ndim) != 0)
     return false;
   return lt_is_contiguous(x) && lt_is_contiguous(y);
+}
+
+static bool is_bool_operand(const lt_operand_t *o) {
+  return o->kind == LT_OPERAND_BOOL || (o->kind == LT_OPERAND_TENSOR && o->t->dtype == LT_BOOL);
 }
 
 /* the dtype a binary op computes in: PyTorch's promotion of the operands */
@@ -311,14 +331,25 @@ lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double a
              "`^` or `logical_xor()` operator instead.");
     return NULL;
   }
+  if (op == LT_BINARY_sub && (is_bool_operand(&a) || is_bool_operand(&b))) {
+    lt_error("sub: subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+             "to invert a mask, use the `~` or `logical_not()` operator instead.");
+    return NULL;
+  }
+  if (dt == LT_BOOL && (op == LT_BINARY_pow || int_divides(op))) {
+    lt_error("%s: not implemented for bool tensors", name);
+    return NULL;
+  }
+  if (op == LT_BINARY_pow && !lt_dtype_is_floating(dt) && b.kind == LT_OPERAND_INT && b.i < 0) {
+    lt_error("pow: Integers to negative integer powers are not allowed.");
+    return NULL;
+  }
   if (!lt_dtype_is_floating(dt) && !lt_binary_has_int(op)) dt = lt_default_float();
   if (!lt_dtype_is_floating(dt) && alpha != (double)(int64_t)alpha) {
     lt_error("%s: for integral input tensors, argument alpha must not be a floating point number", name);
     return NULL;
   }
-  if (!lt_dtype_is_floating(dt) && (op == LT_BINARY_fmod || op == LT_BINARY_remainder) &&
-      check_int_divisor(name, &b) != LT_OK)
-    return NULL;
+  if (!lt_dtype_is_floating(dt) && int_divides(op) && check_int_divisor(name, &b) != LT_OK) return NULL;
   binary_setup_t s;
   if (setup_binary(name, &a, &b, dt, out, &s) != LT_OK) return NULL;
   lt_tensor_t *o = prepare_out(name, out, s.nd, s.shape, dt, s.dev);
@@ -398,8 +429,8 @@ lt_tensor_t *lt_clamp(lt_tensor_t *x, const lt_operand_t *min, const lt_operand_
     lt_error("clamp: at least one of 'min' or 'max' must not be nil");
     return NULL;
   }
-  if (x->dtype == LT_BOOL) {
-    lt_error("clamp: not supported for bool tensors");
+  if (x->dtype == LT_BOOL && min && max && is_bool_operand(min) && is_bool_operand(max)) {
+    lt_error("clamp: not implemented for bool tensors with bool bounds on both sides");
     return NULL;
   }
   lt_tensor_t *cur = x;

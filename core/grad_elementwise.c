@@ -337,6 +337,9 @@ static lt_tensor_t *binary_grad(lt_node_t *n, int k, lt_tensor_t *g) {
       lt_release(q);
       return lt_opc(LT_BINARY_mul, lt_opc(LT_BINARY_mul, r, lt_T(g)), lt_F(-1));
     }
+    case LT_BINARY_floor_divide:
+    case LT_BINARY_div_trunc: /* piecewise constant: zero, as PyTorch's div with a rounding mode */
+      return lt_opc(LT_BINARY_mul, lt_retained(g), lt_F(0));
     case LT_BINARY_special_zeta: { /* q: -g * x * zeta(x + 1, q); x: not implemented (PyTorch) */
       if (k == 0) {
         lt_error("the derivative for 'zeta' is not implemented.");
@@ -367,7 +370,7 @@ static int binary_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
 static void binary_saves(lt_binary_op op, bool need[2], bool save[3]) {
   save[0] = save[1] = save[2] = false;
   switch (op) {
-    case LT_BINARY_add: case LT_BINARY_sub: break;
+    case LT_BINARY_add: case LT_BINARY_sub: case LT_BINARY_floor_divide: case LT_BINARY_div_trunc: break;
     case LT_BINARY_mul: save[1] = need[0]; save[0] = need[1]; break;
     case LT_BINARY_div: save[1] = true; save[0] = need[1]; break;
     case LT_BINARY_pow: save[0] = save[1] = true; save[2] = need[1]; break;

@@ -75,7 +75,7 @@
   X(ceil, LT_INTS, ceil(v), (v))                                                         \
   X(round, LT_INTS, rint(v), (v))                                                        \
   X(trunc, LT_INTS, trunc(v), (v))                                                       \
-  X(sign, LT_INTS, ((v) > 0 ? (T)1 : (v) < 0 ? (T)-1 : (v)), (int64_t)(((v) > 0) - ((v) < 0))) \
+  X(sign, LT_INTS, (T)(((v) > 0) - ((v) < 0)), (int64_t)(((v) > 0) - ((v) < 0))) \
   X(reciprocal, LT_FLOATS, (T)1 / (v), 0)                                                \
   X(square, LT_INTS, (v) * (v), LT_IMUL(v, v))                                          \
   X(gelu, LT_FLOATS, (T)0.5 * (v) * ((T)1 + erf((v) * (T)0.70710678118654752440)), 0)    \
@@ -356,7 +356,9 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
 /* ---- binary: X(name, kind, float body of a b, integer body of a b) ----
    add and sub take alpha (b scaled first), as torch.add(a, b, alpha=). nextafter is exact for
    float32 and float64 only (float16 and bfloat16 are computed in float32; torch.nextafter refuses
-   them) and has no derivative, as in PyTorch. */
+   them) and has no derivative, as in PyTorch. floor_divide and div_trunc are torch.div's rounding
+   modes 'floor' and 'trunc' (PyTorch's formulas; the integer ones wrap the lowest value divided by
+   -1, where PyTorch 1.13 dies of SIGFPE, and the core refuses an integer divisor 0 before). */
 #define LT_BINARY_OPS(X)                                                        \
   X(add, LT_INTS, (a) + alpha * (b), LT_IADD(a, LT_IMUL(ialpha, b)))                  \
   X(sub, LT_INTS, (a) - alpha * (b), LT_ISUB(a, LT_IMUL(ialpha, b)))                  \
@@ -386,7 +388,9 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
   X(special_hermite_polynomial_h, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 0), 0) \
   X(special_hermite_polynomial_he, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 1), 0) \
   X(special_laguerre_polynomial_l, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 2), 0) \
-  X(special_legendre_polynomial_p, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 3), 0)
+  X(special_legendre_polynomial_p, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 3), 0) \
+  X(floor_divide, LT_INTS, (T)lt_fdiv_floor(a, b), lt_idiv_floor(a, b)) \
+  X(div_trunc, LT_INTS, trunc((a) / (b)), lt_idiv_trunc(a, b))
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_BINARY_##name,
@@ -483,6 +487,25 @@ LT_HD int64_t lt_ishl(int64_t a, int64_t b) { return (b < 0 || b > 63) ? 0 : (in
 LT_HD int64_t lt_ishr(int64_t a, int64_t b) {
   if (b < 0 || b > 63) b = 63;
   return a < 0 ? ~(~a >> b) : a >> b; /* ~a >= 0: no implementation-defined shift of a negative */
+}
+
+/* Division rounded toward minus infinity, as PyTorch's div_floor: through fmod, so that a finite
+   a over an infinity of the other sign gives -1 (Python's 1 // -inf), and a zero quotient keeps
+   the sign of a / b */
+LT_HD double lt_fdiv_floor(double a, double b) {
+  if (b == 0) return a / b;
+  double mod = fmod(a, b), div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div == 0) return copysign(0.0, a / b);
+  double fl = floor(div);
+  return div - fl > 0.5 ? fl + 1 : fl;
+}
+LT_HD int64_t lt_idiv_trunc(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? LT_ISUB(0, a) : a / b; }
+LT_HD int64_t lt_idiv_floor(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return LT_ISUB(0, a); /* INT64_MIN / -1 wraps */
+  int64_t q = a / b, r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
 }
 
 /* Python-style remainder: the sign of the divisor */

@@ -81,14 +81,17 @@ describe('activation kernels', function()
     end
   end)
 
-  it('take integer inputs as float32, except relu6, which stays integer as PyTorch', function()
+  it('take integer inputs as float32, except relu6, which stays integer, and frac, which refuses them, as PyTorch', function()
     local i = torch.tensor({ -4, 2, 9 })
     for _, op in ipairs(OPS) do
-      local y = i[op](i)
-      if op == 'relu6' then
+      if op == 'frac' then
+        H.raises(function() return i:frac() end, 'frac', 'int64')
+      elseif op == 'relu6' then
+        local y = i:relu6()
         assert.are.equal(torch.int64, y.dtype)
         H.assert_values(y, { 0, 2, 6 }, 0)
       else
+        local y = i[op](i)
         assert.are.equal(torch.float32, y.dtype, op)
         check_values(y, REF[op], { -4, 2, 9 }, 1e-5, op .. ' of int64')
       end

@@ -61,40 +61,84 @@ end
 
 local function is_float(x) return x.dtype.is_floating_point end
 
+-- an error naming op unless every tensor given is floating (PyTorch has no integer kernel for op)
+local function check_floating(op, ...)
+  for i = 1, select('#', ...) do
+    local t = select(i, ...)
+    if torch.is_tensor(t) and not is_float(t) then
+      error(string.format('%s: not implemented for %s tensors (it takes floating ones)', op, t.dtype.name), 3)
+    end
+  end
+end
+
 -- ---- elementwise ----
 
---- x:lerp(end, weight): x + weight * (end - x), as PyTorch computes it (from the nearer end)
-both('lerp', function(x, e, w)
+--- x:lerp(end, weight): x + weight * (end - x), as PyTorch 1.13 computes it (from end when weight
+--- is 0.5 or more; float16 and bfloat16 in float32); floating tensors only
+local lerp
+lerp = function(x, e, w)
   check_tensor(x, 'lerp')
   check_tensor(e, 'lerp', 'end')
+  check_floating('lerp', x, e, w)
+  local dt = x.dtype
+  if dt == torch.float16 or dt == torch.bfloat16 then
+    if torch.is_tensor(w) then w = w:float() end
+    return lerp(x:float(), e:float(), w):to(dt)
+  end
   if type(w) == 'number' then
-    if math.abs(w) < 0.5 then return x + (e - x) * w end
+    if w < 0.5 then return x + (e - x) * w end
     return e - (e - x) * (1 - w)
   end
   check_tensor(w, 'lerp', 'weight')
   local d = e - x
-  return torch.where(w:abs():lt(0.5), x + d * w, e - d * (1 - w))
-end)
+  return torch.where(w:lt(0.5), x + d * w, e - d * (1 - w))
+end
+both('lerp', lerp)
 
 --- x:addcmul(t1, t2, {value = 1}) = x + value * t1 * t2; addcdiv likewise with t1 / t2
 both('addcmul', function(x, a, b, o)
   local v = opts_of(o, 'addcmul', { 'value' }).value or 1
+  if x.dtype == torch.bool then error('addcmul: not implemented for bool tensors', 2) end
   return x + (a * b) * v
 end)
 both('addcdiv', function(x, a, b, o)
   local v = opts_of(o, 'addcdiv', { 'value' }).value or 1
+  if not is_float(a) and not is_float(b) then
+    error('addcdiv: integer division with addcdiv is not supported (PyTorch removed it); divide floating tensors', 2)
+  end
   return x + (a / b) * v
 end)
 
-both('hypot', function(a, b) return (a * a + b * b):sqrt() end)
-
---- log(exp(a) + exp(b)) without overflow; equal infinities give themselves
-both('logaddexp', function(a, b)
-  check_tensor(a, 'logaddexp')
+--- sqrt(a^2 + b^2) without overflow (scaled by the larger of |a| and |b|); inf where either is
+--- infinite, even beside a NaN (C's hypot)
+both('hypot', function(a, b)
+  check_tensor(a, 'hypot')
   b = operand(a, b)
+  check_floating('hypot', a, b)
+  local aa, ab = a:abs(), b:abs()
+  local m = torch.maximum(aa, ab)
+  local s = torch.where(m:eq(0):logical_or(m:eq(math.huge)), torch.ones_like(m), m)
+  local r = s * ((aa / s) ^ 2 + (ab / s) ^ 2):sqrt()
+  return torch.where(aa:eq(math.huge):logical_or(ab:eq(math.huge)), torch.full_like(r, math.huge), r)
+end)
+
+-- log(base^a + base^b) without overflow, from the larger; equal operands (infinities) give
+-- a + log(2) (a + 1 for base 2). exp and log1p are of base e or 2.
+local function log_add(op, a, b, exp, log1p, log2)
+  check_tensor(a, op)
+  b = operand(a, b)
+  check_floating(op, a, b)
   local m = torch.maximum(a, b)
-  local r = m + (-(a - b):abs()):exp():log1p()
-  return torch.where(a:eq(b), a + math.log(2), r)
+  local r = m + log1p(exp(-(a - b):abs()))
+  return torch.where(a:eq(b), a + log2, r)
+end
+--- log(exp(a) + exp(b))
+both('logaddexp', function(a, b)
+  return log_add('logaddexp', a, b, torch.exp, torch.log1p, math.log(2))
+end)
+--- log2(2^a + 2^b)
+both('logaddexp2', function(a, b)
+  return log_add('logaddexp2', a, b, torch.exp2, function(t) return t:log1p() / math.log(2) end, 1)
 end)
 
 --- x * log(y), 0 where x is 0 (unless y is NaN)
@@ -121,8 +165,27 @@ end)
 
 --- log(p / (1 - p)), p clamped to [eps, 1 - eps] when eps is given
 both('logit', function(x, eps)
+  check_tensor(x, 'logit')
+  if not is_float(x) then x = x:to(torch.get_default_dtype()) end
   if eps ~= nil then x = x:clamp(eps, 1 - eps) end
   return (x / (1 - x)):log()
+end)
+
+--- x rounded half to even; to `decimals` decimal places with {decimals = n} (negative: to tens,
+--- hundreds, ...) as PyTorch rounds them: x * 10^n rounded, then divided by 10^n (x / 10^-n and
+--- times it for n < 0), in float32 for float16 and bfloat16; integer tensors refused there
+local round = Tensor.round
+both('round', function(x, o)
+  if o == nil then return round(x) end
+  check_tensor(x, 'round')
+  local d = opts_of(o, 'round', { 'decimals' }).decimals or 0
+  if math.type(d) ~= 'integer' then error('round: decimals must be an integer, got ' .. tostring(d), 2) end
+  if d == 0 then return round(x) end
+  if not is_float(x) then error(('round: decimals is not implemented for %s tensors'):format(x.dtype.name), 2) end
+  local half = x.dtype == torch.float16 or x.dtype == torch.bfloat16
+  local y, p = half and x:float() or x, 10.0 ^ math.abs(d)
+  if d > 0 then y = round(y * p) / p else y = round(y / p) * p end
+  return half and y:to(x.dtype) or y
 end)
 
 --- NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest finite values)
@@ -171,21 +234,11 @@ both('float_power', function(x, e)
   return x:double():pow(e)
 end)
 
---- a // b rounded toward minus infinity, exactly for integer tensors (through float64's 53 bits)
-both('floor_divide', function(a, b)
-  check_tensor(a, 'floor_divide')
-  b = operand(a, b)
-  if is_float(a) or is_float(b) then return (a / b):floor() end
-  if b:eq(0):any():item() then error('floor_divide: ZeroDivisionError (integer division by zero)', 2) end
-  local r = a:remainder(b)
-  local dt = torch.promote_types(a.dtype, b.dtype)
-  return ((a - r):double() / b:double()):round():to(dt)
-end)
 -- on the tensors' metatable, reached without making a tensor (that would fix the CPU device count)
-debug.getregistry()['torch.Tensor'].__idiv = function(a, b)
-  if not torch.is_tensor(a) then a = operand(b, a) end
-  return Tensor.floor_divide(a, b)
-end
+debug.getregistry()['torch.Tensor'].__idiv = function(a, b) return torch.floor_divide(a, b) end
+-- div's rounding mode 'trunc' is an op of the C table, reached as torch.div(a, b, {rounding_mode =
+-- 'trunc'}): not a name of PyTorch's
+torch.div_trunc, Tensor.div_trunc, Tensor.div_trunc_ = nil, nil, nil
 
 both('type_as', function(x, other)
   check_tensor(other, 'type_as', 'other')
@@ -222,7 +275,8 @@ local function in_place(name, f)
     local ok, r = pcall(f, src, ...)
     if not ok then -- raised again at the user's call, naming op
       local msg = tostring(r):gsub('^[^\n]-:%d+: ', '', 1)
-      if msg:sub(1, #name) ~= name then msg = op .. ': ' .. msg end
+      if msg:sub(1, #name + 1) == name .. ':' then msg = op .. msg:sub(#name + 1)
+      elseif msg:sub(1, #name) ~= name then msg = op .. ': ' .. msg end
       error(msg, 2)
     end
     if r.shape ~= x.shape then

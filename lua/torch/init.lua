@@ -58,8 +58,14 @@ function torch.numel(x) return x:numel() end
 
 -- elementwise predicates built from the primitives
 function Tensor.isnan(x) return x:ne(x) end
-function Tensor.isinf(x) return x:abs():eq(math.huge) end
-function Tensor.isfinite(x) return (x - x):eq(0) end
+function Tensor.isinf(x)
+  if not x.dtype.is_floating_point then return torch.zeros_like(x, { dtype = torch.bool }) end
+  return x:abs():eq(math.huge)
+end
+function Tensor.isfinite(x)
+  if not x.dtype.is_floating_point then return torch.ones_like(x, { dtype = torch.bool }) end
+  return (x - x):eq(0)
+end
 function Tensor.is_nonzero(x)
   if x:numel() == 0 then error('is_nonzero: Boolean value of Tensor with no values is ambiguous', 2) end
   if x:numel() > 1 then error('is_nonzero: Boolean value of Tensor with more than one value is ambiguous', 2) end
@@ -71,6 +77,9 @@ end
 function Tensor.isclose(a, b, opts)
   opts = opts or {}
   local rtol, atol = opts.rtol or 1e-5, opts.atol or 1e-8
+  -- bool tensors compare as the default float dtype's 0 and 1 (PyTorch's cast)
+  if a.dtype == torch.bool then a = a:to(torch.get_default_dtype()) end
+  if torch.is_tensor(b) and b.dtype == torch.bool then b = b:to(torch.get_default_dtype()) end
   local diff = (a - b):abs()
   -- a finite difference within the tolerance (so an infinity is close only to itself)
   local close = diff:le((b:abs() * rtol) + atol):logical_and(diff:isfinite())
