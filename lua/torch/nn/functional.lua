@@ -420,7 +420,8 @@ local PAD_INDEX = {
 
 --- F.pad(x, pad, {mode = 'constant', value = 0}) -> x padded (or cropped, for negative amounts):
 -- pad = {left, right} for the last dim, {left, right, top, bottom} for the last two, and so on;
--- mode 'constant' (value), 'reflect', 'replicate' or 'circular'
+-- mode 'constant' (value), 'reflect', 'replicate' or 'circular' ('circular' crops a negative
+-- amount first and wraps around the rest, as PyTorch)
 function F.pad(x, pad, o)
   check_tensor(x, 'pad')
   if type(o) == 'string' then o = { mode = o } end
@@ -455,6 +456,13 @@ function F.pad(x, pad, o)
       if r > 0 then parts[#parts + 1] = block(r) end
       if #parts > 1 then x = torch.cat(parts, d) end
     elseif l ~= 0 or r ~= 0 then
+      if mode == 'circular' and (l < 0 or r < 0) then
+        -- PyTorch crops first and wraps around what is left
+        local a, b = math.max(-l, 0), math.max(-r, 0)
+        if a + b > n then error(string.format('pad: cropping %d elements from a dim of %d', a + b, n), 2) end
+        x = x:narrow(d, a + 1, n - a - b)
+        n, l, r = n - a - b, math.max(l, 0), math.max(r, 0)
+      end
       if mode == 'reflect' and (l >= n or r >= n) then
         error(string.format('pad: Padding size should be less than the corresponding input dimension, but got: '
           .. 'padding (%d, %d) at dimension %d of input of size %d', l, r, d, n), 2)
