@@ -1102,6 +1102,22 @@ function F.binary_cross_entropy_with_logits(x, y, o)
   return reduce(l, o.reduction, 'binary_cross_entropy_with_logits')
 end
 
+-- the elementwise loss of binary_cross_entropy, with PyTorch's gradient in x: (x - y) / max(x (1 - x),
+-- 1e-12), finite where x is 0 or 1 (the logs' clamp at -100 would give 0 * inf there); in y the
+-- difference of the clamped logs. The 1e-12 is PyTorch's, a float32 constant.
+local BCE_EPS = 9.999999960041972e-13
+local BinaryCrossEntropy = torch.autograd.Function:extend('BinaryCrossEntropyBackward0')
+function BinaryCrossEntropy.forward(ctx, x, y)
+  ctx:save_for_backward(x, y)
+  return -(y * x:log():clamp(-100, nil) + (1 - y) * (1 - x):log():clamp(-100, nil))
+end
+function BinaryCrossEntropy.backward(ctx, g)
+  local x, y = table.unpack(ctx.saved_tensors)
+  local gx = ctx.needs_input_grad[1] and g * (x - y) / (x * (1 - x)):clamp(BCE_EPS, nil) or nil
+  local gy = ctx.needs_input_grad[2] and g * ((1 - x):log():clamp(-100, nil) - x:log():clamp(-100, nil)) or nil
+  return gx, gy
+end
+
 --- F.binary_cross_entropy(x, y, {weight, reduction = 'mean'}) -> -(y log x + (1 - y) log(1 - x)),
 -- x probabilities in [0, 1], each log clamped to >= -100 as PyTorch's
 function F.binary_cross_entropy(x, y, o)
@@ -1112,7 +1128,7 @@ function F.binary_cross_entropy(x, y, o)
   if x:numel() > 0 and (x:min():item() < 0 or x:max():item() > 1) then
     error('binary_cross_entropy: all elements of input should be between 0 and 1', 2)
   end
-  local l = -(y * x:log():clamp(-100, nil) + (1 - y) * (1 - x):log():clamp(-100, nil))
+  local l = BinaryCrossEntropy.apply(x, y)
   if w then l = l * w end
   return reduce(l, o.reduction, 'binary_cross_entropy')
 end
