@@ -1439,25 +1439,55 @@ function F.nll_loss(logp, target, o)
   return C.nll_loss('nll_loss', logp, target, o.weight, o.ignore_index, reduction_code(o.reduction, 'nll_loss'))
 end
 
+-- cross_entropy's class-probability targets (target of x's shape): -sum over the classes of
+-- target (smoothed toward 1 / C) * weight * log_softmax(x); 'mean' divides by the number of samples
+-- (positions), whatever the weights, as PyTorch does
+local function cross_entropy_probabilities(x, target, logp, cdim, o, red)
+  if x.shape ~= target.shape then
+    error(string.format('cross_entropy: expected a target of class probabilities of the input\'s shape %s, got %s',
+      tostring(x.shape), tostring(target.shape)), 3)
+  end
+  if o.ignore_index ~= nil then error('cross_entropy: ignore_index is not supported for class-probability targets', 3) end
+  local n_classes = x:size(cdim)
+  local eps = o.label_smoothing or 0
+  if eps > 0 then target = target * (1 - eps) + eps / n_classes end
+  local terms = logp * target
+  if o.weight then
+    local shape = {}
+    for i = 1, x:dim() do shape[i] = 1 end
+    shape[cdim] = n_classes
+    terms = terms * o.weight:view(shape)
+  end
+  local l = -terms:sum(cdim)
+  if red == 1 then return l:mean() end
+  if red == 2 then return l:sum() end
+  return l
+end
+
 --- F.cross_entropy(x, target, {weight, ignore_index, reduction = 'mean', label_smoothing = 0})
--- -> tensor: nll_loss(log_softmax(x)) of logits x (N x C, or C) and 1-based class targets (N)
+-- -> tensor: nll_loss(log_softmax(x)) of logits x (N x C, or C) and 1-based class targets (N), or
+-- the cross entropy with class probabilities (a floating target of x's shape)
 function F.cross_entropy(x, target, o)
   o = opts_of(o, 'cross_entropy', { 'weight', 'ignore_index', 'reduction', 'label_smoothing' })
   check_tensor(x, 'cross_entropy')
   check_tensor(target, 'cross_entropy', 'target')
+  local probabilities = target.dtype.is_floating_point
   if o.weight then
     local w
-    x, w = fp32(x, o.weight)
+    if probabilities then x, target, w = fp32(x, target, o.weight) else x, w = fp32(x, o.weight) end
     o = { weight = w, ignore_index = o.ignore_index, reduction = o.reduction, label_smoothing = o.label_smoothing }
+  elseif probabilities then
+    x, target = fp32(x, target)
   else
     x = fp32(x)
   end
+  local eps = o.label_smoothing or 0
+  if eps < 0 or eps > 1 then error('cross_entropy: label_smoothing must be between 0.0 and 1.0, got ' .. eps, 2) end
   local cdim = x:dim() == 1 and 1 or 2
   local logp = C.log_softmax(x, cdim)
   local red = reduction_code(o.reduction, 'cross_entropy')
+  if probabilities then return cross_entropy_probabilities(x, target, logp, cdim, o, red) end
   local nll = C.nll_loss('cross_entropy', logp, target, o.weight, o.ignore_index, red)
-  local eps = o.label_smoothing or 0
-  if eps < 0 or eps > 1 then error('cross_entropy: label_smoothing must be between 0.0 and 1.0, got ' .. eps, 2) end
   if eps == 0 then return nll end
   local n_classes = x:size(cdim)
   local smooth
