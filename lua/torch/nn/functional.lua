@@ -489,15 +489,20 @@ function F.normalize(x, o)
 end
 
 --- F.cosine_similarity(x1, x2, {dim = 2, eps = 1e-8}) -> the cosine of the angle between x1 and x2
--- along dim (broadcast): sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2))
+-- along dim (broadcast): sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)), as PyTorch 1.13
 function F.cosine_similarity(x1, x2, o)
   check_tensor(x1, 'cosine_similarity', 'x1')
   check_tensor(x2, 'cosine_similarity', 'x2')
   o = opts_of(o, 'cosine_similarity', { 'dim', 'eps' })
   local dim, eps = o.dim or 2, o.eps or 1e-8
-  local w12 = (x1 * x2):sum(dim)
-  local w1, w2 = (x1 * x1):sum(dim), (x2 * x2):sum(dim)
-  return w12 / (w1 * w2):clamp(eps * eps, nil):sqrt()
+  -- each squared norm raised to eps^2 outside autograd, as PyTorch 1.13 (which clamps them in place
+  -- under no_grad): its gradient is that of the unclamped one
+  local function norm(x)
+    local s = (x * x):sum(dim, true)
+    local sd = s:detach()
+    return (s + (sd:clamp(eps * eps, nil) - sd)):sqrt()
+  end
+  return ((x1 / norm(x1)) * (x2 / norm(x2))):sum(dim)
 end
 
 --- F.pairwise_distance(x1, x2, {p = 2, eps = 1e-6, keepdim = false}) -> ||x1 - x2 + eps||_p over the
