@@ -396,6 +396,29 @@ for red in REDUCTIONS:
         lambda x, t, red=red: F.ctc_loss(F.log_softmax(x, 1), t, [5], [3], reduction=red),
         [dict(ref="x", log_softmax=2), R("t"), [5], [3], dict(reduction=red)], dtypes=False)
 
+    # K-dim with smoothing, weights and ignore_index together; a lone sample whose target is ignored
+    inputs = dict(x=G((2, 3, 2, 2), 108), t=I([[[0, 1], [2, 1]], [[1, 1], [0, 2]]]), w=G((3,), 109, 0.25, 1.0, grad=False))
+    add("cross_entropy K-dim smoothing w ignore %s" % red, "F.cross_entropy", inputs,
+        lambda x, t, w, red=red: F.cross_entropy(x, t, weight=w, ignore_index=1, label_smoothing=0.2, reduction=red),
+        [R("x"), R("t"), dict(weight=R("w"), ignore_index=2, label_smoothing=0.2, reduction=red)])
+    inputs = dict(x=G((Cn,), 110), t=I(2))
+    add("cross_entropy unbatched ignored %s" % red, "F.cross_entropy", inputs,
+        lambda x, t, red=red: F.cross_entropy(x, t, ignore_index=2, label_smoothing=0.1, reduction=red),
+        [R("x"), R("t"), dict(ignore_index=3, label_smoothing=0.1, reduction=red)])
+    # large logits: log-sum-exp and log1p(exp) kept stable
+    inputs = dict(x=G((3, Cn), 111, 256.0), t=I([0, 3, 1]))
+    add("cross_entropy large logits %s" % red, "F.cross_entropy", inputs,
+        lambda x, t, red=red: F.cross_entropy(x, t, reduction=red), [R("x"), R("t"), dict(reduction=red)])
+    inputs = dict(x=G((2, 4), 112, 64.0), y=G((2, 4), 113, 0.25, 0.5, grad=False), pw=G((4,), 114, 0.5, 1.0, grad=False))
+    add("binary_cross_entropy_with_logits large logits %s" % red, "F.binary_cross_entropy_with_logits", inputs,
+        lambda x, y, pw, red=red: F.binary_cross_entropy_with_logits(x, y, pos_weight=pw, reduction=red),
+        [R("x"), R("y"), dict(pos_weight=R("pw"), reduction=red)])
+    # ctc with an empty target
+    inputs = dict(x=G((4, 2, 3), 115), t=I([[1, 2], [0, 0]]))
+    add("ctc_loss empty target %s" % red, "F.ctc_loss", inputs,
+        lambda x, t, red=red: F.ctc_loss(F.log_softmax(x, 2), t, [4, 3], [2, 0], reduction=red),
+        [dict(ref="x", log_softmax=3), R("t"), [4, 3], [2, 0], dict(reduction=red)], dtypes=False)
+
 GRADS = True
 
 # ---------------------------------------------------------------- convolutions
@@ -729,6 +752,31 @@ add("dropout eval", "F.dropout", dict(x=ACT), lambda x: F.dropout(x, 0.5, traini
 add("one_hot", "F.one_hot", dict(i=I([[0, 3], [2, 1]])), lambda i: F.one_hot(i, 5), [R("i"), 5], dtypes=False)
 add("one_hot inferred", "F.one_hot", dict(i=I([0, 3, 2, 1])), lambda i: F.one_hot(i), [R("i")], dtypes=False)
 
+# large inputs: the activations' exp kept in range
+for fn in ["softplus", "logsigmoid", "mish", "silu", "gelu", "elu", "selu", "celu", "sigmoid", "tanh", "hardswish",
+           "log_softmax", "softmax"]:
+    largs = [R("x")] + ([2] if fn in ("log_softmax", "softmax") else [])
+    add("%s large inputs" % fn, "F." + fn, dict(x=G((2, 5), 116, 64.0)),
+        lambda x, fn=fn: getattr(F, fn)(x, 1) if fn in ("log_softmax", "softmax") else getattr(F, fn)(x), largs)
+add("pixel_shuffle 5-D", "F.pixel_shuffle", dict(x=G((2, 1, 4, 1, 2), 117)), lambda x: F.pixel_shuffle(x, 2), [R("x"), 2])
+add("pixel_unshuffle 5-D", "F.pixel_unshuffle", dict(x=G((2, 1, 1, 2, 4), 118)), lambda x: F.pixel_unshuffle(x, 2),
+    [R("x"), 2])
+# grid_sample far outside the input: several reflections, the border's values
+for mode in ["bilinear", "nearest"]:
+    for pm in ["border", "reflection", "zeros"]:
+        for ac in [False, True]:
+            add("grid_sample far %s %s align_corners=%s" % (mode, pm, ac), "F.grid_sample",
+                dict(x=G((1, 1, 3, 4), 119), g=V(gen_values((1, 2, 3, 2), 120, 2.5), grad=mode == "bilinear")),
+                lambda x, g, m=mode, pm=pm, ac=ac: F.grid_sample(x, g, mode=m, padding_mode=pm, align_corners=ac),
+                [R("x"), R("g"), dict(mode=mode, padding_mode=pm, align_corners=ac)])
+for xs, o in [((1, 1, 6), dict(scale_factor=0.5, mode="area")), ((1, 1, 3, 5), dict(scale_factor=(1.5, 0.6), mode="area")),
+              ((1, 1, 4, 3, 3), dict(size=(2, 2, 3), mode="area")),
+              ((1, 1, 4, 5), dict(scale_factor=1.25, mode="bicubic", align_corners=True)),
+              ((1, 1, 5), dict(scale_factor=2.5, mode="nearest", recompute_scale_factor=True)),
+              ((1, 1, 2, 2, 3), dict(size=(3, 3, 2), mode="nearest-exact"))]:
+    add("interpolate %s %s" % (list(xs), o), "F.interpolate", dict(x=G(xs, 121)),
+        lambda x, o=o: F.interpolate(x, **o), [R("x"), lua_opts(o)])
+
 # ---------------------------------------------------------------- distances
 for dim, eps in [(1, 1e-8), (0, 1e-8), (-1, 0.5)]:
     add("cosine_similarity dim=%d eps=%g" % (dim, eps), "F.cosine_similarity", dict(a=G((3, 4), 83), b=G((3, 4), 84)),
@@ -750,6 +798,21 @@ for p in [2, 1, 3, 0.5, float("inf")]:
         x, a, b = G((4, 3), 87), G((2, 3, 4), 88), G((2, 2, 4), 89)
     add("pdist p=%g" % p, "F.pdist", dict(x=x), lambda x, p=p: F.pdist(x, p), [R("x"), p], dtypes=False)
     add("cdist p=%g" % p, "torch.cdist", dict(a=a, b=b),
+        lambda a, b, p=p: torch.cdist(a, b, p), [R("a"), R("b"), p])
+
+# zero vectors and equal rows: the norms' gradient at 0
+Z = V(torch.tensor([[0.0, 0.0, 0.0], [0.5, -1.0, 0.25], [0.5, -1.0, 0.25]]))
+for p in [2, 1]:
+    add("normalize zero row p=%g" % p, "F.normalize", dict(x=Z), lambda x, p=p: F.normalize(x, p=p), [R("x"), dict(p=p)])
+add("cosine_similarity zero vector", "F.cosine_similarity", dict(a=Z, b=G((3, 3), 122)),
+    lambda a, b: F.cosine_similarity(a, b), [R("a"), R("b")])
+add("cosine_similarity norms below eps", "F.cosine_similarity", dict(a=G((3, 4), 123, 0.125), b=G((3, 4), 124)),
+    lambda a, b: F.cosine_similarity(a, b, eps=0.5), [R("a"), R("b"), dict(eps=0.5)])
+add("pairwise_distance equal rows", "F.pairwise_distance", dict(a=Z, b=V(Z.t.clone())),
+    lambda a, b: F.pairwise_distance(a, b), [R("a"), R("b")])
+for p in [2, 1, 3]:
+    add("pdist equal rows p=%g" % p, "F.pdist", dict(x=Z), lambda x, p=p: F.pdist(x, p), [R("x"), p], dtypes=False)
+    add("cdist equal rows p=%g" % p, "torch.cdist", dict(a=Z, b=V(Z.t[1:].clone())),
         lambda a, b, p=p: torch.cdist(a, b, p), [R("a"), R("b"), p])
 
 reference.write("functional_sweep_reference.lua", "gen_functional_sweep.py",
