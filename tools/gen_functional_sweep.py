@@ -800,6 +800,82 @@ for p in [2, 1, 3, 0.5, float("inf")]:
     add("cdist p=%g" % p, "torch.cdist", dict(a=a, b=b),
         lambda a, b, p=p: torch.cdist(a, b, p), [R("a"), R("b"), p])
 
+# sizes of 1: align_corners' scale (n_in - 1) / (n_out - 1) with an output or input of one
+for xs, o in [((1, 1, 5), dict(size=1, mode="linear", align_corners=True)),
+              ((1, 1, 1), dict(size=4, mode="linear", align_corners=True)),
+              ((1, 1, 1), dict(size=3, mode="linear", align_corners=False)),
+              ((1, 1, 3, 4), dict(size=(1, 3), mode="bilinear", align_corners=True)),
+              ((1, 1, 1, 3), dict(size=(2, 5), mode="bicubic", align_corners=True)),
+              ((1, 1, 3, 1), dict(size=(4, 2), mode="bicubic", align_corners=False)),
+              ((1, 1, 2, 1, 3), dict(size=(1, 2, 4), mode="trilinear", align_corners=True))]:
+    add("interpolate size 1 %s %s" % (list(xs), o), "F.interpolate", dict(x=G(xs, 125)),
+        lambda x, o=o: F.interpolate(x, **o), [R("x"), lua_opts(o)])
+for fn, xs, size in [("adaptive_avg_pool2d", (1, 1, 3, 4), 1), ("adaptive_max_pool2d", (1, 1, 3, 4), (1, 5)),
+                     ("adaptive_avg_pool1d", (1, 2, 1), 3), ("adaptive_max_pool3d", (1, 1, 2, 3, 3), (3, 1, 2))]:
+    add("%s %s %s" % (fn, list(xs), size), "F." + fn, dict(x=G(xs, 126)), lambda x, fn=fn, s=size: getattr(F, fn)(x, s),
+        [R("x"), list(size) if isinstance(size, tuple) else size])
+# grid points half way between pixels (nearest rounds half to even), and on the borders
+ties = torch.tensor([-1.0, -0.75, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0, -0.875, 0.625, 0.125], dtype=torch.float64)
+for ac in [False, True]:
+    for pm in ["zeros", "border", "reflection"]:
+        add("grid_sample nearest ties %s align_corners=%s" % (pm, ac), "F.grid_sample",
+            dict(x=G((1, 1, 4, 5), 127), g=V(ties.reshape(1, 2, 3, 2), grad=False)),
+            lambda x, g, pm=pm, ac=ac: F.grid_sample(x, g, mode="nearest", padding_mode=pm, align_corners=ac),
+            [R("x"), R("g"), dict(mode="nearest", padding_mode=pm, align_corners=ac)])
+# poisson_nll_loss with rates of 0 (log of eps), gaussian_nll_loss with variances of 0 (raised to eps)
+inputs = dict(x=V(torch.tensor([[0.0, 0.5, 2.0], [0.0, 1.5, 0.25]])), t=V(torch.tensor([[0.0, 1, 3], [2, 0, 1]]), grad=False))
+add("poisson_nll_loss zero rates", "F.poisson_nll_loss", inputs,
+    lambda x, t: F.poisson_nll_loss(x, t, log_input=False, full=True), [R("x"), R("t"), dict(log_input=False, full=True)])
+inputs = dict(x=G((2, 3), 128), t=G((2, 3), 129), v=V(torch.tensor([[0.0, 0.5, 1e-7], [2.0, 0.0, 0.25]])))
+add("gaussian_nll_loss zero variances", "F.gaussian_nll_loss", inputs,
+    lambda x, t, v: F.gaussian_nll_loss(x, t, v), [R("x"), R("t"), R("v")])
+
+# the rest of the functional layer: linear, bilinear, unfold / fold, max_unpool, channel_shuffle,
+# the triplet loss with a distance function, the dropouts in eval
+for bias in [True, False]:
+    inputs = dict(x=G((2, 3, 4), 130), w=G((5, 4), 131, 0.5))
+    if bias:
+        inputs["b"] = G((5,), 132)
+    add("linear bias=%s" % bias, "F.linear", inputs, lambda x, w, b=None: F.linear(x, w, b),
+        [R("x"), R("w"), R("b") if bias else NONE])
+    inputs = dict(a=G((3, 2), 133), c=G((3, 4), 134), w=G((2, 2, 4), 135, 0.5))
+    if bias:
+        inputs["b"] = G((2,), 136)
+    add("bilinear bias=%s" % bias, "F.bilinear", inputs, lambda a, c, w, b=None: F.bilinear(a, c, w, b),
+        [R("a"), R("c"), R("w"), R("b") if bias else NONE])
+for k, o in [(2, dict()), ((2, 3), dict(stride=(2, 1), padding=1)), (2, dict(dilation=2, padding=(0, 1), stride=2))]:
+    lk = list(k) if isinstance(k, tuple) else k
+    add("unfold k=%s %s" % (k, o), "F.unfold", dict(x=G((1, 2, 4, 5), 137)), lambda x, k=k, o=o: F.unfold(x, k, **o),
+        [R("x"), lk, lua_opts(o)])
+    L = F.unfold(torch.zeros(1, 2, 4, 5), k, **o).shape
+    add("fold k=%s %s" % (k, o), "F.fold", dict(x=G(tuple(L), 138)), lambda x, k=k, o=o: F.fold(x, (4, 5), k, **o),
+        [R("x"), [4, 5], lk, lua_opts(o)])
+for dims, xs, k, o, osize in [(1, (1, 2, 7), 2, dict(stride=2), None), (1, (1, 2, 7), 3, dict(stride=2, padding=1), [8]),
+                              (2, (1, 1, 5, 4), 2, dict(), [5, 5]), (2, (1, 2, 4, 5), 3, dict(stride=2, padding=1), None),
+                              (3, (1, 1, 4, 4, 4), 2, dict(), None)]:
+    y, idx = getattr(F, "max_pool%dd" % dims)(gen_values(xs, 139), k, return_indices=True, **o)
+    fn = "max_unpool%dd" % dims
+    lo = lua_opts(o)
+    kw = dict(o)
+    if osize:
+        lo["output_size"] = osize
+        kw["output_size"] = osize
+    add("%s k=%d %s output_size=%s" % (fn, k, o, osize), "F." + fn, dict(x=G(tuple(y.shape), 140), i=I(idx.tolist())),
+        lambda x, i, fn=fn, k=k, kw=kw: getattr(F, fn)(x, i, k, **kw), [R("x"), R("i"), k, lo])
+add("channel_shuffle", "F.channel_shuffle", dict(x=G((1, 6, 2, 2), 141)), lambda x: F.channel_shuffle(x, 3), [R("x"), 3],
+    grad=False)  # PyTorch 1.13 has no derivative for it
+for red in REDUCTIONS:
+    for margin, swap in [(1.0, False), (0.5, True)]:
+        add("triplet_margin_with_distance_loss %s margin=%g swap=%s" % (red, margin, swap),
+            "F.triplet_margin_with_distance_loss", dict(a=G((3, 4), 142), p=G((3, 4), 143), n=G((3, 4), 144)),
+            lambda a, p, n, red=red, m=margin, sw=swap: F.triplet_margin_with_distance_loss(
+                a, p, n, margin=m, swap=sw, reduction=red),
+            [R("a"), R("p"), R("n"), dict(reduction=red, margin=margin, swap=swap)], grad=red != "sum")
+for fn, xs in [("dropout1d", (2, 3, 4)), ("dropout2d", (1, 2, 3, 4)), ("dropout3d", (1, 2, 2, 2, 3)),
+               ("alpha_dropout", (3, 4)), ("feature_alpha_dropout", (1, 2, 3, 4))]:
+    add("%s eval" % fn, "F." + fn, dict(x=G(xs, 145)), lambda x, fn=fn: getattr(F, fn)(x, 0.4, training=False),
+        [R("x"), 0.4, False])
+
 # zero vectors and equal rows: the norms' gradient at 0
 Z = V(torch.tensor([[0.0, 0.0, 0.0], [0.5, -1.0, 0.25], [0.5, -1.0, 0.25]]))
 for p in [2, 1]:
