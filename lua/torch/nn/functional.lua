@@ -1025,10 +1025,20 @@ function F.layer_norm(x, shape, w, b, o)
 end
 
 -- ---- embedding ----
+--- F.embedding(indices, weight, {padding_idx, max_norm, norm_type = 2}) -> the weight's rows at the
+-- 1-based indices, of shape indices' shape x embedding_dim. padding_idx's row gets no gradient;
+-- with max_norm, the rows looked up whose norm_type-norm exceeds max_norm are first scaled, in
+-- place and outside autograd, to max_norm / (norm + 1e-7) of themselves (PyTorch's embedding_renorm_)
 function F.embedding(idx, w, o)
-  o = opts_of(o, 'embedding', { 'padding_idx' })
+  o = opts_of(o, 'embedding', { 'padding_idx', 'max_norm', 'norm_type' })
   check_tensor(idx, 'embedding', 'indices')
   check_tensor(w, 'embedding', 'weight')
+  if o.max_norm ~= nil and type(o.max_norm) ~= 'number' then
+    error('embedding: max_norm must be a number, got ' .. type(o.max_norm), 2)
+  end
+  if o.norm_type ~= nil and type(o.norm_type) ~= 'number' then
+    error('embedding: norm_type must be a number, got ' .. type(o.norm_type), 2)
+  end
   if idx.dtype ~= torch.int64 and idx.dtype ~= torch.int32 then
     error('embedding: expected indices of dtype int64 or int32, got ' .. tostring(idx.dtype), 2)
   end
@@ -1039,6 +1049,14 @@ function F.embedding(idx, w, o)
     if lo < 1 or hi > n then
       error(string.format('embedding: index %d is out of range 1..%d (indices are 1-based rows of the weight)',
         lo < 1 and lo or hi, n), 2)
+    end
+    if o.max_norm then
+      torch.no_grad(function()
+        local at = flat:unique()
+        local sel = w:index_select(1, at)
+        local norms = sel:norm(o.norm_type or 2, 2, true)
+        w:index_copy_(1, at, torch.where(norms:gt(o.max_norm), sel * (o.max_norm / (norms + 1e-7)), sel))
+      end)
     end
   end
   local rows = w:index_select(1, flat)
