@@ -5,7 +5,7 @@
 -- the float64 ones within the dtype's tolerance relative to the largest output (the inputs are
 -- exact in every dtype, so only the rounding of the computation differs).
 --
--- Left out, as lutorch does not have them: embedding's max_norm (and embedding_bag's), interpolate's
+-- Left out, as lutorch does not have them: embedding_bag's max_norm, interpolate's
 -- antialias, grid_sample's 'bicubic' mode and 5-D (volumetric) input, adaptive pooling sizes with
 -- nil (keep the input's size) entries.
 local torch = require 'torch'
@@ -162,5 +162,18 @@ describe('F.cross_entropy with class-probability targets', function()
       'class probabilities', 'shape')
     H.raises(function() F.cross_entropy(x, torch.rand(3, 4, { dtype = torch.float64 }), { ignore_index = 1 }) end,
       'cross_entropy', 'ignore_index is not supported')
+  end)
+end)
+
+describe('F.embedding and nn.Embedding with max_norm', function()
+  it("renormalise the rows looked up, to max_norm / (norm + 1e-7) of themselves, in place", function()
+    local w = torch.tensor({ { 3, 4 }, { 0.3, 0.4 }, { 0, 2 } }, { dtype = torch.float64 })
+    local m = torch.nn.Embedding.from_pretrained(w:clone(), { max_norm = 1, norm_type = 2 })
+    local y = m(torch.tensor({ { 1, 2 }, { 1, 1 } }))
+    local s = 1 / (5 + 1e-7)
+    H.assert_values(y, { { { 3 * s, 4 * s }, { 0.3, 0.4 } }, { { 3 * s, 4 * s }, { 3 * s, 4 * s } } }, 1e-15)
+    -- row 3 is not looked up: left as it was
+    H.assert_values(m.weight, { { 3 * s, 4 * s }, { 0.3, 0.4 }, { 0, 2 } }, 1e-15)
+    H.raises(function() F.embedding(torch.tensor({ 1 }), w, { max_norm = 'one' }) end, 'embedding', 'max_norm')
   end)
 end)

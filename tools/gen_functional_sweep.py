@@ -634,6 +634,11 @@ for pad in [None, 2, -1]:
     lo = {} if pad is None else dict(padding_idx=pad + 1 if pad >= 0 else pad)
     add("embedding padding_idx=%s" % pad, "F.embedding", dict(i=I(idx), w=G((5, 3), 57)),
         lambda i, w, pad=pad: F.embedding(i, w, padding_idx=pad), [R("i"), R("w"), lo])
+# max_norm: the rows looked up renormalised in place (the weight after the call is compared too)
+for max_norm, norm_type in [(1.0, 2.0), (0.75, 1.0), (1.5, 3.0)]:
+    add("embedding max_norm=%g norm_type=%g" % (max_norm, norm_type), "F.embedding", dict(i=I(idx), w=G((5, 3), 57)),
+        lambda i, w, m=max_norm, p=norm_type: F.embedding(i, w, max_norm=m, norm_type=p),
+        [R("i"), R("w"), dict(max_norm=max_norm, norm_type=norm_type)], mutated=("w",))
 bag_in = [0, 2, 4, 2, 1, 4, 0, 3, 3]
 for mode, psw, last, pad in [("sum", False, False, None), ("mean", False, False, None), ("max", False, False, None),
                              ("sum", True, False, None), ("mean", False, True, None), ("sum", False, False, 2),
