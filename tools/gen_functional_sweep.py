@@ -96,10 +96,19 @@ FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 GRADS = True
 
 
+# reduction 'sum' is checked for the losses that weigh, ignore or normalise on their own, and for
+# mse_loss (the others reduce their 'none' values with the same code as mse_loss does)
+SUMMED = {"F.cross_entropy", "F.nll_loss", "F.ctc_loss", "F.kl_div", "F.binary_cross_entropy",
+          "F.binary_cross_entropy_with_logits", "F.multi_margin_loss", "F.mse_loss"}
+
+
 def add(name, fn, inputs, py, args, index_outputs=(), mutated=(), dtypes=True, grad=None):
     """one case: fn(args) in lutorch against py(**inputs) in PyTorch. index_outputs: positions (1-based)
     of outputs holding 0-based indices (written 1-based); mutated: inputs whose values after the call
     are compared (running statistics)"""
+    if fn.endswith("_loss") and fn not in SUMMED and any(
+            isinstance(a, dict) and a.get("reduction") == "sum" for a in args):
+        return
     grad = GRADS if grad is None else grad
 
     def run(dtype, with_grad):
@@ -878,6 +887,21 @@ for fn, xs in [("dropout1d", (2, 3, 4)), ("dropout2d", (1, 2, 3, 4)), ("dropout3
                ("alpha_dropout", (3, 4)), ("feature_alpha_dropout", (1, 2, 3, 4))]:
     add("%s eval" % fn, "F." + fn, dict(x=G(xs, 145)), lambda x, fn=fn: getattr(F, fn)(x, 0.4, training=False),
         [R("x"), 0.4, False])
+
+# the deprecated upsampling aliases (upsample_bilinear: align_corners = true)
+add("upsample_bilinear size", "F.upsample_bilinear", dict(x=G((1, 1, 3, 4), 146)),
+    lambda x: F.upsample_bilinear(x, size=(5, 6)), [R("x"), [5, 6]])
+add("upsample_bilinear scale_factor", "F.upsample_bilinear", dict(x=G((1, 1, 3, 4), 146)),
+    lambda x: F.upsample_bilinear(x, scale_factor=2), [R("x"), NONE, 2])
+add("upsample_nearest scale_factor", "F.upsample_nearest", dict(x=G((1, 1, 2, 3), 147)),
+    lambda x: F.upsample_nearest(x, scale_factor=2), [R("x"), NONE, 2])
+add("upsample nearest-exact", "F.upsample", dict(x=G((1, 1, 5), 148)),
+    lambda x: F.upsample(x, size=7, mode="nearest-exact"), [R("x"), dict(size=7, mode="nearest-exact")])
+# reflect and replicate with a negative amount on one side
+for p, mode in [((-1, 3), "reflect"), ((3, -1), "reflect"), ((-2, 4), "reflect"), ((2, -3), "reflect"),
+                ((2, -3), "replicate"), ((-2, 4), "circular"), ((3, -1), "circular")]:
+    add("pad negative %s %s" % (p, mode), "F.pad", dict(x=G((1, 1, 6), 149)), lambda x, p=p, m=mode: F.pad(x, p, mode=m),
+        [R("x"), list(p), dict(mode=mode)])
 
 # zero vectors and equal rows: the norms' gradient at 0
 Z = V(torch.tensor([[0.0, 0.0, 0.0], [0.5, -1.0, 0.25], [0.5, -1.0, 0.25]]))
