@@ -250,6 +250,18 @@ function F.conv2d(x, w, b, o)
   return C.conv2d(x, w, b, sh, sw, ph, pw, dh, dw, o.groups or 1)
 end
 
+-- f(...)'s results, f being the 2-D function named inner that op (a 1-D function) delegates to; its
+-- errors are raised again naming op, at op's caller
+local function as_op(op, inner, f, ...)
+  local r = table.pack(pcall(f, ...))
+  if not r[1] then
+    local msg = tostring(r[2])
+    local _, j = msg:find(inner .. ': ', 1, true)
+    error(j and op .. ': ' .. msg:sub(j + 1) or msg, 3)
+  end
+  return table.unpack(r, 2, r.n)
+end
+
 -- a number or a 1-tuple {n} as a number
 local function single(v, name, op)
   if type(v) == 'table' and #v == 1 then v = v[1] end
@@ -319,9 +331,10 @@ function F.conv_transpose1d(x, w, b, o)
   check_tensor(w, 'conv_transpose1d', 'weight')
   if w:dim() ~= 3 then error('conv_transpose1d: expected a 3-D weight, got ' .. w:dim() .. '-D', 2) end
   local op = 'conv_transpose1d'
-  return F.conv_transpose2d(x:unsqueeze(-2), w:unsqueeze(-2), b, { stride = { 1, single(o.stride or 1, 'stride', op) },
-    padding = { 0, single(o.padding or 0, 'padding', op) }, output_padding = { 0, single(o.output_padding or 0, 'output_padding', op) },
-    groups = o.groups, dilation = { 1, single(o.dilation or 1, 'dilation', op) } }):squeeze(-2)
+  return as_op(op, 'conv_transpose2d', F.conv_transpose2d, x:unsqueeze(-2), w:unsqueeze(-2), b,
+    { stride = { 1, single(o.stride or 1, 'stride', op) }, padding = { 0, single(o.padding or 0, 'padding', op) },
+      output_padding = { 0, single(o.output_padding or 0, 'output_padding', op) }, groups = o.groups,
+      dilation = { 1, single(o.dilation or 1, 'dilation', op) } }):squeeze(-2)
 end
 
 
@@ -338,8 +351,9 @@ function F.conv1d(x, w, b, o)
   if w:dim() ~= 3 then error('conv1d: expected a 3-D weight (out_channels, in_channels / groups, k), got ' .. w:dim() .. '-D', 2) end
   local padding = o.padding or 0
   if type(padding) ~= 'string' then padding = { 0, single(padding, 'padding', 'conv1d') } end
-  local y = F.conv2d(x:unsqueeze(-2), w:unsqueeze(-2), b, { stride = { 1, single(o.stride or 1, 'stride', 'conv1d') },
-    padding = padding, dilation = { 1, single(o.dilation or 1, 'dilation', 'conv1d') }, groups = o.groups })
+  local y = as_op('conv1d', 'conv2d', F.conv2d, x:unsqueeze(-2), w:unsqueeze(-2), b,
+    { stride = { 1, single(o.stride or 1, 'stride', 'conv1d') }, padding = padding,
+      dilation = { 1, single(o.dilation or 1, 'dilation', 'conv1d') }, groups = o.groups })
   return y:squeeze(-2)
 end
 
@@ -366,7 +380,12 @@ function F.avg_pool2d(x, k, o)
   local ph, pw = pair(o.padding or 0, 'padding', 'avg_pool2d')
   local cip = o.count_include_pad
   if cip == nil then cip = true end
-  return C.avg_pool2d(x, kh, kw, sh, sw, ph, pw, o.ceil_mode or false, cip, o.divisor_override or 0)
+  local div = o.divisor_override
+  -- (0 is the kernel's 'none')
+  if div ~= nil and (math.type(div) ~= 'integer' or div == 0) then
+    error('avg_pool2d: divisor_override must be a non-zero integer, got ' .. tostring(div), 2)
+  end
+  return C.avg_pool2d(x, kh, kw, sh, sw, ph, pw, o.ceil_mode or false, cip, div or 0)
 end
 
 function F.adaptive_avg_pool2d(x, size)
@@ -545,7 +564,8 @@ function F.max_pool1d(x, k, o)
   o = opts_of(o, 'max_pool1d', { 'stride', 'padding', 'dilation', 'ceil_mode', 'return_indices' })
   check_1d(x, 'max_pool1d')
   k = single(k, 'kernel_size', 'max_pool1d')
-  local y, idx = F.max_pool2d(x:unsqueeze(-2), { 1, k }, { stride = { 1, single(o.stride or k, 'stride', 'max_pool1d') },
+  local y, idx = as_op('max_pool1d', 'max_pool2d', F.max_pool2d, x:unsqueeze(-2), { 1, k },
+    { stride = { 1, single(o.stride or k, 'stride', 'max_pool1d') },
     padding = { 0, single(o.padding or 0, 'padding', 'max_pool1d') },
     dilation = { 1, single(o.dilation or 1, 'dilation', 'max_pool1d') }, ceil_mode = o.ceil_mode, return_indices = true })
   if o.return_indices then return y:squeeze(-2), idx:squeeze(-2) end
@@ -558,15 +578,16 @@ function F.avg_pool1d(x, k, o)
   o = opts_of(o, 'avg_pool1d', { 'stride', 'padding', 'ceil_mode', 'count_include_pad' })
   check_1d(x, 'avg_pool1d')
   k = single(k, 'kernel_size', 'avg_pool1d')
-  return F.avg_pool2d(x:unsqueeze(-2), { 1, k }, { stride = { 1, single(o.stride or k, 'stride', 'avg_pool1d') },
-    padding = { 0, single(o.padding or 0, 'padding', 'avg_pool1d') }, ceil_mode = o.ceil_mode,
-    count_include_pad = o.count_include_pad }):squeeze(-2)
+  return as_op('avg_pool1d', 'avg_pool2d', F.avg_pool2d, x:unsqueeze(-2), { 1, k },
+    { stride = { 1, single(o.stride or k, 'stride', 'avg_pool1d') }, padding = { 0, single(o.padding or 0, 'padding', 'avg_pool1d') },
+      ceil_mode = o.ceil_mode, count_include_pad = o.count_include_pad }):squeeze(-2)
 end
 
 --- F.adaptive_avg_pool1d(x, output_size) -> N x C x output_size means of adaptive windows
 function F.adaptive_avg_pool1d(x, size)
   check_1d(x, 'adaptive_avg_pool1d')
-  return F.adaptive_avg_pool2d(x:unsqueeze(-2), { 1, single(size, 'output_size', 'adaptive_avg_pool1d') }):squeeze(-2)
+  return as_op('adaptive_avg_pool1d', 'adaptive_avg_pool2d', F.adaptive_avg_pool2d, x:unsqueeze(-2),
+    { 1, single(size, 'output_size', 'adaptive_avg_pool1d') }):squeeze(-2)
 end
 
 --- F.group_norm(x, num_groups, weight, bias, {eps = 1e-5}) -> x normalised over each group of
@@ -1545,7 +1566,7 @@ end
 -- the families written in files of their own (lua/torch/nn/functional/*.lua) add their functions to F,
 -- given the checks above
 local util = { check_tensor = check_tensor, opts_of = opts_of, params = params, pair = pair, single = single,
-  reduce = reduce, fp32 = fp32 }
+  reduce = reduce, fp32 = fp32, as_op = as_op }
 for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc',
   'volumetric', 'fractional_pool', 'variants', 'attention' } do
   require('torch.nn.functional.' .. part)(F, util)
