@@ -49,3 +49,17 @@ describe('torch.nn.functional errors', function()
       'norm_type')
   end)
 end)
+
+describe('torch.nn.functional shape errors', function()
+  it('name the function and the tensors whose shapes do not broadcast together', function()
+    H.raises(function() F.cosine_similarity(r(3, 4), r(2, 4)) end, 'cosine_similarity: ', 'x1 of shape',
+      'x2 of shape', 'do not broadcast')
+    H.raises(function() F.margin_ranking_loss(r(3), r(4), r(3)) end, 'margin_ranking_loss: ', 'input2 of shape')
+    local p = r(3, 4):sigmoid()
+    H.raises(function() F.binary_cross_entropy(p, p, { weight = r(5) }) end, 'binary_cross_entropy: ', 'weight of shape')
+    H.raises(function() F.binary_cross_entropy_with_logits(r(3, 4), p, { pos_weight = r(3) }) end,
+      'binary_cross_entropy_with_logits: ', 'pos_weight of shape')
+    -- shapes that broadcast are taken
+    assert.equal(3, F.binary_cross_entropy_with_logits(r(3, 4), p, { weight = r(3, 1), reduction = 'none' }):size(1))
+  end)
+end)

@@ -26,6 +26,20 @@ local function check_tensor(x, op, what)
   end
 end
 
+-- refuses tensors (after op's name, pairs of a description and a tensor or nil) whose shapes do not
+-- broadcast together, naming op and them
+local function check_broadcast(op, ...)
+  local args, names, shapes = { ... }, {}, {}
+  for i = 1, select('#', ...), 2 do
+    if args[i + 1] ~= nil then names[#names + 1], shapes[#shapes + 1] = args[i], args[i + 1].shape end
+  end
+  if not pcall(torch.broadcast_shapes, table.unpack(shapes)) then
+    local parts = {}
+    for i = 1, #names do parts[i] = names[i] .. ' of shape ' .. tostring(shapes[i]) end
+    error(string.format('%s: %s do not broadcast together', op, table.concat(parts, ', ')), 3)
+  end
+end
+
 -- ---- activations ----
 --- F.relu(x, {inplace = false}) -> tensor: max(x, 0) elementwise; in place with inplace = true
 function F.relu(x, o)
@@ -513,6 +527,7 @@ function F.cosine_similarity(x1, x2, o)
   check_tensor(x1, 'cosine_similarity', 'x1')
   check_tensor(x2, 'cosine_similarity', 'x2')
   o = opts_of(o, 'cosine_similarity', { 'dim', 'eps' })
+  check_broadcast('cosine_similarity', 'x1', x1, 'x2', x2)
   local dim, eps = o.dim or 2, o.eps or 1e-8
   -- each squared norm raised to eps^2 outside autograd, as PyTorch 1.13 (which clamps them in place
   -- under no_grad): its gradient is that of the unclamped one
@@ -1131,6 +1146,7 @@ end
 function F.binary_cross_entropy_with_logits(x, y, o)
   o = opts_of(o, 'binary_cross_entropy_with_logits', { 'weight', 'pos_weight', 'reduction' })
   check_same_shape(x, y, 'binary_cross_entropy_with_logits')
+  check_broadcast('binary_cross_entropy_with_logits', 'input', x, 'weight', o.weight, 'pos_weight', o.pos_weight)
   local pw, w
   x, y, pw, w = fp32(x, y, o.pos_weight, o.weight)
   o = { pos_weight = pw, weight = w, reduction = o.reduction }
@@ -1167,6 +1183,7 @@ end
 function F.binary_cross_entropy(x, y, o)
   o = opts_of(o, 'binary_cross_entropy', { 'weight', 'reduction' })
   check_same_shape(x, y, 'binary_cross_entropy')
+  check_broadcast('binary_cross_entropy', 'input', x, 'weight', o.weight)
   local w
   x, y, w = fp32(x, y, o.weight)
   if x:numel() > 0 and (x:min():item() < 0 or x:max():item() > 1) then
@@ -1232,6 +1249,7 @@ function F.margin_ranking_loss(x1, x2, y, o)
   check_tensor(x1, 'margin_ranking_loss', 'input1')
   check_tensor(x2, 'margin_ranking_loss', 'input2')
   check_tensor(y, 'margin_ranking_loss', 'target')
+  check_broadcast('margin_ranking_loss', 'input1', x1, 'input2', x2, 'target', y)
   return reduce((-y * (x1 - x2) + (o.margin or 0)):relu(), o.reduction, 'margin_ranking_loss')
 end
 
