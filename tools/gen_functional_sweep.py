@@ -384,6 +384,10 @@ for red in REDUCTIONS:
         lambda x, t, red=red: F.multi_margin_loss(x, t, p=2, margin=0.5, reduction=red),
         [R("x"), R("t"), dict(reduction=red, p=2, margin=0.5)])
     inputs = dict(x=G((4,), 96), t=I([2, 0, -1, 1], lua=[3, 1, -1, 2]))
+    if red == "none":  # lutorch also takes 0 as the end of a sample's targets
+        inputs = dict(x=G((2, 4), 150), t=I([[3, 0, -1, 1], [1, -1, 0, 2]], lua=[[4, 1, 0, 2], [2, 0, -1, 3]]))
+        add("multilabel_margin_loss 0-ended targets", "F.multilabel_margin_loss", inputs,
+            lambda x, t: F.multilabel_margin_loss(x, t, reduction="none"), [R("x"), R("t"), dict(reduction="none")])
     add("multilabel_margin_loss unbatched %s" % red, "F.multilabel_margin_loss", inputs,
         lambda x, t, red=red: F.multilabel_margin_loss(x, t, reduction=red), [R("x"), R("t"), dict(reduction=red)])
     inputs = dict(a=G((4,), 97), b=G((4,), 98), y=V(torch.tensor(-1.0), grad=False))
@@ -700,7 +704,7 @@ for training, momentum, affine, running in [(True, 0.1, True, True), (True, 0.3,
             "F.batch_norm", inputs,
             lambda x, rm=None, rv=None, w=None, b=None, t=training, m=momentum: F.batch_norm(x, rm, rv, w, b, t, m),
             [R("x"), R("rm") if running else NONE, R("rv") if running else NONE, R("w") if affine else NONE,
-             R("b") if affine else NONE, lo], mutated=("rm", "rv") if running else (), dtypes=False)
+             R("b") if affine else NONE, lo], mutated=("rm", "rv") if running else ())
 for use_stats, running, affine, momentum in [(True, False, False, 0.1), (True, True, True, 0.2), (False, True, True, 0.1),
                                              (True, False, True, 0.1)]:
     inputs = dict(x=G((2, 3, 4), 72, 2.0, 0.5))
@@ -714,7 +718,7 @@ for use_stats, running, affine, momentum in [(True, False, False, 0.1), (True, T
             x, rm, rv, w, b, use_input_stats=u, momentum=m),
         [R("x"), R("rm") if running else NONE, R("rv") if running else NONE, R("w") if affine else NONE,
          R("b") if affine else NONE, dict(use_input_stats=use_stats, momentum=momentum)],
-        mutated=("rm", "rv") if running else (), dtypes=False)
+        mutated=("rm", "rv") if running else ())
 for size, alpha, beta, k, xs in [(2, 1e-4, 0.75, 1.0, (2, 5, 3)), (3, 0.5, 0.6, 2.0, (1, 6, 2, 2)),
                                  (4, 1.0, 1.5, 0.5, (1, 5, 2, 1, 2))]:
     add("local_response_norm size=%d alpha=%g beta=%g k=%g" % (size, alpha, beta, k), "F.local_response_norm",
