@@ -3,11 +3,12 @@
 -- inputs for a fixed upstream gradient, the running statistics a call updates, and the outputs in
 -- those of float32, float16 and bfloat16 that PyTorch computes the case in on the CPU, compared with
 -- the float64 ones within the dtype's tolerance relative to the largest output (the inputs are
--- exact in every dtype, so only the rounding of the computation differs).
+-- exact in every dtype, so only the rounding of the computation differs). Every case runs twice: on
+-- contiguous inputs, and on the same values every other element of larger tensors.
 --
--- Left out, as lutorch does not have them: embedding_bag's max_norm, interpolate's
--- antialias, grid_sample's 'bicubic' mode and 5-D (volumetric) input, adaptive pooling sizes with
--- nil (keep the input's size) entries.
+-- Left out, as lutorch does not have them: embedding_bag's max_norm, embedding's
+-- scale_grad_by_freq, interpolate's antialias, grid_sample's 'bicubic' mode and 5-D (volumetric)
+-- input, affine_grid's 5-D sizes, conv_tbc.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local F = torch.nn.functional
@@ -28,7 +29,10 @@ local DEPARTURES = {
 -- a log_softmax before it and is taken here through one); the gradient of an inf-norm distance
 -- (pdist, cdist) at tied largest entries is shared among them by lutorch, given whole to each by
 -- PyTorch (the cases have no ties); binary_cross_entropy's gradient in the target where the input
--- is 0 or 1 is PyTorch's -inf or inf, lutorch's the difference of the logs clamped at -100.
+-- is 0 or 1 is PyTorch's -inf or inf, lutorch's the difference of the logs clamped at -100; an
+-- adaptive max pooling to an output size of 0 is an error in lutorch, an empty tensor in PyTorch;
+-- a size table for adaptive pooling is not checked for its length, as its nil entries (keep the
+-- input's size) cannot be counted ({2, 2} for 3-D keeps the last size, PyTorch refuses it).
 
 local function departure(name)
   for k, d in pairs(DEPARTURES) do
