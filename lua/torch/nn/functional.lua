@@ -26,6 +26,20 @@ local function check_tensor(x, op, what)
   end
 end
 
+-- refuses tensors (after op's name, pairs of a description and a tensor or nil) whose shapes do not
+-- broadcast together, naming op and them
+local function check_broadcast(op, ...)
+  local args, names, shapes = { ... }, {}, {}
+  for i = 1, select('#', ...), 2 do
+    if args[i + 1] ~= nil then names[#names + 1], shapes[#shapes + 1] = args[i], args[i + 1].shape end
+  end
+  if not pcall(torch.broadcast_shapes, table.unpack(shapes)) then
+    local parts = {}
+    for i = 1, #names do parts[i] = names[i] .. ' of shape ' .. tostring(shapes[i]) end
+    error(string.format('%s: %s do not broadcast together', op, table.concat(parts, ', ')), 3)
+  end
+end
+
 -- ---- activations ----
 --- F.relu(x, {inplace = false}) -> tensor: max(x, 0) elementwise; in place with inplace = true
 function F.relu(x, o)
@@ -250,6 +264,18 @@ function F.conv2d(x, w, b, o)
   return C.conv2d(x, w, b, sh, sw, ph, pw, dh, dw, o.groups or 1)
 end
 
+-- f(...)'s results, f being the 2-D function named inner that op (a 1-D function) delegates to; its
+-- errors are raised again naming op, at op's caller
+local function as_op(op, inner, f, ...)
+  local r = table.pack(pcall(f, ...))
+  if not r[1] then
+    local msg = tostring(r[2])
+    local _, j = msg:find(inner .. ': ', 1, true)
+    error(j and op .. ': ' .. msg:sub(j + 1) or msg, 3)
+  end
+  return table.unpack(r, 2, r.n)
+end
+
 -- a number or a 1-tuple {n} as a number
 local function single(v, name, op)
   if type(v) == 'table' and #v == 1 then v = v[1] end
@@ -319,9 +345,10 @@ function F.conv_transpose1d(x, w, b, o)
   check_tensor(w, 'conv_transpose1d', 'weight')
   if w:dim() ~= 3 then error('conv_transpose1d: expected a 3-D weight, got ' .. w:dim() .. '-D', 2) end
   local op = 'conv_transpose1d'
-  return F.conv_transpose2d(x:unsqueeze(-2), w:unsqueeze(-2), b, { stride = { 1, single(o.stride or 1, 'stride', op) },
-    padding = { 0, single(o.padding or 0, 'padding', op) }, output_padding = { 0, single(o.output_padding or 0, 'output_padding', op) },
-    groups = o.groups, dilation = { 1, single(o.dilation or 1, 'dilation', op) } }):squeeze(-2)
+  return as_op(op, 'conv_transpose2d', F.conv_transpose2d, x:unsqueeze(-2), w:unsqueeze(-2), b,
+    { stride = { 1, single(o.stride or 1, 'stride', op) }, padding = { 0, single(o.padding or 0, 'padding', op) },
+      output_padding = { 0, single(o.output_padding or 0, 'output_padding', op) }, groups = o.groups,
+      dilation = { 1, single(o.dilation or 1, 'dilation', op) } }):squeeze(-2)
 end
 
 
@@ -338,8 +365,9 @@ function F.conv1d(x, w, b, o)
   if w:dim() ~= 3 then error('conv1d: expected a 3-D weight (out_channels, in_channels / groups, k), got ' .. w:dim() .. '-D', 2) end
   local padding = o.padding or 0
   if type(padding) ~= 'string' then padding = { 0, single(padding, 'padding', 'conv1d') } end
-  local y = F.conv2d(x:unsqueeze(-2), w:unsqueeze(-2), b, { stride = { 1, single(o.stride or 1, 'stride', 'conv1d') },
-    padding = padding, dilation = { 1, single(o.dilation or 1, 'dilation', 'conv1d') }, groups = o.groups })
+  local y = as_op('conv1d', 'conv2d', F.conv2d, x:unsqueeze(-2), w:unsqueeze(-2), b,
+    { stride = { 1, single(o.stride or 1, 'stride', 'conv1d') }, padding = padding,
+      dilation = { 1, single(o.dilation or 1, 'dilation', 'conv1d') }, groups = o.groups })
   return y:squeeze(-2)
 end
 
@@ -366,7 +394,12 @@ function F.avg_pool2d(x, k, o)
   local ph, pw = pair(o.padding or 0, 'padding', 'avg_pool2d')
   local cip = o.count_include_pad
   if cip == nil then cip = true end
-  return C.avg_pool2d(x, kh, kw, sh, sw, ph, pw, o.ceil_mode or false, cip, o.divisor_override or 0)
+  local div = o.divisor_override
+  -- (0 is the kernel's 'none')
+  if div ~= nil and (math.type(div) ~= 'integer' or div == 0) then
+    error('avg_pool2d: divisor_override must be a non-zero integer, got ' .. tostring(div), 2)
+  end
+  return C.avg_pool2d(x, kh, kw, sh, sw, ph, pw, o.ceil_mode or false, cip, div or 0)
 end
 
 function F.adaptive_avg_pool2d(x, size)
@@ -420,7 +453,8 @@ local PAD_INDEX = {
 
 --- F.pad(x, pad, {mode = 'constant', value = 0}) -> x padded (or cropped, for negative amounts):
 -- pad = {left, right} for the last dim, {left, right, top, bottom} for the last two, and so on;
--- mode 'constant' (value), 'reflect', 'replicate' or 'circular'
+-- mode 'constant' (value), 'reflect', 'replicate' or 'circular' ('circular' crops a negative
+-- amount first and wraps around the rest, as PyTorch)
 function F.pad(x, pad, o)
   check_tensor(x, 'pad')
   if type(o) == 'string' then o = { mode = o } end
@@ -455,6 +489,13 @@ function F.pad(x, pad, o)
       if r > 0 then parts[#parts + 1] = block(r) end
       if #parts > 1 then x = torch.cat(parts, d) end
     elseif l ~= 0 or r ~= 0 then
+      if mode == 'circular' and (l < 0 or r < 0) then
+        -- PyTorch crops first and wraps around what is left
+        local a, b = math.max(-l, 0), math.max(-r, 0)
+        if a + b > n then error(string.format('pad: cropping %d elements from a dim of %d', a + b, n), 2) end
+        x = x:narrow(d, a + 1, n - a - b)
+        n, l, r = n - a - b, math.max(l, 0), math.max(r, 0)
+      end
       if mode == 'reflect' and (l >= n or r >= n) then
         error(string.format('pad: Padding size should be less than the corresponding input dimension, but got: '
           .. 'padding (%d, %d) at dimension %d of input of size %d', l, r, d, n), 2)
@@ -481,15 +522,21 @@ function F.normalize(x, o)
 end
 
 --- F.cosine_similarity(x1, x2, {dim = 2, eps = 1e-8}) -> the cosine of the angle between x1 and x2
--- along dim (broadcast): sum(x1 x2) / sqrt(max(sum(x1^2) sum(x2^2), eps^2))
+-- along dim (broadcast): sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)), as PyTorch 1.13
 function F.cosine_similarity(x1, x2, o)
   check_tensor(x1, 'cosine_similarity', 'x1')
   check_tensor(x2, 'cosine_similarity', 'x2')
   o = opts_of(o, 'cosine_similarity', { 'dim', 'eps' })
+  check_broadcast('cosine_similarity', 'x1', x1, 'x2', x2)
   local dim, eps = o.dim or 2, o.eps or 1e-8
-  local w12 = (x1 * x2):sum(dim)
-  local w1, w2 = (x1 * x1):sum(dim), (x2 * x2):sum(dim)
-  return w12 / (w1 * w2):clamp(eps * eps, nil):sqrt()
+  -- each squared norm raised to eps^2 outside autograd, as PyTorch 1.13 (which clamps them in place
+  -- under no_grad): its gradient is that of the unclamped one
+  local function norm(x)
+    local s = (x * x):sum(dim, true)
+    local sd = s:detach()
+    return (s + (sd:clamp(eps * eps, nil) - sd)):sqrt()
+  end
+  return ((x1 / norm(x1)) * (x2 / norm(x2))):sum(dim)
 end
 
 --- F.pairwise_distance(x1, x2, {p = 2, eps = 1e-6, keepdim = false}) -> ||x1 - x2 + eps||_p over the
@@ -532,7 +579,8 @@ function F.max_pool1d(x, k, o)
   o = opts_of(o, 'max_pool1d', { 'stride', 'padding', 'dilation', 'ceil_mode', 'return_indices' })
   check_1d(x, 'max_pool1d')
   k = single(k, 'kernel_size', 'max_pool1d')
-  local y, idx = F.max_pool2d(x:unsqueeze(-2), { 1, k }, { stride = { 1, single(o.stride or k, 'stride', 'max_pool1d') },
+  local y, idx = as_op('max_pool1d', 'max_pool2d', F.max_pool2d, x:unsqueeze(-2), { 1, k },
+    { stride = { 1, single(o.stride or k, 'stride', 'max_pool1d') },
     padding = { 0, single(o.padding or 0, 'padding', 'max_pool1d') },
     dilation = { 1, single(o.dilation or 1, 'dilation', 'max_pool1d') }, ceil_mode = o.ceil_mode, return_indices = true })
   if o.return_indices then return y:squeeze(-2), idx:squeeze(-2) end
@@ -545,15 +593,16 @@ function F.avg_pool1d(x, k, o)
   o = opts_of(o, 'avg_pool1d', { 'stride', 'padding', 'ceil_mode', 'count_include_pad' })
   check_1d(x, 'avg_pool1d')
   k = single(k, 'kernel_size', 'avg_pool1d')
-  return F.avg_pool2d(x:unsqueeze(-2), { 1, k }, { stride = { 1, single(o.stride or k, 'stride', 'avg_pool1d') },
-    padding = { 0, single(o.padding or 0, 'padding', 'avg_pool1d') }, ceil_mode = o.ceil_mode,
-    count_include_pad = o.count_include_pad }):squeeze(-2)
+  return as_op('avg_pool1d', 'avg_pool2d', F.avg_pool2d, x:unsqueeze(-2), { 1, k },
+    { stride = { 1, single(o.stride or k, 'stride', 'avg_pool1d') }, padding = { 0, single(o.padding or 0, 'padding', 'avg_pool1d') },
+      ceil_mode = o.ceil_mode, count_include_pad = o.count_include_pad }):squeeze(-2)
 end
 
 --- F.adaptive_avg_pool1d(x, output_size) -> N x C x output_size means of adaptive windows
 function F.adaptive_avg_pool1d(x, size)
   check_1d(x, 'adaptive_avg_pool1d')
-  return F.adaptive_avg_pool2d(x:unsqueeze(-2), { 1, single(size, 'output_size', 'adaptive_avg_pool1d') }):squeeze(-2)
+  return as_op('adaptive_avg_pool1d', 'adaptive_avg_pool2d', F.adaptive_avg_pool2d, x:unsqueeze(-2),
+    { 1, single(size, 'output_size', 'adaptive_avg_pool1d') }):squeeze(-2)
 end
 
 --- F.group_norm(x, num_groups, weight, bias, {eps = 1e-5}) -> x normalised over each group of
@@ -1012,10 +1061,20 @@ function F.layer_norm(x, shape, w, b, o)
 end
 
 -- ---- embedding ----
+--- F.embedding(indices, weight, {padding_idx, max_norm, norm_type = 2}) -> the weight's rows at the
+-- 1-based indices, of shape indices' shape x embedding_dim. padding_idx's row gets no gradient;
+-- with max_norm, the rows looked up whose norm_type-norm exceeds max_norm are first scaled, in
+-- place and outside autograd, to max_norm / (norm + 1e-7) of themselves (PyTorch's embedding_renorm_)
 function F.embedding(idx, w, o)
-  o = opts_of(o, 'embedding', { 'padding_idx' })
+  o = opts_of(o, 'embedding', { 'padding_idx', 'max_norm', 'norm_type' })
   check_tensor(idx, 'embedding', 'indices')
   check_tensor(w, 'embedding', 'weight')
+  if o.max_norm ~= nil and type(o.max_norm) ~= 'number' then
+    error('embedding: max_norm must be a number, got ' .. type(o.max_norm), 2)
+  end
+  if o.norm_type ~= nil and type(o.norm_type) ~= 'number' then
+    error('embedding: norm_type must be a number, got ' .. type(o.norm_type), 2)
+  end
   if idx.dtype ~= torch.int64 and idx.dtype ~= torch.int32 then
     error('embedding: expected indices of dtype int64 or int32, got ' .. tostring(idx.dtype), 2)
   end
@@ -1026,6 +1085,14 @@ function F.embedding(idx, w, o)
     if lo < 1 or hi > n then
       error(string.format('embedding: index %d is out of range 1..%d (indices are 1-based rows of the weight)',
         lo < 1 and lo or hi, n), 2)
+    end
+    if o.max_norm then
+      torch.no_grad(function()
+        local at = flat:unique()
+        local sel = w:index_select(1, at)
+        local norms = sel:norm(o.norm_type or 2, 2, true)
+        w:index_copy_(1, at, torch.where(norms:gt(o.max_norm), sel * (o.max_norm / (norms + 1e-7)), sel))
+      end)
     end
   end
   local rows = w:index_select(1, flat)
@@ -1079,6 +1146,7 @@ end
 function F.binary_cross_entropy_with_logits(x, y, o)
   o = opts_of(o, 'binary_cross_entropy_with_logits', { 'weight', 'pos_weight', 'reduction' })
   check_same_shape(x, y, 'binary_cross_entropy_with_logits')
+  check_broadcast('binary_cross_entropy_with_logits', 'input', x, 'weight', o.weight, 'pos_weight', o.pos_weight)
   local pw, w
   x, y, pw, w = fp32(x, y, o.pos_weight, o.weight)
   o = { pos_weight = pw, weight = w, reduction = o.reduction }
@@ -1094,17 +1162,34 @@ function F.binary_cross_entropy_with_logits(x, y, o)
   return reduce(l, o.reduction, 'binary_cross_entropy_with_logits')
 end
 
+-- the elementwise loss of binary_cross_entropy, with PyTorch's gradient in x: (x - y) / max(x (1 - x),
+-- 1e-12), finite where x is 0 or 1 (the logs' clamp at -100 would give 0 * inf there); in y the
+-- difference of the clamped logs. The 1e-12 is PyTorch's, a float32 constant.
+local BCE_EPS = 9.999999960041972e-13
+local BinaryCrossEntropy = torch.autograd.Function:extend('BinaryCrossEntropyBackward0')
+function BinaryCrossEntropy.forward(ctx, x, y)
+  ctx:save_for_backward(x, y)
+  return -(y * x:log():clamp(-100, nil) + (1 - y) * (1 - x):log():clamp(-100, nil))
+end
+function BinaryCrossEntropy.backward(ctx, g)
+  local x, y = table.unpack(ctx.saved_tensors)
+  local gx = ctx.needs_input_grad[1] and g * (x - y) / (x * (1 - x)):clamp(BCE_EPS, nil) or nil
+  local gy = ctx.needs_input_grad[2] and g * ((1 - x):log():clamp(-100, nil) - x:log():clamp(-100, nil)) or nil
+  return gx, gy
+end
+
 --- F.binary_cross_entropy(x, y, {weight, reduction = 'mean'}) -> -(y log x + (1 - y) log(1 - x)),
 -- x probabilities in [0, 1], each log clamped to >= -100 as PyTorch's
 function F.binary_cross_entropy(x, y, o)
   o = opts_of(o, 'binary_cross_entropy', { 'weight', 'reduction' })
   check_same_shape(x, y, 'binary_cross_entropy')
+  check_broadcast('binary_cross_entropy', 'input', x, 'weight', o.weight)
   local w
   x, y, w = fp32(x, y, o.weight)
   if x:numel() > 0 and (x:min():item() < 0 or x:max():item() > 1) then
     error('binary_cross_entropy: all elements of input should be between 0 and 1', 2)
   end
-  local l = -(y * x:log():clamp(-100, nil) + (1 - y) * (1 - x):log():clamp(-100, nil))
+  local l = BinaryCrossEntropy.apply(x, y)
   if w then l = l * w end
   return reduce(l, o.reduction, 'binary_cross_entropy')
 end
@@ -1164,6 +1249,7 @@ function F.margin_ranking_loss(x1, x2, y, o)
   check_tensor(x1, 'margin_ranking_loss', 'input1')
   check_tensor(x2, 'margin_ranking_loss', 'input2')
   check_tensor(y, 'margin_ranking_loss', 'target')
+  check_broadcast('margin_ranking_loss', 'input1', x1, 'input2', x2, 'target', y)
   return reduce((-y * (x1 - x2) + (o.margin or 0)):relu(), o.reduction, 'margin_ranking_loss')
 end
 
@@ -1415,25 +1501,55 @@ function F.nll_loss(logp, target, o)
   return C.nll_loss('nll_loss', logp, target, o.weight, o.ignore_index, reduction_code(o.reduction, 'nll_loss'))
 end
 
+-- cross_entropy's class-probability targets (target of x's shape): -sum over the classes of
+-- target (smoothed toward 1 / C) * weight * log_softmax(x); 'mean' divides by the number of samples
+-- (positions), whatever the weights, as PyTorch does
+local function cross_entropy_probabilities(x, target, logp, cdim, o, red)
+  if x.shape ~= target.shape then
+    error(string.format('cross_entropy: expected a target of class probabilities of the input\'s shape %s, got %s',
+      tostring(x.shape), tostring(target.shape)), 3)
+  end
+  if o.ignore_index ~= nil then error('cross_entropy: ignore_index is not supported for class-probability targets', 3) end
+  local n_classes = x:size(cdim)
+  local eps = o.label_smoothing or 0
+  if eps > 0 then target = target * (1 - eps) + eps / n_classes end
+  local terms = logp * target
+  if o.weight then
+    local shape = {}
+    for i = 1, x:dim() do shape[i] = 1 end
+    shape[cdim] = n_classes
+    terms = terms * o.weight:view(shape)
+  end
+  local l = -terms:sum(cdim)
+  if red == 1 then return l:mean() end
+  if red == 2 then return l:sum() end
+  return l
+end
+
 --- F.cross_entropy(x, target, {weight, ignore_index, reduction = 'mean', label_smoothing = 0})
--- -> tensor: nll_loss(log_softmax(x)) of logits x (N x C, or C) and 1-based class targets (N)
+-- -> tensor: nll_loss(log_softmax(x)) of logits x (N x C, or C) and 1-based class targets (N), or
+-- the cross entropy with class probabilities (a floating target of x's shape)
 function F.cross_entropy(x, target, o)
   o = opts_of(o, 'cross_entropy', { 'weight', 'ignore_index', 'reduction', 'label_smoothing' })
   check_tensor(x, 'cross_entropy')
   check_tensor(target, 'cross_entropy', 'target')
+  local probabilities = target.dtype.is_floating_point
   if o.weight then
     local w
-    x, w = fp32(x, o.weight)
+    if probabilities then x, target, w = fp32(x, target, o.weight) else x, w = fp32(x, o.weight) end
     o = { weight = w, ignore_index = o.ignore_index, reduction = o.reduction, label_smoothing = o.label_smoothing }
+  elseif probabilities then
+    x, target = fp32(x, target)
   else
     x = fp32(x)
   end
+  local eps = o.label_smoothing or 0
+  if eps < 0 or eps > 1 then error('cross_entropy: label_smoothing must be between 0.0 and 1.0, got ' .. eps, 2) end
   local cdim = x:dim() == 1 and 1 or 2
   local logp = C.log_softmax(x, cdim)
   local red = reduction_code(o.reduction, 'cross_entropy')
+  if probabilities then return cross_entropy_probabilities(x, target, logp, cdim, o, red) end
   local nll = C.nll_loss('cross_entropy', logp, target, o.weight, o.ignore_index, red)
-  local eps = o.label_smoothing or 0
-  if eps < 0 or eps > 1 then error('cross_entropy: label_smoothing must be between 0.0 and 1.0, got ' .. eps, 2) end
   if eps == 0 then return nll end
   local n_classes = x:size(cdim)
   local smooth
@@ -1468,7 +1584,7 @@ end
 -- the families written in files of their own (lua/torch/nn/functional/*.lua) add their functions to F,
 -- given the checks above
 local util = { check_tensor = check_tensor, opts_of = opts_of, params = params, pair = pair, single = single,
-  reduce = reduce, fp32 = fp32 }
+  reduce = reduce, fp32 = fp32, as_op = as_op }
 for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc',
   'volumetric', 'fractional_pool', 'variants', 'attention' } do
   require('torch.nn.functional.' .. part)(F, util)

@@ -8,9 +8,9 @@ local init = require 'torch.nn.initializers'
 
 local M = {}
 
--- Embedding(num_embeddings, embedding_dim, {padding_idx, device, dtype, _weight, _freeze});
--- padding_idx is a 1-based row (negative counts from the end) whose row starts at zero and gets no
--- gradient
+-- Embedding(num_embeddings, embedding_dim, {padding_idx, max_norm, norm_type = 2, device, dtype, _weight,
+-- _freeze}); padding_idx is a 1-based row (negative counts from the end) whose row starts at zero and
+-- gets no gradient; with max_norm the rows looked up are renormalised in place (F.embedding)
 local Embedding = Module:extend('Embedding')
 M.Embedding = Embedding
 
@@ -21,7 +21,7 @@ function Embedding:init(num_embeddings, embedding_dim, o)
     error(string.format('Embedding: num_embeddings and embedding_dim must be non-negative integers, got %s and %s',
       tostring(num_embeddings), tostring(embedding_dim)), 3)
   end
-  for _, unsupported in ipairs { 'max_norm', 'scale_grad_by_freq', 'sparse' } do
+  for _, unsupported in ipairs { 'scale_grad_by_freq', 'sparse' } do
     if o[unsupported] then error('Embedding: ' .. unsupported .. ' is not supported by lutorch', 3) end
   end
   local pad = o.padding_idx
@@ -33,7 +33,7 @@ function Embedding:init(num_embeddings, embedding_dim, o)
     if pad < 0 then pad = num_embeddings + pad + 1 end
   end
   self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, pad
-  self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = nil, 2.0, false, false
+  self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = o.max_norm, o.norm_type or 2.0, false, false
   if o._weight ~= nil then
     local w = o._weight
     if not torch.is_tensor(w) or w:dim() ~= 2 or w:size(1) ~= num_embeddings or w:size(2) ~= embedding_dim then
@@ -58,15 +58,20 @@ function Embedding:_fill_padding_idx_with_zero()
   end
 end
 
-function Embedding:forward(idx) return F.embedding(idx, self.weight, { padding_idx = self.padding_idx }) end
+function Embedding:forward(idx)
+  return F.embedding(idx, self.weight, { padding_idx = self.padding_idx, max_norm = self.max_norm,
+    norm_type = self.norm_type })
+end
 
 function Embedding:extra_repr()
   local s = string.format('%d, %d', self.num_embeddings, self.embedding_dim)
   if self.padding_idx ~= nil then s = s .. ', padding_idx=' .. self.padding_idx end
+  if self.max_norm ~= nil then s = s .. ', max_norm=' .. self.max_norm end
+  if self.norm_type ~= 2 then s = s .. ', norm_type=' .. self.norm_type end
   return s
 end
 
--- Embedding.from_pretrained(embeddings, {freeze = true, padding_idx})
+-- Embedding.from_pretrained(embeddings, {freeze = true, padding_idx, max_norm, norm_type})
 function Embedding.from_pretrained(embeddings, o)
   o = o or {}
   if not torch.is_tensor(embeddings) or embeddings:dim() ~= 2 then
@@ -75,7 +80,7 @@ function Embedding.from_pretrained(embeddings, o)
   local freeze = o.freeze
   if freeze == nil then freeze = true end
   return Embedding(embeddings:size(1), embeddings:size(2), { _weight = embeddings, _freeze = freeze,
-    padding_idx = o.padding_idx })
+    padding_idx = o.padding_idx, max_norm = o.max_norm, norm_type = o.norm_type })
 end
 
 -- EmbeddingBag(num_embeddings, embedding_dim, {mode = 'mean', include_last_offset = false, padding_idx,

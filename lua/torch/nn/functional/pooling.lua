@@ -124,7 +124,7 @@ return function(F, u)
     check_tensor(x, op)
     norm_type_of(p, op)
     local kh, kw = pair(k, 'kernel_size', op)
-    local out = F.avg_pool2d(x:pow(p), k, { stride = o.stride, padding = 0, ceil_mode = o.ceil_mode })
+    local out = u.as_op(op, 'avg_pool2d', F.avg_pool2d, x:pow(p), k, { stride = o.stride, padding = 0, ceil_mode = o.ceil_mode })
     return (out:sign() * out:abs():relu()):mul(kh * kw):pow(1 / p)
   end
 
@@ -136,7 +136,7 @@ return function(F, u)
     check_tensor(x, op)
     norm_type_of(p, op)
     k = single(k, 'kernel_size', op)
-    local out = F.avg_pool1d(x:pow(p), k, { stride = o.stride, padding = 0, ceil_mode = o.ceil_mode })
+    local out = u.as_op(op, 'avg_pool1d', F.avg_pool1d, x:pow(p), k, { stride = o.stride, padding = 0, ceil_mode = o.ceil_mode })
     return (out:sign() * out:abs():relu()):mul(k):pow(1 / p)
   end
 

@@ -120,7 +120,7 @@ return function(F, u)
         .. 'size %s instead', op, g, g, tostring(w.shape)), 2)
     end
     if cig * g ~= c then
-      error(string.format('%s: given groups=%d, weight of size %s, expected input%s to have %d channels, but got %d '
+      error(string.format('%s: given groups=%d, weight of size %s, expected input of size %s to have %d channels, but got %d '
         .. 'channels instead', op, g, tostring(w.shape), tostring(x.shape), cig * g, c), 2)
     end
     if b ~= nil and (b:dim() ~= 1 or b:size(1) ~= cout) then
