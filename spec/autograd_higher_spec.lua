@@ -49,6 +49,18 @@ local function fd_of_gradient(loss, x, w, eps)
   return out:reshape(x.shape)
 end
 
+-- gradgradcheck, after checking that the gradients under create_graph (the backward_graph path)
+-- equal the plain backward's, for a random output gradient: gradgradcheck alone checks the second
+-- derivatives against the create_graph gradients, not those against the first derivatives
+local function check_twice(fn, inputs)
+  local out = fn(table.unpack(inputs))
+  local go = torch.randn(out.shape, f64)
+  local with = grad((fn(table.unpack(inputs)) * go):sum(), inputs, { create_graph = true })
+  local plain = grad((fn(table.unpack(inputs)) * go):sum(), inputs)
+  for i = 1, #inputs do H.assert_values(with[i], plain[i]:totable(), 1e-12, 'first gradient ' .. i) end
+  return torch.autograd.gradgradcheck(fn, inputs)
+end
+
 describe('create_graph', function()
   it('makes the gradient differentiable (without it the gradient has no history)', function()
     local x = leaf({ 1.5, -2 })
@@ -336,19 +348,24 @@ describe('create_graph', function()
     -- without create_graph the same graphs differentiate
     H.assert_values(grad(x:digamma():sum(), x)[1], { math.pi ^ 2 / 2, math.pi ^ 2 / 2 - 4, math.pi ^ 2 / 6 - 1 }, 1e-9)
   end)
-end)
 
--- gradgradcheck, after checking that the gradients under create_graph (the backward_graph path)
--- equal the plain backward's, for a random output gradient: gradgradcheck alone checks the second
--- derivatives against the create_graph gradients, not those against the first derivatives
-local function check_twice(fn, inputs)
-  local out = fn(table.unpack(inputs))
-  local go = torch.randn(out.shape, f64)
-  local with = grad((fn(table.unpack(inputs)) * go):sum(), inputs, { create_graph = true })
-  local plain = grad((fn(table.unpack(inputs)) * go):sum(), inputs)
-  for i = 1, #inputs do H.assert_values(with[i], plain[i]:totable(), 1e-12, 'first gradient ' .. i) end
-  return torch.autograd.gradgradcheck(fn, inputs)
-end
+  it("differentiates igamma and igammac in x twice (d/dx: +-x^(a-1) e^-x / Gamma(a)), a's derivative refused", function()
+    local a = torch.tensor({ 0.5, 2, 7, 3.5 }, f64)
+    local x = leaf({ 0.3, 2.5, 6, 1.2 })
+    assert.is_true(check_twice(function(t) return torch.igamma(a, t) end, { x }))
+    assert.is_true(check_twice(function(t) return torch.igammac(a:reshape(4, 1), t) end, { x }))
+    -- d2/dx2 P(a, x) = x^(a-2) e^-x (a - 1 - x) / Gamma(a)
+    local want = {}
+    for i, av in ipairs(a:totable()) do
+      local xv = x[i]
+      want[i] = xv ^ (av - 2) * math.exp(-xv) * (av - 1 - xv) / math.exp(torch.tensor(av, f64):lgamma():item())
+    end
+    H.assert_values(second(function(t) return torch.igamma(a, t) end, x), want, 1e-12)
+    local al = leaf({ 2, 3 })
+    H.raises(function() grad(torch.igamma(al, torch.tensor({ 1.0, 2.0 }, f64)):sum(), al) end,
+      "the derivative for 'igamma: input' is not implemented")
+  end)
+end)
 
 describe('create_graph through convolutions', function()
   local function conv_case(t, w, b) return F.conv2d(t, w, b, { stride = { 2, 1 }, padding = { 1, 2 }, dilation = { 1, 2 },
