@@ -181,13 +181,15 @@ static lt_tensor_t *unary_deriv(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *y) 
     case LT_UNARY_erfinv: /* sqrt(pi) / 2 exp(y^2) */
       return lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, lt_op(LT_BINARY_mul, lt_T(y), lt_T(y))), lt_F(0.88622692545275801365));
     case LT_UNARY_lgamma: return lt_unary(LT_UNARY_digamma, x, NULL);
+    case LT_UNARY_digamma: /* trigamma(x) = zeta(2, x), differentiable again in x */
+      return lt_op(LT_BINARY_special_zeta, lt_F(2), lt_T(x));
     default: lt_error("%s: no double backward", lt_unary_name(op)); return NULL;
   }
 }
 
 static bool unary_graph_ok(lt_unary_op op) {
   switch (op) {
-    case LT_UNARY_digamma: case LT_UNARY_bitwise_not: return false; /* digamma's derivative, trigamma, is no op */
+    case LT_UNARY_bitwise_not: return false;
     default: return true;
   }
 }

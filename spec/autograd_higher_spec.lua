@@ -335,18 +335,44 @@ describe('create_graph', function()
   end)
 
   it('raises naming the node when a node has no double backward', function()
+    -- nextafter has no derivative at all: create_graph names its node before its backward runs
     local x = leaf({ 0.5, 1.5, 2 })
-    H.raises(function() grad(x:digamma():sum(), x, { create_graph = true }) end,
-      'autograd.grad: create_graph: double backward through DigammaBackward0 is not supported yet')
-    H.raises(function() x:digamma():sum():backward(nil, { create_graph = true }) end,
-      'backward: create_graph: double backward through DigammaBackward0 is not supported yet')
-    H.raises(function() torch.autograd.backward({ x:digamma():pow(2):sum() }, nil, { create_graph = true }) end,
-      'autograd.backward: create_graph: double backward through DigammaBackward0 is not supported yet')
-    -- higher orders stop where a derivative's own op has none: digamma's (lgamma's second)
-    local g = grad(torch.lgamma(x):sum(), x, { create_graph = true })[1]
-    H.raises(function() grad(grad(g:sum(), x, { create_graph = true })[1]:sum(), x) end, 'DigammaBackward0')
-    -- without create_graph the same graphs differentiate
-    H.assert_values(grad(x:digamma():sum(), x)[1], { math.pi ^ 2 / 2, math.pi ^ 2 / 2 - 4, math.pi ^ 2 / 6 - 1 }, 1e-9)
+    local y = torch.zeros(3, f64)
+    H.raises(function() grad(x:nextafter(y):sum(), x, { create_graph = true }) end,
+      'autograd.grad: create_graph: double backward through NextafterBackward0 is not supported yet')
+    H.raises(function() x:nextafter(y):sum():backward(nil, { create_graph = true }) end,
+      'backward: create_graph: double backward through NextafterBackward0 is not supported yet')
+    H.raises(function() torch.autograd.backward({ x:nextafter(y):pow(2):sum() }, nil, { create_graph = true }) end,
+      'autograd.backward: create_graph: double backward through NextafterBackward0 is not supported yet')
+  end)
+
+  it('differentiates lgamma, digamma and polygamma any number of times (polygamma(n + 1) each)', function()
+    -- polygamma(n, 1) = (-1)^(n + 1) n! zeta(n + 1): pi^2 / 6, -2 zeta(3), pi^4 / 15, -24 zeta(5)
+    local zeta3, zeta5 = 1.2020569031595942854, 1.0369277551433699263
+    local at1 = { math.pi ^ 2 / 6, -2 * zeta3, math.pi ^ 4 / 15, -24 * zeta5 }
+    local x = leaf({ 1, 1 })
+    local g = torch.lgamma(x):sum()
+    for order = 1, 5 do
+      g = grad(g, x, { create_graph = true })[1]
+      assert.is_true(g.requires_grad, 'order ' .. order)
+      -- lgamma's derivatives: digamma(1) = -Euler's gamma, then polygamma(order - 1, 1)
+      H.assert_values(g, order == 1 and { -0.57721566490153286, -0.57721566490153286 }
+        or { at1[order - 1], at1[order - 1] }, 1e-10, 'order ' .. order)
+      g = g:sum()
+    end
+    -- the same of digamma and polygamma(2): their second derivatives
+    H.assert_values(second(function(t) return t:digamma() end, leaf({ 1 })), { at1[2] }, 1e-10, 'digamma')
+    H.assert_values(second(function(t) return torch.polygamma(2, t) end, leaf({ 1 })), { at1[4] }, 1e-10, 'polygamma(2)')
+    -- gradgradcheck over both signs (away from the poles); digamma's first derivative under
+    -- create_graph is zeta(2, x), without it the trigamma kernel (PyTorch's series, within 1e-9)
+    local xs = { 0.4, 1.7, 6.5, -0.3, -2.6 }
+    local x1 = leaf(xs)
+    H.assert_values(grad(x1:digamma():sum(), x1, { create_graph = true })[1], grad(x1:digamma():sum(), x1)[1]:totable(),
+      1e-9)
+    assert.is_true(torch.autograd.gradgradcheck(function(t) return t:digamma() end, { x1 }))
+    for _, f in ipairs { function(t) return torch.polygamma(1, t) end, function(t) return torch.special.polygamma(3, t) end } do
+      assert.is_true(check_twice(f, { leaf(xs) }))
+    end
   end)
 
   it("differentiates igamma and igammac in x twice (d/dx: +-x^(a-1) e^-x / Gamma(a)), a's derivative refused", function()

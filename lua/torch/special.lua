@@ -1,8 +1,8 @@
--- torch.special: the special functions under PyTorch's names. polygamma and i0 are composed here
--- from the elementwise primitives (in float64, whatever the input; so they work on every device
--- and pass gradients, those of the series that compute them), xlog1py likewise; the Bessel and
--- Airy functions, the error-function family, zeta, the incomplete gamma functions and the
--- orthogonal polynomials are the kernels' (kernels/special.h); the rest are the unary kernels'
+-- torch.special: the special functions under PyTorch's names. polygamma is the kernels' zeta
+-- scaled; i0 is composed here from the elementwise primitives (in float64, whatever the input; so
+-- it works on every device and passes gradients, those of the series), xlog1py likewise; the
+-- Bessel and Airy functions, the error-function family, zeta, the incomplete gamma functions and
+-- the orthogonal polynomials are the kernels' (kernels/special.h); the rest are the unary kernels'
 -- functions under torch.special's names.
 -- Also torch.polygamma, torch.i0 and the methods x:polygamma(n), x:i0(), x:i0_().
 local torch = require 'torch'
@@ -18,77 +18,28 @@ local function result_dtype(x)
   return x.dtype.is_floating_point and x.dtype or torch.get_default_dtype()
 end
 
--- ---- the Hurwitz zeta function and polygamma ----
+-- ---- polygamma ----
 
-local MACHEP = 1.11022302462515654042e-16
+-- the kernels' Hurwitz zeta function (kernels/special.h), differentiable in q to any order
+local zeta = torch.special_zeta
+-- below it zeta sums about -x terms an element: refused (PyTorch's loop would run on)
 local LOWEST = -1e5
--- (2j)! / B_2j for j = 1..12 (B the Bernoulli numbers): the Euler-Maclaurin coefficients
-local EM = {}
-do
-  local bernoulli = { 1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798,
-    -174611 / 330, 854513 / 138, -236364091 / 2730 }
-  local f = 1.0
-  for j = 1, 12 do
-    f = f * (2 * j - 1) * (2 * j)
-    EM[j] = f / bernoulli[j]
-  end
-end
-
--- zeta(s, q) = sum over k >= 0 of (q + k)^-s, for an integer s >= 2 and a float64 tensor q, by
--- Cephes' method (PyTorch's): the terms up to q + i > 9 (at least 9 of them), then the
--- Euler-Maclaurin tail; each element stops where a term no longer changes its sum. +inf at the
--- non-positive integers (the poles). Negative q take about -q terms: below LOWEST, an error.
-local function hurwitz_zeta(s, q)
-  local sum = q:pow(-s)
-  local a, b = q, torch.zeros_like(q)
-  local pole = q:le(0):logical_and(q:eq(q:floor()))
-  local done = pole:clone()
-  -- below 0 each element takes about -q terms: refused past LOWEST (PyTorch's loop would run on)
-  if q:numel() > 0 and torch.where(pole, torch.zeros_like(q), q):min():item() < LOWEST then
-    error(string.format('polygamma: x below %g (not an integer) is not supported', LOWEST), 3)
-  end
-  local i = 0
-  while true do
-    local more = done:logical_not()
-    if i >= 9 then more = more:logical_and(a:le(9)) end
-    if not more:any():item() then break end
-    i = i + 1
-    a = torch.where(more, a + 1, a)
-    local term = a:pow(-s)
-    b = torch.where(more, term, b)
-    sum = torch.where(more, sum + term, sum)
-    done = done:logical_or(more:logical_and((term / sum):abs():lt(MACHEP)))
-  end
-  local w = a
-  sum = torch.where(done, sum, sum + b * w / (s - 1) - b * 0.5)
-  local c, k = 1.0, 0
-  for j = 1, 12 do
-    c = c * (s + k)
-    b = b / w
-    local t = b * (c / EM[j])
-    local live = done:logical_not()
-    sum = torch.where(live, sum + t, sum)
-    done = done:logical_or(live:logical_and((t / sum):abs():lt(MACHEP)))
-    k = k + 1
-    c = c * (s + k)
-    b = b / w
-    k = k + 1
-  end
-  return torch.where(pole, torch.full_like(sum, math.huge), sum)
-end
 
 --- the n-th derivative of digamma: digamma for n = 0, else (-1)^(n + 1) n! zeta(n + 1, x) (as
---- PyTorch computes it for n >= 2; the same formula serves n = 1)
+--- PyTorch computes it for n >= 2; the same formula serves n = 1), whose derivative in x is
+--- polygamma(n + 1, x): differentiable any number of times
 function special.polygamma(n, x)
   if math.type(n) ~= 'integer' or n < 0 then
     error('polygamma: n must be a non-negative integer, got ' .. tostring(n), 2)
   end
   check_tensor(x, 'polygamma')
   if n == 0 then return x:digamma() end
+  if x:lt(LOWEST):logical_and(x:ne(x:floor())):any():item() then
+    error(string.format('polygamma: x below %g (not an integer) is not supported', LOWEST), 2)
+  end
   local f = 1.0
   for k = 2, n do f = f * k end
-  local z = hurwitz_zeta(n + 1, x:to(torch.float64))
-  return (z * (n % 2 == 1 and f or -f)):to(result_dtype(x))
+  return zeta(n + 1, x:to(result_dtype(x))) * (n % 2 == 1 and f or -f)
 end
 torch.polygamma = special.polygamma
 function Tensor.polygamma(x, n) return (special.polygamma(n, x)) end
