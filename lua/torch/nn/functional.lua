@@ -25,6 +25,7 @@ local function check_tensor(x, op, what)
     error(string.format('%s: expected %s to be a tensor, got %s', op, what or 'input', type(x)), 3)
   end
 end
+F._check_tensor = check_tensor -- for the nn code that checks its tensor arguments the same way
 
 -- ---- activations ----
 --- F.relu(x, {inplace = false}) -> tensor: max(x, 0) elementwise; in place with inplace = true
