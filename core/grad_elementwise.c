@@ -181,13 +181,15 @@ static lt_tensor_t *unary_deriv(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *y) 
     case LT_UNARY_erfinv: /* sqrt(pi) / 2 exp(y^2) */
       return lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, lt_op(LT_BINARY_mul, lt_T(y), lt_T(y))), lt_F(0.88622692545275801365));
     case LT_UNARY_lgamma: return lt_unary(LT_UNARY_digamma, x, NULL);
+    case LT_UNARY_digamma: /* trigamma(x) = zeta(2, x), differentiable again in x */
+      return lt_op(LT_BINARY_special_zeta, lt_F(2), lt_T(x));
     default: lt_error("%s: no double backward", lt_unary_name(op)); return NULL;
   }
 }
 
 static bool unary_graph_ok(lt_unary_op op) {
   switch (op) {
-    case LT_UNARY_digamma: case LT_UNARY_bitwise_not: return false; /* digamma's derivative, trigamma, is no op */
+    case LT_UNARY_bitwise_not: return false;
     default: return true;
   }
 }
@@ -351,6 +353,26 @@ static lt_tensor_t *binary_grad(lt_node_t *n, int k, lt_tensor_t *g) {
       else z = lt_op(LT_BINARY_special_zeta, lt_F((a.kind == LT_OPERAND_FLOAT ? a.f : (double)a.i) + 1), b);
       return lt_opcc(LT_BINARY_mul, lt_opc(LT_BINARY_mul, z, a), lt_op(LT_BINARY_mul, lt_T(g), lt_F(-1)));
     }
+    case LT_BINARY_igamma:
+    case LT_BINARY_igammac: { /* x: +-g * exp((a - 1) log x - x - lgamma(a)); a: not implemented (PyTorch) */
+      if (k == 0) {
+        lt_error("the derivative for '%s: input' is not implemented", lt_binary_name(c->op));
+        return NULL;
+      }
+      if (operand(n, 0, &a) != LT_OK || operand(n, 1, &b) != LT_OK) return NULL;
+      /* b is the tensor x here (it needs the gradient) */
+      lt_tensor_t *lx = un(LT_UNARY_log, lt_retained(b.t)), *e;
+      if (a.kind == LT_OPERAND_TENSOR) {
+        e = lt_opcc(LT_BINARY_mul, lx, lt_op(LT_BINARY_sub, a, lt_F(1)));
+        e = lt_opcc(LT_BINARY_sub, lt_opc(LT_BINARY_sub, e, b), lt_unary(LT_UNARY_lgamma, a.t, NULL));
+      } else {
+        double an = a.kind == LT_OPERAND_FLOAT ? a.f : (double)a.i;
+        int sg;
+        e = lt_opc(LT_BINARY_sub, lt_opc(LT_BINARY_sub, lt_opc(LT_BINARY_mul, lx, lt_F(an - 1)), b), lt_F(lgamma_r(an, &sg)));
+      }
+      lt_tensor_t *d = lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, e), lt_T(g));
+      return c->op == LT_BINARY_igamma ? d : lt_opc(LT_BINARY_mul, d, lt_F(-1));
+    }
     default:
       lt_error("%s: not differentiable", lt_binary_name(c->op));
       return NULL;
@@ -376,7 +398,7 @@ static void binary_saves(lt_binary_op op, bool need[2], bool save[3]) {
     case LT_BINARY_pow: save[0] = save[1] = true; save[2] = need[1]; break;
     case LT_BINARY_fmod: case LT_BINARY_remainder: save[0] = save[1] = need[1]; break;
     case LT_BINARY_nextafter: break; /* not differentiable: backward raises */
-    case LT_BINARY_special_zeta: save[0] = save[1] = need[1]; break;
+    case LT_BINARY_special_zeta: case LT_BINARY_igamma: case LT_BINARY_igammac: save[0] = save[1] = need[1]; break;
     default: save[0] = save[1] = true; break;
   }
 }

@@ -377,6 +377,8 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
   X(bitwise_right_shift, LT_BITS, LT_NO_FLOAT2(a, b), lt_ishr(a, b))                 \
   X(nextafter, LT_FLOATS, lt_nextafter(a, b), 0)                    \
   X(special_zeta, LT_FLOATS, (T)lt_sp_zeta((double)(a), (double)(b)), 0) \
+  X(igamma, LT_FLOATS, (T)lt_sp_igamma((double)(a), (double)(b)), 0) \
+  X(igammac, LT_FLOATS, (T)lt_sp_igammac((double)(a), (double)(b)), 0) \
   X(special_chebyshev_polynomial_t, LT_FLOATS, (T)lt_sp_chebyshev_poly((double)(a), (double)(b), 0), 0) \
   X(special_chebyshev_polynomial_u, LT_FLOATS, (T)lt_sp_chebyshev_poly((double)(a), (double)(b), 1), 0) \
   X(special_chebyshev_polynomial_v, LT_FLOATS, (T)lt_sp_chebyshev_poly((double)(a), (double)(b), 2), 0) \

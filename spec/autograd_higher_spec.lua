@@ -49,6 +49,18 @@ local function fd_of_gradient(loss, x, w, eps)
   return out:reshape(x.shape)
 end
 
+-- gradgradcheck, after checking that the gradients under create_graph (the backward_graph path)
+-- equal the plain backward's, for a random output gradient: gradgradcheck alone checks the second
+-- derivatives against the create_graph gradients, not those against the first derivatives
+local function check_twice(fn, inputs)
+  local out = fn(table.unpack(inputs))
+  local go = torch.randn(out.shape, f64)
+  local with = grad((fn(table.unpack(inputs)) * go):sum(), inputs, { create_graph = true })
+  local plain = grad((fn(table.unpack(inputs)) * go):sum(), inputs)
+  for i = 1, #inputs do H.assert_values(with[i], plain[i]:totable(), 1e-12, 'first gradient ' .. i) end
+  return torch.autograd.gradgradcheck(fn, inputs)
+end
+
 describe('create_graph', function()
   it('makes the gradient differentiable (without it the gradient has no history)', function()
     local x = leaf({ 1.5, -2 })
@@ -274,7 +286,6 @@ describe('create_graph', function()
     local a = torch.tensor({ { 3, 1 }, { 0.5, 2 } }, { dtype = torch.float64, requires_grad = true })
     local L = torch.linalg
     for name, f in pairs({
-      LinalgQrBackward0 = function() return select(2, L.qr(a)):sum() end,
       CheckpointFunction = function() return torch.utils.checkpoint.checkpoint(function(t) return t:exp() end, a):sum() end,
     }) do
       H.raises(function() grad(f(), a, { create_graph = true }) end, 'double backward through ' .. name, name)
@@ -323,32 +334,63 @@ describe('create_graph', function()
   end)
 
   it('raises naming the node when a node has no double backward', function()
+    -- nextafter has no derivative at all: create_graph names its node before its backward runs
     local x = leaf({ 0.5, 1.5, 2 })
-    H.raises(function() grad(x:digamma():sum(), x, { create_graph = true }) end,
-      'autograd.grad: create_graph: double backward through DigammaBackward0 is not supported yet')
-    H.raises(function() x:digamma():sum():backward(nil, { create_graph = true }) end,
-      'backward: create_graph: double backward through DigammaBackward0 is not supported yet')
-    H.raises(function() torch.autograd.backward({ x:digamma():pow(2):sum() }, nil, { create_graph = true }) end,
-      'autograd.backward: create_graph: double backward through DigammaBackward0 is not supported yet')
-    -- higher orders stop where a derivative's own op has none: digamma's (lgamma's second)
-    local g = grad(torch.lgamma(x):sum(), x, { create_graph = true })[1]
-    H.raises(function() grad(grad(g:sum(), x, { create_graph = true })[1]:sum(), x) end, 'DigammaBackward0')
-    -- without create_graph the same graphs differentiate
-    H.assert_values(grad(x:digamma():sum(), x)[1], { math.pi ^ 2 / 2, math.pi ^ 2 / 2 - 4, math.pi ^ 2 / 6 - 1 }, 1e-9)
+    local y = torch.zeros(3, f64)
+    H.raises(function() grad(x:nextafter(y):sum(), x, { create_graph = true }) end,
+      'autograd.grad: create_graph: double backward through NextafterBackward0 is not supported yet')
+    H.raises(function() x:nextafter(y):sum():backward(nil, { create_graph = true }) end,
+      'backward: create_graph: double backward through NextafterBackward0 is not supported yet')
+    H.raises(function() torch.autograd.backward({ x:nextafter(y):pow(2):sum() }, nil, { create_graph = true }) end,
+      'autograd.backward: create_graph: double backward through NextafterBackward0 is not supported yet')
+  end)
+
+  it('differentiates lgamma, digamma and polygamma any number of times (polygamma(n + 1) each)', function()
+    -- polygamma(n, 1) = (-1)^(n + 1) n! zeta(n + 1): pi^2 / 6, -2 zeta(3), pi^4 / 15, -24 zeta(5)
+    local zeta3, zeta5 = 1.2020569031595942854, 1.0369277551433699263
+    local at1 = { math.pi ^ 2 / 6, -2 * zeta3, math.pi ^ 4 / 15, -24 * zeta5 }
+    local x = leaf({ 1, 1 })
+    local g = torch.lgamma(x):sum()
+    for order = 1, 5 do
+      g = grad(g, x, { create_graph = true })[1]
+      assert.is_true(g.requires_grad, 'order ' .. order)
+      -- lgamma's derivatives: digamma(1) = -Euler's gamma, then polygamma(order - 1, 1)
+      H.assert_values(g, order == 1 and { -0.57721566490153286, -0.57721566490153286 }
+        or { at1[order - 1], at1[order - 1] }, 1e-10, 'order ' .. order)
+      g = g:sum()
+    end
+    -- the same of digamma and polygamma(2): their second derivatives
+    H.assert_values(second(function(t) return t:digamma() end, leaf({ 1 })), { at1[2] }, 1e-10, 'digamma')
+    H.assert_values(second(function(t) return torch.polygamma(2, t) end, leaf({ 1 })), { at1[4] }, 1e-10, 'polygamma(2)')
+    -- gradgradcheck over both signs (away from the poles); digamma's first derivative under
+    -- create_graph is zeta(2, x), without it the trigamma kernel (PyTorch's series, within 1e-9)
+    local xs = { 0.4, 1.7, 6.5, -0.3, -2.6 }
+    local x1 = leaf(xs)
+    H.assert_values(grad(x1:digamma():sum(), x1, { create_graph = true })[1], grad(x1:digamma():sum(), x1)[1]:totable(),
+      1e-9)
+    assert.is_true(torch.autograd.gradgradcheck(function(t) return t:digamma() end, { x1 }))
+    for _, f in ipairs { function(t) return torch.polygamma(1, t) end, function(t) return torch.special.polygamma(3, t) end } do
+      assert.is_true(check_twice(f, { leaf(xs) }))
+    end
+  end)
+
+  it("differentiates igamma and igammac in x twice (d/dx: +-x^(a-1) e^-x / Gamma(a)), a's derivative refused", function()
+    local a = torch.tensor({ 0.5, 2, 7, 3.5 }, f64)
+    local x = leaf({ 0.3, 2.5, 6, 1.2 })
+    assert.is_true(check_twice(function(t) return torch.igamma(a, t) end, { x }))
+    assert.is_true(check_twice(function(t) return torch.igammac(a:reshape(4, 1), t) end, { x }))
+    -- d2/dx2 P(a, x) = x^(a-2) e^-x (a - 1 - x) / Gamma(a)
+    local want = {}
+    for i, av in ipairs(a:totable()) do
+      local xv = x[i]
+      want[i] = xv ^ (av - 2) * math.exp(-xv) * (av - 1 - xv) / math.exp(torch.tensor(av, f64):lgamma():item())
+    end
+    H.assert_values(second(function(t) return torch.igamma(a, t) end, x), want, 1e-12)
+    local al = leaf({ 2, 3 })
+    H.raises(function() grad(torch.igamma(al, torch.tensor({ 1.0, 2.0 }, f64)):sum(), al) end,
+      "the derivative for 'igamma: input' is not implemented")
   end)
 end)
-
--- gradgradcheck, after checking that the gradients under create_graph (the backward_graph path)
--- equal the plain backward's, for a random output gradient: gradgradcheck alone checks the second
--- derivatives against the create_graph gradients, not those against the first derivatives
-local function check_twice(fn, inputs)
-  local out = fn(table.unpack(inputs))
-  local go = torch.randn(out.shape, f64)
-  local with = grad((fn(table.unpack(inputs)) * go):sum(), inputs, { create_graph = true })
-  local plain = grad((fn(table.unpack(inputs)) * go):sum(), inputs)
-  for i = 1, #inputs do H.assert_values(with[i], plain[i]:totable(), 1e-12, 'first gradient ' .. i) end
-  return torch.autograd.gradgradcheck(fn, inputs)
-end
 
 describe('create_graph through convolutions', function()
   local function conv_case(t, w, b) return F.conv2d(t, w, b, { stride = { 2, 1 }, padding = { 1, 2 }, dilation = { 1, 2 },
@@ -496,7 +538,7 @@ describe('create_graph through reductions and selections', function()
 end)
 
 describe('create_graph through the linalg functions', function()
-  it('det, slogdet, solve, inv, solve_triangular, cholesky: gradgradcheck', function()
+  it('det, slogdet, solve, inv, solve_triangular, cholesky, qr: gradgradcheck', function()
     torch.manual_seed(61)
     local L = torch.linalg
     local A = (torch.randn({ 3, 3 }, f64) + torch.eye(3, f64) * 3):requires_grad_()
@@ -516,6 +558,25 @@ describe('create_graph through the linalg functions', function()
       cholesky_upper = { function(a) return L.cholesky(a:matmul(a:t()), { upper = true }) end, { A } },
     }
     for name, c in pairs(cases) do assert.is_true(check_twice(c[1], c[2]), name) end
+    -- qr: Q and R (both read), reduced for tall, square and wide A, complete for square and wide
+    -- (PyTorch's differentiable cases); a batch
+    local function qr_out(mode) return function(a)
+      local q, r = L.qr(a, mode)
+      return torch.cat({ q:reshape(-1), r:reshape(-1) }) end end
+    for name, c in pairs({
+      qr_tall = { 'reduced', { 4, 3 } }, qr_square = { 'reduced', { 3, 3 } }, qr_wide = { 'reduced', { 2, 4 } },
+      qr_complete_square = { 'complete', { 3, 3 } }, qr_complete_wide = { 'complete', { 2, 3 } },
+      qr_batch = { 'reduced', { 2, 3, 2 } },
+    }) do
+      assert.is_true(check_twice(qr_out(c[1]), { torch.randn(c[2], f64):requires_grad_() }), name)
+    end
+    -- the second derivative of a function of R alone against finite differences of its gradient
+    local aq = torch.randn({ 3, 3 }, f64):requires_grad_()
+    local w2 = torch.randn({ 3, 3 }, f64)
+    local function rloss(t) return (select(2, L.qr(t)) ^ 2 * w2):sum() end
+    local gq = grad(rloss(aq), aq, { create_graph = true })[1]
+    local w3 = torch.randn({ 3, 3 }, f64)
+    H.assert_values(grad((gq * w3):sum(), aq)[1], fd_of_gradient(rloss, aq, w3):totable(), 1e-6)
     -- det's Hessian in closed form for 2 x 2: d2 det / da11 da22 = 1, d2 det / da12 da21 = -1
     local a2 = torch.tensor({ { 3, 1 }, { 0.5, 2 } }, { dtype = torch.float64, requires_grad = true })
     local g = grad(L.det(a2), a2, { create_graph = true })[1]

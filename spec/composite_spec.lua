@@ -237,6 +237,71 @@ describe('composite diagonals', function()
   end)
 end)
 
+describe("diagonal's gradient", function()
+  it('is the gradient written into zeros of the input\'s shape (offsets, dims, non-contiguous input)', function()
+    -- x:diagonal(-1, 3, 1) of a 3 x 2 x 4 x: d[j][m] = x[m][j][m + 1], so dL/dx[i][j][k] = w[j][i]
+    -- where k = i + 1, else 0
+    local x = leaf({ 3, 2, 4 })
+    local w = torch.randn({ 2, 3 }, { dtype = torch.float64 })
+    ;(x:diagonal(-1, 3, 1) * w):sum():backward()
+    local want = {}
+    for i = 1, 3 do
+      want[i] = {}
+      for j = 1, 2 do
+        want[i][j] = {}
+        for k = 1, 4 do want[i][j][k] = k == i + 1 and w[j][i] or 0 end
+      end
+    end
+    H.assert_values(x.grad, want, 0)
+    -- a transposed input, offset 1: the gradient in the input's own layout
+    local y = leaf({ 4, 3 })
+    torch.trace(y:t()):backward()
+    H.assert_values(y.grad, { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 }, { 0, 0, 0 } }, 0)
+    local z = leaf({ 3, 4 })
+    z:t():diagonal(-1):sum():backward()
+    H.assert_values(z.grad, { { 0, 1, 0, 0 }, { 0, 0, 1, 0 }, { 0, 0, 0, 1 } }, 0)
+  end)
+
+  it('differentiates twice: the embedding of the gradient is itself differentiated (gradgradcheck)', function()
+    assert.is_true(torch.autograd.gradgradcheck(function(a) return a:diagonal(1):pow(3) end, { leaf({ 3, 4 }) }))
+    assert.is_true(torch.autograd.gradgradcheck(function(a) return a:diagonal(-1, 3, 1):sin() end, { leaf({ 3, 2, 4 }) }))
+    -- d/dx of sum(w * grad): the gradient of the embedding is the diagonal of its own gradient
+    local x = leaf({ 3, 3 })
+    local g = torch.autograd.grad((x:diagonal() ^ 2):sum(), x, { create_graph = true })[1] -- 2 diag(x) embedded
+    local w = torch.randn({ 3, 3 }, { dtype = torch.float64 })
+    local gg = torch.autograd.grad((g * w):sum(), x)[1]
+    local want = {}
+    for i = 1, 3 do
+      want[i] = {}
+      for j = 1, 3 do want[i][j] = i == j and 2 * w[i][i] or 0 end
+    end
+    H.assert_values(gg, want, 1e-12)
+  end)
+
+  it("allocates the input's size in backward, not its storage's (a slice of a large tensor)", function()
+    local d = 'cpu:1'
+    local big = torch.randn({ 1000, 1000 }, { device = d }) -- 4 MB
+    local s = big[{ { 1, 2 }, { 1, 2 } }]:requires_grad_()
+    local y = s:diagonal():sum()
+    collectgarbage()
+    collectgarbage()
+    local base = torch.memory.allocated(d)
+    torch.memory.reset_peak(d)
+    y:backward()
+    local used = torch.memory.max_allocated(d) - base
+    assert.is_true(used < 64 * 1024, string.format('backward allocated %d bytes for a 2 x 2 slice', used))
+    H.assert_values(s.grad, { { 1, 0 }, { 0, 1 } }, 0)
+    s.grad = nil
+    local t = big[{ { 3, 5 }, { 2, 4 } }]:requires_grad_()
+    local tr = torch.trace(t)
+    torch.memory.reset_peak(d)
+    base = torch.memory.allocated(d)
+    tr:backward()
+    assert.is_true(torch.memory.max_allocated(d) - base < 64 * 1024, 'trace')
+    H.assert_values(t.grad, { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } }, 0)
+  end)
+end)
+
 describe('composite shape functions', function()
   it('movedim, swapaxes, broadcast_to, ravel, unflatten', function()
     local x = torch.arange(1, 25):view(2, 3, 4)

@@ -678,6 +678,44 @@ describe('fill_diagonal_', function()
     end
   end)
 
+  it('wraps tall matrices over many blocks, in slices of larger tensors and transposed ones', function()
+    for _, rc in ipairs { { 11, 3 }, { 13, 2 }, { 20, 4 }, { 10, 4 }, { 15, 4 }, { 5, 3 } } do
+      local r, c = rc[1], rc[2]
+      for _, wrap in ipairs { false, true } do
+        local what = string.format('%dx%d wrap %s', r, c, tostring(wrap))
+        -- a slice (a storage offset, a row stride wider than the matrix), its transpose's transpose
+        local big = torch.full({ r + 2, c + 3 }, -1.0, { dtype = torch.float64 })
+        local x = big[{ { 2, r + 1 }, { 3, c + 2 } }]
+        x:zero_():fill_diagonal_(2.5, wrap)
+        H.assert_values(x, reference(r, c, 2.5, wrap), 0, what)
+        assert.are.equal(-1, big[1][1])
+        assert.are.equal(-1, big[r + 2][c + 3])
+        assert.are.equal((r + 2) * (c + 3) - r * c, big:eq(-1):sum():item(), what .. ': outside the slice')
+        local y = torch.zeros(c + 1, r, { dtype = torch.float64 })
+        y:narrow(1, 2, c):t():fill_diagonal_(2.5, wrap)
+        H.assert_values(y:narrow(1, 2, c):t(), reference(r, c, 2.5, wrap), 0, what .. ' transposed')
+        assert.are.equal(0, y[1]:abs():sum():item(), what .. ': the row before the slice')
+      end
+    end
+  end)
+
+  it('writes through views of the diagonal: no memory the size of the tensor', function()
+    local d = 'cpu:1'
+    local x = torch.zeros({ 1000, 1000 }, { device = d })
+    local tall = torch.zeros({ 3000, 300 }, { device = d })
+    collectgarbage()
+    collectgarbage()
+    local base = torch.memory.allocated(d)
+    torch.memory.reset_peak(d)
+    x:fill_diagonal_(3)
+    tall:fill_diagonal_(1, true)
+    local used = torch.memory.max_allocated(d) - base
+    assert.is_true(used < 64 * 1024, string.format('fill_diagonal_ allocated %d bytes', used))
+    assert.are.equal(3000, x:sum():item())
+    -- the wrapped diagonal of a 3000 x 300: every 301st row-major position, 2990 of them
+    assert.are.equal((3000 * 300 + 300) // 301, tall:sum():item())
+  end)
+
   it('N-D with equal sizes, over dtypes', function()
     local x = torch.zeros(3, 3, 3, { dtype = torch.int32 })
     x:fill_diagonal_(7)
@@ -700,6 +738,20 @@ describe('fill_diagonal_', function()
     y:sum():backward()
     H.assert_values(a.grad, { { 0, 2 }, { 2, 0 } })
     H.raises(function() a:fill_diagonal_(0) end, 'fill_diagonal_', 'leaf Variable')
+    -- wrapped, and twice differentiable (the gradient's diagonal zeroed is the same op)
+    local b = leaf({ 7, 2 })
+    local z = b * 3
+    z:fill_diagonal_(1, true)
+    ;(z * z):sum():backward()
+    local want = {}
+    local filled = reference(7, 2, 1, true)
+    for i = 1, 7 do
+      want[i] = {}
+      for j = 1, 2 do want[i][j] = filled[i][j] == 1 and 0 or 18 * b[i][j] end
+    end
+    H.assert_values(b.grad, want, 1e-12)
+    assert.is_true(torch.autograd.gradgradcheck(function(t) return (t * t):fill_diagonal_(0.5, true) end,
+      { leaf({ 5, 2 }) }))
   end)
 
   it('bad calls', function()

@@ -548,6 +548,24 @@ both('addbmm', function(x, a, b, o) return scaled('addbmm', x, torch.bmm(a, b):s
 
 -- ---- diagonals ----
 
+-- A diagonal's gradient is g written into the diagonal of zeros of the input's shape (PyTorch's
+-- diagonal_backward: the input's size, not its storage's, as as_strided's gradient would take), an
+-- op whose own gradient is the diagonal again, so that both differentiate any number of times.
+local Diagonal = torch.autograd.Function:extend('DiagonalBackward0')
+local DiagonalEmbed = torch.autograd.Function:extend('DiagonalBackwardBackward0')
+function Diagonal.forward(ctx, x, offset, dim1, dim2, size, stride, first)
+  ctx.shape, ctx.offset, ctx.dim1, ctx.dim2 = x.shape, offset, dim1, dim2
+  return x:_as_strided(size, stride, first)
+end
+function Diagonal.backward(ctx, g) return DiagonalEmbed.apply(g, ctx.shape, ctx.offset, ctx.dim1, ctx.dim2) end
+function DiagonalEmbed.forward(ctx, g, shape, offset, dim1, dim2)
+  ctx.offset, ctx.dim1, ctx.dim2 = offset, dim1, dim2
+  local z = torch.zeros(shape, { dtype = g.dtype, device = g.device })
+  z:diagonal(offset, dim1, dim2):copy_(g)
+  return z
+end
+function DiagonalEmbed.backward(ctx, g) return g:diagonal(ctx.offset, ctx.dim1, ctx.dim2) end
+
 --- the diagonal of dims dim1 and dim2 (offset above the main one when positive), as the last dim
 both('diagonal', function(x, offset, dim1, dim2)
   check_tensor(x, 'diagonal')
@@ -568,8 +586,11 @@ both('diagonal', function(x, offset, dim1, dim2)
     if i ~= dim1 and i ~= dim2 then size[#size + 1], stride[#stride + 1] = x:size(i), st[i] end
   end
   size[#size + 1], stride[#stride + 1] = n, st[dim1] + st[dim2]
-  local first = n == 0 and 0 or (offset >= 0 and offset * st[dim2] or -offset * st[dim1])
-  return torch.as_strided(x, size, stride, x:storage_offset() + first)
+  local first = x:storage_offset() + (n == 0 and 0 or (offset >= 0 and offset * st[dim2] or -offset * st[dim1]))
+  if x.requires_grad and torch.is_grad_enabled() then
+    return Diagonal.apply(x, offset, dim1, dim2, size, stride, first)
+  end
+  return x:_as_strided(size, stride, first)
 end)
 
 --- a vector as a square matrix's diagonal (offset k), or a matrix's diagonal k as a vector

@@ -278,9 +278,10 @@ return function(linalg, h)
 
   -- ---- QR ----
 
+  -- (under create_graph its backward is made of recorded ops: the saved Q and R are its outputs,
+  -- which carry their history, and the triangular solve goes through TriSolve)
   local QR = Function:extend('LinalgQrBackward0')
 
-  QR.once_differentiable = true -- its backward is not made of recorded ops
   function QR.forward(ctx, a, mode)
     local q, r = torch._qr(a, mode)
     ctx.mode = mode
@@ -309,7 +310,12 @@ return function(linalg, h)
     -- gX = (gQ + Q copyltu(M)) U^-T with M = U gU^T - gQ^T Q, copyltu(M) = tril(M) + tril(M, -1)^T
     local mm = u:matmul(mT(gu)) - mT(gq):matmul(q)
     local w = gq + q:matmul(mm:tril() + mT(mm:tril(-1)))
-    local gx = mT(torch._solve_triangular(u, mT(w), true, false, false))
+    local gx
+    if torch.is_grad_enabled() then
+      gx = mT(TriSolve.apply(u, mT(w), true, false))
+    else
+      gx = mT(torch._solve_triangular(u, mT(w), true, false, false))
+    end
     if gy then return torch.cat({ gx, gy }, -1) end
     return gx
   end

@@ -76,8 +76,9 @@ local function is_opts(v)
 end
 
 -- PyTorch's arguments of op after its first ones: positionally in PyTorch's order (names), or as a
--- trailing options table of those names; a table of them, by name
-local function kwargs(op, names, ...)
+-- trailing options table of those names; a table of them, by name (errors at `level`: 3, the
+-- caller's caller)
+local function kwargs_at(level, op, names, ...)
   local n = select('#', ...)
   local args = { ... }
   while n > 0 and args[n] == nil do n = n - 1 end
@@ -86,20 +87,22 @@ local function kwargs(op, names, ...)
     local known = {}
     for _, k in ipairs(names) do known[k] = true end
     for k, v in pairs(args[n]) do
-      if not known[k] then error(string.format("%s: unknown option '%s'", op, tostring(k)), 3) end
+      if not known[k] then error(string.format("%s: unknown option '%s'", op, tostring(k)), level) end
       o[k] = v
     end
     n = n - 1
   end
-  if n > #names then error(string.format('%s: too many arguments (%d after the first)', op, n), 3) end
+  if n > #names then error(string.format('%s: too many arguments (%d after the first)', op, n), level) end
   for i = 1, n do
     if args[i] ~= nil then
-      if o[names[i]] ~= nil then error(string.format("%s: '%s' is given twice (positionally and as an option)", op, names[i]), 3) end
+      if o[names[i]] ~= nil then error(string.format("%s: '%s' is given twice (positionally and as an option)", op, names[i]), level) end
       o[names[i]] = args[i]
     end
   end
   return o
 end
+local function kwargs(op, names, ...) return kwargs_at(3, op, names, ...) end
+
 
 local KNOWN = { mpi = true, nccl = true, gloo = true, ucc = true }
 
@@ -256,8 +259,22 @@ local function check_op(name, op)
   return op
 end
 
-local function check_tensor(name, what, t)
-  if not torch.is_tensor(t) then error(string.format('%s: %s must be a tensor, got %s', name, what, type(t)), 3) end
+local function check_tensor(name, what, t, level)
+  if not torch.is_tensor(t) then error(string.format('%s: %s must be a tensor, got %s', name, what, type(t)), level or 3) end
+end
+
+-- The preamble of a collective op: its optional arguments after the first ones (names, given in
+-- ...: kwargs), its C group (group_of: false on a rank not in the group), its tensor t checked
+-- (when `what` names it), and, when `root` names the option of its source or destination rank
+-- (`default` when not given), that rank in the group. Returns the options, the C group and the rank.
+local function preamble(op, t, what, names, root, default, ...)
+  local o = kwargs_at(4, op, names, ...)
+  local cg, pg = group_of(op, o.group, 3)
+  if what then check_tensor(op, what, t, 4) end
+  if root == nil then return o, cg end
+  local r = o[root]
+  if r == nil then r = default end
+  return o, cg, group_rank(op, pg, r, root, 3)
 end
 
 -- Every collective takes PyTorch's optional arguments positionally or as a trailing options table
@@ -267,19 +284,14 @@ end
 
 -- all_reduce(t, op = SUM, group): t becomes op over the ranks' t, in place; returns t
 function dist.all_reduce(t, op, group)
-  local o = kwargs('all_reduce', { 'op', 'group' }, op, group)
-  local cg = group_of('all_reduce', o.group)
-  check_tensor('all_reduce', 'tensor', t)
+  local o, cg = preamble('all_reduce', t, 'tensor', { 'op', 'group' }, nil, nil, op, group)
   if cg == false then return nil end
   return C.all_reduce(t, check_op('all_reduce', o.op), cg)
 end
 
 -- broadcast(t, src, group): t becomes rank src's t; returns t
 function dist.broadcast(t, src, group)
-  local o = kwargs('broadcast', { 'src', 'group' }, src, group)
-  local cg, pg = group_of('broadcast', o.group)
-  check_tensor('broadcast', 'tensor', t)
-  local k = group_rank('broadcast', pg, o.src, 'src')
+  local o, cg, k = preamble('broadcast', t, 'tensor', { 'src', 'group' }, 'src', nil, src, group)
   if cg == false then return nil end
   return C.broadcast(t, k, cg)
 end
@@ -287,19 +299,15 @@ end
 -- all_gather(list, t, group): list[k + 1] becomes the group's rank k's t (list holds as many tensors of
 -- t's shape as the group has ranks)
 function dist.all_gather(list, t, group)
-  local o = kwargs('all_gather', { 'group' }, group)
-  local cg = group_of('all_gather', o.group)
+  local _, cg = preamble('all_gather', t, 'tensor', { 'group' }, nil, nil, group)
   if type(list) ~= 'table' then error('all_gather: tensor_list must be a table of tensors, got ' .. type(list), 2) end
-  check_tensor('all_gather', 'tensor', t)
   if cg == false then return nil end
   return C.all_gather(list, t, cg)
 end
 
 -- reduce_scatter(out, list, op = SUM, group): out becomes op over the ranks of their list[rank + 1]
 function dist.reduce_scatter(out, list, op, group)
-  local o = kwargs('reduce_scatter', { 'op', 'group' }, op, group)
-  local cg = group_of('reduce_scatter', o.group)
-  check_tensor('reduce_scatter', 'output', out)
+  local o, cg = preamble('reduce_scatter', out, 'output', { 'op', 'group' }, nil, nil, op, group)
   if type(list) ~= 'table' then error('reduce_scatter: input_list must be a table of tensors, got ' .. type(list), 2) end
   if cg == false then return nil end
   return C.reduce_scatter(out, list, check_op('reduce_scatter', o.op), cg)
@@ -308,10 +316,7 @@ end
 -- reduce(t, dst, op = SUM, group): rank dst's t becomes op over the ranks' t; the others' t is left
 -- as it was; returns t
 function dist.reduce(t, dst, op, group)
-  local o = kwargs('reduce', { 'dst', 'op', 'group' }, dst, op, group)
-  local cg, pg = group_of('reduce', o.group)
-  check_tensor('reduce', 'tensor', t)
-  local k = group_rank('reduce', pg, o.dst, 'dst')
+  local o, cg, k = preamble('reduce', t, 'tensor', { 'dst', 'op', 'group' }, 'dst', nil, dst, op, group)
   if cg == false then return nil end
   return C.reduce(t, k, check_op('reduce', o.op), cg)
 end
@@ -319,10 +324,8 @@ end
 -- gather(t, gather_list, dst = 0, group) or gather(t, {gather_list, dst, group}): on rank dst,
 -- gather_list[k + 1] becomes the group's rank k's t; the other ranks give no list
 function dist.gather(t, gather_list, dst, group)
-  local o = kwargs('gather', { 'gather_list', 'dst', 'group' }, gather_list, dst, group)
-  local cg, pg = group_of('gather', o.group)
-  check_tensor('gather', 'tensor', t)
-  local k = group_rank('gather', pg, o.dst or 0, 'dst')
+  local o, cg, k = preamble('gather', t, 'tensor', { 'gather_list', 'dst', 'group' }, 'dst', 0, gather_list, dst,
+    group)
   if cg == false then return nil end
   C.gather(t, o.gather_list, k, cg)
 end
@@ -330,10 +333,8 @@ end
 -- scatter(t, scatter_list, src = 0, group) or scatter(t, {scatter_list, src, group}): t becomes rank
 -- src's scatter_list[k + 1] on the group's rank k; the other ranks give no list; returns t
 function dist.scatter(t, scatter_list, src, group)
-  local o = kwargs('scatter', { 'scatter_list', 'src', 'group' }, scatter_list, src, group)
-  local cg, pg = group_of('scatter', o.group)
-  check_tensor('scatter', 'tensor', t)
-  local k = group_rank('scatter', pg, o.src or 0, 'src')
+  local o, cg, k = preamble('scatter', t, 'tensor', { 'scatter_list', 'src', 'group' }, 'src', 0, scatter_list, src,
+    group)
   if cg == false then return nil end
   return C.scatter(t, o.scatter_list, k, cg)
 end
@@ -442,7 +443,7 @@ function dist.irecv(t, src, group, tag)
   return C.irecv(t, k, o.tag, cg)
 end
 
-require('torch.distributed_objects').install(dist, group_of, kwargs, group_rank)
+require('torch.distributed_objects').install(dist, preamble)
 
 dist._NOT_INIT = NOT_INIT
 dist._group_of = group_of

@@ -135,13 +135,13 @@ local function max_over(dist, n, group)
   return t:item()
 end
 
--- Installs the functions into dist (lua/torch/distributed.lua); group_of resolves a group argument
--- (false: this rank is not in it), kwargs reads PyTorch's optional arguments, group_rank maps a rank.
-function M.install(dist, group_of, kwargs, group_rank)
+-- Installs the functions into dist (lua/torch/distributed.lua); preamble reads a collective's
+-- optional arguments and gives its C group (false: this rank is not in it) and its root rank in the
+-- group (lua/torch/distributed.lua's).
+function M.install(dist, preamble)
   -- all_gather_object(object_list, obj, group): object_list[k + 1] becomes the group's rank k's obj
   function dist.all_gather_object(object_list, obj, group)
-    local o = kwargs('all_gather_object', { 'group' }, group)
-    local cg = group_of('all_gather_object', o.group)
+    local o, cg = preamble('all_gather_object', nil, nil, { 'group' }, nil, nil, group)
     if type(object_list) ~= 'table' then
       error('all_gather_object: object_list must be a table, got ' .. type(object_list), 2)
     end
@@ -158,12 +158,10 @@ function M.install(dist, group_of, kwargs, group_rank)
   -- broadcast_object_list(object_list, src = 0, group): object_list's entries (1 .. #object_list of
   -- rank src's) become rank src's
   function dist.broadcast_object_list(object_list, src, group)
-    local o = kwargs('broadcast_object_list', { 'src', 'group' }, src, group)
-    local cg, pg = group_of('broadcast_object_list', o.group)
+    local o, cg, k = preamble('broadcast_object_list', nil, nil, { 'src', 'group' }, 'src', 0, src, group)
     if type(object_list) ~= 'table' then
       error('broadcast_object_list: object_list must be a table, got ' .. type(object_list), 2)
     end
-    local k = group_rank('broadcast_object_list', pg, o.src or 0, 'src')
     if cg == false then return nil end
     local me = dist.get_rank(o.group)
     local bytes = ''
@@ -185,9 +183,8 @@ function M.install(dist, group_of, kwargs, group_rank)
   -- gather_object(obj, object_gather_list, dst = 0, group): on rank dst object_gather_list[k + 1]
   -- becomes the group's rank k's obj; the other ranks give no list
   function dist.gather_object(obj, object_gather_list, dst, group)
-    local o = kwargs('gather_object', { 'object_gather_list', 'dst', 'group' }, object_gather_list, dst, group)
-    local cg, pg = group_of('gather_object', o.group)
-    local k = group_rank('gather_object', pg, o.dst or 0, 'dst')
+    local o, cg, k = preamble('gather_object', nil, nil, { 'object_gather_list', 'dst', 'group' }, 'dst', 0,
+      object_gather_list, dst, group)
     if cg == false then return nil end
     local list = o.object_gather_list
     if list ~= nil and type(list) ~= 'table' then
@@ -215,12 +212,10 @@ function M.install(dist, group_of, kwargs, group_rank)
   -- scatter_object_list(output_list, input_list, src = 0, group): output_list[1] becomes rank src's
   -- input_list[k + 1] on the group's rank k; input_list is read on rank src only
   function dist.scatter_object_list(output_list, input_list, src, group)
-    local o = kwargs('scatter_object_list', { 'src', 'group' }, src, group)
-    local cg, pg = group_of('scatter_object_list', o.group)
+    local o, cg, k = preamble('scatter_object_list', nil, nil, { 'src', 'group' }, 'src', 0, src, group)
     if type(output_list) ~= 'table' then
       error('scatter_object_list: scatter_object_output_list must be a table, got ' .. type(output_list), 2)
     end
-    local k = group_rank('scatter_object_list', pg, o.src or 0, 'src')
     if cg == false then return nil end
     local me, n = dist.get_rank(o.group), dist.get_world_size(o.group)
     local blocks, width = nil, 0

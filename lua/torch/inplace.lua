@@ -197,9 +197,46 @@ function Tensor.resize_as_(x, other)
 end
 torch.resize_as_ = rawget(torch, 'resize_as_') or Tensor.resize_as_
 
+-- the elements fill_diagonal_ writes, as views of x (without autograd): the main diagonal, the
+-- elements whose indices are all equal (step: the sum of the strides); wrapping a tall matrix,
+-- whose diagonal starts again every cols + 1 rows (NumPy's, PyTorch's wrap), the further full
+-- blocks of cols elements as one 2-D view and the last partial block
+local function diagonal_views(x, wrap)
+  local height, width = x:size(1), x:size(2)
+  local step = 0
+  for _, s in ipairs(x:stride()) do step = step + s end
+  local n, off = math.min(height, width), x:storage_offset()
+  local views = { x:_as_strided({ n }, { step }, off) }
+  if wrap and x:dim() == 2 and height > width + 1 then
+    -- the diagonal's elements are the row-major positions k (cols + 1) of the matrix, k < count
+    local count = (height * width + width) // (width + 1)
+    local rows = x:stride(1) * (width + 1) -- from one block's first element to the next's
+    local full = count // width - 1 -- full blocks after the first
+    if full > 0 then views[2] = x:_as_strided({ full, width }, { rows, step }, off + rows) end
+    local rest = count % width
+    if rest > 0 then views[#views + 1] = x:_as_strided({ rest }, { step }, off + (full + 1) * rows) end
+  end
+  return views
+end
+
+local function fill_views(x, value, wrap)
+  for _, v in ipairs(diagonal_views(x, wrap)) do v:fill_(value) end
+  return x
+end
+
+-- with autograd (x in a graph): x's values with the diagonal filled, whose gradient is the
+-- output's with that diagonal zeroed, the same op (so differentiable again)
+local FillDiagonal = torch.autograd.Function:extend('FillDiagonalBackward0')
+function FillDiagonal.forward(ctx, x, value, wrap)
+  ctx.wrap = wrap
+  return fill_views(x:clone(), value, wrap)
+end
+function FillDiagonal.backward(ctx, g) return FillDiagonal.apply(g, 0, ctx.wrap) end
+
 --- x:fill_diagonal_(value, wrap = false): value written on the main diagonal of x (2-D, or N-D
 --- with every size equal: the elements whose indices are all equal); with wrap, a tall matrix's
---- diagonal starts again N + 1 rows down, as NumPy's fill_diagonal
+--- diagonal starts again N + 1 rows down, as NumPy's fill_diagonal. Written through views of the
+--- diagonal (no mask of x's elements).
 function Tensor.fill_diagonal_(x, value, wrap)
   check_tensor(x, 'fill_diagonal_')
   if type(value) ~= 'number' and type(value) ~= 'boolean' then
@@ -211,7 +248,7 @@ function Tensor.fill_diagonal_(x, value, wrap)
   end
   local nd = x:dim()
   if nd < 2 then error(string.format('fill_diagonal_: dimensions must larger than 1 (got %d)', nd), 2) end
-  local height, width = x:size(1), x:size(2)
+  local height = x:size(1)
   if nd > 2 then
     for d = 2, nd do
       if x:size(d) ~= height then
@@ -220,25 +257,14 @@ function Tensor.fill_diagonal_(x, value, wrap)
       end
     end
   end
-  if records(x) then
+  local rec = records(x)
+  if rec then
     local bad = x:_inplace_error('fill_diagonal_')
     if bad then error(bad, 2) end
   end
-  -- positions in x's elements in row-major order (0-based): k * step, step the sum of the
-  -- row-major strides, for k below min(height, width), or, wrapping a tall matrix, every k that
-  -- stays inside
-  local n = x:numel()
-  if n == 0 then return x end
-  local step, count = 0, math.min(height, width)
-  local s = 1
-  for d = nd, 1, -1 do
-    step = step + s
-    s = s * x:size(d)
-  end
-  if wrap and nd == 2 and height > width + 1 then count = (n + step - 1) // step end
-  local mask = torch.zeros(n, { dtype = torch.bool, device = x.device })
-  mask:index_fill_(1, torch.arange(0, count, { dtype = torch.int64, device = x.device }) * step + 1, true)
-  return x:masked_fill_(mask:reshape(x.shape), value)
+  if x:numel() == 0 then return x end
+  if rec then return x:copy_(FillDiagonal.apply(x, value, wrap)) end
+  return fill_views(x, value, wrap)
 end
 
 -- ---- small helpers ----

@@ -1,8 +1,9 @@
--- torch.special: the special functions under PyTorch's names. polygamma and i0 are composed here
--- from the elementwise primitives (in float64, whatever the input; so they work on every device
--- and pass gradients, those of the series that compute them), xlog1py likewise; the Bessel and
--- Airy functions, the error-function family, zeta and the orthogonal polynomials are the kernels'
--- (kernels/special.h); the rest are the unary kernels' functions under torch.special's names.
+-- torch.special: the special functions under PyTorch's names. polygamma is the kernels' zeta
+-- scaled; i0 is composed here from the elementwise primitives (in float64, whatever the input; so
+-- it works on every device and passes gradients, those of the series), xlog1py likewise; the
+-- Bessel and Airy functions, the error-function family, zeta, the incomplete gamma functions and
+-- the orthogonal polynomials are the kernels' (kernels/special.h); the rest are the unary kernels'
+-- functions under torch.special's names.
 -- Also torch.polygamma, torch.i0 and the methods x:polygamma(n), x:i0(), x:i0_().
 local torch = require 'torch'
 local Tensor = torch.Tensor
@@ -17,77 +18,28 @@ local function result_dtype(x)
   return x.dtype.is_floating_point and x.dtype or torch.get_default_dtype()
 end
 
--- ---- the Hurwitz zeta function and polygamma ----
+-- ---- polygamma ----
 
-local MACHEP = 1.11022302462515654042e-16
+-- the kernels' Hurwitz zeta function (kernels/special.h), differentiable in q to any order
+local zeta = torch.special_zeta
+-- below it zeta sums about -x terms an element: refused (PyTorch's loop would run on)
 local LOWEST = -1e5
--- (2j)! / B_2j for j = 1..12 (B the Bernoulli numbers): the Euler-Maclaurin coefficients
-local EM = {}
-do
-  local bernoulli = { 1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798,
-    -174611 / 330, 854513 / 138, -236364091 / 2730 }
-  local f = 1.0
-  for j = 1, 12 do
-    f = f * (2 * j - 1) * (2 * j)
-    EM[j] = f / bernoulli[j]
-  end
-end
-
--- zeta(s, q) = sum over k >= 0 of (q + k)^-s, for an integer s >= 2 and a float64 tensor q, by
--- Cephes' method (PyTorch's): the terms up to q + i > 9 (at least 9 of them), then the
--- Euler-Maclaurin tail; each element stops where a term no longer changes its sum. +inf at the
--- non-positive integers (the poles). Negative q take about -q terms: below LOWEST, an error.
-local function hurwitz_zeta(s, q)
-  local sum = q:pow(-s)
-  local a, b = q, torch.zeros_like(q)
-  local pole = q:le(0):logical_and(q:eq(q:floor()))
-  local done = pole:clone()
-  -- below 0 each element takes about -q terms: refused past LOWEST (PyTorch's loop would run on)
-  if q:numel() > 0 and torch.where(pole, torch.zeros_like(q), q):min():item() < LOWEST then
-    error(string.format('polygamma: x below %g (not an integer) is not supported', LOWEST), 3)
-  end
-  local i = 0
-  while true do
-    local more = done:logical_not()
-    if i >= 9 then more = more:logical_and(a:le(9)) end
-    if not more:any():item() then break end
-    i = i + 1
-    a = torch.where(more, a + 1, a)
-    local term = a:pow(-s)
-    b = torch.where(more, term, b)
-    sum = torch.where(more, sum + term, sum)
-    done = done:logical_or(more:logical_and((term / sum):abs():lt(MACHEP)))
-  end
-  local w = a
-  sum = torch.where(done, sum, sum + b * w / (s - 1) - b * 0.5)
-  local c, k = 1.0, 0
-  for j = 1, 12 do
-    c = c * (s + k)
-    b = b / w
-    local t = b * (c / EM[j])
-    local live = done:logical_not()
-    sum = torch.where(live, sum + t, sum)
-    done = done:logical_or(live:logical_and((t / sum):abs():lt(MACHEP)))
-    k = k + 1
-    c = c * (s + k)
-    b = b / w
-    k = k + 1
-  end
-  return torch.where(pole, torch.full_like(sum, math.huge), sum)
-end
 
 --- the n-th derivative of digamma: digamma for n = 0, else (-1)^(n + 1) n! zeta(n + 1, x) (as
---- PyTorch computes it for n >= 2; the same formula serves n = 1)
+--- PyTorch computes it for n >= 2; the same formula serves n = 1), whose derivative in x is
+--- polygamma(n + 1, x): differentiable any number of times
 function special.polygamma(n, x)
   if math.type(n) ~= 'integer' or n < 0 then
     error('polygamma: n must be a non-negative integer, got ' .. tostring(n), 2)
   end
   check_tensor(x, 'polygamma')
   if n == 0 then return x:digamma() end
+  if x:lt(LOWEST):logical_and(x:ne(x:floor())):any():item() then
+    error(string.format('polygamma: x below %g (not an integer) is not supported', LOWEST), 2)
+  end
   local f = 1.0
   for k = 2, n do f = f * k end
-  local z = hurwitz_zeta(n + 1, x:to(torch.float64))
-  return (z * (n % 2 == 1 and f or -f)):to(result_dtype(x))
+  return zeta(n + 1, x:to(result_dtype(x))) * (n % 2 == 1 and f or -f)
 end
 torch.polygamma = special.polygamma
 function Tensor.polygamma(x, n) return (special.polygamma(n, x)) end
@@ -151,149 +103,10 @@ Tensor.mvlgamma = torch.mvlgamma
 
 -- ---- the regularized incomplete gamma functions ----
 
-local MAXLOG, BIG, MAXITER = 7.09782712893383996843e2, 4.503599627370496e15, 2000
-
--- the elements where mask is true run `steps` (a function of those elements' state, returning the
--- state and a done mask) until each is done; the 1-D results of `finish` scattered into place
-local function on_subset(mask, init, step, finish)
-  local out = torch.zeros(mask.shape, { dtype = torch.float64, device = mask.device })
-  if not mask:any():item() then return out end
-  local st = init()
-  local done = torch.zeros(st.a.shape, { dtype = torch.bool, device = mask.device })
-  for i = 1, MAXITER do
-    st = step(st, done)
-    local d = st.done
-    done = done:logical_or(d)
-    if i % 8 == 0 and done:all():item() then break end
-  end
-  return out:masked_scatter(mask, finish(st))
-end
-
--- x^a e^-x / Gamma(a), 0 where it underflows (Cephes' prefactor)
-local function igam_fac(a, x)
-  local ax = a * x:log() - x - a:lgamma()
-  return torch.where(ax:lt(-MAXLOG), torch.zeros_like(ax), ax:exp())
-end
-
--- P(a, x) by its power series (Cephes' igam series), on the elements of mask
-local function p_series(a, x, mask)
-  return on_subset(mask, function()
-    local sa, sx = a:masked_select(mask), x:masked_select(mask)
-    return { a = sa, x = sx, r = sa, c = torch.ones_like(sa), sum = torch.ones_like(sa) }
-  end, function(st, done)
-    local live = done:logical_not()
-    local r = st.r + 1
-    local c = torch.where(live, st.c * st.x / r, st.c)
-    local sum = torch.where(live, st.sum + c, st.sum)
-    return { a = st.a, x = st.x, r = r, c = c, sum = sum, done = (c / sum):le(MACHEP) }
-  end, function(st) return st.sum * igam_fac(st.a, st.x) / st.a end)
-end
-
--- Q(a, x) by its continued fraction (Cephes' igamc), for x > 1.1 and x >= a, on the elements of mask
-local function q_fraction(a, x, mask)
-  return on_subset(mask, function()
-    local sa, sx = a:masked_select(mask), x:masked_select(mask)
-    local y = 1 - sa
-    local z = sx + y + 1
-    local pkm1, qkm1 = sx + 1, z * sx
-    return { a = sa, x = sx, y = y, z = z, c = 0, pkm2 = torch.ones_like(sa), qkm2 = sx:clone(), pkm1 = pkm1,
-      qkm1 = qkm1, ans = pkm1 / qkm1 }
-  end, function(st, done)
-    local live = done:logical_not()
-    local c = st.c + 1
-    local y, z = st.y + 1, st.z + 2
-    local yc = y * c
-    local pk = st.pkm1 * z - st.pkm2 * yc
-    local qk = st.qkm1 * z - st.qkm2 * yc
-    local nz = qk:ne(0)
-    local r = pk / torch.where(nz, qk, torch.ones_like(qk))
-    local t = torch.where(nz, ((st.ans - r) / r):abs(), torch.ones_like(r))
-    local ans = torch.where(nz:logical_and(live), r, st.ans)
-    local pkm2, pkm1, qkm2, qkm1 = st.pkm1, pk, st.qkm1, qk
-    local big = pk:abs():gt(BIG)
-    local function scaled(v) return torch.where(big, v / BIG, v) end
-    pkm2, pkm1, qkm2, qkm1 = scaled(pkm2), scaled(pkm1), scaled(qkm2), scaled(qkm1)
-    local function keep(new, old) return torch.where(live, new, old) end
-    return { a = st.a, x = st.x, y = y, z = z, c = c, pkm2 = keep(pkm2, st.pkm2), pkm1 = keep(pkm1, st.pkm1),
-      qkm2 = keep(qkm2, st.qkm2), qkm1 = keep(qkm1, st.qkm1), ans = ans, done = t:le(MACHEP) }
-  end, function(st) return st.ans * igam_fac(st.a, st.x) end)
-end
-
--- Q(a, x) by the series of Cephes' igamc for small x (DLMF 8.7.3), on the elements of mask
-local function q_series(a, x, mask)
-  return on_subset(mask, function()
-    local sa, sx = a:masked_select(mask), x:masked_select(mask)
-    return { a = sa, x = sx, n = 0, fac = torch.ones_like(sa), sum = torch.zeros_like(sa) }
-  end, function(st, done)
-    local live = done:logical_not()
-    local n = st.n + 1
-    local fac = torch.where(live, st.fac * -st.x / n, st.fac)
-    local term = fac / (st.a + n)
-    local sum = torch.where(live, st.sum + term, st.sum)
-    return { a = st.a, x = st.x, n = n, fac = fac, sum = sum, done = term:abs():le(sum:abs() * MACHEP) }
-  end, function(st)
-    local logx = st.x:log()
-    return -(st.a * logx - (st.a + 1):lgamma()):expm1() - (st.a * logx - st.a:lgamma()):exp() * st.sum
-  end)
-end
-
--- P(a, x) (upper false) or Q(a, x) (upper true) of float64 tensors of one shape, by Cephes'
--- choice of method (PyTorch's, without its asymptotic series for large a near x), and the special
--- values PyTorch gives: NaN for a or x negative or NaN, a = x = 0, or both infinite
-local function incomplete_gamma(a, x, upper)
-  local nan = a:lt(0):logical_or(x:lt(0)):logical_or(a:ne(a)):logical_or(x:ne(x))
-    :logical_or(a:eq(0):logical_and(x:eq(0))):logical_or(a:eq(math.huge):logical_and(x:eq(math.huge)))
-  -- the edges: a = 0 (P = 1), x = 0 (P = 0), a infinite (P = 0), x infinite (P = 1)
-  local p_one = a:eq(0):logical_or(x:eq(math.huge))
-  local edge = nan:logical_or(p_one):logical_or(x:eq(0)):logical_or(a:eq(math.huge))
-  local inner = edge:logical_not()
-  local s_a, s_x = torch.where(inner, a, torch.ones_like(a)), torch.where(inner, x, torch.ones_like(x))
-  -- Q's methods: the fraction above x = 1.1 (x >= a), its series below (x small against a)
-  local cut = torch.where(s_x:le(0.5), -0.4 / s_x:log(), s_x * 1.1)
-  local by_p
-  if upper then
-    by_p = torch.where(s_x:gt(1.1), s_x:lt(s_a), cut:lt(s_a))
-  else
-    by_p = s_x:gt(1):logical_and(s_x:gt(s_a)):logical_not()
-  end
-  by_p = by_p:logical_and(inner)
-  local by_q = inner:logical_and(by_p:logical_not())
-  local frac = by_q:logical_and(s_x:gt(1.1))
-  local p = p_series(s_a, s_x, by_p)
-  local q = q_fraction(s_a, s_x, frac) + q_series(s_a, s_x, by_q:logical_and(frac:logical_not()))
-  local r = upper and torch.where(by_p, 1 - p, q) or torch.where(by_p, p, 1 - q)
-  local edge_p = p_one:to(torch.float64)
-  r = torch.where(edge, upper and 1 - edge_p or edge_p, r)
-  return torch.where(nan, torch.full_like(r, 0 / 0), r)
-end
-
--- the derivative of P in x: x^(a-1) e^-x / Gamma(a)
-local function igamma_dx(a, x) return ((a - 1) * x:log() - x - a:lgamma()):exp() end
-
-local IncompleteGamma = torch.autograd.Function:extend('IgammaBackward0')
-function IncompleteGamma.forward(ctx, a, x, upper, dtype)
-  ctx.upper, ctx.name = upper, upper and 'igammac' or 'igamma'
-  ctx:save_for_backward(a, x)
-  local shape = U.broadcast_shape({ a.shape, x.shape }, ctx.name, 5)
-  local a64, x64 = a:to(torch.float64):expand(shape), x:to(torch.float64):expand(shape)
-  return incomplete_gamma(a64:contiguous(), x64:contiguous(), upper):to(dtype)
-end
-function IncompleteGamma.backward(ctx, g)
-  local a, x = table.unpack(ctx.saved_tensors)
-  if ctx.needs_input_grad[1] then
-    error(string.format("the derivative for '%s: input' is not implemented", ctx.name), 0)
-  end
-  local d = igamma_dx(a:to(g.dtype), x:to(g.dtype))
-  local gx = g * (ctx.upper and -d or d)
-  -- summed over the dims x was broadcast along
-  while gx:dim() > x:dim() do gx = gx:sum(1) end
-  for k = 1, x:dim() do
-    if x:size(k) == 1 and gx:size(k) ~= 1 then gx = gx:sum(k, true) end
-  end
-  return nil, gx
-end
-
-local function igamma_op(name, upper)
+-- the op table's igamma and igammac (kernels/special.h: Cephes' series and continued fraction, in
+-- double), behind PyTorch's checks: tensor operands that broadcast, not both integers
+local function igamma_op(name)
+  local f = torch[name]
   return function(a, x)
     check_tensor(a, name)
     check_tensor(x, name, 'other')
@@ -302,16 +115,16 @@ local function igamma_op(name, upper)
       error(string.format('%s: not implemented for %s (expected floating point tensors)', name, dtype.name), 2)
     end
     U.broadcast_shape({ a.shape, x.shape }, name)
-    return IncompleteGamma.apply(a, x, upper, dtype)
+    return f(a, x)
   end
 end
 
 --- the regularized lower incomplete gamma function P(a, x) = gamma(a, x) / Gamma(a), elementwise
---- with broadcasting, computed in float64 by Cephes' series and continued fraction; the gradient
---- flows to x only (for a it is an error at backward, as in PyTorch)
-special.gammainc = igamma_op('igamma', false)
+--- with broadcasting; the gradient flows to x only (x^(a-1) e^-x / Gamma(a), differentiable again;
+--- for a it is an error at backward, as in PyTorch)
+special.gammainc = igamma_op('igamma')
 --- the regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)
-special.gammaincc = igamma_op('igammac', true)
+special.gammaincc = igamma_op('igammac')
 torch.igamma, torch.igammac = special.gammainc, special.gammaincc
 Tensor.igamma, Tensor.igammac = special.gammainc, special.gammaincc
 in_place('igamma', Tensor.igamma)

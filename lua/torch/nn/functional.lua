@@ -25,6 +25,7 @@ local function check_tensor(x, op, what)
     error(string.format('%s: expected %s to be a tensor, got %s', op, what or 'input', type(x)), 3)
   end
 end
+F._check_tensor = check_tensor -- for the nn code that checks its tensor arguments the same way
 
 -- refuses tensors (after op's name, pairs of a description and a tensor or nil) whose shapes do not
 -- broadcast together, naming op and them

@@ -7,11 +7,7 @@ local Parameter = require('torch.nn.parameter').Parameter
 
 local fusion = {}
 
-local function check_tensor(v, op, what)
-  if not torch.is_tensor(v) then
-    error(string.format('%s: expected %s to be a tensor, got %s', op, what, type(v)), 3)
-  end
-end
+local check_tensor = require('torch.nn.functional')._check_tensor
 
 local function check_bn_args(op, rm, rv, eps, w, b)
   check_tensor(rm, op, 'bn_rm (the running mean)')
