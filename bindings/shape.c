@@ -17,16 +17,14 @@ static int view_sizes(lua_State *L, int *n, int64_t *sizes, const char *op) {
     if (len > LT_MAX_DIM) luaL_error(L, "%s: at most %d dimensions", op, LT_MAX_DIM);
     for (lua_Integer i = 1; i <= len; i++) {
       lua_rawgeti(L, 2, i);
-      if (!lua_isinteger(L, -1)) luaL_error(L, "%s: sizes must be integers", op);
-      sizes[(*n)++] = lua_tointeger(L, -1);
+      sizes[(*n)++] = lt_lua_checkint(L, -1, op, "each size");
       lua_pop(L, 1);
     }
     return 3;
   }
   while (lua_type(L, idx) == LUA_TNUMBER) {
     if (*n >= LT_MAX_DIM) luaL_error(L, "%s: at most %d dimensions", op, LT_MAX_DIM);
-    if (!lua_isinteger(L, idx)) luaL_error(L, "%s: sizes must be integers", op);
-    sizes[(*n)++] = lua_tointeger(L, idx++);
+    sizes[(*n)++] = lt_lua_checkint(L, idx++, op, "each size");
   }
   return idx;
 }
@@ -245,8 +243,7 @@ static int s_split(lua_State *L) {
     int64_t *sizes = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)(len ? len : 1), 0);
     for (lua_Integer i = 1; i <= len; i++) {
       lua_rawgeti(L, 2, i);
-      if (!lua_isinteger(L, -1)) return luaL_error(L, "split: sizes must be integers");
-      sizes[i - 1] = lua_tointeger(L, -1);
+      sizes[i - 1] = lt_lua_checkint(L, -1, "split", "each size");
       lua_pop(L, 1);
     }
     rc = lt_split_sizes(x, (int)len, sizes, dim, &pieces, &n);

@@ -5,6 +5,7 @@
 local torch = require 'torch'
 local args = require('torch.options').args
 local check_tensor = require('torch.composite').check_tensor
+local as_int = require('torch.composite').as_int
 
 local function mT(t) return t:transpose(-2, -1) end
 
@@ -65,10 +66,12 @@ local function check_input(A, op)
 end
 
 local function check_q_niter(op, q, niter, m, n)
+  q = as_int(q)
   if math.type(q) ~= 'integer' or q < 0 or q > math.min(m, n) then
     error(string.format('%s: q(=%s) must be non-negative integer and not greater than min(m, n)=%d', op, tostring(q),
       math.min(m, n)), 3)
   end
+  niter = as_int(niter)
   if math.type(niter) ~= 'integer' or niter < 0 then
     error(string.format('%s: niter(=%s) must be non-negative integer', op, tostring(niter)), 3)
   end

@@ -16,6 +16,7 @@ local Parameter = require('torch.nn.parameter').Parameter
 local F = require 'torch.nn.functional'
 local init = require 'torch.nn.initializers'
 local rnn_utils = require 'torch.nn.rnn_utils'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -23,6 +24,7 @@ local pyrepr = Module._pyrepr
 local GATES = { RNN_TANH = 1, RNN_RELU = 1, LSTM = 4, GRU = 3 }
 
 local function positive(name, what, v)
+  v = as_int(v)
   if math.type(v) ~= 'integer' or v <= 0 then error(string.format('%s: %s must be a positive integer, got %s', name, what, tostring(v)), 4) end
 end
 
@@ -120,6 +122,7 @@ local function rnn_class(name, mode)
   -- bidirectional = false, nonlinearity = 'tanh' (RNN), device, dtype}) (or the same positionally
   -- after hidden_size: num_layers)
   function cls:init(input_size, hidden_size, o)
+    o = as_int(o)
     if math.type(o) == 'integer' then o = { num_layers = o } end
     o = o or {}
     positive(name, 'input_size', input_size)

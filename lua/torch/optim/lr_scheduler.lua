@@ -8,6 +8,7 @@
 -- the optimizer (and LambdaLR's functions).
 local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
+local as_int = require('torch.composite').as_int
 
 local fail = Optimizer._fail
 local M = {}
@@ -109,6 +110,7 @@ local StepLR = LRScheduler:extend('StepLR')
 M.StepLR = StepLR
 function StepLR:init(optimizer, step_size, opts)
   local o = options('StepLR', opts, { gamma = 0.1, last_epoch = -1 })
+  step_size = as_int(step_size)
   if math.type(step_size) ~= 'integer' and not (type(step_size) == 'number' and step_size == math.floor(step_size)) then
     fail('StepLR: step_size must be an integer, got ' .. tostring(step_size))
   end
@@ -223,6 +225,7 @@ end
 
 -- a positive integer argument, or an error naming it
 local function check_count(cname, what, v)
+  v = as_int(v)
   if math.type(v) ~= 'integer' or v <= 0 then fail(('%s: %s must be a positive integer, got %s'):format(cname, what, tostring(v))) end
 end
 
@@ -356,9 +359,11 @@ local WarmRestarts = LRScheduler:extend('CosineAnnealingWarmRestarts')
 M.CosineAnnealingWarmRestarts = WarmRestarts
 function WarmRestarts:init(optimizer, T_0, opts)
   local o = options('CosineAnnealingWarmRestarts', opts, { T_mult = 1, eta_min = 0, last_epoch = -1 })
+  T_0 = as_int(T_0)
   if math.type(T_0) ~= 'integer' or T_0 <= 0 then
     fail('CosineAnnealingWarmRestarts: Expected positive integer T_0, but got ' .. tostring(T_0))
   end
+  o.T_mult = as_int(o.T_mult)
   if math.type(o.T_mult) ~= 'integer' or o.T_mult < 1 then
     fail('CosineAnnealingWarmRestarts: Expected integer T_mult >= 1, but got ' .. tostring(o.T_mult))
   end
