@@ -145,7 +145,8 @@ local cases = {
   { 'nn.Flatten', module(function(i) return nn.Flatten(i(2), i(-1)) end, img) },
   { 'nn.Unflatten', module(function(i) return nn.Unflatten(i(2), { i(2), i(2) }) end, x34, { 'unflattened_size' }) },
   { 'nn.Softmax', module(function(i) return nn.Softmax(i(2)) end, x34) },
-  { 'nn.LSTM', module(function(i) return nn.LSTM(i(4), i(3), { num_layers = i(2) }) end, x34:unsqueeze(2)) },
+  { 'nn.LSTM', module(function(i) return nn.LSTM(i(4), i(3), { num_layers = i(2) }) end, x34:unsqueeze(2),
+    { 'input_size', 'hidden_size', 'num_layers' }) },
   { 'nn.ZeroPad2d', module(function(i) return nn.ZeroPad2d(i(1)) end, img, { 'padding' }) },
   { 'nn.Sequential index', function(i)
     local s = nn.Sequential(nn.Tanh(), nn.ReLU())
@@ -154,8 +155,16 @@ local cases = {
     local out = {}
     local loader = torch.data.DataLoader(torch.data.TensorDataset(x34), { batch_size = i(2), num_workers = i(0) })
     for b in loader:iter() do out[#out + 1] = b end
-    return out
+    return { out, loader.batch_size }
   end },
+  { 'LinearLR', function(i)
+    local opt = torch.optim.SGD({ torch.zeros(2, { requires_grad = true }) }, { lr = 1 })
+    local s = torch.optim.lr_scheduler.LinearLR(opt, { total_iters = i(3) })
+    local lrs = {}
+    for k = 1, 4 do s:step(); lrs[k] = opt.param_groups[1].lr end
+    return { lrs, s.total_iters }
+  end },
+  { 'svd_lowrank', function(i) torch.manual_seed(5); return { torch.svd_lowrank(H.grid(4, 3), i(2), i(1)) } end },
 }
 describe('integer parameters given as integral floats', function()
   for _, c in ipairs(cases) do
@@ -186,6 +195,13 @@ local refusals = {
   { function(v) return nn.Flatten(v) end, 'Flatten' },
   { function(v) return torch.data.DataLoader(torch.data.TensorDataset(x34), { num_workers = v }) end, 'DataLoader' },
   { function(v) return torch.broadcast_shapes({ v }) end, 'broadcast_shapes' },
+  -- these took any float equal to its floor, so inf and 1e300 got through as nil
+  { function(v) return torch.data.TensorDataset(x34):get(v) end, 'TensorDataset' },
+  { function(v) return torch.amp.GradScaler({ device = 'cpu', growth_interval = v }) end, 'growth_interval' },
+  { function(v)
+    local opt = torch.optim.SGD({ torch.zeros(2, { requires_grad = true }) }, { lr = 0.1 })
+    return torch.optim.lr_scheduler.StepLR(opt, v)
+  end, 'StepLR' },
 }
 
 describe('integer parameters refuse other numbers', function()

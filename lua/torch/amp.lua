@@ -160,10 +160,9 @@ function GradScaler:init(device, opts)
   self._backoff_factor = num('backoff_factor', 0.5)
   self._growth_interval = num('growth_interval', 2000)
   self._growth_interval = as_int(self._growth_interval)
-  if math.type(self._growth_interval) ~= 'integer' and self._growth_interval ~= math.floor(self._growth_interval) then
+  if math.type(self._growth_interval) ~= 'integer' then
     error('GradScaler: growth_interval must be an integer, got ' .. self._growth_interval, 3)
   end
-  self._growth_interval = math.tointeger(self._growth_interval)
   if enabled then
     if self._growth_factor <= 1 then error('The growth factor must be > 1.0.', 3) end
     if self._backoff_factor >= 1 then error('The backoff factor must be < 1.0.', 3) end

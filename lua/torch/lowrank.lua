@@ -75,6 +75,7 @@ local function check_q_niter(op, q, niter, m, n)
   if math.type(niter) ~= 'integer' or niter < 0 then
     error(string.format('%s: niter(=%s) must be non-negative integer', op, tostring(niter)), 3)
   end
+  return q, niter
 end
 
 --- torch.svd_lowrank(A, q, niter = 2, M) or torch.svd_lowrank(A, {q, niter, M}) -> U, S, V: a
@@ -85,7 +86,7 @@ function torch.svd_lowrank(A, ...)
   local op = 'svd_lowrank'
   local m, n = check_input(A, op)
   local q, niter, M = args(op, { ... }, { 'q', 'niter', 'M' }, { math.min(6, m, n), 2 })
-  check_q_niter(op, q, niter, m, n)
+  q, niter = check_q_niter(op, q, niter, m, n)
   if M ~= nil then
     check_tensor(M, op, 'M')
     if M.dtype ~= A.dtype then
@@ -108,7 +109,7 @@ function torch.pca_lowrank(A, ...)
   local op = 'pca_lowrank'
   local m, n = check_input(A, op)
   local q, center, niter = args(op, { ... }, { 'q', 'center', 'niter' }, { math.min(6, m, n), true, 2 })
-  check_q_niter(op, q, niter, m, n)
+  q, niter = check_q_niter(op, q, niter, m, n)
   if type(center) ~= 'boolean' then error(op .. ': center must be a boolean, got ' .. type(center), 2) end
   if center then A = A - A:mean(-2, true) end
   return svd_lowrank(A, q, niter, nil)

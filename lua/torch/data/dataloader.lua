@@ -262,7 +262,7 @@ function DataLoader:init(dataset, opts)
     if persistent then error('DataLoader with IterableDataset: persistent_workers is not supported', 3) end
     local bs = opts.batch_size
     if bs == nil then bs = 1 end
-    S.check_batch_size('DataLoader', bs, 3)
+    bs = S.check_batch_size('DataLoader', bs, 3)
     self._iterable, self.batch_size, self.drop_last = true, bs, drop_last
     return
   end
@@ -278,7 +278,7 @@ function DataLoader:init(dataset, opts)
   else
     local bs = opts.batch_size
     if bs == nil then bs = 1 end
-    S.check_batch_size('DataLoader', bs, 3)
+    bs = S.check_batch_size('DataLoader', bs, 3)
     local sampler
     if opts.sampler ~= nil then
       if shuffle then error('DataLoader: sampler option is mutually exclusive with shuffle', 3) end

@@ -58,12 +58,7 @@ function Dataset:_row_tensors() return nil end
 function M.check_index(name, i, n)
   i = as_int(i)
   if math.type(i) ~= 'integer' then
-    if math.type(i) == 'float' and i == math.floor(i) then
-      i = math.tointeger(i)
-    else
-      error(string.format('%s:get: expected an integer index, got %s', name,
-        type(i) == 'number' and tostring(i) or type(i)), 3)
-    end
+    error(string.format('%s:get: expected an integer index, got %s', name, type(i) == 'number' and tostring(i) or type(i)), 3)
   end
   if i < 1 or i > n then
     error(string.format('%s:get: index %d out of range for a dataset of %d samples', name, i, n), 3)
@@ -265,10 +260,10 @@ function M.random_split(dataset, lengths, opts)
     for k = 1, #lengths do
       local c = lengths[k]
       c = as_int(c)
-      if math.type(c) ~= 'integer' and not (c == math.floor(c)) or c < 0 then
+      if math.type(c) ~= 'integer' or c < 0 then
         error(string.format('random_split: length %d (%s) should be a non-negative integer or a fraction', k, tostring(c)), 2)
       end
-      sizes[k] = math.tointeger(c)
+      sizes[k] = c
     end
     if sum ~= n then
       error(string.format('random_split: sum of input lengths (%s) does not equal the length of the input dataset (%d)',

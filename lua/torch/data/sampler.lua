@@ -135,6 +135,7 @@ local function check_batch_size(name, bs, level)
     error(string.format('%s: batch_size should be a positive integer value, but got batch_size=%s', name,
       tostring(bs)), level)
   end
+  return bs
 end
 M.check_batch_size = check_batch_size
 
@@ -165,7 +166,7 @@ M.as_sampler = as_sampler
 
 function BatchSampler:init(sampler, batch_size, drop_last)
   self.sampler = as_sampler('BatchSampler', sampler, 4)
-  check_batch_size('BatchSampler', batch_size, 3)
+  batch_size = check_batch_size('BatchSampler', batch_size, 3)
   if drop_last == nil then drop_last = false end
   if type(drop_last) ~= 'boolean' then
     error('BatchSampler: drop_last should be a boolean value, but got drop_last=' .. tostring(drop_last), 3)
