@@ -148,6 +148,44 @@ local cases = {
   { 'nn.LSTM', module(function(i) return nn.LSTM(i(4), i(3), { num_layers = i(2) }) end, x34:unsqueeze(2),
     { 'input_size', 'hidden_size', 'num_layers' }) },
   { 'nn.ZeroPad2d', module(function(i) return nn.ZeroPad2d(i(1)) end, img, { 'padding' }) },
+  { 'nn.MaxPool2d pair', module(function(i) return nn.MaxPool2d({ i(2), i(3) }) end, img, { 'kernel_size' }) },
+  { 'nn.AdaptiveAvgPool2d', module(function(i) return nn.AdaptiveAvgPool2d(i(2)) end, img, { 'output_size' }) },
+  { 'nn.ConvTranspose2d', module(function(i)
+    return nn.ConvTranspose2d(i(3), i(2), i(3), { stride = i(2), output_padding = i(1) }) end, img,
+    { 'output_padding' }) },
+  { 'nn.MultiheadAttention', function(i)
+    torch.manual_seed(7)
+    local m = nn.MultiheadAttention(i(4), i(2))
+    local q = x34:unsqueeze(2)
+    return { m(q, q, q), m.embed_dim, m.num_heads, m.head_dim, m.kdim }
+  end },
+  { 'nn.RNN positional num_layers', module(function(i) return nn.RNN(i(4), i(2), i(2)) end, x34:unsqueeze(2),
+    { 'num_layers' }) },
+  { 'F.ctc_loss lengths', function(i)
+    local lp = torch.arange(0, 20, { dtype = torch.float64 }):reshape(5, 1, 4):sin():log_softmax(3)
+    return F.ctc_loss(lp, torch.tensor({ { 2, 3 } }), { i(5) }, { i(2) })
+  end },
+  { 'pack_padded_sequence', function(i)
+    local p = nn.utils.rnn.pack_padded_sequence(x34:reshape(3, 2, 2), { i(3), i(2) })
+    return { p.data, p.batch_sizes }
+  end },
+  { 'Normal sample shape', function(i) torch.manual_seed(3); return torch.distributions.Normal(0, 1):sample({ i(2), i(3) }) end },
+  { 'Multinomial total_count', function(i)
+    torch.manual_seed(3)
+    return torch.distributions.Multinomial(i(3), { probs = torch.tensor({ 0.5, 0.5 }) }):sample()
+  end },
+  { 'random_split', function(i)
+    local parts = torch.data.random_split(torch.data.TensorDataset(x5), { i(2), i(3) }, { seed = i(4) })
+    return { #parts[1], parts[2]:get(i(1)) }
+  end },
+  { 'DistributedSampler', function(i)
+    local ds = torch.data.TensorDataset(x5)
+    local s = torch.data.DistributedSampler(ds, { num_replicas = i(2), rank = i(1), seed = i(3) })
+    s:set_epoch(i(1))
+    local out = {}
+    for v in s:iter() do out[#out + 1] = v end
+    return out
+  end },
   { 'nn.Sequential index', function(i)
     local s = nn.Sequential(nn.Tanh(), nn.ReLU())
     return tostring(s[i(2)]) end },

@@ -14,13 +14,13 @@ local function size_arg(v, name, op, allow_nil_entries, n)
   v = as_int(v)
   if math.type(v) == 'integer' then return v end
   if type(v) == 'table' and #v <= n then
-    local ok = true
+    local ok, t = true, {}
     for i = 1, n do
-      local e = v[i]
-      e = as_int(e)
+      local e = as_int(v[i])
       if not (math.type(e) == 'integer' or (allow_nil_entries and e == nil)) then ok = false end
+      t[i] = e
     end
-    if ok then return { table.unpack(v, 1, n) } end
+    if ok then return t end
   end
   error(string.format('%s: %s must be an integer or %s of integers, got %s', op, name,
     n == 3 and 'a triple {d, h, w}' or 'a pair {h, w}', tostring(v)), 4)
