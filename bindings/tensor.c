@@ -259,7 +259,10 @@ static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
   lt_tensor_t *r;
   if (lua_type(L, key) == LUA_TNUMBER) {
     int64_t i;
-    if (!lt_lua_toint(L, key, &i)) { lt_release(v); luaL_error(L, "index: indices must be integers"); }
+    if (!lt_lua_toint(L, key, &i)) {
+      lt_release(v);
+      luaL_error(L, "index: indices must be integers, got %s", luaL_tolstring(L, key, NULL));
+    }
     if (i == 0) { lt_release(v); luaL_error(L, "index: index 0 is invalid: indices are 1-based (1 is the first, -1 the last)"); }
     r = lt_select(v, *dim, i > 0 ? i - 1 : i);
   } else if (lua_istable(L, key)) {

@@ -65,6 +65,12 @@ local cases = {
   { 'index', function(i) return x34[i(2)] end },
   { 'index negative', function(i) return x34[i(-1)][i(2)] end },
   { 'index range', function(i) return x34[{ { i(2), i(3) }, i(1) }] end },
+  { 'index assignment', function(i)
+    local y = x34:clone()
+    y[i(2)] = 5
+    y[{ i(3), i(-1) }] = 7
+    return y
+  end },
   { 'view', function(i) return x34:view(i(2), i(-1)) end },
   { 'view table', function(i) return x34:view({ i(6), i(2) }) end },
   { 'reshape', function(i) return x34:reshape(i(2), i(-1)) end },
@@ -220,6 +226,7 @@ local refusals = {
   { function(v) return x34:reshape({ 2, v }) end, 'reshape' },
   { function(v) return x34:sum(v) end, 'sum' },
   { function(v) return x34[v] end, 'index' },
+  { function(v) x34:clone()[{ 1, v }] = 0 end, 'index' },
   { function(v) return x34:narrow(1, v, 1) end, 'narrow' },
   { function(v) return x34:split({ v, 1 }) end, 'split' },
   { function(v) return torch.randint(1, 5, { v }) end, 'randint' },
