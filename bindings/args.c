@@ -21,6 +21,23 @@ lt_operand_t lt_lua_checkoperand(lua_State *L, int idx) {
   }
 }
 
+bool lt_lua_toint(lua_State *L, int idx, int64_t *v) {
+  if (lua_type(L, idx) != LUA_TNUMBER) return false;
+  int ok = 0;
+  lua_Integer i = lua_tointegerx(L, idx, &ok);
+  if (ok) *v = (int64_t)i;
+  return ok;
+}
+
+int64_t lt_lua_checkint(lua_State *L, int idx, const char *op, const char *what) {
+  int64_t v;
+  if (lt_lua_toint(L, idx, &v)) return v;
+  if (lua_type(L, idx) == LUA_TNUMBER)
+    luaL_error(L, "%s: %s must be an integer, got %s", op, what, luaL_tolstring(L, idx, NULL));
+  luaL_error(L, "%s: %s must be an integer, got %s", op, what, luaL_typename(L, idx));
+  return 0;
+}
+
 int64_t lt_lua_todim(lua_State *L, int64_t d, const char *op) {
   if (d == 0)
     luaL_error(L, "%s: dimension 0 is invalid: dimensions are 1-based (1 is the first, -1 the last)", op);
@@ -28,8 +45,12 @@ int64_t lt_lua_todim(lua_State *L, int64_t d, const char *op) {
 }
 
 int64_t lt_lua_checkdim(lua_State *L, int idx, const char *op) {
-  if (!lua_isinteger(L, idx)) luaL_typeerror(L, idx, "integer dimension");
-  return lt_lua_todim(L, lua_tointeger(L, idx), op);
+  int64_t d;
+  if (!lt_lua_toint(L, idx, &d)) {
+    if (lua_type(L, idx) == LUA_TNUMBER) lt_lua_checkint(L, idx, op, "the dimension");
+    luaL_typeerror(L, idx, "integer dimension");
+  }
+  return lt_lua_todim(L, d, op);
 }
 
 int64_t lt_lua_index(lua_State *L, int64_t i, const char *op) {
@@ -55,18 +76,19 @@ static int check_int_list(lua_State *L, int idx, int *n, int64_t *out, const cha
     if (len > LT_MAX_DIM) luaL_error(L, "%s: at most %d %s, got %d", op, LT_MAX_DIM, what, (int)len);
     for (lua_Integer i = 1; i <= len; i++) {
       lua_rawgeti(L, idx, i);
-      if (!lua_isinteger(L, -1))
-        luaL_error(L, "%s: %s must be integers, got %s at position %d", op, what, luaL_typename(L, -1), (int)i);
-      out[(*n)++] = lua_tointeger(L, -1);
+      if (!lt_lua_toint(L, -1, &out[*n]))
+        luaL_error(L, "%s: %s must be integers, got %s at position %d", op, what,
+                   lua_type(L, -1) == LUA_TNUMBER ? luaL_tolstring(L, -1, NULL) : luaL_typename(L, -1), (int)i);
+      (*n)++;
       lua_pop(L, 1);
     }
     return idx + 1;
   }
   int i = idx;
   while (i <= top && lua_type(L, i) == LUA_TNUMBER) {
-    if (!lua_isinteger(L, i)) luaL_error(L, "%s: %s must be integers, got %s", op, what, lua_tostring(L, i));
     if (*n >= LT_MAX_DIM) luaL_error(L, "%s: at most %d %s", op, LT_MAX_DIM, what);
-    out[(*n)++] = lua_tointeger(L, i);
+    if (!lt_lua_toint(L, i, &out[*n])) luaL_error(L, "%s: %s must be integers, got %s", op, what, luaL_tolstring(L, i, NULL));
+    (*n)++;
     i++;
   }
   return i;

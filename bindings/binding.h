@@ -32,6 +32,12 @@ static inline void lt_lua_check(lua_State *L, int rc) { if (rc != LT_OK) lt_lua_
 /* ---- arguments ---- */
 /* A tensor, number or boolean at idx as an operand (numbers by value). */
 lt_operand_t lt_lua_checkoperand(lua_State *L, int idx);
+/* An integer parameter (a size, dim, index, count): an integer, or a float with an exact integer
+   value (3.0, as Lua's own library takes it: n / 2 is a float in Lua 5.4). lt_lua_toint: true with
+   *v set when the value at idx is such a number (never a string); lt_lua_checkint raises
+   "op: what must be an integer, got 2.5" for anything else (non-integral, NaN, inf, out of range). */
+bool lt_lua_toint(lua_State *L, int idx, int64_t *v);
+int64_t lt_lua_checkint(lua_State *L, int idx, const char *op, const char *what);
 /* A user dimension (1-based, or negative from the end) to a core dimension (0-based or negative). */
 int64_t lt_lua_checkdim(lua_State *L, int idx, const char *op);
 int64_t lt_lua_todim(lua_State *L, int64_t d, const char *op);

@@ -8,8 +8,8 @@
 static int optindex(lua_State *L, int idx) {
   if (lua_isnoneornil(L, idx)) return -1;
   lt_device_t d;
-  if (lua_isinteger(L, idx)) {
-    lua_Integer i = lua_tointeger(L, idx);
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    int64_t i = lt_lua_checkint(L, idx, "cuda", "the device index");
     if (i < -1 || i >= LT_DEVICE_MAX) luaL_error(L, "cuda: device index %d is out of range", (int)i);
     return (int)i;
   }

@@ -23,8 +23,8 @@ bool lt_lua_todevice(lua_State *L, int idx, lt_device_t *d) {
 
 lt_device_t lt_lua_checkdevice(lua_State *L, int idx) {
   lt_device_t d;
-  if (lua_isinteger(L, idx)) { /* a bare number is a CUDA ordinal, as in PyTorch */
-    lua_Integer i = lua_tointeger(L, idx);
+  if (lua_type(L, idx) == LUA_TNUMBER) { /* a bare number is a CUDA ordinal, as in PyTorch */
+    int64_t i = lt_lua_checkint(L, idx, "torch.device", "the device index");
     if (i < 0) luaL_error(L, "torch.device: device index must not be negative");
     d = lt_device(LT_CUDA, (int)i);
     if (!lt_backend(LT_CUDA))
@@ -93,7 +93,7 @@ static int t_to(lua_State *L) {
   } else {
     if (lt_lua_todtype(L, idx) != LT_DTYPE_INVALID) {
       dt = lt_lua_todtype(L, idx++);
-    } else if (lua_type(L, idx) == LUA_TSTRING || luaL_testudata(L, idx, LT_DEVICE_MT) || lua_isinteger(L, idx)) {
+    } else if (lua_type(L, idx) == LUA_TSTRING || luaL_testudata(L, idx, LT_DEVICE_MT) || lua_type(L, idx) == LUA_TNUMBER) {
       lt_device_t d = lt_lua_checkdevice(L, idx++);
       if (lt_device_resolve(d, &dev) != LT_OK) return lt_lua_error(L);
       if (lt_lua_todtype(L, idx) != LT_DTYPE_INVALID) dt = lt_lua_todtype(L, idx++);
@@ -181,7 +181,8 @@ static int cpu_set_device_count(lua_State *L) {
 }
 static int cpu_current_device(lua_State *L) { lua_pushinteger(L, lt_current_device(LT_CPU)); return 1; }
 static int cpu_set_device(lua_State *L) {
-  lt_device_t d = lua_isinteger(L, 1) ? lt_device(LT_CPU, (int)lua_tointeger(L, 1)) : lt_lua_checkdevice(L, 1);
+  lt_device_t d = lua_type(L, 1) == LUA_TNUMBER ? lt_device(LT_CPU, (int)lt_lua_checkint(L, 1, "cpu.set_device", "the device index"))
+                                                : lt_lua_checkdevice(L, 1);
   if (d.type != LT_CPU) return luaL_error(L, "cpu.set_device: expected a cpu device");
   lt_lua_check(L, lt_set_current_device(d));
   return 0;

@@ -315,15 +315,16 @@ static int f_randn(lua_State *L) {
 static int f_randint(lua_State *L) {
   lua_Integer low = 0, high;
   int si;
-  if (lua_isinteger(L, 1) && lua_isinteger(L, 2) && (lua_istable(L, 3) || lua_isinteger(L, 3))) {
-    low = lua_tointeger(L, 1);
-    high = lua_tointeger(L, 2);
+  int64_t a, b, c;
+  if (lt_lua_toint(L, 1, &a) && lt_lua_toint(L, 2, &b) && (lua_istable(L, 3) || lt_lua_toint(L, 3, &c))) {
+    low = a;
+    high = b;
     si = 3;
   } else {
-    high = luaL_checkinteger(L, 1);
+    high = lt_lua_checkint(L, 1, "randint", "high");
     si = 2;
   }
-  if (!lua_istable(L, si) && !lua_isinteger(L, si)) return luaL_error(L, "randint: expected sizes after the bounds (randint(low, high, sizes))");
+  if (!lua_istable(L, si) && lua_type(L, si) != LUA_TNUMBER) return luaL_error(L, "randint: expected sizes after the bounds (randint(low, high, sizes))");
   int nd;
   int64_t sizes[LT_MAX_DIM];
   lt_lua_opts_t o;

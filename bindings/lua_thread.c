@@ -231,9 +231,10 @@ static int l_new(lua_State *L) {
   if (lua_getfield(L, 1, "name") != LUA_TNIL) name = luaL_checkstring(L, -1);
   lua_Integer nt = 0;
   if (lua_getfield(L, 1, "threads") != LUA_TNIL) {
-    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
+    int64_t v;
+    if (!lt_lua_toint(L, -1, &v) || v < 0)
       return luaL_error(L, "_lua_thread: threads must be a non-negative integer, got %s", luaL_tolstring(L, -1, NULL));
-    nt = lua_tointeger(L, -1);
+    nt = v;
   }
   lt_device_t dev = {0, 0};
   bool has_device = lua_getfield(L, 1, "device") != LUA_TNIL;

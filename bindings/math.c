@@ -231,13 +231,13 @@ static int m_equal(lua_State *L) {
 static int reduce_dims(lua_State *L, int idx, int *n, int64_t *dims, const char *op) {
   *n = 0;
   if (lua_isnoneornil(L, idx)) return idx + 1;
-  if (lua_isinteger(L, idx) || lua_istable(L, idx)) {
+  if (lua_type(L, idx) == LUA_TNUMBER || lua_istable(L, idx)) {
     if (lua_istable(L, idx) && lt_lua_todtype(L, idx) == LT_DTYPE_INVALID && lua_rawlen(L, idx) == 0) {
       lua_pushnil(L);
       if (lua_next(L, idx)) { lua_pop(L, 2); return idx; } /* an options table */
     }
-    if (lua_isinteger(L, idx)) {
-      dims[0] = lt_lua_todim(L, lua_tointeger(L, idx), op);
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+      dims[0] = lt_lua_todim(L, lt_lua_checkint(L, idx, op, "the dimension"), op);
       *n = 1;
       return idx + 1;
     }

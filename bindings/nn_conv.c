@@ -4,22 +4,11 @@
 #include "core/conv.h"
 #include "core/pool.h"
 
-/* an integer argument (a float with an integral value is accepted) */
-static int64_t check_int(lua_State *L, int idx, const char *op, const char *what) {
-  int ok = 0;
-  lua_Integer v = lua_tointegerx(L, idx, &ok);
-  if (!ok) {
-    if (lua_type(L, idx) == LUA_TNUMBER)
-      luaL_error(L, "%s: %s must be an integer, got %s", op, what, lua_tostring(L, idx));
-    luaL_error(L, "%s: %s must be an integer, got %s", op, what, luaL_typename(L, idx));
-  }
-  return (int64_t)v;
-}
 
 /* a (height, width) pair from arguments idx and idx + 1 */
 static void check_pair(lua_State *L, int idx, const char *op, const char *what, int64_t out[2]) {
-  out[0] = check_int(L, idx, op, what);
-  out[1] = check_int(L, idx + 1, op, what);
+  out[0] = lt_lua_checkint(L, idx, op, what);
+  out[1] = lt_lua_checkint(L, idx + 1, op, what);
 }
 
 /* a boolean argument; nil is false */
@@ -44,7 +33,7 @@ static int l_conv2d(lua_State *L) {
   check_pair(L, 6, op, "padding", padding);
   int64_t dilation[2];
   check_pair(L, 8, op, "dilation", dilation);
-  int64_t groups = check_int(L, 10, op, "groups");
+  int64_t groups = lt_lua_checkint(L, 10, op, "groups");
   lt_lua_pushtensor(L, lt_conv2d(x, w, b, stride, padding, dilation, groups));
   return 1;
 }
@@ -83,7 +72,7 @@ static int l_avg_pool2d(lua_State *L) {
   check_pair(L, 6, op, "padding", p);
   bool ceil_mode = check_bool(L, 8, op, "ceil_mode");
   bool cip = lua_isnoneornil(L, 9) ? true : check_bool(L, 9, op, "count_include_pad");
-  int64_t divisor = lua_isnoneornil(L, 10) ? 0 : check_int(L, 10, op, "divisor_override");
+  int64_t divisor = lua_isnoneornil(L, 10) ? 0 : lt_lua_checkint(L, 10, op, "divisor_override");
   lt_lua_pushtensor(L, lt_avg_pool2d(x, k, s, p, ceil_mode, cip, divisor));
   return 1;
 }

@@ -29,10 +29,11 @@ static double number_arg(lua_State *L, int idx, const char *op, const char *what
 }
 
 static int64_t integer_arg(lua_State *L, int idx, const char *op, const char *what) {
-  if (!lua_isinteger(L, idx))
+  int64_t v;
+  if (!lt_lua_toint(L, idx, &v))
     luaL_error(L, "%s: expected %s (argument %d) to be an integer, got %s", op, what, idx,
                lua_type(L, idx) == LUA_TNUMBER ? "a non-integer number" : luaL_typename(L, idx));
-  return lua_tointeger(L, idx);
+  return v;
 }
 
 static int softmax_like(lua_State *L, bool log) {

@@ -8,6 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* one size at idx: an integer or an integral float (3.0) */
+static int64_t size_arg(lua_State *L, int idx, const char *op) {
+  int64_t v;
+  if (!lt_lua_toint(L, idx, &v)) luaL_error(L, "%s: sizes must be integers, got %s", op, luaL_tolstring(L, idx, NULL));
+  return v;
+}
+
 /* sizes (may hold -1) as numbers at 2.. or one table at 2; returns the index after them */
 static int view_sizes(lua_State *L, int *n, int64_t *sizes, const char *op) {
   int idx = 2;
@@ -17,16 +24,14 @@ static int view_sizes(lua_State *L, int *n, int64_t *sizes, const char *op) {
     if (len > LT_MAX_DIM) luaL_error(L, "%s: at most %d dimensions", op, LT_MAX_DIM);
     for (lua_Integer i = 1; i <= len; i++) {
       lua_rawgeti(L, 2, i);
-      if (!lua_isinteger(L, -1)) luaL_error(L, "%s: sizes must be integers", op);
-      sizes[(*n)++] = lua_tointeger(L, -1);
+      sizes[(*n)++] = size_arg(L, -1, op);
       lua_pop(L, 1);
     }
     return 3;
   }
   while (lua_type(L, idx) == LUA_TNUMBER) {
     if (*n >= LT_MAX_DIM) luaL_error(L, "%s: at most %d dimensions", op, LT_MAX_DIM);
-    if (!lua_isinteger(L, idx)) luaL_error(L, "%s: sizes must be integers", op);
-    sizes[(*n)++] = lua_tointeger(L, idx++);
+    sizes[(*n)++] = size_arg(L, idx++, op);
   }
   return idx;
 }
@@ -245,8 +250,7 @@ static int s_split(lua_State *L) {
     int64_t *sizes = lua_newuserdatauv(L, sizeof(int64_t) * (size_t)(len ? len : 1), 0);
     for (lua_Integer i = 1; i <= len; i++) {
       lua_rawgeti(L, 2, i);
-      if (!lua_isinteger(L, -1)) return luaL_error(L, "split: sizes must be integers");
-      sizes[i - 1] = lua_tointeger(L, -1);
+      sizes[i - 1] = size_arg(L, -1, "split");
       lua_pop(L, 1);
     }
     rc = lt_split_sizes(x, (int)len, sizes, dim, &pieces, &n);

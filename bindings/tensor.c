@@ -283,9 +283,8 @@ __attribute__((noreturn)) static void view_error(lua_State *L, lt_tensor_t *v, c
 /* element k of the range table at key, an integer */
 static int64_t range_bound(lua_State *L, lt_tensor_t *v, int key, int k) {
   lua_rawgeti(L, key, k);
-  int ok;
-  int64_t r = (int64_t)lua_tointegerx(L, -1, &ok);
-  if (!ok)
+  int64_t r;
+  if (!lt_lua_toint(L, -1, &r))
     view_error(L, v, "index: a range is {first, last[, step]} of integers, got %s at its position %d",
                luaL_typename(L, -1), k);
   lua_pop(L, 1);
@@ -298,8 +297,8 @@ static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
   if (*dim >= v->ndim) view_error(L, v, "index: too many indices for a tensor of dimension %d", v->ndim);
   lt_tensor_t *r;
   if (lua_type(L, key) == LUA_TNUMBER) {
-    if (!lua_isinteger(L, key)) view_error(L, v, "index: indices must be integers");
-    int64_t i = lua_tointeger(L, key);
+    int64_t i;
+    if (!lt_lua_toint(L, key, &i)) view_error(L, v, "index: indices must be integers, got %s", luaL_tolstring(L, key, NULL));
     if (i == 0) view_error(L, v, "index: index 0 is invalid: indices are 1-based (1 is the first, -1 the last)");
     r = lt_select(v, *dim, i > 0 ? i - 1 : i);
   } else if (lua_istable(L, key)) {

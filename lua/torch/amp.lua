@@ -4,6 +4,7 @@
 -- dispatch line); see core/autocast.h.
 local torch = require 'torch'
 local class = require 'torch.class'
+local as_int = require('torch.composite').as_int
 
 local amp = {}
 torch.amp = amp
@@ -158,10 +159,10 @@ function GradScaler:init(device, opts)
   self._growth_factor = num('growth_factor', 2.0)
   self._backoff_factor = num('backoff_factor', 0.5)
   self._growth_interval = num('growth_interval', 2000)
-  if math.type(self._growth_interval) ~= 'integer' and self._growth_interval ~= math.floor(self._growth_interval) then
+  self._growth_interval = as_int(self._growth_interval)
+  if math.type(self._growth_interval) ~= 'integer' then
     error('GradScaler: growth_interval must be an integer, got ' .. self._growth_interval, 3)
   end
-  self._growth_interval = math.tointeger(self._growth_interval)
   if enabled then
     if self._growth_factor <= 1 then error('The growth factor must be > 1.0.', 3) end
     if self._backoff_factor >= 1 then error('The backoff factor must be < 1.0.', 3) end

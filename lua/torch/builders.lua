@@ -5,6 +5,7 @@
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
+local as_int = require('torch.composite').as_int
 local check_tensor, norm_dim, opts_of = U.check_tensor, U.norm_dim, U.opts_of
 
 -- ---- building and combining tensors ----
@@ -101,6 +102,7 @@ function torch.combinations(x, r, with_replacement)
   if type(r) == 'table' then r, with_replacement = r.r, r.with_replacement end
   r = r or 2
   if x:dim() ~= 1 then error('combinations: expected a 1-D tensor, got ' .. x:dim() .. '-D', 2) end
+  r = as_int(r)
   if math.type(r) ~= 'integer' or r < 0 then error('combinations: r must be a non-negative integer, got ' .. tostring(r), 2) end
   local n = x:numel()
   local rows, cur = {}, {}
@@ -147,6 +149,7 @@ function torch.tensordot(a, b, dims)
   if type(dims) == 'table' and type(dims.dims) ~= 'nil' then dims = dims.dims end
   dims = dims or 2
   local da, db = {}, {}
+  dims = as_int(dims)
   if math.type(dims) == 'integer' then
     if dims < 0 or dims > a:dim() or dims > b:dim() then error('tensordot: dims out of range: ' .. dims, 2) end
     for i = 1, dims do da[i], db[i] = a:dim() - dims + i, i end
@@ -316,6 +319,7 @@ function torch.logspace(start, stop, steps, o)
   o = factory_opts(o, 'logspace', { 'base' })
   local base = o.base or 10
   if type(start) ~= 'number' or type(stop) ~= 'number' then error('logspace: start and end must be numbers', 2) end
+  steps = as_int(steps)
   if math.type(steps) ~= 'integer' or steps < 0 then
     error('logspace: number of steps must be a non-negative integer, got ' .. tostring(steps), 2)
   end
@@ -329,7 +333,7 @@ end
 local function triangle(op, lower, row, col, offset, o)
   if type(offset) == 'table' then o, offset = offset, nil end
   o = opts_of(o, op, { 'dtype', 'device', 'layout' }, 4)
-  offset = offset or 0
+  row, col, offset = as_int(row), as_int(col), as_int(offset or 0)
   for _, v in ipairs { row, col, offset } do
     if math.type(v) ~= 'integer' then error(op .. ': row, col and offset must be integers, got ' .. tostring(v), 3) end
   end
@@ -353,6 +357,7 @@ local function diag_embed(x, offset, dim1, dim2)
   check_tensor(x, 'diag_embed')
   if type(offset) == 'table' then offset, dim1, dim2 = offset.offset, offset.dim1, offset.dim2 end
   offset, dim1, dim2 = offset or 0, dim1 or -2, dim2 or -1
+  offset = as_int(offset)
   if math.type(offset) ~= 'integer' then error('diag_embed: offset must be an integer, got ' .. tostring(offset), 3) end
   local nd = x:dim() + 1
   dim1, dim2 = norm_dim(dim1, nd, 'diag_embed', 'dim1'), norm_dim(dim2, nd, 'diag_embed', 'dim2')
@@ -390,6 +395,7 @@ function torch.vander(x, N, increasing)
   if type(N) == 'table' then N, increasing = N.N, N.increasing end
   if x:dim() ~= 1 then error('vander: x must be a one-dimensional tensor, got ' .. x:dim() .. '-D', 2) end
   N = N or x:numel()
+  N = as_int(N)
   if math.type(N) ~= 'integer' or N < 0 then error('vander: N must be a non-negative integer, got ' .. tostring(N), 2) end
   local dt = torch.promote_types(x.dtype, torch.int64)
   local n = x:numel()
@@ -407,6 +413,8 @@ function torch.randint_like(x, low, high, o)
   if type(high) == 'table' then o, high = high, nil end
   if high == nil then low, high = 0, low end
   o = factory_opts(o, 'randint_like')
+  low = as_int(low)
+  high = as_int(high)
   if math.type(low) ~= 'integer' or math.type(high) ~= 'integer' then
     error('randint_like: low and high must be integers', 2)
   end

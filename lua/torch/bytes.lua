@@ -4,6 +4,7 @@
 -- file mappings (from_file's shared = true is refused).
 local torch = require 'torch'
 local opts_of = require('torch.options').check
+local as_int = require('torch.composite').as_int
 
 local from_bytes = torch._from_bytes
 torch._from_bytes = nil
@@ -31,6 +32,8 @@ function torch.frombuffer(s, o)
   o = opts_of(o, op, { 'dtype', 'count', 'offset', 'requires_grad' })
   local dtype, count, offset = o.dtype, o.count or -1, o.offset or 0
   if dtype == nil then error(op .. ': the dtype option is required', 2) end
+  count = as_int(count)
+  offset = as_int(offset)
   if math.type(count) ~= 'integer' or math.type(offset) ~= 'integer' then
     error(op .. ': count and offset must be integers', 2)
   end
@@ -76,6 +79,7 @@ function torch.from_file(filename, shared, size, o)
       .. 'lutorch tensors cannot live in a file mapping. Leave shared false to read a copy', 2)
   end
   size = size or 0
+  size = as_int(size)
   if math.type(size) ~= 'integer' or size < 0 then
     error(op .. ': size must be a non-negative integer, got ' .. tostring(size), 2)
   end

@@ -13,8 +13,17 @@ local function check_tensor(x, op, what)
   end
 end
 
+-- v as an integer when it is a number with an exact integer value (3 or 3.0: in Lua 5.4 n / 2
+-- and 1e3 are floats), else v unchanged (2.5, NaN, inf, 1e300, nil, a table...), for the checks
+-- of integer-only parameters (sizes, dims, indices, counts) to accept integral floats as Lua's own
+-- library does and go on with the integer
+local function as_int(v)
+  return math.type(v) and math.tointeger(v) or v
+end
+
 -- dim (1-based, negative from the end) of a tensor of ndim dims, as a positive dim
 local function norm_dim(dim, ndim, op, what)
+  dim = as_int(dim)
   if math.type(dim) ~= 'integer' then
     error(string.format('%s: %s must be an integer, got %s', op, what or 'dim', tostring(dim)), 3)
   end
@@ -644,5 +653,5 @@ function torch.where(cond, ...)
 end
 
 -- the helpers, for the other composed families
-return { check_tensor = check_tensor, norm_dim = norm_dim, opts_of = opts_of, operand = operand, both = both,
+return { check_tensor = check_tensor, as_int = as_int, norm_dim = norm_dim, opts_of = opts_of, operand = operand, both = both,
   is_float = is_float, in_place = in_place, records = records, broadcast_shape = broadcast_shape }

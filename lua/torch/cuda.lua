@@ -3,6 +3,7 @@
 -- in PyTorch), 'cuda:i' strings or torch.device objects; nil is the current device. Without a GPU
 -- (or in a build without CUDA) the queries answer and every request raises an error saying why.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 local C = torch._cuda
 
 local cuda = {}
@@ -23,6 +24,7 @@ end
 local function device_string(name, device)
   check_available(name)
   if device == nil then return 'cuda:' .. C.current_device() end
+  device = as_int(device)
   if math.type(device) == 'integer' then return 'cuda:' .. device end
   local d = torch.device(device)
   if d.type ~= 'cuda' then error('torch.cuda.' .. name .. ": expected a cuda device, got '" .. tostring(d) .. "'", 3) end
@@ -32,6 +34,7 @@ end
 function cuda.current_device() return C.current_device() end
 function cuda.set_device(device)
   check_available('set_device')
+  device = as_int(device)
   if device ~= nil and math.type(device) ~= 'integer' then device = torch.device(device).index end
   C.set_device(device)
 end
@@ -83,6 +86,7 @@ device_ctx.__name = 'torch.cuda.device'
 
 function cuda.device(device, fn)
   local idx
+  device = as_int(device)
   if device == nil or (math.type(device) == 'integer' and device < 0) then
     idx = nil -- PyTorch: device(None) and device(-1) change nothing
   else

@@ -9,6 +9,7 @@
 -- up with an error after `timeout` seconds (default 1800) instead of hanging when a rank died or
 -- hangs; the job is then aborted when the process exits.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 local C = torch._dist
 local dist = {}
@@ -55,6 +56,7 @@ end
 -- the rank in group pg (nil: the default group) of global rank r; what names the argument
 local function group_rank(op, pg, r, what, level)
   level = (level or 2) + 1
+  r = as_int(r)
   if math.type(r) ~= 'integer' then
     error(string.format('%s: %s must be an integer rank, got %s', op, what, tostring(r)), level)
   end
@@ -217,6 +219,7 @@ function dist.new_group(ranks, timeout, backend)
   if type(ranks) ~= 'table' then error('new_group: ranks must be a table of ranks, got ' .. type(ranks), 2) end
   local sorted, index = {}, {}
   for i, r in ipairs(ranks) do
+    r = as_int(r)
     if math.type(r) ~= 'integer' or r < 0 or r >= size then
       error(string.format('new_group: ranks[%d] = %s is not a rank of the default group [0, %d]', i, tostring(r), size - 1), 2)
     end
@@ -252,6 +255,7 @@ end
 
 local function check_op(name, op)
   if op == nil then return dist.ReduceOp.SUM end
+  op = as_int(op)
   if math.type(op) ~= 'integer' or op < 0 or op > 4 then
     error(string.format('%s: op must be one of torch.distributed.ReduceOp (SUM, AVG, PRODUCT, MIN, MAX), got %s',
       name, tostring(op)), 3)
@@ -368,6 +372,7 @@ local function split_rows(op, what, t, splits, n)
   end
   for k = 1, n do
     local s = splits[k]
+    s = as_int(s)
     if math.type(s) ~= 'integer' or s < 0 then error(string.format('%s: %s split size %d is %s', op, what, k, tostring(s)), 4) end
     if at + s > rows then
       error(string.format('%s: %s split sizes add up to more than its %d rows', op, what, rows), 4)

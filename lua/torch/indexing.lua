@@ -11,6 +11,7 @@ local broadcast_shape = U.broadcast_shape
 local A = require 'torch.advanced_index'
 local positions, check_value_shape = A.positions, A.check_value_shape
 local args = require('torch.options').args
+local as_int = require('torch.composite').as_int
 
 local function is_index_dtype(t) return t.dtype == torch.int64 or t.dtype == torch.int32 end
 
@@ -383,6 +384,7 @@ both('select_scatter', function(x, src, dim, index)
   if x:dim() == 0 then error('select_scatter: cannot select from a 0-D tensor', 2) end
   dim = norm_dim(dim, x:dim(), 'select_scatter')
   local size = x:size(dim)
+  index = as_int(index)
   if math.type(index) ~= 'integer' or index == 0 or index < -size or index > size then
     error(string.format('select_scatter: index %s is out of range for dimension %d of size %d (1-based, negative from the end)',
       tostring(index), dim, size), 2)
@@ -403,6 +405,7 @@ both('slice_scatter', function(x, src, ...)
   if x:dim() == 0 then error(op .. ': cannot slice a 0-D tensor', 2) end
   dim = norm_dim(dim, x:dim(), op)
   local size = x:size(dim)
+  first, last, step = as_int(first), as_int(last), as_int(step)
   for _, v in ipairs { first or 1, last or -1, step } do
     if math.type(v) ~= 'integer' then error(op .. ': start, end and step must be integers, got ' .. tostring(v), 2) end
   end

@@ -42,6 +42,7 @@ setmetatable(Size, { __call = function(_, ...)
   local sizes = type((...)) == 'table' and (...) or { ... }
   local s = {}
   for i, v in ipairs(sizes) do
+    v = math.type(v) and math.tointeger(v) or v -- 3.0 as 3 (composite's as_int, not loaded yet)
     if math.type(v) ~= 'integer' or v < 0 then
       error(string.format('torch.Size: size %d is %s (expected a non-negative integer)', i, tostring(v)), 2)
     end

@@ -12,6 +12,7 @@
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
+local as_int = require('torch.composite').as_int
 local check_tensor, in_place, records, opts_of, both = U.check_tensor, U.in_place, U.records, U.opts_of, U.both
 
 -- a message raised by a function that inplace.lua called, without its position, so that it can be
@@ -167,6 +168,8 @@ local function sizes_of(op, ...)
     sizes = { ... }
   end
   for i, s in ipairs(sizes) do
+    s = as_int(s)
+    sizes[i] = s
     if math.type(s) ~= 'integer' then
       error(string.format('%s: sizes must be integers, got %s at position %d', op, tostring(s), i), 3)
     end

@@ -6,6 +6,7 @@
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
+local as_int = require('torch.composite').as_int
 local check_tensor = U.check_tensor
 
 -- PyTorch's legacy names of the dtypes
@@ -40,6 +41,7 @@ local function construct(op, dtype, ...)
   end
   for i = 1, n do
     local s = select(i, ...)
+    s = as_int(s)
     if not (math.type(s) == 'integer' and s >= 0) and getmetatable(s) ~= torch.Size then
       error(string.format('%s: expected sizes (non-negative integers), a table of values or a tensor; ' ..
         'argument %d is %s', op, i, math.type(s) or type(s)), 3)

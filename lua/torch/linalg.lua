@@ -6,6 +6,7 @@
 -- there is.
 local torch = require 'torch'
 local options = require 'torch.options'
+local as_int = require('torch.composite').as_int
 
 local linalg = {}
 -- what lua/torch/decompositions.lua shares with this file
@@ -176,6 +177,7 @@ function linalg.matrix_power(a, n)
   if a:dim() < 2 or a:size(-1) ~= a:size(-2) then
     error('linalg.matrix_power: expected a square matrix or a batch of them, got shape ' .. tostring(a.shape), 2)
   end
+  n = as_int(n)
   if math.type(n) ~= 'integer' then error('linalg.matrix_power: n must be an integer, got ' .. tostring(n), 2) end
   if n < 0 then error('linalg.matrix_power: negative powers need the inverse, which lutorch does not compute yet', 2) end
   local k = a:size(-1)

@@ -3,6 +3,7 @@
 -- tensorinv and tensorsolve (reshapes around inv and solve) and vander (a cumulative product).
 -- Installed into torch.linalg by lua/torch/linalg.lua.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 return function(linalg, h)
   local named = h.named
@@ -114,6 +115,7 @@ return function(linalg, h)
     check_tensor(a, op)
     local ind = named('tensorinv', { ... }, { 'ind' })
     ind = ind or 2
+    ind = as_int(ind)
     if math.type(ind) ~= 'integer' or ind <= 0 then
       error(string.format("linalg.%s: Expected a strictly positive integer for 'ind', but got %s", op, tostring(ind)), 2)
     end
@@ -144,6 +146,7 @@ return function(linalg, h)
       local nd, moved, perm = a:dim(), {}, {}
       for _, d in ipairs(dims) do
         local dd = d < 0 and d + nd + 1 or d
+        dd = as_int(dd)
         if math.type(dd) ~= 'integer' or dd < 1 or dd > nd or moved[dd] then
           error(string.format('linalg.%s: dims must be distinct dims of A (1..%d), got %s', op, nd, tostring(d)), 2)
         end
@@ -185,6 +188,7 @@ return function(linalg, h)
     end
     if x:dim() == 0 then x = x:unsqueeze(-1) end
     n = n or x:size(-1)
+    n = as_int(n)
     if math.type(n) ~= 'integer' or n <= 1 then
       error(string.format('linalg.%s: N must be greater than 1, got %s', op, tostring(n)), 2)
     end

@@ -5,6 +5,7 @@
 local torch = require 'torch'
 local args = require('torch.options').args
 local check_tensor = require('torch.composite').check_tensor
+local as_int = require('torch.composite').as_int
 
 local function mT(t) return t:transpose(-2, -1) end
 
@@ -65,13 +66,16 @@ local function check_input(A, op)
 end
 
 local function check_q_niter(op, q, niter, m, n)
+  q = as_int(q)
   if math.type(q) ~= 'integer' or q < 0 or q > math.min(m, n) then
     error(string.format('%s: q(=%s) must be non-negative integer and not greater than min(m, n)=%d', op, tostring(q),
       math.min(m, n)), 3)
   end
+  niter = as_int(niter)
   if math.type(niter) ~= 'integer' or niter < 0 then
     error(string.format('%s: niter(=%s) must be non-negative integer', op, tostring(niter)), 3)
   end
+  return q, niter
 end
 
 --- torch.svd_lowrank(A, q, niter = 2, M) or torch.svd_lowrank(A, {q, niter, M}) -> U, S, V: a
@@ -82,7 +86,7 @@ function torch.svd_lowrank(A, ...)
   local op = 'svd_lowrank'
   local m, n = check_input(A, op)
   local q, niter, M = args(op, { ... }, { 'q', 'niter', 'M' }, { math.min(6, m, n), 2 })
-  check_q_niter(op, q, niter, m, n)
+  q, niter = check_q_niter(op, q, niter, m, n)
   if M ~= nil then
     check_tensor(M, op, 'M')
     if M.dtype ~= A.dtype then
@@ -105,7 +109,7 @@ function torch.pca_lowrank(A, ...)
   local op = 'pca_lowrank'
   local m, n = check_input(A, op)
   local q, center, niter = args(op, { ... }, { 'q', 'center', 'niter' }, { math.min(6, m, n), true, 2 })
-  check_q_niter(op, q, niter, m, n)
+  q, niter = check_q_niter(op, q, niter, m, n)
   if type(center) ~= 'boolean' then error(op .. ': center must be a boolean, got ' .. type(center), 2) end
   if center then A = A - A:mean(-2, true) end
   return svd_lowrank(A, q, niter, nil)

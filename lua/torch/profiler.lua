@@ -13,6 +13,7 @@
 -- Only this Lua state is profiled: DataLoader workers run in states of their own and are not seen.
 local torch = require 'torch'
 local options = require 'torch.options'
+local as_int = require('torch.composite').as_int
 
 local profiler = {}
 
@@ -280,6 +281,7 @@ function profiler.schedule(o)
   o = options.check(o, 'profiler.schedule', { 'wait', 'warmup', 'active', 'repeat', 'skip_first' })
   local function count(k, default, min)
     local v = o[k] == nil and default or o[k]
+    v = as_int(v)
     if math.type(v) ~= 'integer' or v < min then
       error(string.format('profiler.schedule: %s must be an integer >= %d, got %s', k, min, tostring(v)), 4)
     end
@@ -535,6 +537,7 @@ function Averages:table(o)
     error(string.format("table: unknown sort_by '%s' (one of %s)", tostring(sort_by), table.concat(SORT_KEYS, ', ')), 2)
   end
   local row_limit = o.row_limit or 100
+  row_limit = as_int(row_limit)
   if math.type(row_limit) ~= 'integer' then error('table: row_limit must be an integer, got ' .. tostring(row_limit), 2) end
   local order = {}
   for i = 1, #self do order[i] = i end

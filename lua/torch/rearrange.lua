@@ -1,6 +1,7 @@
 -- Rearranging and masking tensors: flip, roll, tril, triu (PyTorch's names and arguments, dims
 -- 1-based), composed of index_select and masked_fill, so autograd and every device come with them.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 local Tensor = torch.Tensor
 
 local function check_tensor(x, op)
@@ -10,6 +11,7 @@ end
 -- dim (1-based or negative) as 1-based, checked against x
 local function dim_of(x, dim, op)
   local n = x:dim()
+  dim = as_int(dim)
   if math.type(dim) ~= 'integer' or dim == 0 or dim > n or dim < -n then
     error(string.format('%s: dimension %s is out of range for a %d-D tensor', op, tostring(dim), n), 3)
   end
@@ -53,6 +55,7 @@ function Tensor.roll(x, shifts, dims)
   for k, d in ipairs(dims) do
     d = dim_of(x, d, 'roll')
     local n, s = x:size(d), shifts[k]
+    s = as_int(s)
     if math.type(s) ~= 'integer' then error('roll: shifts must be integers, got ' .. tostring(s), 2) end
     if n > 0 and s % n ~= 0 then
       -- element i of the result is element (i - s) mod n of x
@@ -66,6 +69,7 @@ end
 -- the mask of the last two dims kept by tril (keep_lower) or triu, for a matrix of m x n
 local function tri_mask(x, diagonal, keep_lower, op)
   if x:dim() < 2 then error(string.format('%s: input tensor must have at least 2 dimensions', op), 3) end
+  diagonal = as_int(diagonal)
   if math.type(diagonal) ~= 'integer' then error(string.format('%s: diagonal must be an integer, got %s', op, tostring(diagonal)), 3) end
   local m, n = x:size(-2), x:size(-1)
   local offset = torch.arange(1, n + 1, { device = x.device }):view(1, n) - torch.arange(1, m + 1, { device = x.device }):view(m, 1)

@@ -3,6 +3,7 @@
 -- and two questions about the build (compiled_with_cxx11_abi, is_storage). The C core keeps the
 -- flags that ops consult (core/settings.c); this file checks the arguments.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 local C = {
   set_deterministic = torch._set_deterministic, deterministic = torch._deterministic,
   set_warn_always = torch._set_warn_always, warn_always = torch._warn_always,
@@ -43,6 +44,7 @@ local debug_modes = { default = 0, warn = 1, error = 2 }
 function torch.set_deterministic_debug_mode(mode)
   local op = 'set_deterministic_debug_mode'
   local m
+  mode = as_int(mode)
   if type(mode) == 'string' then
     m = debug_modes[mode]
     if m == nil then
@@ -114,6 +116,7 @@ local interop_threads, interop_set = 1, false
 --- only; it starts at 1.
 function torch.get_num_interop_threads() return interop_threads end
 function torch.set_num_interop_threads(n)
+  n = as_int(n)
   if math.type(n) ~= 'integer' or n < 1 then
     error('set_num_interop_threads expects a positive integer, got ' .. tostring(n), 2)
   end

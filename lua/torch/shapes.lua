@@ -7,6 +7,7 @@
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
+local as_int = require('torch.composite').as_int
 local check_tensor, norm_dim, opts_of, both = U.check_tensor, U.norm_dim, U.opts_of, U.both
 local broadcast_shape = U.broadcast_shape
 
@@ -78,7 +79,7 @@ local function tile(x, reps, op)
   local r, s = {}, {}
   for i = 1, n do
     local ri, si = i - (n - #reps), i - (n - x:dim())
-    r[i] = ri >= 1 and reps[ri] or 1
+    r[i] = ri >= 1 and as_int(reps[ri]) or 1
     s[i] = si >= 1 and x:size(si) or 1
     if math.type(r[i]) ~= 'integer' or r[i] < 0 then
       error(string.format('%s: repetitions must be non-negative integers, got %s', op, tostring(r[i])), 3)
@@ -112,6 +113,7 @@ both('repeat_interleave', function(x, repeats, dim)
   local n = x:size(dim)
   local idx
   if type(repeats) == 'number' then
+    repeats = as_int(repeats)
     if math.type(repeats) ~= 'integer' or repeats < 0 then
       error('repeat_interleave: repeats must be a non-negative integer, got ' .. tostring(repeats), 2)
     end
@@ -273,6 +275,7 @@ both('as_strided', function(x, size, stride, offset)
   if type(size) ~= 'table' or type(stride) ~= 'table' then
     error('as_strided: expected the sizes and the strides as two tables of integers', 2)
   end
+  offset = as_int(offset)
   if offset ~= nil and math.type(offset) ~= 'integer' then
     error('as_strided: storage_offset must be an integer, got ' .. tostring(offset), 2)
   end
@@ -286,9 +289,11 @@ both('unfold', function(x, dim, size, step)
   check_tensor(x, 'unfold')
   dim = norm_dim(dim, x:dim(), 'unfold')
   local len = x:dim() == 0 and 1 or x:size(dim)
+  size = as_int(size)
   if math.type(size) ~= 'integer' or size < 0 or size > len then
     error(string.format('unfold: maximum size for tensor at dimension %d is %d but size is %s', dim, len, tostring(size)), 2)
   end
+  step = as_int(step)
   if math.type(step) ~= 'integer' or step <= 0 then error('unfold: step must be a positive integer, got ' .. tostring(step), 2) end
   local count = (len - size) // step + 1
   -- a view, as PyTorch's: dim holds the windows (every step elements), a last dim their elements
@@ -347,6 +352,7 @@ local function tensor_split(x, ios, dim, op, whole)
     ios = ios:dim() == 0 and ios:item() or ios:totable()
   end
   local pieces = {}
+  ios = as_int(ios)
   if math.type(ios) == 'integer' then
     if ios <= 0 then error(op .. ': number of sections must be larger than 0, got ' .. ios, 3) end
     if whole and size % ios ~= 0 then
@@ -362,6 +368,7 @@ local function tensor_split(x, ios, dim, op, whole)
   elseif type(ios) == 'table' then
     local prev = 0 -- the last element of the piece before (0: none)
     for i, v in ipairs(ios) do
+      v = as_int(v)
       if math.type(v) ~= 'integer' then
         error(string.format('%s: indices must be integers, got %s at %d', op, tostring(v), i), 3)
       end
@@ -415,16 +422,20 @@ function torch.broadcast_shapes(...)
   local shapes = {}
   for i = 1, args.n do
     local s = args[i]
+    s = as_int(s)
     if math.type(s) == 'integer' then s = { s } end
     if type(s) ~= 'table' or torch.is_tensor(s) then
       error(string.format('broadcast_shapes: expected shapes (tables of sizes or numbers), got %s at %d', type(s), i), 2)
     end
-    for _, v in ipairs(s) do
+    local ints = {}
+    for k, v in ipairs(s) do
+      v = as_int(v)
       if math.type(v) ~= 'integer' or v < 0 then
         error(string.format('broadcast_shapes: sizes must be non-negative integers, got %s in shape %d', tostring(v), i), 2)
       end
+      ints[k] = v
     end
-    shapes[i] = s
+    shapes[i] = ints
   end
   return broadcast_shape(shapes, 'broadcast_shapes')
 end

@@ -7,12 +7,14 @@ local Tensor = torch.Tensor
 
 -- the arguments after x: positional in PyTorch's order, or one table of them by name
 local args = require('torch.options').args
+local as_int = require('torch.composite').as_int
 
 local function check_tensor(x, op)
   if not torch.is_tensor(x) then error(string.format('%s: expected a tensor, got %s', op, type(x)), 3) end
 end
 
 local function check_dim(dim, op)
+  dim = as_int(dim)
   if math.type(dim) ~= 'integer' then error(string.format('%s: dim must be an integer, got %s', op, tostring(dim)), 3) end
 end
 
@@ -42,6 +44,7 @@ function Tensor.topk(x, k, ...)
   check_tensor(x, 'topk')
   local dim, largest, sorted = args('topk', { ... }, { 'dim', 'largest', 'sorted' }, { -1, true, true })
   check_dim(dim, 'topk')
+  k = as_int(k)
   if math.type(k) ~= 'integer' then error('topk: k must be an integer, got ' .. tostring(k), 2) end
   local n = x:dim() == 0 and 1 or x:size(dim)
   if k < 0 or k > n then error(string.format('topk: k (%d) is out of range for dimension %d of size %d', k, dim, n), 2) end

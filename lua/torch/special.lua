@@ -8,6 +8,7 @@
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
+local as_int = require('torch.composite').as_int
 local check_tensor, in_place = U.check_tensor, U.in_place
 
 local special = {}
@@ -29,6 +30,7 @@ local LOWEST = -1e5
 --- PyTorch computes it for n >= 2; the same formula serves n = 1), whose derivative in x is
 --- polygamma(n + 1, x): differentiable any number of times
 function special.polygamma(n, x)
+  n = as_int(n)
   if math.type(n) ~= 'integer' or n < 0 then
     error('polygamma: n must be a non-negative integer, got ' .. tostring(n), 2)
   end
@@ -87,6 +89,7 @@ in_place('i0', Tensor.i0)
 --- gives the default dtype. (PyTorch 1.13 does not check the domain; later versions do.)
 function special._multigammaln(op, x, p)
   check_tensor(x, op)
+  p = as_int(p)
   if math.type(p) ~= 'integer' or p < 1 then
     error(string.format('%s: p has to be greater than or equal to 1, got %s', op, tostring(p)), 3)
   end

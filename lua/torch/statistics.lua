@@ -5,6 +5,7 @@
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
+local as_int = require('torch.composite').as_int
 local check_tensor, norm_dim, opts_of, both, is_float = U.check_tensor, U.norm_dim, U.opts_of, U.both, U.is_float
 
 -- ---- reductions ----
@@ -39,6 +40,7 @@ both('kthvalue', function(x, k, dim, keepdim)
   if x:dim() == 0 then x = x:reshape(1) end
   dim = norm_dim(dim or -1, x:dim(), 'kthvalue')
   local n = x:size(dim)
+  k = as_int(k)
   if math.type(k) ~= 'integer' or k < 1 or k > n then
     error(string.format('kthvalue: k (%s) out of range for dimension %d of size %d', tostring(k), dim, n), 2)
   end
@@ -128,6 +130,7 @@ both('histc', function(x, bins, lo, hi)
   if type(bins) == 'table' then bins, lo, hi = bins.bins, bins.min, bins.max end
   bins, lo, hi = bins or 100, lo or 0, hi or 0
   if not is_float(x) then error('histc: expected a floating point tensor, got ' .. tostring(x.dtype), 2) end
+  bins = as_int(bins)
   if math.type(bins) ~= 'integer' or bins <= 0 then error('histc: bins must be > 0, got ' .. tostring(bins), 2) end
   if lo == hi and x:numel() > 0 then lo, hi = x:min():item(), x:max():item() end
   if lo == hi then lo, hi = lo - 1, hi + 1 end
@@ -182,6 +185,7 @@ local function bin_edges(op, x, bins, range, what)
     if bins:diff():lt(0):any():item() then error(op .. ': bin edges must be non-decreasing' .. what, 3) end
     return bins:to(x.device):clone()
   end
+  bins = as_int(bins)
   if math.type(bins) ~= 'integer' or bins <= 0 then
     error(string.format('%s: bins must be > 0, got %s%s', op, tostring(bins), what), 3)
   end
@@ -336,6 +340,7 @@ both('multinomial', function(x, num_samples, replacement, o)
   if not is_float(x) then error('multinomial: only floating point probabilities are supported, got ' .. tostring(x.dtype), 2) end
   local p = x:dim() == 1 and x:unsqueeze(1) or x
   local k = p:size(2)
+  num_samples = as_int(num_samples)
   if math.type(num_samples) ~= 'integer' or num_samples <= 0 then
     error('multinomial: cannot sample n_sample <= 0 samples, got ' .. tostring(num_samples), 2)
   end
@@ -467,6 +472,7 @@ both('bincount', function(x, o)
     error('bincount: only supports 1-d non-negative integral inputs, got ' .. x.dtype.name, 2)
   end
   if x:dim() ~= 1 then error('bincount: only supports 1-d non-negative integral inputs, got a ' .. x:dim() .. '-D tensor', 2) end
+  minlength = as_int(minlength)
   if math.type(minlength) ~= 'integer' or minlength < 0 then
     error('bincount: minlength should be a non-negative integer, got ' .. tostring(minlength), 2)
   end

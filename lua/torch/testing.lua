@@ -3,6 +3,7 @@
 -- tensors of any shape, dtype and range, optionally non-contiguous).
 local torch = require 'torch'
 local opts_of = require('torch.options').check
+local as_int = require('torch.composite').as_int
 
 local testing = {}
 torch.testing = testing
@@ -234,6 +235,7 @@ local INT_RANGE = {
 function testing.make_tensor(shape, options)
   local o = opts_of(options, 'make_tensor',
     { 'dtype', 'device', 'low', 'high', 'requires_grad', 'noncontiguous', 'exclude_zero' })
+  shape = as_int(shape)
   if math.type(shape) == 'integer' then shape = { shape } end
   if type(shape) ~= 'table' then
     error('make_tensor: shape must be an integer or a table of integers, got ' .. type(shape), 2)

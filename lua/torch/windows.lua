@@ -7,9 +7,11 @@
 -- the closed forms, then converted to dtype.
 local torch = require 'torch'
 local opts_of = require('torch.options').check
+local as_int = require('torch.composite').as_int
 
 -- window_length, the positional parameters `names` and a trailing options table, as one table
 local function parse(op, names, n, ...)
+  n = as_int(n)
   if math.type(n) ~= 'integer' or n < 0 then
     error(string.format('%s: window_length must be a non-negative integer, got %s', op, tostring(n)), 3)
   end

@@ -24,6 +24,7 @@ local torch = require 'torch'
 local D = require 'torch.data.dataset'
 local S = require 'torch.data.sampler'
 local W = require 'torch.data.worker'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -180,6 +181,7 @@ function DataLoader:init(dataset, opts)
   local persistent = bool_opt('persistent_workers', false)
 
   local nw = opts.num_workers or 0
+  nw = as_int(nw)
   if math.type(nw) ~= 'integer' or nw < 0 then
     error('DataLoader: num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.', 3)
   end
@@ -194,6 +196,7 @@ function DataLoader:init(dataset, opts)
     error('DataLoader: prefetch_factor option could only be specified in multiprocessing; let num_workers > 0 to enable multiprocessing, otherwise leave prefetch_factor unset', 3)
   end
   local pf = opts.prefetch_factor
+  pf = as_int(pf)
   if pf ~= nil and (math.type(pf) ~= 'integer' or pf < 1) then
     error('DataLoader: prefetch_factor option should be a positive integer, got ' .. tostring(pf), 3)
   end
@@ -235,6 +238,7 @@ function DataLoader:init(dataset, opts)
     error('DataLoader: dataset_args goes with dataset_factory or dataset_module', 3)
   end
   self.dataset_factory, self.dataset_module, self.dataset_args = fac, mod, opts.dataset_args
+  opts.seed = as_int(opts.seed)
   if opts.seed ~= nil and math.type(opts.seed) ~= 'integer' then
     error('DataLoader: seed should be an integer, got ' .. tostring(opts.seed), 3)
   end
@@ -258,7 +262,7 @@ function DataLoader:init(dataset, opts)
     if persistent then error('DataLoader with IterableDataset: persistent_workers is not supported', 3) end
     local bs = opts.batch_size
     if bs == nil then bs = 1 end
-    S.check_batch_size('DataLoader', bs, 3)
+    bs = S.check_batch_size('DataLoader', bs, 3)
     self._iterable, self.batch_size, self.drop_last = true, bs, drop_last
     return
   end
@@ -274,7 +278,7 @@ function DataLoader:init(dataset, opts)
   else
     local bs = opts.batch_size
     if bs == nil then bs = 1 end
-    S.check_batch_size('DataLoader', bs, 3)
+    bs = S.check_batch_size('DataLoader', bs, 3)
     local sampler
     if opts.sampler ~= nil then
       if shuffle then error('DataLoader: sampler option is mutually exclusive with shuffle', 3) end
@@ -349,6 +353,7 @@ local function check_indices(indices, n)
   end
   for k = 1, #indices do
     local i = indices[k]
+    i = as_int(i)
     if math.type(i) ~= 'integer' or i < 1 or i > n then
       error(string.format('DataLoader: sampler index %s out of range for a dataset of %d samples', tostring(i), n), 0)
     end

@@ -10,6 +10,7 @@ local M = {}
 
 -- ---- classes: torch.class (lua/torch/class.lua), the mechanism of nn.Module and the optimizers ----
 local class = require 'torch.class'
+local as_int = require('torch.composite').as_int
 
 -- M.class(name, parent): a new class; Cls:extend(name) derives from it.
 function M.class(name, parent)
@@ -55,13 +56,9 @@ function Dataset:_row_tensors() return nil end
 
 -- Checks a sample index: an integer in 1..n.
 function M.check_index(name, i, n)
+  i = as_int(i)
   if math.type(i) ~= 'integer' then
-    if math.type(i) == 'float' and i == math.floor(i) then
-      i = math.tointeger(i)
-    else
-      error(string.format('%s:get: expected an integer index, got %s', name,
-        type(i) == 'number' and tostring(i) or type(i)), 3)
-    end
+    error(string.format('%s:get: expected an integer index, got %s', name, type(i) == 'number' and tostring(i) or type(i)), 3)
   end
   if i < 1 or i > n then
     error(string.format('%s:get: index %d out of range for a dataset of %d samples', name, i, n), 3)
@@ -127,6 +124,7 @@ function M.generator_of(name, opts, level)
     return g
   end
   if opts.seed ~= nil then
+    opts.seed = as_int(opts.seed)
     if math.type(opts.seed) ~= 'integer' then
       error(name .. ': seed must be an integer, got ' .. tostring(opts.seed), level + 1)
     end
@@ -159,6 +157,7 @@ local function index_list(name, indices, n, level)
   end
   for k = 1, #indices do
     local i = indices[k]
+    i = as_int(i)
     if math.type(i) ~= 'integer' then
       error(string.format('%s: index %d is not an integer (%s)', name, k, tostring(i)), level + 1)
     end
@@ -260,10 +259,11 @@ function M.random_split(dataset, lengths, opts)
   else
     for k = 1, #lengths do
       local c = lengths[k]
-      if math.type(c) ~= 'integer' and not (c == math.floor(c)) or c < 0 then
+      c = as_int(c)
+      if math.type(c) ~= 'integer' or c < 0 then
         error(string.format('random_split: length %d (%s) should be a non-negative integer or a fraction', k, tostring(c)), 2)
       end
-      sizes[k] = math.tointeger(c)
+      sizes[k] = c
     end
     if sum ~= n then
       error(string.format('random_split: sum of input lengths (%s) does not equal the length of the input dataset (%d)',

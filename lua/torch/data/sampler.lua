@@ -3,6 +3,7 @@
 -- whole epoch as one int64 tensor (s:_index_tensor()), which the loader's fast path slices.
 local torch = require 'torch'
 local D = require 'torch.data.dataset'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -31,6 +32,7 @@ M.iter_values = iter_values
 local function dataset_size(name, ds)
   local ok, n = pcall(function() return #ds end)
   if not ok then error(name .. ': the dataset has no length: ' .. tostring(n), 4) end
+  n = as_int(n)
   if math.type(n) ~= 'integer' or n < 0 then
     error(name .. ': the dataset length must be a non-negative integer, got ' .. tostring(n), 4)
   end
@@ -87,6 +89,7 @@ function RandomSampler:init(data_source, opts)
   end
   self.replacement = replacement
   local ns = opts.num_samples
+  ns = as_int(ns)
   if ns ~= nil and (math.type(ns) ~= 'integer' or ns <= 0) then
     error('RandomSampler: num_samples should be a positive integer value, but got num_samples=' .. tostring(ns), 3)
   end
@@ -127,10 +130,12 @@ local BatchSampler = Sampler:extend('BatchSampler')
 M.BatchSampler = BatchSampler
 
 local function check_batch_size(name, bs, level)
+  bs = as_int(bs)
   if math.type(bs) ~= 'integer' or bs <= 0 then
     error(string.format('%s: batch_size should be a positive integer value, but got batch_size=%s', name,
       tostring(bs)), level)
   end
+  return bs
 end
 M.check_batch_size = check_batch_size
 
@@ -144,7 +149,7 @@ function ListSampler:iter() return iter_values(self.list) end
 local function as_sampler(name, s, level, batches)
   if type(s) == 'table' and getmetatable(s) == nil then
     for i = 1, #s do
-      local ok = batches and type(s[i]) == 'table' or not batches and math.type(s[i]) == 'integer'
+      local ok = batches and type(s[i]) == 'table' or not batches and math.type(as_int(s[i])) == 'integer'
       if not ok then
         error(string.format('%s: %s entry %d is not %s (%s)', name, batches and 'batch_sampler' or 'sampler', i,
           batches and 'an array of indices' or 'an integer index', tostring(s[i])), level)
@@ -161,7 +166,7 @@ M.as_sampler = as_sampler
 
 function BatchSampler:init(sampler, batch_size, drop_last)
   self.sampler = as_sampler('BatchSampler', sampler, 4)
-  check_batch_size('BatchSampler', batch_size, 3)
+  batch_size = check_batch_size('BatchSampler', batch_size, 3)
   if drop_last == nil then drop_last = false end
   if type(drop_last) ~= 'boolean' then
     error('BatchSampler: drop_last should be a boolean value, but got drop_last=' .. tostring(drop_last), 3)
@@ -218,9 +223,11 @@ function DistributedSampler:init(dataset, opts)
     R = R or dist.get_world_size()
     rank = rank or dist.get_rank()
   end
+  R = as_int(R)
   if math.type(R) ~= 'integer' or R <= 0 then
     error('DistributedSampler: num_replicas must be a positive integer, got ' .. tostring(R), 3)
   end
+  rank = as_int(rank)
   if math.type(rank) ~= 'integer' or rank < 0 or rank >= R then
     error(string.format('Invalid rank %s, rank should be in the interval [0, %d]', tostring(rank), R - 1), 3)
   end
@@ -228,6 +235,7 @@ function DistributedSampler:init(dataset, opts)
   if shuffle == nil then shuffle = true end
   local drop_last = opts.drop_last or false
   local seed = opts.seed or 0
+  seed = as_int(seed)
   if math.type(seed) ~= 'integer' then error('DistributedSampler: seed must be an integer, got ' .. tostring(seed), 3) end
   self.dataset, self.num_replicas, self.rank = dataset, R, rank
   self.shuffle, self.seed, self.drop_last, self.epoch = shuffle and true or false, seed, drop_last and true or false, 0
@@ -243,6 +251,7 @@ function DistributedSampler:__len() return self.num_samples end
 
 -- set_epoch(e): the shuffle of epoch e (the same epoch repeats the same order)
 function DistributedSampler:set_epoch(epoch)
+  epoch = as_int(epoch)
   if math.type(epoch) ~= 'integer' then error('DistributedSampler: set_epoch: epoch must be an integer, got ' .. tostring(epoch), 2) end
   self.epoch = epoch
 end
@@ -301,6 +310,7 @@ M.WeightedRandomSampler = WeightedRandomSampler
 
 function WeightedRandomSampler:init(weights, num_samples, opts)
   opts = check_opts('WeightedRandomSampler', opts, { replacement = true, generator = true, seed = true })
+  num_samples = as_int(num_samples)
   if math.type(num_samples) ~= 'integer' or num_samples <= 0 then
     error('WeightedRandomSampler: num_samples should be a positive integer value, but got num_samples=' ..
       tostring(num_samples), 3)

@@ -6,6 +6,7 @@
 local torch = require 'torch'
 local class = require 'torch.class'
 local U = require 'torch.distributions.utils'
+local as_int = require('torch.composite').as_int
 
 local C = {}
 
@@ -119,6 +120,7 @@ function Independent:init(base, n)
   if type(base) ~= 'table' or not class.isinstance(base, Constraint) then
     U.raise('constraints.independent: expected a constraint, got %s', type(base))
   end
+  n = as_int(n)
   if math.type(n) ~= 'integer' or n < 0 then
     U.raise('constraints.independent: reinterpreted_batch_ndims must be a non-negative integer, got %s', tostring(n))
   end

@@ -4,6 +4,7 @@ local U = require 'torch.distributions.utils'
 local C = require 'torch.distributions.constraints'
 local class = require 'torch.class'
 local Distribution = require 'torch.distributions.distribution'
+local as_int = require('torch.composite').as_int
 
 local Independent = Distribution:extend('Independent')
 
@@ -14,6 +15,7 @@ function Independent:init(...)
   if not class.isinstance(base, Distribution) then
     U.raise('Independent: base_distribution must be a distribution, got %s', type(base))
   end
+  n = as_int(n)
   if math.type(n) ~= 'integer' or n < 0 then
     U.raise('Independent: reinterpreted_batch_ndims must be a non-negative integer, got %s', tostring(n))
   end

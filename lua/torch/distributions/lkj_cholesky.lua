@@ -9,6 +9,7 @@ local U = require 'torch.distributions.utils'
 local C = require 'torch.distributions.constraints'
 local Distribution = require 'torch.distributions.distribution'
 local Beta = require 'torch.distributions.beta'
+local as_int = require('torch.composite').as_int
 
 local LKJCholesky = Distribution:extend('LKJCholesky')
 LKJCholesky.arg_constraints = Distribution.params { 'concentration', C.positive }
@@ -19,6 +20,7 @@ LKJCholesky.support = C.corr_cholesky
 function LKJCholesky:init(...)
   local a = U.args('LKJCholesky', { 'dim', 'concentration', 'validate_args' }, ...)
   local dim = a.dim
+  dim = as_int(dim)
   if math.type(dim) ~= 'integer' or dim < 2 then
     U.raise('LKJCholesky: expected dim to be an integer greater than or equal to 2, found dim=%s', tostring(dim))
   end

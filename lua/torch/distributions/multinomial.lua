@@ -7,6 +7,7 @@ local C = require 'torch.distributions.constraints'
 local Distribution = require 'torch.distributions.distribution'
 local Categorical = require 'torch.distributions.categorical'
 local Binomial = require 'torch.distributions.binomial'
+local as_int = require('torch.composite').as_int
 
 local Multinomial = Distribution:extend('Multinomial')
 Multinomial.arg_constraints = Distribution.params { 'probs', C.simplex, 'logits', C.real_vector }
@@ -16,6 +17,7 @@ Multinomial.arg_constraints = Distribution.params { 'probs', C.simplex, 'logits'
 function Multinomial:init(...)
   local a = U.args('Multinomial', { 'total_count', 'probs', 'logits', 'validate_args' }, ...)
   local n = a.total_count == nil and 1 or a.total_count
+  n = as_int(n)
   if math.type(n) ~= 'integer' then
     U.raise('Multinomial: total_count must be an integer (inhomogeneous total_count is not supported), got %s',
       tostring(n))

@@ -2,6 +2,7 @@
 -- broadcast_all, shapes as torch.Size, the limits of the floating dtypes (torch.finfo's eps, tiny
 -- and max), probs/logits conversions, and errors reported at the user's line.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 local U = {}
 
@@ -172,7 +173,9 @@ function U.sample_shape(op, s, ...)
   if type(s) ~= 'table' or torch.is_tensor(s) then
     U.raise('%s: sample_shape must be sizes or a table of sizes, got %s', op, type(s))
   end
+  s = { table.unpack(s) }
   for i = 1, #s do
+    s[i] = as_int(s[i])
     if math.type(s[i]) ~= 'integer' or s[i] < 0 then
       U.raise('%s: sample_shape must hold non-negative integers, got %s', op, tostring(s[i]))
     end

@@ -12,6 +12,7 @@ local C = require 'torch.distributions.constraints'
 local Distribution = require 'torch.distributions.distribution'
 local Chi2 = require 'torch.distributions.chi2'
 local MVN = require 'torch.distributions.multivariate_normal'
+local as_int = require('torch.composite').as_int
 
 local Wishart = Distribution:extend('Wishart')
 Wishart.arg_constraints = Distribution.params { 'covariance_matrix', C.positive_definite, 'precision_matrix',
@@ -151,6 +152,7 @@ function Wishart:rsample(...)
   elseif n == 2 and type(args[1]) == 'table' and type(last) == 'number' then
     max_try, n = last, 1
   end
+  max_try = as_int(max_try)
   if math.type(max_try) ~= 'integer' or max_try < 0 then
     U.raise('Wishart.rsample: max_try_correction must be a non-negative integer, got %s', tostring(max_try))
   end

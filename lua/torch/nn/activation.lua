@@ -6,6 +6,7 @@ local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
 local Parameter = require('torch.nn.parameter').Parameter
+local as_int = require('torch.composite').as_int
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -55,6 +56,7 @@ end
 
 local function dim_arg(dim, op)
   if type(dim) == 'table' then dim = dim.dim end
+  dim = as_int(dim)
   if dim ~= nil and math.type(dim) ~= 'integer' then
     error(op .. ': dim must be an integer, got ' .. tostring(dim), 4)
   end
@@ -179,6 +181,7 @@ function PReLU:init(...)
     given = { opts }
   end
   local v = args_of('PReLU', given, { 'num_parameters', 'init' }, { 1, 0.25 })
+  v[1] = as_int(v[1])
   if math.type(v[1]) ~= 'integer' or v[1] < 1 then
     error('PReLU: num_parameters must be a positive integer, got ' .. tostring(v[1]), 3)
   end

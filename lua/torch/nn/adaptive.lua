@@ -14,6 +14,7 @@ local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
 local Linear = require('torch.nn.linear').Linear
 local container = require 'torch.nn.container'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 local NAME = 'AdaptiveLogSoftmaxWithLoss'
@@ -25,13 +26,19 @@ M.AdaptiveLogSoftmaxWithLoss = ASM
 
 function ASM:init(in_features, n_classes, cutoffs, o)
   o = F._opts_of(o, NAME, { 'div_value', 'head_bias', 'device', 'dtype' }, 4)
+  in_features = as_int(in_features)
+  n_classes = as_int(n_classes)
   if math.type(in_features) ~= 'integer' or in_features <= 0 or math.type(n_classes) ~= 'integer' then
     error(string.format('%s: in_features must be a positive integer and n_classes an integer, got %s and %s', NAME,
       tostring(in_features), tostring(n_classes)), 3)
   end
   local ok = type(cutoffs) == 'table' and not torch.is_tensor(cutoffs) and #cutoffs > 0
   if ok then
-    for i, c in ipairs(cutoffs) do
+    local given = cutoffs
+    cutoffs = {}
+    for i, c in ipairs(given) do
+      c = as_int(c)
+      cutoffs[i] = c
       if math.type(c) ~= 'integer' or c <= 0 or c > n_classes - 1 or (i > 1 and c <= cutoffs[i - 1]) then ok = false end
     end
   end

@@ -4,6 +4,7 @@
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local parameter = require 'torch.nn.parameter'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 local VALS, ORDER = Module._VALS, Module._ORDER
@@ -42,6 +43,7 @@ end
 local List = Module:extend('_ModuleListBase')
 
 function List.__index(t, k)
+  k = as_int(k)
   if math.type(k) == 'integer' then
     local n = #t[ORDER].module
     if k < 0 then k = n + k + 1 end
@@ -51,6 +53,7 @@ function List.__index(t, k)
 end
 
 function List.__newindex(t, k, v)
+  k = as_int(k)
   if math.type(k) == 'integer' then
     local op = t:_get_name() .. '.__newindex'
     local i = position(t, k, op, true)
@@ -311,6 +314,7 @@ local function set_params(self, list)
 end
 
 function ParameterList.__index(t, k)
+  k = as_int(k)
   if math.type(k) == 'integer' then
     if k < 0 then k = #t[ORDER].param + k + 1 end
     return t[VALS][tostring(k)]
@@ -319,6 +323,7 @@ function ParameterList.__index(t, k)
 end
 
 function ParameterList.__newindex(t, k, v)
+  k = as_int(k)
   if math.type(k) == 'integer' then
     local n = #t[ORDER].param
     local i = k < 0 and n + k + 1 or k

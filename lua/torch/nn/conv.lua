@@ -7,6 +7,7 @@ local Module = require 'torch.nn.module'
 local Parameter = require('torch.nn.parameter').Parameter
 local F = require 'torch.nn.functional'
 local init = require 'torch.nn.initializers'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -37,6 +38,7 @@ local function conv_class(name, nd)
   local cls = Module:extend(name)
 
   local function tuple(v, what)
+    v = as_int(v)
     if math.type(v) == 'integer' then
       local t = {}
       for i = 1, nd do t[i] = v end
@@ -45,8 +47,8 @@ local function conv_class(name, nd)
     if type(v) == 'table' and #v == nd then
       local t = {}
       for i = 1, nd do
-        if math.type(v[i]) ~= 'integer' then v = nil break end
-        t[i] = v[i]
+        t[i] = as_int(v[i])
+        if math.type(t[i]) ~= 'integer' then v = nil break end
       end
       if v then return t end
     end
@@ -60,11 +62,14 @@ local function conv_class(name, nd)
   function cls:init(in_channels, out_channels, kernel_size, o)
     o = o or {}
     local groups = o.groups or 1
+    in_channels = as_int(in_channels)
+    out_channels = as_int(out_channels)
     if math.type(in_channels) ~= 'integer' or math.type(out_channels) ~= 'integer' or in_channels <= 0
       or out_channels <= 0 then
       error(string.format('%s: in_channels and out_channels must be positive integers, got %s and %s', name,
         tostring(in_channels), tostring(out_channels)), 3)
     end
+    groups = as_int(groups)
     if math.type(groups) ~= 'integer' or groups <= 0 then
       error(name .. ': groups must be a positive integer, got ' .. tostring(groups), 3)
     end
@@ -187,13 +192,16 @@ local function transposed_class(name, nd)
     self.kernel_size, self.stride, self.padding, self.dilation = plain.kernel_size, plain.stride, plain.padding, plain.dilation
     self.groups, self.padding_mode, self.transposed = plain.groups, 'zeros', true
     local op = o.output_padding or 0
+    op = as_int(op)
     if math.type(op) == 'integer' then
       local t = {}
       for i = 1, nd do t[i] = op end
       op = t
     end
     if type(op) ~= 'table' or #op ~= nd then error(name .. ': output_padding must be an integer or one per dim', 3) end
+    op = { table.unpack(op, 1, nd) }
     for i = 1, nd do
+      op[i] = as_int(op[i])
       if math.type(op[i]) ~= 'integer' or op[i] < 0 or op[i] >= math.max(self.stride[i], self.dilation[i]) then
         error(name .. ': output padding must be smaller than either stride or dilation', 3)
       end

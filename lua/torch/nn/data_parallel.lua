@@ -14,6 +14,7 @@
 -- device's part of the graph on a thread of its own.
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
+local as_int = require('torch.composite').as_int
 
 local DataParallel = Module:extend('DataParallel')
 
@@ -22,6 +23,7 @@ local function is_tensor(v) return torch.is_tensor(v) end
 -- a device id (a CUDA ordinal, a device or a string) as a device with its index
 local function parse_device(what, d)
   if type(d) == 'number' then
+    d = as_int(d)
     if math.type(d) ~= 'integer' or d < 0 then
       error(string.format('DataParallel: %s: a CUDA ordinal must be a non-negative integer, got %s', what, d), 4)
     end
@@ -87,6 +89,7 @@ function DataParallel:init(module, opts)
   self.device_ids = devices
   self.output_device = opts.output_device ~= nil and to_device('output_device', opts.output_device) or devices[1]
   local dim = opts.dim or 1
+  dim = as_int(dim)
   if math.type(dim) ~= 'integer' or dim == 0 then
     error('DataParallel: dim must be a non-zero integer (1-based, negative from the end), got ' .. tostring(dim), 3)
   end

@@ -1,6 +1,7 @@
 -- nn.Flatten: flattens dims start_dim..end_dim (1-based; the defaults keep the batch dim); nn.Unflatten
 -- splits one dim into several.
 local Module = require 'torch.nn.module'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -11,6 +12,8 @@ M.Flatten = Flatten
 function Flatten:init(start_dim, end_dim)
   if type(start_dim) == 'table' then start_dim, end_dim = start_dim.start_dim, start_dim.end_dim end
   start_dim, end_dim = start_dim or 2, end_dim or -1
+  start_dim = as_int(start_dim)
+  end_dim = as_int(end_dim)
   if math.type(start_dim) ~= 'integer' or math.type(end_dim) ~= 'integer' then
     error('Flatten: start_dim and end_dim must be integers', 3)
   end
@@ -26,12 +29,16 @@ local Unflatten = Module:extend('Unflatten')
 M.Unflatten = Unflatten
 
 function Unflatten:init(dim, sizes)
+  dim = as_int(dim)
   if math.type(dim) ~= 'integer' then error('Unflatten: dim must be an integer, got ' .. tostring(dim), 3) end
   if type(sizes) ~= 'table' or #sizes == 0 then error('Unflatten: unflattened_size must be a non-empty table of integers', 3) end
-  for _, s in ipairs(sizes) do
+  local copy = {}
+  for i, s in ipairs(sizes) do
+    s = as_int(s)
     if math.type(s) ~= 'integer' then error('Unflatten: unflattened_size must hold integers, got ' .. tostring(s), 3) end
+    copy[i] = s
   end
-  self.dim, self.unflattened_size = dim, { table.unpack(sizes) }
+  self.dim, self.unflattened_size = dim, copy
 end
 
 function Unflatten:forward(x) return x:unflatten(self.dim, self.unflattened_size) end

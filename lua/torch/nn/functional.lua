@@ -9,6 +9,7 @@ local fp32 = torch._autocast_fp32
 
 -- the options table of op (or an empty one), refusing keys op does not take (lua/torch/options.lua)
 local opts_of = require('torch.options').check
+local as_int = require('torch.composite').as_int
 
 F._opts_of = opts_of -- for the modules that check options tables the same way
 
@@ -318,6 +319,7 @@ function F.conv_transpose2d(x, w, b, o)
   if w:size(1) ~= cin then
     error(string.format('conv_transpose2d: the weight has %d input channels, but the input has %d', w:size(1), cin), 2)
   end
+  g = as_int(g)
   if math.type(g) ~= 'integer' or g < 1 or cin % g ~= 0 then
     error('conv_transpose2d: groups must be a positive integer dividing the input channels, got ' .. tostring(g), 2)
   end
@@ -423,6 +425,7 @@ function F.one_hot(t, num_classes)
   check_tensor(t, 'one_hot')
   if t.dtype ~= torch.int64 then error('one_hot: class values must be an int64 tensor, got ' .. tostring(t.dtype), 2) end
   num_classes = num_classes or -1
+  num_classes = as_int(num_classes)
   if math.type(num_classes) ~= 'integer' or (num_classes < 1 and num_classes ~= -1) then
     error('one_hot: num_classes must be a positive integer or -1, got ' .. tostring(num_classes), 2)
   end
@@ -470,6 +473,8 @@ function F.pad(x, pad, o)
   for k = 1, #pad / 2 do
     local d = x:dim() - k + 1
     local l, r = pad[2 * k - 1], pad[2 * k]
+    l = as_int(l)
+    r = as_int(r)
     if math.type(l) ~= 'integer' or math.type(r) ~= 'integer' then error('pad: amounts must be integers', 2) end
     local n = x:size(d)
     if mode == 'constant' then
@@ -613,6 +618,7 @@ function F.group_norm(x, groups, w, b, o)
   check_tensor(x, 'group_norm')
   if x:dim() < 2 then error('group_norm: expected an input of at least 2 dimensions (N, C, ...), got ' .. x:dim() .. '-D', 2) end
   local n, c = x:size(1), x:size(2)
+  groups = as_int(groups)
   if math.type(groups) ~= 'integer' or groups < 1 or c % groups ~= 0 then
     error(string.format('group_norm: Expected number of channels in input (%d) to be divisible by num_groups, but got '
       .. 'num_groups=%s', c, tostring(groups)), 2)
@@ -691,6 +697,7 @@ end
 function F.rms_norm(x, shape, w, o)
   o = opts_of(o, 'rms_norm', { 'eps' })
   check_tensor(x, 'rms_norm')
+  shape = as_int(shape)
   if math.type(shape) == 'integer' then shape = { shape } end
   if type(shape) ~= 'table' then error('rms_norm: normalized_shape must be an integer or a table of integers', 2) end
   local n = #shape
@@ -719,6 +726,7 @@ end
 -- ---- pixel shuffle ----
 local function shuffle_check(x, r, op)
   check_tensor(x, op)
+  r = as_int(r)
   if math.type(r) ~= 'integer' or r < 1 then error(string.format('%s: the factor must be a positive integer, got %s', op, tostring(r)), 3) end
   if x:dim() < 3 then error(string.format('%s: expected an input of at least 3 dimensions (*, C, H, W), got %d-D', op, x:dim()), 3) end
 end
@@ -774,6 +782,8 @@ local function blocks(op, k, o, h, w)
   local dh, dw = pair(o.dilation or 1, 'dilation', op)
   local ph, pw = pair(o.padding or 0, 'padding', op)
   local sh, sw = pair(o.stride or 1, 'stride', op)
+  kh, kw, dh, dw, sh, sw = as_int(kh), as_int(kw), as_int(dh), as_int(dw), as_int(sh), as_int(sw)
+  ph, pw = as_int(ph), as_int(pw)
   for _, v in ipairs { kh, kw, dh, dw, sh, sw } do
     if math.type(v) ~= 'integer' or v < 1 then error(op .. ': kernel_size, dilation and stride must be positive integers', 3) end
   end
@@ -951,7 +961,7 @@ function F.interpolate(x, o)
     if type(v) ~= 'table' or #v ~= nsp then
       error(string.format('interpolate: %s must be a number or %d numbers, one per spatial dim', what, nsp), 3)
     end
-    return v
+    return { table.unpack(v, 1, nsp) }
   end
   local sizes, factors = {}, nil
   if o.size ~= nil then
@@ -961,6 +971,7 @@ function F.interpolate(x, o)
     for i = 1, nsp do sizes[i] = math.floor(x:size(2 + i) * factors[i]) end
   end
   for i = 1, nsp do
+    sizes[i] = as_int(sizes[i])
     if math.type(sizes[i]) ~= 'integer' or sizes[i] < 1 then error('interpolate: output sizes must be positive integers', 2) end
   end
   local use_factor = factors ~= nil and not o.recompute_scale_factor

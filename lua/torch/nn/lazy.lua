@@ -14,6 +14,7 @@ local Parameter = require('torch.nn.parameter').Parameter
 local Linear = require('torch.nn.linear').Linear
 local conv = require 'torch.nn.conv'
 local norm = require 'torch.nn.normalization'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -113,6 +114,7 @@ end
 M.LazyLinear = lazy(Linear, 'LazyLinear', {
   field = 'in_features',
   check = function(out_features)
+    out_features = as_int(out_features)
     if math.type(out_features) ~= 'integer' or out_features < 0 then
       error('LazyLinear: out_features must be a non-negative integer, got ' .. tostring(out_features), 4)
     end
@@ -137,7 +139,7 @@ end
 
 -- a convolution's placeholder in_channels: its groups (in_channels must be a multiple), when valid
 local function groups(_, _, o)
-  local g = type(o) == 'table' and o.groups or 1
+  local g = as_int(type(o) == 'table' and o.groups or 1)
   return math.type(g) == 'integer' and g > 0 and g or 1
 end
 

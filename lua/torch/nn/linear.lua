@@ -4,6 +4,7 @@ local Module = require 'torch.nn.module'
 local Parameter = require('torch.nn.parameter').Parameter
 local F = require 'torch.nn.functional'
 local init = require 'torch.nn.initializers'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -15,6 +16,8 @@ M.Linear = Linear
 
 function Linear:init(in_features, out_features, o)
   o = o or {}
+  in_features = as_int(in_features)
+  out_features = as_int(out_features)
   if math.type(in_features) ~= 'integer' or math.type(out_features) ~= 'integer' or in_features < 0
     or out_features < 0 then
     error(string.format('Linear: in_features and out_features must be non-negative integers, got %s and %s',
@@ -54,6 +57,7 @@ M.Bilinear = Bilinear
 
 function Bilinear:init(in1_features, in2_features, out_features, o)
   o = F._opts_of(o, 'Bilinear', { 'bias', 'device', 'dtype' }, 4)
+  in1_features, in2_features, out_features = as_int(in1_features), as_int(in2_features), as_int(out_features)
   for _, v in ipairs { in1_features, in2_features, out_features } do
     if math.type(v) ~= 'integer' or v < 0 then
       error(string.format('Bilinear: in1_features, in2_features and out_features must be non-negative integers, got '

@@ -5,6 +5,7 @@
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -278,6 +279,7 @@ function CTCLoss:init(o)
   o = F._opts_of(o, 'CTCLoss', { 'blank', 'reduction', 'zero_infinity' }, 4)
   self.reduction = reduction_of(o, 'CTCLoss')
   local blank = o.blank or 1
+  blank = as_int(blank)
   if math.type(blank) ~= 'integer' or blank < 1 then
     error('CTCLoss: blank must be a 1-based class, got ' .. tostring(blank), 3)
   end

@@ -7,6 +7,7 @@ local Parameter = require('torch.nn.parameter').Parameter
 local F = require 'torch.nn.functional'
 local init = require 'torch.nn.initializers'
 local options = require 'torch.options'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -26,6 +27,7 @@ end
 function BatchNorm:init(num_features, o)
   o = o or {}
   local name = self:_get_name()
+  num_features = as_int(num_features)
   if math.type(num_features) ~= 'integer' or num_features <= 0 then
     error(string.format('%s: num_features must be a positive integer, got %s', name, tostring(num_features)), 3)
   end
@@ -185,6 +187,7 @@ M.LocalResponseNorm = LocalResponseNorm
 
 function LocalResponseNorm:init(size, ...)
   local op = self:_get_name()
+  size = as_int(size)
   if math.type(size) ~= 'integer' or size < 1 then
     error(op .. ': size must be a positive integer, got ' .. tostring(size), 3)
   end
@@ -222,6 +225,7 @@ M.LayerNorm = LayerNorm
 -- normalized_shape (an integer or a table of them) as a new table, checked for layer `name`
 local function normalized_shape_of(name, normalized_shape)
   local shape = {}
+  normalized_shape = as_int(normalized_shape)
   if math.type(normalized_shape) == 'integer' then
     shape[1] = normalized_shape
   elseif type(normalized_shape) == 'table' then
@@ -229,7 +233,9 @@ local function normalized_shape_of(name, normalized_shape)
   else
     error(name .. ': normalized_shape must be an integer or a table of integers, got ' .. type(normalized_shape), 4)
   end
-  for _, s in ipairs(shape) do
+  for i, s in ipairs(shape) do
+    s = as_int(s)
+    shape[i] = s
     if math.type(s) ~= 'integer' or s < 0 then
       error(name .. ': normalized_shape must hold non-negative integers, got ' .. tostring(s), 4)
     end
@@ -280,6 +286,8 @@ M.GroupNorm = GroupNorm
 
 function GroupNorm:init(num_groups, num_channels, o)
   o = o or {}
+  num_groups = as_int(num_groups)
+  num_channels = as_int(num_channels)
   if math.type(num_groups) ~= 'integer' or num_groups < 1 or math.type(num_channels) ~= 'integer' or num_channels < 1 then
     error(string.format('GroupNorm: num_groups and num_channels must be positive integers, got %s and %s',
       tostring(num_groups), tostring(num_channels)), 3)

@@ -4,6 +4,7 @@
 -- back} for 3-D.
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -13,6 +14,7 @@ local function layer(name, dims, mode)
   M[name] = cls
   cls.init = function(self, padding, value)
     local pad = {}
+    padding = as_int(padding)
     if math.type(padding) == 'integer' then
       for i = 1, 2 * dims do pad[i] = padding end
     elseif type(padding) == 'table' and #padding == 2 * dims then
@@ -21,7 +23,9 @@ local function layer(name, dims, mode)
       error(string.format('%s: padding must be an integer or a table of %d integers, got %s', name, 2 * dims,
         type(padding) == 'table' and (#padding .. ' values') or tostring(padding)), 3)
     end
-    for _, v in ipairs(pad) do
+    for i, v in ipairs(pad) do
+      v = as_int(v)
+      pad[i] = v
       if math.type(v) ~= 'integer' then error(name .. ': padding must hold integers, got ' .. tostring(v), 3) end
     end
     self.padding = pad

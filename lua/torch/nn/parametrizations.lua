@@ -19,6 +19,7 @@ local F = require 'torch.nn.functional'
 local parametrize = require 'torch.nn.parametrize'
 local sn = require 'torch.nn.spectral_norm'
 local wn = require 'torch.nn.weight_norm'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -187,6 +188,7 @@ function M.spectral_norm(module, name, o)
   local weight
   name, o, weight = args_of(op, module, name, o, { n_power_iterations = true, eps = true, dim = true }, 2)
   local n = o.n_power_iterations or 1
+  n = as_int(n)
   if math.type(n) ~= 'integer' or n <= 0 then
     error(op .. ': Expected n_power_iterations to be positive, but got n_power_iterations=' .. tostring(n), 2)
   end

@@ -3,6 +3,7 @@
 -- and MaxUnpool3d, over torch.nn.functional.
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -10,14 +11,16 @@ local pyrepr = Module._pyrepr
 -- a number or a pair (a triple when n is 3), kept as given (the repr prints it as given)
 local function size_arg(v, name, op, allow_nil_entries, n)
   n = n or 2
+  v = as_int(v)
   if math.type(v) == 'integer' then return v end
   if type(v) == 'table' and #v <= n then
-    local ok = true
+    local ok, t = true, {}
     for i = 1, n do
-      local e = v[i]
+      local e = as_int(v[i])
       if not (math.type(e) == 'integer' or (allow_nil_entries and e == nil)) then ok = false end
+      t[i] = e
     end
-    if ok then return { table.unpack(v, 1, n) } end
+    if ok then return t end
   end
   error(string.format('%s: %s must be an integer or %s of integers, got %s', op, name,
     n == 3 and 'a triple {d, h, w}' or 'a pair {h, w}', tostring(v)), 4)
@@ -94,6 +97,7 @@ end
 -- an integer or a 1-tuple {n}
 local function single_arg(v, name, op)
   if type(v) == 'table' and #v == 1 then v = v[1] end
+  v = as_int(v)
   if math.type(v) ~= 'integer' then
     error(string.format('%s: %s must be an integer or a 1-tuple {n}, got %s', op, name, tostring(v)), 4)
   end

@@ -16,6 +16,7 @@ local Parameter = require('torch.nn.parameter').Parameter
 local F = require 'torch.nn.functional'
 local init = require 'torch.nn.initializers'
 local rnn_utils = require 'torch.nn.rnn_utils'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -23,7 +24,9 @@ local pyrepr = Module._pyrepr
 local GATES = { RNN_TANH = 1, RNN_RELU = 1, LSTM = 4, GRU = 3 }
 
 local function positive(name, what, v)
+  v = as_int(v)
   if math.type(v) ~= 'integer' or v <= 0 then error(string.format('%s: %s must be a positive integer, got %s', name, what, tostring(v)), 4) end
+  return v
 end
 
 -- whether a mode's step takes b_hh folded into the input's projection (gi = x W_ih^T + b_ih + b_hh,
@@ -120,12 +123,13 @@ local function rnn_class(name, mode)
   -- bidirectional = false, nonlinearity = 'tanh' (RNN), device, dtype}) (or the same positionally
   -- after hidden_size: num_layers)
   function cls:init(input_size, hidden_size, o)
+    o = as_int(o)
     if math.type(o) == 'integer' then o = { num_layers = o } end
     o = o or {}
-    positive(name, 'input_size', input_size)
-    positive(name, 'hidden_size', hidden_size)
+    input_size = positive(name, 'input_size', input_size)
+    hidden_size = positive(name, 'hidden_size', hidden_size)
     local layers = o.num_layers or 1
-    positive(name, 'num_layers', layers)
+    layers = positive(name, 'num_layers', layers)
     local dropout = o.dropout or 0
     if type(dropout) ~= 'number' or dropout < 0 or dropout > 1 then
       error(name .. ': dropout should be a number in range [0, 1] representing the probability of an element being zeroed', 3)
@@ -306,8 +310,8 @@ local function cell_class(name, mode)
   -- Name(input_size, hidden_size, {bias = true, nonlinearity = 'tanh' (RNNCell), device, dtype})
   function cls:init(input_size, hidden_size, o)
     o = o or {}
-    positive(name, 'input_size', input_size)
-    positive(name, 'hidden_size', hidden_size)
+    input_size = positive(name, 'input_size', input_size)
+    hidden_size = positive(name, 'hidden_size', hidden_size)
     self.mode = mode
     if name == 'RNNCell' then
       local nl = o.nonlinearity or 'tanh'

@@ -11,6 +11,7 @@
 --   local padded, lengths = nn.utils.rnn.pad_packed_sequence(out, {batch_first = true})
 local torch = require 'torch'
 local opts_of = require('torch.options').check
+local as_int = require('torch.composite').as_int
 
 local rnn = {}
 
@@ -120,6 +121,7 @@ local function lengths_of(op, lengths, B, T)
   elseif type(lengths) == 'table' then
     ls = {}
     for i, l in ipairs(lengths) do
+      l = as_int(l)
       if math.type(l) ~= 'integer' then
         error(string.format('%s: lengths[%d] must be an integer, got %s', op, i, math.type(l) or type(l)), 3)
       end
@@ -213,6 +215,7 @@ function rnn.pad_packed_sequence(seq, o)
   local bs = seq.batch_sizes:totable()
   local T, B = #bs, bs[1]
   local total = o.total_length or T
+  total = as_int(total)
   if math.type(total) ~= 'integer' then error(op .. ': total_length must be an integer, got ' .. tostring(total), 2) end
   if total < T then
     error(string.format('%s: Expected total_length to be at least the length of the longest sequence in input, but got '

@@ -5,6 +5,7 @@ local Module = require 'torch.nn.module'
 local Parameter = require('torch.nn.parameter').Parameter
 local F = require 'torch.nn.functional'
 local init = require 'torch.nn.initializers'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -16,6 +17,8 @@ M.Embedding = Embedding
 
 function Embedding:init(num_embeddings, embedding_dim, o)
   o = o or {}
+  num_embeddings = as_int(num_embeddings)
+  embedding_dim = as_int(embedding_dim)
   if math.type(num_embeddings) ~= 'integer' or math.type(embedding_dim) ~= 'integer' or num_embeddings < 0
     or embedding_dim < 0 then
     error(string.format('Embedding: num_embeddings and embedding_dim must be non-negative integers, got %s and %s',
@@ -26,6 +29,7 @@ function Embedding:init(num_embeddings, embedding_dim, o)
   end
   local pad = o.padding_idx
   if pad ~= nil then
+    pad = as_int(pad)
     if math.type(pad) ~= 'integer' or pad == 0 or pad > num_embeddings or pad < -num_embeddings then
       error(string.format('Embedding: padding_idx must be within num_embeddings (a 1-based row in 1..%d, or '
         .. 'negative from the end), got %s', num_embeddings, tostring(pad)), 3)
@@ -95,6 +99,8 @@ local BAG_MODES = { sum = true, mean = true, max = true }
 function EmbeddingBag:init(num_embeddings, embedding_dim, o)
   o = F._opts_of(o, 'EmbeddingBag', { 'max_norm', 'norm_type', 'scale_grad_by_freq', 'mode', 'sparse',
     'include_last_offset', 'padding_idx', 'device', 'dtype', '_weight', '_freeze' }, 4)
+  num_embeddings = as_int(num_embeddings)
+  embedding_dim = as_int(embedding_dim)
   if math.type(num_embeddings) ~= 'integer' or math.type(embedding_dim) ~= 'integer' or num_embeddings < 0
     or embedding_dim < 0 then
     error(string.format('EmbeddingBag: num_embeddings and embedding_dim must be non-negative integers, got %s and %s',
@@ -107,6 +113,7 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, o)
   if not BAG_MODES[mode] then error("EmbeddingBag: mode has to be one of 'sum', 'mean' or 'max', got " .. tostring(mode), 3) end
   local pad = o.padding_idx
   if pad ~= nil then
+    pad = as_int(pad)
     if math.type(pad) ~= 'integer' or pad == 0 or pad > num_embeddings or pad < -num_embeddings then
       error(string.format('EmbeddingBag: padding_idx must be within num_embeddings (a 1-based row in 1..%d, or '
         .. 'negative from the end), got %s', num_embeddings, tostring(pad)), 3)

@@ -14,6 +14,7 @@ local Module = require 'torch.nn.module'
 local Parameter = require('torch.nn.parameter').Parameter
 local F = require 'torch.nn.functional'
 local wn = require 'torch.nn.weight_norm'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -94,6 +95,7 @@ function M.spectral_norm(module, name, n_power_iterations, eps, dim)
   name = name or 'weight'
   n_power_iterations = n_power_iterations or 1
   eps = eps or 1e-12
+  n_power_iterations = as_int(n_power_iterations)
   if math.type(n_power_iterations) ~= 'integer' or n_power_iterations <= 0 then
     error('spectral_norm: Expected n_power_iterations to be positive, but got n_power_iterations='
       .. tostring(n_power_iterations), 2)

@@ -8,6 +8,7 @@
 -- lutorch; a reduction is PyTorch's number (0 'none', 1 'mean', 2 'sum') or its name. Loading this
 -- file does not load torch.nn: F is looked up on each call.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 local function F() return torch.F end
 
@@ -49,7 +50,7 @@ local REDUCTIONS = { [0] = 'none', [1] = 'mean', [2] = 'sum' }
 local function reduction(r, op)
   if r == nil then return 'mean' end
   if type(r) == 'string' then return r end
-  local name = math.type(r) == 'integer' and REDUCTIONS[r]
+  local name = math.type(as_int(r)) == 'integer' and REDUCTIONS[as_int(r)]
   if not name then
     error(string.format("%s: reduction must be 0 ('none'), 1 ('mean'), 2 ('sum') or one of those names, got %s", op,
       tostring(r)), 3)
@@ -136,6 +137,7 @@ end
 -- torch.embedding's padding_idx: nil or negative (PyTorch's -1) for none, else a 1-based row
 local function padding_row(p, op)
   if p == nil or (type(p) == 'number' and p < 0) then return nil end
+  p = as_int(p)
   if math.type(p) ~= 'integer' then error(op .. ': padding_idx must be an integer, got ' .. tostring(p), 3) end
   return p
 end
@@ -161,7 +163,7 @@ function torch.embedding_bag(w, idx, offsets, ...)
     { 'scale_grad_by_freq', 'mode', 'sparse', 'per_sample_weights', 'include_last_offset', 'padding_idx' })
   if mode == nil then mode = 0 end
   if type(mode) ~= 'string' then
-    local m = math.type(mode) == 'integer' and BAG_MODES[mode]
+    local m = math.type(as_int(mode)) == 'integer' and BAG_MODES[as_int(mode)]
     if not m then error(op .. ": mode must be 0 (sum), 1 (mean), 2 (max) or one of those names, got " .. tostring(mode), 2) end
     mode = m
   end

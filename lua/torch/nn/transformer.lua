@@ -21,6 +21,7 @@ local Linear = require('torch.nn.linear').Linear
 local Dropout = require('torch.nn.dropout').Dropout
 local LayerNorm = require('torch.nn.normalization').LayerNorm
 local ModuleList = require('torch.nn.container').ModuleList
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -37,12 +38,14 @@ M.MultiheadAttention = MHA
 function MHA:init(embed_dim, num_heads, o)
   o = opts_of(o, 'MultiheadAttention',
     { 'dropout', 'bias', 'batch_first', 'kdim', 'vdim', 'add_bias_kv', 'add_zero_attn', 'device', 'dtype' })
+  embed_dim = as_int(embed_dim)
+  num_heads = as_int(num_heads)
   if math.type(embed_dim) ~= 'integer' or embed_dim <= 0 or math.type(num_heads) ~= 'integer' or num_heads <= 0 then
     error(string.format('MultiheadAttention: embed_dim and num_heads must be positive integers, got %s and %s',
       tostring(embed_dim), tostring(num_heads)), 3)
   end
   if embed_dim % num_heads ~= 0 then error('MultiheadAttention: embed_dim must be divisible by num_heads', 3) end
-  local kdim, vdim = o.kdim or embed_dim, o.vdim or embed_dim
+  local kdim, vdim = as_int(o.kdim or embed_dim), as_int(o.vdim or embed_dim)
   for name, d in pairs { kdim = kdim, vdim = vdim } do
     if math.type(d) ~= 'integer' or d <= 0 then
       error(string.format('MultiheadAttention: %s must be a positive integer, got %s', name, tostring(d)), 3)
@@ -198,6 +201,7 @@ local function copies_of(layer, cls, num_layers, op)
   if not (Module.is_module(layer) and class.isinstance(layer, cls)) then
     error(string.format('%s: expected a %sLayer, got %s', op, op, tostring(layer)), 4)
   end
+  num_layers = as_int(num_layers)
   if math.type(num_layers) ~= 'integer' or num_layers < 1 then
     error(op .. ': num_layers must be a positive integer, got ' .. tostring(num_layers), 4)
   end
@@ -376,6 +380,7 @@ end
 --- Transformer.generate_square_subsequent_mask(sz, {device, dtype}) -> (sz, sz) float mask, -inf
 -- above the diagonal (a position may not attend to later ones), 0 elsewhere
 function Transformer.generate_square_subsequent_mask(sz, o)
+  sz = as_int(sz)
   if math.type(sz) ~= 'integer' or sz < 0 then
     error('generate_square_subsequent_mask: sz must be a non-negative integer, got ' .. tostring(sz), 2)
   end

@@ -2,6 +2,7 @@
 -- nn.PixelUnshuffle and nn.ChannelShuffle over F.pixel_shuffle, F.pixel_unshuffle and F.channel_shuffle.
 local Module = require 'torch.nn.module'
 local F = require 'torch.nn.functional'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 local pyrepr = Module._pyrepr
@@ -66,6 +67,7 @@ end
 local ChannelShuffle = Module:extend('ChannelShuffle')
 M.ChannelShuffle = ChannelShuffle
 function ChannelShuffle:init(groups)
+  groups = as_int(groups)
   if math.type(groups) ~= 'integer' or groups < 1 then
     error('ChannelShuffle: groups must be a positive integer, got ' .. tostring(groups), 3)
   end
@@ -81,6 +83,7 @@ for name, spec in pairs { PixelShuffle = { 'pixel_shuffle', 'upscale_factor' },
   M[name] = cls
   local fn, field = spec[1], spec[2]
   cls.init = function(self, r)
+    r = as_int(r)
     if math.type(r) ~= 'integer' or r < 1 then error(string.format('%s: %s must be a positive integer, got %s', name, field, tostring(r)), 3) end
     self[field] = r
   end

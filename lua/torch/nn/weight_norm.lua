@@ -9,6 +9,7 @@
 local torch = require 'torch'
 local Module = require 'torch.nn.module'
 local Parameter = require('torch.nn.parameter').Parameter
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -76,6 +77,7 @@ M._parameter_of = parameter_of
 
 -- a 1-based dim of a tensor with n dimensions (negative from the end), or an error
 function M._resolve_dim(dim, n, op, level)
+  dim = as_int(dim)
   if math.type(dim) ~= 'integer' then
     error(string.format('%s: dim must be an integer, got %s', op, tostring(dim)), level + 1)
   end

@@ -16,6 +16,7 @@
 -- has 0-dim tensors; PyTorch's scratch list `al` is not kept).
 local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
+local as_int = require('torch.composite').as_int
 
 local LBFGS = Optimizer:extend('LBFGS')
 local fail = Optimizer._fail
@@ -36,6 +37,7 @@ function LBFGS:init(params, opts)
     if type(o[k]) ~= 'number' then fail(('LBFGS: %s must be a number, got %s'):format(k, tostring(o[k]))) end
   end
   for _, k in ipairs { 'max_iter', 'history_size' } do
+    o[k] = as_int(o[k])
     if math.type(o[k]) ~= 'integer' or o[k] < 1 then
       fail(('LBFGS: %s must be a positive integer, got %s'):format(k, tostring(o[k])))
     end

@@ -8,6 +8,7 @@
 -- the optimizer (and LambdaLR's functions).
 local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
+local as_int = require('torch.composite').as_int
 
 local fail = Optimizer._fail
 local M = {}
@@ -109,7 +110,8 @@ local StepLR = LRScheduler:extend('StepLR')
 M.StepLR = StepLR
 function StepLR:init(optimizer, step_size, opts)
   local o = options('StepLR', opts, { gamma = 0.1, last_epoch = -1 })
-  if math.type(step_size) ~= 'integer' and not (type(step_size) == 'number' and step_size == math.floor(step_size)) then
+  step_size = as_int(step_size)
+  if math.type(step_size) ~= 'integer' then
     fail('StepLR: step_size must be an integer, got ' .. tostring(step_size))
   end
   if step_size <= 0 then fail('StepLR: step_size must be positive, got ' .. tostring(step_size)) end
@@ -223,7 +225,9 @@ end
 
 -- a positive integer argument, or an error naming it
 local function check_count(cname, what, v)
+  v = as_int(v)
   if math.type(v) ~= 'integer' or v <= 0 then fail(('%s: %s must be a positive integer, got %s'):format(cname, what, tostring(v))) end
+  return v
 end
 
 -- MultiplicativeLR(optimizer, lr_lambda, {last_epoch = -1}): lr *= lr_lambda(epoch) at each step
@@ -303,7 +307,7 @@ function LinearLR:init(optimizer, opts)
   if type(o.end_factor) ~= 'number' or o.end_factor > 1 or o.end_factor < 0 then
     fail('LinearLR: Ending multiplicative factor expected to be between 0 and 1.')
   end
-  check_count('LinearLR', 'total_iters', o.total_iters)
+  o.total_iters = check_count('LinearLR', 'total_iters', o.total_iters)
   self.start_factor, self.end_factor, self.total_iters = o.start_factor, o.end_factor, o.total_iters
   LRScheduler.init(self, optimizer, o.last_epoch)
 end
@@ -330,7 +334,7 @@ local PolynomialLR = LRScheduler:extend('PolynomialLR')
 M.PolynomialLR = PolynomialLR
 function PolynomialLR:init(optimizer, opts)
   local o = options('PolynomialLR', opts, { total_iters = 5, power = 1.0, last_epoch = -1 })
-  check_count('PolynomialLR', 'total_iters', o.total_iters)
+  o.total_iters = check_count('PolynomialLR', 'total_iters', o.total_iters)
   self.total_iters, self.power = o.total_iters, o.power
   LRScheduler.init(self, optimizer, o.last_epoch)
 end
@@ -356,9 +360,11 @@ local WarmRestarts = LRScheduler:extend('CosineAnnealingWarmRestarts')
 M.CosineAnnealingWarmRestarts = WarmRestarts
 function WarmRestarts:init(optimizer, T_0, opts)
   local o = options('CosineAnnealingWarmRestarts', opts, { T_mult = 1, eta_min = 0, last_epoch = -1 })
+  T_0 = as_int(T_0)
   if math.type(T_0) ~= 'integer' or T_0 <= 0 then
     fail('CosineAnnealingWarmRestarts: Expected positive integer T_0, but got ' .. tostring(T_0))
   end
+  o.T_mult = as_int(o.T_mult)
   if math.type(o.T_mult) ~= 'integer' or o.T_mult < 1 then
     fail('CosineAnnealingWarmRestarts: Expected integer T_mult >= 1, but got ' .. tostring(o.T_mult))
   end
@@ -430,10 +436,10 @@ function OneCycleLR:init(optimizer, max_lr, opts)
   check_optimizer(cname, optimizer)
   local total = o.total_steps
   if total then
-    check_count(cname, 'total_steps', total)
+    total = check_count(cname, 'total_steps', total)
   elseif o.epochs and o.steps_per_epoch then
-    check_count(cname, 'epochs', o.epochs)
-    check_count(cname, 'steps_per_epoch', o.steps_per_epoch)
+    o.epochs = check_count(cname, 'epochs', o.epochs)
+    o.steps_per_epoch = check_count(cname, 'steps_per_epoch', o.steps_per_epoch)
     total = o.epochs * o.steps_per_epoch
   else
     fail('OneCycleLR: You must define either total_steps OR (epochs AND steps_per_epoch)')

@@ -20,6 +20,7 @@ local Module = require 'torch.nn.module'
 local Optimizer = require 'torch.optim.optimizer'
 local lr_scheduler = require 'torch.optim.lr_scheduler'
 local isinstance = require('torch.class').isinstance
+local as_int = require('torch.composite').as_int
 
 local fail = Optimizer._fail
 local M = {}
@@ -135,6 +136,7 @@ function SWALR:init(optimizer, swa_lr, opts)
   end
   local epochs = opts.anneal_epochs
   if epochs == nil then epochs = 10 end
+  epochs = as_int(epochs)
   if math.type(epochs) ~= 'integer' or epochs < 0 then
     fail('SWALR: anneal_epochs must be equal or greater than 0, got ' .. tostring(epochs))
   end

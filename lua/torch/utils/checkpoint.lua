@@ -12,6 +12,7 @@
 --   checkpoint_sequential(functions, segments, input): functions (an nn.Sequential or an array of
 --     modules or functions) run in `segments` pieces, each but the last one checkpointed.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 local M = {}
 
@@ -116,6 +117,7 @@ end
 -- in `segments` pieces, each but the last checkpointed
 function M.checkpoint_sequential(functions, segments, input)
   local list = functions_of(functions)
+  segments = as_int(segments)
   if math.type(segments) ~= 'integer' or segments < 1 then
     error('checkpoint_sequential: segments must be a positive integer, got ' .. tostring(segments), 2)
   end

@@ -2,6 +2,7 @@
 -- A hook list is an array of {id = n, fn = hook} in registration order; add appends one and returns
 -- its handle: h:remove() takes it out (again: nothing), and the handle is also a to-be-closed value
 -- (`local h <close> = x:register_hook(fn)`).
+local as_int = require('torch.composite').as_int
 local M = {}
 
 local count = 0
@@ -105,6 +106,7 @@ function BackwardHook:setup_input_hook(input)
             .. type(out), 0)
         end
         for k in pairs(out) do
+          k = as_int(k)
           if math.type(k) ~= 'integer' or k < 1 or k > self.n_inputs then
             error(string.format('Backward hook returned an invalid number of grad_input, got %s, but expected %d',
               tostring(out.n or #out), self.n_inputs), 0)

@@ -1,6 +1,7 @@
 -- F.rrelu (randomized leaky ReLU) and F.gumbel_softmax, composed of tensor ops.
 local torch = require 'torch'
 local args = require('torch.options').args
+local as_int = require('torch.composite').as_int
 
 return function(F, u)
   local check_tensor = u.check_tensor
@@ -36,6 +37,7 @@ return function(F, u)
     check_tensor(logits, op, 'logits')
     local tau, hard, _, dim = args(op, { ... }, { 'tau', 'hard', 'eps', 'dim' }, { 1, false, 1e-10, -1 })
     if type(tau) ~= 'number' then error(op .. ': tau must be a number, got ' .. type(tau), 2) end
+    dim = as_int(dim)
     if math.type(dim) ~= 'integer' then error(op .. ': dim must be an integer, got ' .. tostring(dim), 2) end
     if not logits.dtype.is_floating_point then
       error(op .. ': expected floating point logits, got ' .. tostring(logits.dtype), 2)

@@ -1,6 +1,7 @@
 -- F.multi_head_attention_forward: PyTorch 1.13's functional multi-head attention (nn.MultiheadAttention
 -- runs it with its parameters), composed of tensor ops that autograd differentiates.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 return function(F, u)
   local check_tensor, opts_of = u.check_tensor, u.opts_of
@@ -35,6 +36,8 @@ return function(F, u)
     check_tensor(key, op, 'key')
     check_tensor(value, op, 'value')
     check_tensor(out_w, op, 'out_proj_weight')
+    E = as_int(E)
+    Hn = as_int(Hn)
     if math.type(E) ~= 'integer' or math.type(Hn) ~= 'integer' or Hn <= 0 then
       error(string.format('%s: embed_dim_to_check and num_heads must be integers (num_heads positive), got %s and %s',
         op, tostring(E), tostring(Hn)), 2)

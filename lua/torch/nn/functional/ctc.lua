@@ -3,6 +3,7 @@
 -- (blanks around and between the labels), so autograd gives the gradient. Classes and the blank are
 -- 1-based (PyTorch's blank 0 is class 1 here).
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 -- the log of a probability of 0: finite, so that no step of the recursion (nor its gradient) meets
 -- -inf - -inf; a total below NEG / 2 means the target cannot be aligned (an infinite loss)
@@ -27,7 +28,9 @@ return function(F, u)
       error(string.format('%s: %s must be a tensor or a table of integers, got %s', op, what, type(v)), 3)
     end
     if #list ~= n then error(string.format('%s: %s must have %d entries (one a sample), got %d', op, what, n, #list), 3) end
+    list = { table.unpack(list, 1, n) }
     for i = 1, n do
+      list[i] = as_int(list[i])
       if math.type(list[i]) ~= 'integer' or list[i] < 0 then
         error(string.format('%s: %s must be non-negative integers, got %s', op, what, tostring(list[i])), 3)
       end
@@ -81,6 +84,7 @@ return function(F, u)
     local T, N, C = lp:size(1), lp:size(2), lp:size(3)
     if T == 0 or C == 0 then error(op .. ': expected log_probs with at least one time step and one class, got ' .. tostring(lp.shape), 2) end
     local blank = o.blank or 1
+    blank = as_int(blank)
     if math.type(blank) ~= 'integer' or blank < 1 or blank > C then
       error(string.format('%s: blank must be a class in 1..%d (1-based), got %s', op, C, tostring(blank)), 2)
     end

@@ -7,6 +7,7 @@
 -- window (the first of equal maxima); indices are 1-based flat positions in the H x W plane (the
 -- T x H x W volume). Composed of gather and max, so autograd gives the gradient (to the maximum's position).
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 return function(F, u)
   local check_tensor, opts_of, pair = u.check_tensor, u.opts_of, u.pair
@@ -86,6 +87,7 @@ return function(F, u)
       end
     end
     for d = 1, nd do
+      outs[d], ks[d] = as_int(outs[d]), as_int(ks[d])
       if outs[d] < 1 or ks[d] < 1 or math.type(outs[d]) ~= 'integer' or math.type(ks[d]) ~= 'integer' then
         error(string.format('%s: the output size (%s) and the kernel size (%s) must be positive integers', op,
           table.concat(outs, ', '), table.concat(ks, ', ')), 2)

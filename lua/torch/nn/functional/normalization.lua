@@ -1,5 +1,6 @@
 -- F.instance_norm and F.local_response_norm, composed of tensor ops (autograd differentiates them).
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 return function(F, u)
   local check_tensor, opts_of, params = u.check_tensor, u.opts_of, u.params
@@ -88,6 +89,7 @@ return function(F, u)
     local op = 'local_response_norm'
     check_tensor(x, op)
     local alpha, beta, k = params(op, { ... }, { 'alpha', 'beta', 'k' }, { 1e-4, 0.75, 1.0 })
+    size = as_int(size)
     if math.type(size) ~= 'integer' or size < 1 then
       error(op .. ': size must be a positive integer, got ' .. tostring(size), 2)
     end

@@ -3,6 +3,7 @@
 -- each input plane (H x W, or L) or volume (D x H x W), as F.max_pool2d, F.max_pool1d and
 -- F.max_pool3d return them.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 return function(F, u)
   local check_tensor, opts_of, pair, single = u.check_tensor, u.opts_of, u.pair, u.single
@@ -74,6 +75,7 @@ return function(F, u)
   end
 
   local function positive(v, op, what)
+    v = as_int(v)
     if math.type(v) ~= 'integer' or v < 1 then
       error(string.format('%s: %s must be positive integers, got %s', op, what, tostring(v)), 3)
     end
@@ -150,13 +152,14 @@ return function(F, u)
     if torch.is_tensor(given) or type(given) ~= 'table' then
       error(op .. ': output_size must be a table of sizes', 3)
     end
-    if #given == nd + 2 then given = { table.unpack(given, 3) } end
+    given = { table.unpack(given, #given == nd + 2 and 3 or 1) }
     if #given ~= nd then
       error(string.format('%s: output_size should be a sequence containing %d or %d elements, but it has a length of %d',
         op, nd, nd + 2, #output_size), 3)
     end
     for d = 1, nd do
       local lo, hi = default[d] - s[d], default[d] + s[d]
+      given[d] = as_int(given[d])
       if math.type(given[d]) ~= 'integer' or not (lo < given[d] and given[d] < hi) then
         error(string.format('%s: invalid output_size (dim %d must be between %d and %d, got %s)', op, d, lo, hi,
           tostring(given[d])), 3)
@@ -235,10 +238,11 @@ return function(F, u)
 
   -- an integer or a triple {d, h, w} of integers
   local function triple(v, name, op)
+    v = as_int(v)
     if math.type(v) == 'integer' then return { v, v, v } end
-    if type(v) == 'table' and not torch.is_tensor(v) and #v == 3 and math.type(v[1]) == 'integer'
-      and math.type(v[2]) == 'integer' and math.type(v[3]) == 'integer' then
-      return { v[1], v[2], v[3] }
+    if type(v) == 'table' and not torch.is_tensor(v) and #v == 3 and math.type(as_int(v[1])) == 'integer'
+      and math.type(as_int(v[2])) == 'integer' and math.type(as_int(v[3])) == 'integer' then
+      return { as_int(v[1]), as_int(v[2]), as_int(v[3]) }
     end
     error(string.format('%s: %s must be an integer or a triple {d, h, w} of integers, got %s', op, name, tostring(v)), 3)
   end

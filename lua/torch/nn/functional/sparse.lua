@@ -1,6 +1,7 @@
 -- F.embedding_bag: sums, means or maxima of bags of embedding rows, composed of index_select,
 -- index_add and max (autograd differentiates them). Indices and offsets are 1-based.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 return function(F, u)
   local check_tensor, opts_of = u.check_tensor, u.opts_of
@@ -45,6 +46,7 @@ return function(F, u)
     local n_rows, dim = w:size(1), w:size(2)
     local pad = o.padding_idx
     if pad ~= nil then
+      pad = as_int(pad)
       if math.type(pad) ~= 'integer' or pad == 0 or pad > n_rows or pad < -n_rows then
         error(string.format('%s: padding_idx must be within num_embeddings (a 1-based row in 1..%d, or negative from '
           .. 'the end), got %s', op, n_rows, tostring(pad)), 2)

@@ -4,6 +4,7 @@
 -- the centres of the corner pixels with align_corners, their outer edges without.
 local torch = require 'torch'
 local args = require('torch.options').args
+local as_int = require('torch.composite').as_int
 
 return function(F, u)
   local check_tensor, opts_of = u.check_tensor, u.opts_of
@@ -16,6 +17,7 @@ return function(F, u)
     if x:dim() <= 2 then
       error(string.format('%s: expects input with > 2 dims, but got input with sizes %s', op, tostring(x.shape)), 2)
     end
+    groups = as_int(groups)
     if math.type(groups) ~= 'integer' or groups < 1 then
       error(op .. ': Number of groups to divide channels in must be positive. Value of groups: ' .. tostring(groups), 2)
     end
@@ -51,7 +53,9 @@ return function(F, u)
     if #size ~= 4 then
       error(string.format('%s: only 4-D sizes {N, C, H, W} (2-D affine transforms) are supported, got %d entries', op, #size), 2)
     end
+    size = { table.unpack(size, 1, 4) }
     for i = 1, 4 do
+      size[i] = as_int(size[i])
       if math.type(size[i]) ~= 'integer' or size[i] < 1 then
         error(string.format('%s: Expected non-zero, positive output size. Got {%s}', op, table.concat(size, ', ')), 2)
       end

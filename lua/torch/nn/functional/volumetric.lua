@@ -8,6 +8,7 @@
 -- output channels are the depth taps, added into the output depths by index_add. Pooling is
 -- separable: the 2-D kernel over each depth slice's H x W, then the windows along the depth.
 local torch = require 'torch'
+local as_int = require('torch.composite').as_int
 
 return function(F, u)
   local check_tensor, opts_of = u.check_tensor, u.opts_of
@@ -17,11 +18,12 @@ return function(F, u)
   -- caller's caller (level 3) or at `level`
   local function triple(v, name, op, lo, level)
     local t
+    v = as_int(v)
     if math.type(v) == 'integer' then
       t = { v, v, v }
-    elseif type(v) == 'table' and not torch.is_tensor(v) and #v == 3 and math.type(v[1]) == 'integer'
-      and math.type(v[2]) == 'integer' and math.type(v[3]) == 'integer' then
-      t = { v[1], v[2], v[3] }
+    elseif type(v) == 'table' and not torch.is_tensor(v) and #v == 3 and math.type(as_int(v[1])) == 'integer'
+      and math.type(as_int(v[2])) == 'integer' and math.type(as_int(v[3])) == 'integer' then
+      t = { as_int(v[1]), as_int(v[2]), as_int(v[3]) }
     else
       local got = tostring(v)
       if type(v) == 'table' and not torch.is_tensor(v) then
@@ -95,6 +97,7 @@ return function(F, u)
     end
     check_operands(op, x, w, b, 4)
     local g = o.groups or 1
+    g = as_int(g)
     if math.type(g) ~= 'integer' or g < 1 then error(op .. ': groups must be a positive integer, got ' .. tostring(g), 3) end
     return batched, g, triple(o.stride or 1, 'stride', op, 1, 4), triple(o.dilation or 1, 'dilation', op, 1, 4)
   end
@@ -455,6 +458,7 @@ return function(F, u)
     local op = 'avg_pool3d'
     o = opts_of(o, op, { 'stride', 'padding', 'ceil_mode', 'count_include_pad', 'divisor_override' })
     local div = o.divisor_override
+    div = as_int(div)
     if div ~= nil and (math.type(div) ~= 'integer' or div == 0) then
       error(op .. ': divisor_override must be a non-zero integer, got ' .. tostring(div), 2)
     end
@@ -489,17 +493,20 @@ return function(F, u)
   -- output sizes: an integer or a triple {d, h, w} whose nil entries keep the input's size
   local function adaptive_sizes(x, size, op)
     local t
+    size = as_int(size)
     if math.type(size) == 'integer' then
       t = { size, size, size }
     elseif type(size) == 'table' and not torch.is_tensor(size) then
       t = {}
       for i = 1, 3 do t[i] = size[i] == nil and x:size(x:dim() - 3 + i) or size[i] end
       for key in pairs(size) do
+        key = as_int(key)
         if math.type(key) ~= 'integer' or key < 1 or key > 3 then t = nil break end
       end
     end
     if t then
       for i = 1, 3 do
+        t[i] = as_int(t[i])
         if math.type(t[i]) ~= 'integer' or t[i] < 1 then t = nil break end
       end
     end
