@@ -2,7 +2,8 @@
 -- A hook list is an array of {id = n, fn = hook} in registration order; add appends one and returns
 -- its handle: h:remove() takes it out (again: nothing), and the handle is also a to-be-closed value
 -- (`local h <close> = x:register_hook(fn)`).
-local as_int = require('torch.composite').as_int
+-- 3.0 as 3 (composite's as_int: composite is loaded after torch.autograd, which loads this file)
+local function as_int(v) return math.type(v) and math.tointeger(v) or v end
 local M = {}
 
 local count = 0
