@@ -152,16 +152,34 @@ both('rot90', function(x, k, dims)
   return x:clone()
 end)
 
---- the differences of neighbours along dim (n times)
-both('diff', function(x, n, dim)
+--- the differences of neighbours along dim (n times), after prepend and append (tensors) are
+--- concatenated to x along dim; of booleans, whether they differ (PyTorch's logical_xor).
+--- diff(x, n = 1, dim = -1, prepend, append) or diff(x, {n, dim, prepend, append})
+both('diff', function(x, n, dim, prepend, append)
   check_tensor(x, 'diff')
-  if type(n) == 'table' then n, dim = n.n, n.dim end
+  if type(n) == 'table' then n, dim, prepend, append = n.n, n.dim, n.prepend, n.append end
   n, dim = n or 1, dim or -1
   dim = norm_dim(dim, x:dim(), 'diff')
+  if prepend ~= nil or append ~= nil then
+    local parts = {}
+    for _, t in ipairs { prepend or false, x, append or false } do
+      if t then
+        check_tensor(t, 'diff', 'prepend and append')
+        if t:dim() ~= x:dim() then
+          error(string.format('diff: prepend and append must have as many dimensions as the input (%d), got %d', x:dim(),
+            t:dim()), 2)
+        end
+        parts[#parts + 1] = t
+      end
+    end
+    x = torch.cat(parts, dim)
+  end
+  local bool = x.dtype == torch.bool
   for _ = 1, n do
     local len = x:size(dim)
     if len <= 1 then return x:narrow(dim, 1, 0) end
-    x = x:narrow(dim, 2, len - 1) - x:narrow(dim, 1, len - 1)
+    local a, b = x:narrow(dim, 2, len - 1), x:narrow(dim, 1, len - 1)
+    x = bool and a:ne(b) or a - b
   end
   return x
 end)
