@@ -14,6 +14,10 @@ both('nansum', function(x, ...)
   return torch.where(x:ne(x), torch.zeros_like(x), x):sum(...)
 end)
 both('nanmean', function(x, dim, keepdim)
+  check_tensor(x, 'nanmean')
+  if not is_float(x) then
+    error('nanmean: expected a floating point input, got ' .. x.dtype.name .. ' (as PyTorch; use mean)', 2)
+  end
   local ok = x:eq(x)
   local s = torch.where(ok, x, torch.zeros_like(x))
   if dim == nil then return s:sum() / ok:sum() end
@@ -48,12 +52,33 @@ both('kthvalue', function(x, k, dim, keepdim)
   return v, i
 end)
 
+-- the median m (0-D) of the whole of x (flattened) as PyTorch's: its gradient is shared evenly
+-- among the elements equal to it (among the NaNs where it is NaN)
+local WholeMedian = torch.autograd.Function:extend('MedianBackward0')
+function WholeMedian.forward(ctx, x, m)
+  ctx:save_for_backward(x, m)
+  return m:clone()
+end
+function WholeMedian.backward(ctx, g)
+  local x, m = table.unpack(ctx.saved_tensors)
+  local hit = (m:ne(m):item() and x:ne(x) or x:eq(m)):to(x.dtype)
+  return hit * (g / hit:sum())
+end
+
+-- op's median of the whole of x (flattened, by value(x) along dim 1); an empty x is an error
+-- (PyTorch gives NaN for floats, an uninitialised value for integers)
+local function whole_median(op, x, value)
+  if x:numel() == 0 then error(op .. ': cannot compute the median of an empty tensor', 3) end
+  local m = value(x)
+  return WholeMedian.apply(x, m:detach():reshape({}))
+end
+
 --- the lower of the two middle values, NaN where a NaN is present (as PyTorch); with a dim, also
 --- its index
 both('median', function(x, dim, keepdim)
   check_tensor(x, 'median')
   local whole = dim == nil
-  if whole then x = x:reshape(-1) end
+  if whole then return whole_median('median', x:reshape(-1), function(f) return f:median(1) end) end
   if x:dim() == 0 then x = x:reshape(1) end
   dim = norm_dim(dim or 1, x:dim(), 'median')
   local n = x:size(dim)
@@ -65,7 +90,6 @@ both('median', function(x, dim, keepdim)
     pos = torch.where(nans:gt(0), n - nans + 1, pos)
   end
   local mv, mi = v:gather(dim, pos), i:gather(dim, pos)
-  if whole then return mv:reshape({}) end
   if not keepdim then mv, mi = mv:squeeze(dim), mi:squeeze(dim) end
   return mv, mi
 end)
@@ -78,6 +102,33 @@ local function run_lengths(new, n, device)
   local after = torch.full({ 1 }, n + 1, { dtype = torch.int64, device = device })
   local ends = m > 1 and torch.cat({ starts:narrow(1, 2, m - 1), after }) or after
   return ends - starts
+end
+
+-- unique_consecutive along dim: x's slices along dim (each flattened in the order of
+-- x:transpose(1, dim), as PyTorch's) with runs of equal ones kept once, and as o asks, each
+-- slice's 1-based run and each run's length
+local function unique_consecutive_slices(x, dim, o)
+  local op = 'unique_consecutive'
+  dim = norm_dim(dim, x:dim(), op)
+  for d = 1, x:dim() do
+    if d ~= dim and x:size(d) == 0 then
+      error(string.format('%s: dimension %d has size 0 and is not dim (%d), so there are no slices to compare', op, d,
+        dim), 3)
+    end
+  end
+  local m = x:transpose(1, dim)
+  local n = m:size(1)
+  local rows = m:reshape({ n, n > 0 and m:numel() // n or 0 })
+  local new = torch.ones(n, { dtype = torch.bool, device = x.device })
+  if n > 1 then new:narrow(1, 2, n - 1):copy_(rows:narrow(1, 2, n - 1):ne(rows:narrow(1, 1, n - 1)):any(2)) end
+  local shape = m.shape
+  local kept = rows:index_select(1, new:nonzero():reshape(-1))
+  local sizes = { kept:size(1) }
+  for d = 2, #shape do sizes[d] = shape[d] end
+  local res = { kept:reshape(sizes):transpose(1, dim) }
+  if o.return_inverse then res[#res + 1] = new:long():cumsum(1) end
+  if o.return_counts then res[#res + 1] = run_lengths(new, n, x.device) end
+  return table.unpack(res)
 end
 
 --- the distinct values in ascending order; {return_inverse, return_counts, sorted} as PyTorch's
@@ -107,11 +158,12 @@ both('unique', function(x, o)
   return table.unpack(res)
 end)
 
---- consecutive runs of equal values as one; {return_inverse, return_counts}
+--- consecutive runs of equal values (slices along dim, with dim) as one; {return_inverse,
+--- return_counts, dim}
 both('unique_consecutive', function(x, o)
   check_tensor(x, 'unique_consecutive')
   o = opts_of(o, 'unique_consecutive', { 'return_inverse', 'return_counts', 'dim' })
-  if o.dim ~= nil then error('unique_consecutive: the dim option is not supported', 2) end
+  if o.dim ~= nil then return unique_consecutive_slices(x, o.dim, o) end
   local flat = x:reshape(-1)
   local n = flat:numel()
   local new = n > 0 and torch.cat({ torch.ones(1, { dtype = torch.bool, device = x.device }), flat:narrow(1, 2, n - 1):ne(flat:narrow(1, 1, n - 1)) })
@@ -520,16 +572,14 @@ end)
 both('nanmedian', function(x, dim, keepdim)
   check_tensor(x, 'nanmedian')
   if not is_float(x) then return x:median(dim, keepdim) end
-  local whole = dim == nil
-  if whole then x = x:reshape(-1) end
+  if dim == nil then return whole_median('nanmedian', x:reshape(-1), function(f) return f:nanmedian(1) end) end
   if x:dim() == 0 then x = x:reshape(1) end
-  dim = norm_dim(dim or 1, x:dim(), 'nanmedian')
+  dim = norm_dim(dim, x:dim(), 'nanmedian')
   if x:size(dim) == 0 then error('nanmedian: cannot compute the median of an empty dimension', 2) end
   local v, i = x:sort(dim) -- NaNs last
   local valid = x:eq(x):sum(dim, true)
   local pos = torch.where(valid:gt(0), (valid - 1):floor_divide(2) + 1, torch.ones_like(valid))
   local mv, mi = v:gather(dim, pos), i:gather(dim, pos)
-  if whole then return mv:reshape({}) end
   if not keepdim then mv, mi = mv:squeeze(dim), mi:squeeze(dim) end
   return mv, mi
 end)
