@@ -84,14 +84,17 @@ local function tile(x, reps, op)
       error(string.format('%s: repetitions must be non-negative integers, got %s', op, tostring(r[i])), 3)
     end
   end
-  -- x viewed as (1, s1, 1, s2, ...) expanded to (r1, s1, r2, s2, ...)
+  -- x viewed as (1, s1, 1, s2, ...) expanded to (r1, s1, r2, s2, ...), then copied: a new tensor,
+  -- as PyTorch's (a reshape alone would give x itself, or a view of it with zero strides)
   local v, e, out = {}, {}, {}
   for i = 1, n do
     v[2 * i - 1], v[2 * i] = 1, s[i]
     e[2 * i - 1], e[2 * i] = r[i], s[i]
     out[i] = r[i] * s[i]
   end
-  return x:reshape(v):expand(e):reshape(out)
+  local y = x:reshape(v):expand(e)
+  y = y:is_contiguous() and y:clone() or y:contiguous()
+  return y:reshape(out)
 end
 local function reps_of(...)
   local a = { ... }
@@ -157,6 +160,7 @@ end)
 --- diff(x, n = 1, dim = -1, prepend, append) or diff(x, {n, dim, prepend, append})
 both('diff', function(x, n, dim, prepend, append)
   check_tensor(x, 'diff')
+  if x:dim() == 0 then error('diff: expected an input of at least one dimension, got a 0-D tensor', 2) end
   if type(n) == 'table' then n, dim, prepend, append = n.n, n.dim, n.prepend, n.append end
   n, dim = n or 1, dim or -1
   dim = norm_dim(dim, x:dim(), 'diff')
@@ -175,6 +179,7 @@ both('diff', function(x, n, dim, prepend, append)
     x = torch.cat(parts, dim)
   end
   local bool = x.dtype == torch.bool
+  if n == 0 then return x:clone() end -- a new tensor, as PyTorch's
   for _ = 1, n do
     local len = x:size(dim)
     if len <= 1 then return x:narrow(dim, 1, 0) end
