@@ -305,3 +305,32 @@ describe('reduction sweep against PyTorch 1.13', function()
     end)
   end
 end)
+
+-- PyTorch's flip, roll, tile, repeat and diff return new tensors: writing into the result must
+-- leave x as it was, also where nothing moves (they returned x itself, or, for tile and repeat of
+-- a size-1 dim, a view of x with a zero stride, so that one write changed every repeat)
+describe('results that PyTorch copies', function()
+  local calls = {
+    ['flip of a size-1 dim'] = function(x) return x:flip(1) end,
+    ['flip of a 0-D tensor'] = function() return torch.tensor(2.5):flip(1) end,
+    ['roll by 0'] = function(x) return x:roll(0, 2) end,
+    ['roll by the size'] = function(x) return x:roll(3, 2) end,
+    ['roll of a size-1 dim'] = function(x) return x:roll(1, 1) end,
+    ['tile by ones'] = function(x) return x:tile({ 1, 1 }) end,
+    ['tile of a size-1 dim'] = function(x) return x:tile({ 2, 1 }) end,
+    ['repeat of a size-1 dim'] = function(x) return x['repeat'](x, 3, 1) end,
+    ['diff with n = 0'] = function(x) return x:diff(0) end,
+  }
+  for name, f in pairs(calls) do
+    it(name, function()
+      local x = torch.tensor({ { 1.0, 2.0, 3.0 } })
+      local y = f(x)
+      local before = H.flatten(y:totable())
+      y:view(-1)[1] = 100
+      H.assert_values(x, { { 1, 2, 3 } }, 0, name .. ': x')
+      local after = H.flatten(y:totable())
+      after[1] = before[1]
+      H.assert_values(torch.tensor(after), before, 0, name .. ': the other elements of the result')
+    end)
+  end
+end)

@@ -45,6 +45,11 @@ BASE = {
     "q": [[1.0, 4.0, 2.0, 3.0], [2.0, 2.0, 5.0, 1.0], [0.5, 3.0, 3.0, 7.0]],  # 3 x 4 for linalg norms
     "v": [3, 1, 3, 3, 2, 2, 1],  # 1-D for unique and the scans
     "s": [0.0, NAN, 1.0, NAN],  # NaNs in 1-D
+    # rows longer than the CPU kernels' vector lanes (their partial results are then combined),
+    # with ties; "wn" with a NaN and infinities
+    "w": [[float((i * 7 + r) % 5 - 2) for i in range(37)] for r in range(3)],
+    "wn": [[float((i * 7 + r) % 5 - 2) if i not in (20, 30) else [NAN, INF, -INF][r] for i in range(37)] for r in range(3)],
+    "z": 2.5,  # 0-D
 }
 
 inputs, input_key = [], {}
@@ -489,6 +494,65 @@ case("stack", xa, [T(xb, grad=True), -1], lambda x, y: torch.stack([x, y], -1), 
 case("cat", xa, [T(base("e", "float32")), 1], lambda x, y: torch.cat([x, y], 0), extra=[T(base("e", "float32"))], f=True)
 case("cat", xa, [T(base("c", "float64")), 1], lambda x, y: torch.cat([x, y], 0), extra=[T(base("c", "float64"))], f=True)
 case("stack", xa, [T(base("r", "float64")), 1], lambda x, y: torch.stack([x, y], 0), extra=[T(base("r", "float64"))], f=True)
+
+# ---- long rows (the kernels' lanes combined) and 0-D inputs ----
+LONG = {
+    "sum": [[], [2], [1]], "prod": [[2]], "mean": [[], [2]], "amax": [[], [2], [1]], "amin": [[2]],
+    "logsumexp": [[2], [1]], "std": [[], [2]], "var": [[1]], "norm": [[2, 2], [INF, 1]],
+    "max": [[], [2], [1]], "min": [[2]], "argmax": [[], [2], [1]], "argmin": [[2]],
+    "cumsum": [[2]], "cumprod": [[1]], "cummax": [[2]], "cummin": [[2]], "logcumsumexp": [[2]],
+    "sort": [[2]], "argsort": [[2, True]], "median": [[2]], "mode": [[2]], "kthvalue": [[20, 2]], "topk": [[5, 2]],
+    "count_nonzero": [[2]], "any": [[2]], "all": [[1]], "nansum": [[2]], "nanmean": [[2]], "nanmedian": [[2]],
+}
+IDX = {"max": (1,), "min": (1,), "argmax": (0,), "argmin": (0,), "cummax": (1,), "cummin": (1,), "sort": (1,),
+       "argsort": (0,), "median": (1,), "mode": (1,), "kthvalue": (1,), "topk": (1,), "nanmedian": (1,)}
+TIE = {"median": [2, False], "mode": [2, False], "kthvalue": [2, False], "topk": [2, True], "nanmedian": [2, False]}
+
+
+def py_args(op, a):
+    """PyTorch's call for the Lua arguments a (dims 1-based there)"""
+    tp = getattr(torch, op)
+    if op in ("max", "min", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "median",
+              "mode", "nanmedian", "sum", "mean", "amax", "amin", "logsumexp", "std", "var", "count_nonzero", "any",
+              "all", "nansum", "nanmean", "prod"):
+        if not a:
+            return lambda x: tp(x)
+        return lambda x: tp(x, a[0] - 1)
+    if op == "sort":
+        return lambda x: torch.sort(x, dim=a[0] - 1, stable=True)
+    if op == "argsort":
+        return lambda x: torch.argsort(x, dim=a[0] - 1, descending=a[1], stable=True)
+    if op == "norm":
+        return lambda x: torch.norm(x, a[0], dim=a[1] - 1)
+    if op in ("kthvalue", "topk"):
+        return lambda x: tp(x, a[0], a[1] - 1)
+    raise ValueError(op)
+
+
+for op, variants in LONG.items():
+    for v, a in enumerate(variants):  # the first on six dtypes, the others on two
+        for d in (["float32", "float64", "int64", "int8", "float16", "bool"] if v == 0 else ["float64", "int64"]):
+            for nm in (["w", "wn"] if d in FLOATS else ["w"]):
+                case(op, base(nm, d), a, py_args(op, a), idx=IDX.get(op, ()), tie=TIE.get(op))
+for op in ["sum", "mean", "prod", "amax", "max", "argmax", "std", "logsumexp", "cumsum", "cummax", "sort", "median",
+           "kthvalue", "topk", "count_nonzero", "all", "norm", "flip", "tril", "diag_embed", "diff"]:
+    x = base("z", "float64")
+    if op in ("cumsum", "cummax", "sort", "max", "argmax", "logsumexp", "median"):
+        a = [1]
+    elif op in ("kthvalue", "topk"):
+        a = [1, 1]
+    elif op == "norm":
+        a = [2]
+    elif op == "flip":
+        a = [[1]]
+    else:
+        a = []
+    py = {"flip": lambda x: torch.flip(x, (0,)), "norm": lambda x: torch.norm(x, 2),
+          "kthvalue": lambda x: torch.kthvalue(x, 1, 0), "topk": lambda x: torch.topk(x, 1, 0),
+          "sort": lambda x: torch.sort(x, dim=0, stable=True)}.get(op)
+    if py is None:
+        py = (lambda x, op=op: getattr(torch, op)(x, 0)) if a == [1] else (lambda x, op=op: getattr(torch, op)(x))
+    case(op, x, a, py, idx=IDX.get(op, ()))
 
 write("reduction_sweep_reference.lua", "gen_reduction_sweep.py",
       ["A differential sweep of reductions, scans, sorts, indexing and shape ops; the format is",
