@@ -330,10 +330,24 @@ both('take', function(x, index)
   return x:reshape(-1):index_select(1, index:reshape(-1)):reshape(index.shape)
 end)
 
+--- x:take_along_dim(indices, dim): x's elements at indices (1-based) along dim, x and indices
+--- broadcast to each other in the other dims, as PyTorch's; without dim, of the flattened x
 both('take_along_dim', function(x, indices, dim)
-  check_tensor(indices, 'take_along_dim', 'indices')
+  local op = 'take_along_dim'
+  check_tensor(x, op)
+  check_tensor(indices, op, 'indices')
   if dim == nil then return x:reshape(-1):gather(1, indices:reshape(-1)) end
-  return x:gather(dim, indices)
+  if x:dim() ~= indices:dim() then
+    error(string.format('%s: input (%d-D) and indices (%d-D) should have the same number of dimensions', op, x:dim(),
+      indices:dim()), 2)
+  end
+  dim = norm_dim(dim, x:dim(), op)
+  local xs, is = {}, {}
+  for d = 1, x:dim() do xs[d], is[d] = d == dim and indices:size(d) or x:size(d), indices:size(d) end
+  local shape = broadcast_shape({ xs, is }, op)
+  local xshape = { table.unpack(shape) }
+  xshape[dim] = x:size(dim)
+  return x:expand(xshape):gather(dim, indices:expand(shape))
 end)
 
 both('msort', function(x) return (x:sort(1)) end)
