@@ -430,6 +430,16 @@ case("masked_fill", base("g", "float64"), [T(mrow), 0.25], lambda x, m: torch.ma
 case("masked_select", base("g", "float64"), [T(mrow)], lambda x, m: torch.masked_select(x, m), extra=[T(mrow)])
 case("take_along_dim", base("g", "float64"), [T(torch.tensor([5, 0, 3]), True)], lambda x, i: torch.take_along_dim(x, i),
      extra=[T(torch.tensor([5, 0, 3]), True)])
+case("masked_fill", base("m", "int64"), [T(MASK), 2.7], lambda x, m: torch.masked_fill(x, m, 2.7), extra=[T(MASK)])
+case("masked_fill", base("g", "float64"), [T(torch.tensor(True)), 1.0], lambda x, m: torch.masked_fill(x, m, 1.0),
+     extra=[T(torch.tensor(True))])  # a 0-D mask
+ib = torch.tensor([[0], [2]])  # broadcast along dim 0... and taken along dim 1
+case("take_along_dim", base("g", "float64"), [T(ib, True), 2], lambda x, i: torch.take_along_dim(x, i, 1), extra=[T(ib, True)])
+ib1 = torch.tensor([[1]])
+case("take_along_dim", base("g", "float64"), [T(ib1, True), 2], lambda x, i: torch.take_along_dim(x, i, 1), extra=[T(ib1, True)])
+i12 = torch.tensor([[2, 0]])  # an index smaller than src (PyTorch 1.13 has no gradient of src there)
+case("scatter_add", torch.zeros(3, 3, dtype=torch.float64), [1, T(i12, True), T(sg)],
+     lambda x, i, s: torch.scatter_add(x, 0, i, s), extra=[T(i12, True), T(sg)])
 case("masked_select", base("e", "float32"), [T(torch.zeros(0, 3, dtype=torch.bool))],
      lambda x, m: torch.masked_select(x, m), extra=[T(torch.zeros(0, 3, dtype=torch.bool))])
 case("nonzero", base("e", "float32"), [], torch.nonzero, idx=(0,))
@@ -493,6 +503,8 @@ case("cat", xa, [T(xb, grad=True), 2], lambda x, y: torch.cat([x, y], 1), extra=
 case("stack", xa, [T(xb, grad=True), -1], lambda x, y: torch.stack([x, y], -1), extra=[T(xb, grad=True)], f=True)
 case("cat", xa, [T(base("e", "float32")), 1], lambda x, y: torch.cat([x, y], 0), extra=[T(base("e", "float32"))], f=True)
 case("cat", xa, [T(base("c", "float64")), 1], lambda x, y: torch.cat([x, y], 0), extra=[T(base("c", "float64"))], f=True)
+case("cat", xa, [T(torch.zeros(0, dtype=torch.float64)), 1], lambda x, y: torch.cat([x, y], 0),
+     extra=[T(torch.zeros(0, dtype=torch.float64))], f=True)  # PyTorch skips a 1-D empty tensor
 case("stack", xa, [T(base("r", "float64")), 1], lambda x, y: torch.stack([x, y], 0), extra=[T(base("r", "float64"))], f=True)
 
 # ---- long rows (the kernels' lanes combined) and 0-D inputs ----
