@@ -2,7 +2,8 @@
 -- (spec/data/reduction_sweep_reference.lua, written by tools/gen_reduction_sweep.py): every case's
 -- result dtypes, shapes and values (indices 1-based), the errors PyTorch raises, and the float64
 -- gradients of a fixed upstream gradient, each on contiguous inputs and on non-contiguous views of
--- the same data (a transpose of a transposed copy; a stride-2 view for vectors).
+-- the same data (a transpose of a transposed copy; a stride-2 view for vectors), x and the other
+-- tensor arguments (indices, masks, sources) alike.
 --
 -- Where lutorch departs from PyTorch on purpose, the case is listed in DEPARTURES below with the
 -- reason, and checked for lutorch's own behaviour instead.
@@ -46,9 +47,10 @@ local function noncontig(t, grad)
   return x, function() return base.grad and view(base.grad) end
 end
 
--- the Lua arguments of case c: {T = k} becomes inputs[k] (a float64 leaf where c.rg names it),
--- {D = name} a dtype, {N = true} nil; returns the arguments and the leaves by argument number
-local function resolve(c, grad)
+-- the Lua arguments of case c: {T = k} becomes inputs[k] (a float64 leaf where c.rg names it;
+-- with nc, the others non-contiguous), {D = name} a dtype, {N = true} nil; returns the arguments
+-- and the leaves by argument number
+local function resolve(c, grad, nc)
   local args, leaves, tensor_no = {}, {}, 0
   local wants = {}
   for _, k in ipairs(c.rg or {}) do wants[k] = true end
@@ -60,6 +62,8 @@ local function resolve(c, grad)
       if grad and wants[tensor_no] then
         t:requires_grad_()
         leaves[#leaves + 1] = t
+      elseif nc then
+        t = noncontig(t)
       end
       return t
     end
@@ -175,7 +179,7 @@ local function check_grads(c, contiguous, what, want_x)
   else
     x, xgrad = noncontig(t, true)
   end
-  local args, leaves = resolve(c, true)
+  local args, leaves = resolve(c, true, not contiguous)
   local outs = run(c, x, args)
   local loss
   for _, y in ipairs(outs) do
@@ -277,7 +281,7 @@ describe('reduction sweep against PyTorch 1.13', function()
         local what = name .. (contiguous and '' or ' non-contiguous')
         local x = build(INPUTS[c.x])
         if not contiguous then x = noncontig(x) end
-        local args = resolve(c)
+        local args = resolve(c, false, not contiguous)
         if c.err == 'raise' then
           local ok, err = pcall(run, c, x, args)
           if ok then error(what .. ': PyTorch raises, lutorch returned', 0) end
