@@ -6,14 +6,15 @@ local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
 local check_tensor, norm_dim, opts_of, both, is_float = U.check_tensor, U.norm_dim, U.opts_of, U.both, U.is_float
+local naming = U.naming
 
 -- ---- reductions ----
 
 --- NaNs counted as zero (sum) or left out (mean)
-both('nansum', function(x, ...)
+both('nansum', naming('nansum', function(x, ...)
   return torch.where(x:ne(x), torch.zeros_like(x), x):sum(...)
-end)
-both('nanmean', function(x, dim, keepdim)
+end))
+both('nanmean', naming('nanmean', function(x, dim, keepdim)
   check_tensor(x, 'nanmean')
   if not is_float(x) then
     error('nanmean: expected a floating point input, got ' .. x.dtype.name .. ' (as PyTorch; use mean)', 2)
@@ -22,12 +23,12 @@ both('nanmean', function(x, dim, keepdim)
   local s = torch.where(ok, x, torch.zeros_like(x))
   if dim == nil then return s:sum() / ok:sum() end
   return s:sum(dim, keepdim) / ok:sum(dim, keepdim)
-end)
+end))
 
-both('count_nonzero', function(x, dim)
+both('count_nonzero', naming('count_nonzero', function(x, dim)
   if dim == nil then return x:ne(0):sum() end
   return x:ne(0):sum(dim)
-end)
+end))
 
 both('aminmax', function(x, o)
   o = opts_of(o, 'aminmax', { 'dim', 'keepdim' })
