@@ -542,8 +542,8 @@ def py_args(op, a):
 
 
 for op, variants in LONG.items():
-    for v, a in enumerate(variants):  # the first on six dtypes, the others on two
-        for d in (["float32", "float64", "int64", "int8", "float16", "bool"] if v == 0 else ["float64", "int64"]):
+    for v, a in enumerate(variants):  # the first on five dtypes, the others on two
+        for d in (["float32", "float64", "int64", "float16", "bool"] if v == 0 else ["float64", "int64"]):
             for nm in (["w", "wn"] if d in FLOATS else ["w"]):
                 case(op, base(nm, d), a, py_args(op, a), idx=IDX.get(op, ()), tie=TIE.get(op))
 for op in ["sum", "mean", "prod", "amax", "max", "argmax", "std", "logsumexp", "cumsum", "cummax", "sort", "median",
@@ -565,6 +565,39 @@ for op in ["sum", "mean", "prod", "amax", "max", "argmax", "std", "logsumexp", "
     if py is None:
         py = (lambda x, op=op: getattr(torch, op)(x, 0)) if a == [1] else (lambda x, op=op: getattr(torch, op)(x))
     case(op, x, a, py, idx=IDX.get(op, ()))
+
+# ---- bad dims: 0 (no dim in lutorch's 1-based counting, PyTorch has no such call: an error) and
+# 3 of a 2-D tensor (out of range in both); repeated dims ----
+def no_dim(x):
+    raise ValueError("dim 0 is not a dim in lutorch")
+
+
+BAD = {"sum": [], "mean": [], "amax": [], "amin": [], "max": [], "min": [], "argmax": [], "std": [], "var": [],
+       "cumsum": [], "cumprod": [], "cummax": [], "logcumsumexp": [], "sort": [], "argsort": [], "logsumexp": [],
+       "median": [], "nanmedian": [], "mode": [], "kthvalue": [1], "topk": [1], "flip": [], "roll": [1],
+       "count_nonzero": [], "all": [], "any": [], "nansum": [], "nanmean": [], "prod": []}
+for op, pre in BAD.items():
+    x = base("g", "float64")
+    tp = getattr(torch, op)
+    if op == "roll":
+        case(op, x, [1, 0], no_dim)
+        case(op, x, [1, 3], lambda x: torch.roll(x, 1, 2))
+        continue
+    case(op, x, pre + [0], no_dim)
+    case(op, x, pre + [3], lambda x, tp=tp, pre=pre: tp(x, *pre, 2))
+for op in ["sum", "amax", "std", "count_nonzero", "logsumexp", "nansum", "mean"]:
+    tp = getattr(torch, op)
+    case(op, base("g", "float64"), [[1, 1]], lambda x, tp=tp: tp(x, (0, 0)))
+    case(op, base("g", "float64"), [[2, -1]], lambda x, tp=tp: tp(x, (1, -1)))
+    case(op, base("g", "float64"), [[1, 0]], no_dim)
+x = base("g", "float64")
+for op, a, py in [("gather", [0, T(I1, True)], no_dim), ("index_select", [0, T(IX, True)], no_dim),
+                  ("narrow", [0, 1, 1], no_dim), ("unfold", [0, 1, 1], no_dim), ("diff", [1, 0], no_dim),
+                  ("diagonal", [0, 0, 2], no_dim), ("diag_embed", [0, 0, 2], no_dim),
+                  ("repeat_interleave", [2, 0], no_dim), ("take_along_dim", [T(torch.zeros(1, 3, dtype=torch.long), True), 0], no_dim),
+                  ("scatter_add", [0, T(I1, True), T(x)], no_dim), ("index_fill", [0, T(IX, True), 1.0], no_dim),
+                  ("unique_consecutive", [{"dim": 0}], no_dim), ("quantile", [0.5, 0], no_dim)]:
+    case(op, x, a, py)
 
 write("reduction_sweep_reference.lua", "gen_reduction_sweep.py",
       ["A differential sweep of reductions, scans, sorts, indexing and shape ops; the format is",
