@@ -41,7 +41,7 @@ both('dist', function(a, b, p) return (a - b):norm(p or 2) end)
 --- the k-th smallest element along dim (default: the last), with its index
 both('kthvalue', function(x, k, dim, keepdim)
   check_tensor(x, 'kthvalue')
-  if x:dim() == 0 then x = x:reshape(1) end
+  if x:dim() == 0 then x, keepdim = x:reshape(1), false end -- a 0-D result, keepdim or not (PyTorch)
   dim = norm_dim(dim or -1, x:dim(), 'kthvalue')
   local n = x:size(dim)
   if math.type(k) ~= 'integer' or k < 1 or k > n then
@@ -80,7 +80,7 @@ both('median', function(x, dim, keepdim)
   check_tensor(x, 'median')
   local whole = dim == nil
   if whole then return whole_median('median', x:reshape(-1), function(f) return f:median(1) end) end
-  if x:dim() == 0 then x = x:reshape(1) end
+  if x:dim() == 0 then x, keepdim = x:reshape(1), false end -- a 0-D result, keepdim or not (PyTorch)
   dim = norm_dim(dim or 1, x:dim(), 'median')
   local n = x:size(dim)
   if n == 0 then error('median: cannot compute the median of an empty dimension', 2) end
@@ -110,6 +110,7 @@ end
 -- slice's 1-based run and each run's length
 local function unique_consecutive_slices(x, dim, o)
   local op = 'unique_consecutive'
+  if x:dim() == 0 then error(op .. ': a 0-D tensor has no dim to take slices along', 3) end
   dim = norm_dim(dim, x:dim(), op)
   for d = 1, x:dim() do
     if d ~= dim and x:size(d) == 0 then
@@ -574,7 +575,7 @@ both('nanmedian', function(x, dim, keepdim)
   check_tensor(x, 'nanmedian')
   if not is_float(x) then return x:median(dim, keepdim) end
   if dim == nil then return whole_median('nanmedian', x:reshape(-1), function(f) return f:nanmedian(1) end) end
-  if x:dim() == 0 then x = x:reshape(1) end
+  if x:dim() == 0 then x, keepdim = x:reshape(1), false end -- a 0-D result, keepdim or not (PyTorch)
   dim = norm_dim(dim, x:dim(), 'nanmedian')
   if x:size(dim) == 0 then error('nanmedian: cannot compute the median of an empty dimension', 2) end
   local v, i = x:sort(dim) -- NaNs last
