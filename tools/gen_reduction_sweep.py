@@ -544,7 +544,7 @@ def py_args(op, a):
 for op, variants in LONG.items():
     for v, a in enumerate(variants):  # the first on five dtypes, the others on two
         for d in (["float32", "float64", "int64", "float16", "bool"] if v == 0 else ["float64", "int64"]):
-            for nm in (["w", "wn"] if d in FLOATS else ["w"]):
+            for nm in (["w", "wn"] if d == "float64" else ["w"]):
                 case(op, base(nm, d), a, py_args(op, a), idx=IDX.get(op, ()), tie=TIE.get(op))
 for op in ["sum", "mean", "prod", "amax", "max", "argmax", "std", "logsumexp", "cumsum", "cummax", "sort", "median",
            "kthvalue", "topk", "count_nonzero", "all", "norm", "flip", "tril", "diag_embed", "diff"]:
@@ -565,6 +565,28 @@ for op in ["sum", "mean", "prod", "amax", "max", "argmax", "std", "logsumexp", "
     if py is None:
         py = (lambda x, op=op: getattr(torch, op)(x, 0)) if a == [1] else (lambda x, op=op: getattr(torch, op)(x))
     case(op, x, a, py, idx=IDX.get(op, ()))
+
+# 0-D inputs with dim 1 (PyTorch's 0 or -1, which a 0-D tensor takes as if it were 1-D)
+z = base("z", "float64")
+for op in ["sum", "mean", "amax", "argmax", "std", "var", "logsumexp", "median", "nanmedian", "mode", "nansum",
+           "count_nonzero", "all", "any", "cumprod", "logcumsumexp", "cummin", "argsort", "min", "prod", "nanmean"]:
+    tp = getattr(torch, op)
+    case(op, z, [1], lambda x, tp=tp: tp(x, 0), idx=IDX.get(op, (0,) if op in ("argmax", "argsort") else ()))
+    keeps = op not in ("cumprod", "logcumsumexp", "cummin", "argsort", "count_nonzero")  # these have no keepdim
+    case(op, z, [-1, True] if keeps else [-1], (lambda x, tp=tp: tp(x, -1, keepdim=True)) if keeps else
+         (lambda x, tp=tp: tp(x, -1)), idx=IDX.get(op, (0,) if op in ("argmax", "argsort") else ()))
+case("kthvalue", z, [1, 1, True], lambda x: torch.kthvalue(x, 1, 0, keepdim=True), idx=(1,))
+z0 = torch.tensor(0)
+case("gather", z, [1, T(z0, True)], lambda x, i: torch.gather(x, 0, i), extra=[T(z0, True)])
+case("index_select", z, [1, T(z0, True)], lambda x, i: torch.index_select(x, 0, i), extra=[T(z0, True)])
+case("roll", z, [1, 1], lambda x: torch.roll(x, 1, 0))
+case("narrow", z, [1, 1, 1], lambda x: torch.narrow(x, 0, 0, 1))
+case("quantile", z, [0.5, 1], lambda x: torch.quantile(x, 0.5, 0))
+case("norm", z, [2, 1], lambda x: torch.norm(x, 2, 0))
+case("unique_consecutive", z, [{"dim": 1}], lambda x: torch.unique_consecutive(x, dim=0))
+case("masked_fill", z, [T(torch.tensor(True)), 1.0], lambda x, m: torch.masked_fill(x, m, 1.0), extra=[T(torch.tensor(True))])
+case("take", z, [T(z0, True)], lambda x, i: torch.take(x, i), extra=[T(z0, True)])
+case("nonzero", z, [], torch.nonzero, idx=(0,))
 
 # ---- bad dims: 0 (no dim in lutorch's 1-based counting, PyTorch has no such call: an error) and
 # 3 of a 2-D tensor (out of range in both); repeated dims ----
