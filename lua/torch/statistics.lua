@@ -594,6 +594,7 @@ local interpolations = { linear = true, lower = true, higher = true, midpoint = 
 local function quantile(op, ignore_nan, x, q, dim, keepdim, o)
   check_tensor(x, op)
   if type(dim) == 'table' then o, dim, keepdim = dim, dim.dim, dim.keepdim end
+  if type(keepdim) == 'table' then o, keepdim = keepdim, keepdim.keepdim end -- (x, q, dim, {options})
   o = opts_of(o, op, { 'dim', 'keepdim', 'interpolation' }, 4)
   local interpolation = o.interpolation or 'linear'
   if not interpolations[interpolation] then
@@ -669,7 +670,8 @@ end
 --- the q-th quantiles (q a number or a 1-D tensor of x's dtype, in [0, 1]) along dim (the flattened
 --- x without one), {keepdim, interpolation = 'linear' | 'lower' | 'higher' | 'midpoint' |
 --- 'nearest'}; with a tensor q the result has q's dim first. quantile is NaN where NaN is present;
---- nanquantile leaves NaNs out. Also (x, q, {dim, keepdim, interpolation}).
+--- nanquantile leaves NaNs out. Also (x, q, {dim, keepdim, interpolation}) and (x, q, dim, {keepdim,
+--- interpolation}).
 both('quantile', function(x, q, dim, keepdim, o) return (quantile('quantile', false, x, q, dim, keepdim, o)) end)
 both('nanquantile', function(x, q, dim, keepdim, o) return (quantile('nanquantile', true, x, q, dim, keepdim, o)) end)
 
