@@ -226,6 +226,8 @@ for op in ["std", "var"]:
     sweep(op, ["h", "g"], ["float64"], [2, {"correction": 2}], lambda x: tp(x, 1, correction=2))
     sweep(op, ["h"], ["float64"], [{"N": True}, {"correction": 0}], lambda x: tp(x, None, correction=0))
     sweep(op, ["r"], ["float64"], [1], lambda x: tp(x, 0))
+    sweep(op, ["h"], ["float64"], [1, {"correction": 3}], lambda x, tp=tp: tp(x, 0, correction=3))  # n - correction < 0
+    sweep(op, ["g"], ["float64"], [2, True, {"correction": 0.5}], lambda x, tp=tp: tp(x, 1, keepdim=True, correction=0.5))
 for op in ["std_mean", "var_mean"]:
     tp = getattr(torch, op)
     sweep(op, ["m"], ["float32", "float64", "int64", "bool"], [], tp, f=True)
@@ -278,6 +280,12 @@ for op in ["quantile", "nanquantile"]:
         q = torch.tensor([0.0, 0.25, 1.0], dtype=DT[d])
         sweep(op, ["g", "n"], [d], [T(q), 1], lambda x, q=q: tp(x, q, dim=0))
     sweep(op, ["g"], ["float64"], [1.5], lambda x: tp(x, 1.5))
+    q32 = torch.tensor([0.5], dtype=torch.float32)
+    sweep(op, ["g"], ["float64"], [T(q32), 1], lambda x, tp=tp: tp(x, q32, dim=0))  # q of another dtype
+    q2 = torch.tensor([[0.5]], dtype=torch.float64)
+    sweep(op, ["g"], ["float64"], [T(q2), 1], lambda x, tp=tp: tp(x, q2, dim=0))  # a 2-D q
+    sweep(op, ["g"], ["float64"], [-0.1], lambda x, tp=tp: tp(x, -0.1))
+    sweep(op, ["g"], ["float64"], [0.5, 1, {"interpolation": "cubic"}], lambda x, tp=tp: tp(x, 0.5, 0, interpolation="cubic"))
     sweep(op, ["e"], ["float64"], [0.5], lambda x: tp(x, 0.5))
 
 # ---- scans ----
