@@ -258,6 +258,22 @@ local DEPARTURES = {
     when = function(c) return c.op == 'var' and #INPUTS[c.x].s == 0 and c.n > 0 end,
     values_only = true,
   },
+  -- index_copy, index_fill and take take int32 indices, as index_select and index_add do in both
+  -- (PyTorch 1.13 wants int64 there): the result is the one of the same indices in int64
+  {
+    when = function(c)
+      if c.op ~= 'index_copy' and c.op ~= 'index_fill' and c.op ~= 'take' then return false end
+      local index = c.a[c.op == 'take' and 1 or 2]
+      return INPUTS[index.T].d == 'int32'
+    end,
+    check = function(c, x, args)
+      local at = c.op == 'take' and 1 or 2
+      local wide = { table.unpack(args, 1, c.n) }
+      wide[at] = args[at]:long()
+      local got, want = run(c, x, args)[1], run(c, x, wide)[1]
+      check_tensor(got, { d = 'float64', s = want.shape, v = flat(want:totable()) }, c.op)
+    end,
+  },
   -- unique with dim is not supported (spec/composite_spec.lua holds lutorch to the error);
   -- unique_consecutive with dim is
   {

@@ -280,6 +280,7 @@ for op in ["quantile", "nanquantile"]:
         q = torch.tensor([0.0, 0.25, 1.0], dtype=DT[d])
         sweep(op, ["g", "n"], [d], [T(q), 1], lambda x, q=q: tp(x, q, dim=0))
     sweep(op, ["g"], ["float64"], [1.5], lambda x: tp(x, 1.5))
+    sweep(op, ["g"], ["float64"], [0.4, 2, {"interpolation": "lower"}], lambda x, tp=tp: tp(x, 0.4, 1, interpolation="lower"))
     q32 = torch.tensor([0.5], dtype=torch.float32)
     sweep(op, ["g"], ["float64"], [T(q32), 1], lambda x, tp=tp: tp(x, q32, dim=0))  # q of another dtype
     q2 = torch.tensor([[0.5]], dtype=torch.float64)
@@ -408,6 +409,21 @@ case("index_fill", xg, [1, T(torch.tensor([1]), True), -1.5], lambda x, i: torch
      extra=[T(torch.tensor([1]), True)])
 case("gather", xg, [1, T(torch.tensor([[3, 0, 0]]), True)], lambda x, i: torch.gather(x, 0, i),
      extra=[T(torch.tensor([[3, 0, 0]]), True)])  # out of range
+
+# int32 indices: index_select and the index_* ops take them, gather, scatter and take do not
+I32 = torch.tensor([2, 0, 2], dtype=torch.int32)
+I32c = torch.tensor([2, 0, 1], dtype=torch.int32)
+G32 = torch.tensor([[2, 0, 2]], dtype=torch.int32)
+s33 = torch.tensor([[0.5, 1.5, -2.0], [3.0, -4.0, 2.5], [1.0, 2.0, 3.0]], dtype=torch.float64)
+for op, a, py, ex in [
+        ("index_select", [2, T(I32, True)], lambda x, i: torch.index_select(x, 1, i), [T(I32, True)]),
+        ("index_add", [1, T(I32, True), T(s33)], lambda x, i, s: torch.index_add(x, 0, i, s), [T(I32, True), T(s33)]),
+        ("index_copy", [1, T(I32c, True), T(s33)], lambda x, i, s: torch.index_copy(x, 0, i, s), [T(I32c, True), T(s33)]),
+        ("index_fill", [2, T(I32, True), 2.0], lambda x, i: torch.index_fill(x, 1, i, 2.0), [T(I32, True)]),
+        ("gather", [1, T(G32, True)], lambda x, i: torch.gather(x, 0, i), [T(G32, True)]),
+        ("scatter_add", [1, T(G32, True), T(s33)], lambda x, i, s: torch.scatter_add(x, 0, i, s), [T(G32, True), T(s33)]),
+        ("take", [T(I32, True)], lambda x, i: torch.take(x, i), [T(I32, True)])]:
+    case(op, torch.tensor(X3, dtype=torch.float64), a, py, extra=ex)
 
 # ---- masks, take, nonzero, where ----
 MASK = torch.tensor([[True, False, True], [False, False, True]])
