@@ -329,7 +329,11 @@ static int reduce_var(lua_State *L, bool is_std) {
     lt_lua_checkoptkeys(L, idx, op, keys);
     if (lua_getfield(L, idx, "unbiased") != LUA_TNIL) correction = lua_toboolean(L, -1) ? 1 : 0;
     lua_pop(L, 1);
-    if (lua_getfield(L, idx, "correction") != LUA_TNIL) correction = luaL_checkinteger(L, -1);
+    if (lua_getfield(L, idx, "correction") != LUA_TNIL) {
+      if (!lua_isinteger(L, -1))
+        return luaL_error(L, "%s: correction must be an integer, got %s", op, luaL_tolstring(L, -1, NULL));
+      correction = lua_tointeger(L, -1);
+    }
     lua_pop(L, 1);
   } else if (lua_type(L, idx) == LUA_TBOOLEAN) {
     correction = lua_toboolean(L, idx) ? 1 : 0; /* Torch7 style x:std(dim, unbiased) */

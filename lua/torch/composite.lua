@@ -266,6 +266,18 @@ local function records(x, ...)
   return false
 end
 
+-- f, whose errors are raised again at its caller's call naming op instead of the operation f
+-- called (argsort's dims are checked by sort, nansum's by sum)
+local function naming(op, f)
+  return function(...)
+    local r = table.pack(pcall(f, ...))
+    if r[1] then return table.unpack(r, 2, r.n) end
+    local msg = tostring(r[2]):gsub('^[^\n]-:%d+: ', '', 1)
+    if msg:sub(1, #op + 1) ~= op .. ':' then msg = op .. ': ' .. msg:gsub('^[%w_.]+%(?%)?: ', '', 1) end
+    error(msg, 2)
+  end
+end
+
 -- x:name_(...): f's result written into x, which keeps its shape and dtype (an error, as PyTorch's,
 -- when the result would need another shape or a dtype x cannot hold). With autograd, autograd's
 -- rules hold (a leaf that requires grad is refused before anything is computed) and f runs on a
@@ -654,4 +666,4 @@ end
 
 -- the helpers, for the other composed families
 return { check_tensor = check_tensor, as_int = as_int, norm_dim = norm_dim, opts_of = opts_of, operand = operand, both = both,
-  is_float = is_float, in_place = in_place, records = records, broadcast_shape = broadcast_shape }
+  is_float = is_float, in_place = in_place, records = records, broadcast_shape = broadcast_shape, naming = naming }

@@ -447,3 +447,35 @@ both('diagonal_scatter', function(x, src, ...)
   local r = flat:scatter(flat:dim(), at:reshape(ishape):expand(src.shape), src)
   return r:reshape(m.shape):movedim({ -2, -1 }, { dim1, dim2 })
 end)
+
+-- ---- scatter with a reduction, where with a condition alone ----
+
+local scatter_plain, scatter_plain_ = Tensor.scatter, Tensor.scatter_
+local scatter_modes = { add = 'sum', multiply = 'prod' }
+
+-- scatter's arguments with a reduce option (a string or {reduce = ...}) as scatter_reduce's; nil
+-- where there is none
+local function scatter_reduce_args(op, x, dim, index, src, o)
+  local reduce = type(o) == 'table' and U.opts_of(o, op, { 'reduce' }).reduce or o
+  if reduce == nil then return nil end
+  if not scatter_modes[reduce] then error(op .. ": reduce argument must be either 'add' or 'multiply', got " .. tostring(reduce), 3) end
+  check_tensor(x, op)
+  check_tensor(index, op, 'index')
+  if not torch.is_tensor(src) then src = torch.full(index.shape, src, { dtype = x.dtype, device = x.device }) end
+  return dim, index, src, scatter_modes[reduce]
+end
+
+--- x:scatter(dim, index, src, {reduce = 'add' | 'multiply'}) (also reduce as a string): src's
+--- elements (or the number src) added to or multiplied into x's at the positions index gives
+--- along dim, repeated positions all taking part; without reduce, the core's scatter
+local function scatter(x, dim, index, src, o, ...)
+  if o == nil then return scatter_plain(x, dim, index, src, ...) end
+  local d, i, s, r = scatter_reduce_args('scatter', x, dim, index, src, o)
+  return x:scatter_reduce(d, i, s, r)
+end
+local function scatter_(x, dim, index, src, o, ...)
+  if o == nil then return scatter_plain_(x, dim, index, src, ...) end
+  local d, i, s, r = scatter_reduce_args('scatter_', x, dim, index, src, o)
+  return x:scatter_reduce_(d, i, s, r)
+end
+Tensor.scatter, torch.scatter, Tensor.scatter_ = scatter, scatter, scatter_

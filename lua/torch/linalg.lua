@@ -436,6 +436,20 @@ torch.det, torch.Tensor.det = linalg.det, linalg.det
 torch.inverse, torch.Tensor.inverse = linalg.inv, linalg.inv
 torch.slogdet, torch.Tensor.slogdet = linalg.slogdet, linalg.slogdet
 
+-- x:norm('nuc', dim = {-2, -1}, keepdim): the nuclear norm, as torch.norm (the other norms are the
+-- core's x:norm)
+local vector_norms = torch.Tensor.norm
+local function norm(x, p, ...)
+  if p ~= 'nuc' then return vector_norms(x, p, ...) end
+  check_tensor(x, 'norm')
+  local dim, keepdim = ...
+  if dim == nil and x:dim() ~= 2 then
+    error("norm: the 'nuc' norm needs a 2-D input or two dims, got a " .. x:dim() .. '-D input', 2)
+  end
+  return linalg.matrix_norm(x, 'nuc', dim, keepdim)
+end
+torch.norm, torch.Tensor.norm = norm, norm
+
 -- a name that is not here is an error naming what is
 return setmetatable(linalg, {
   __index = function(_, k)

@@ -24,23 +24,24 @@ local function list(v)
   return { v }
 end
 
---- x:flip(dims) -> the elements in reverse order along each of dims (a number or an array)
+--- x:flip(dims) -> the elements in reverse order along each of dims (a number or an array); a new
+--- tensor, as PyTorch's, even where nothing moves (a 0-D x takes dim 1 or -1)
 function Tensor.flip(x, dims)
   check_tensor(x, 'flip')
   if dims == nil then error('flip: dims is required', 2) end
-  local seen = {}
+  local seen, r = {}, x
   for _, d in ipairs(list(dims)) do
-    d = dim_of(x, d, 'flip')
+    d = dim_of(x:dim() == 0 and x:reshape(1) or x, d, 'flip')
     if seen[d] then error(string.format('flip: dim %d appears multiple times in the list of dims', d), 2) end
     seen[d] = true
-    local n = x:size(d)
-    if n > 1 then x = x:index_select(d, torch.arange(n, 0, -1, { device = x.device })) end
+    local n = x:dim() == 0 and 1 or x:size(d)
+    if n > 1 then r = r:index_select(d, torch.arange(n, 0, -1, { device = x.device })) end
   end
-  return x
+  return rawequal(r, x) and x:clone() or r
 end
 
 --- x:roll(shifts, dims) -> the elements shifted cyclically by shifts[k] along dims[k]; without
--- dims, over the flattened tensor, shape kept
+-- dims, over the flattened tensor, shape kept; a new tensor, as PyTorch's, even where nothing moves
 function Tensor.roll(x, shifts, dims)
   check_tensor(x, 'roll')
   shifts = list(shifts)
@@ -52,6 +53,7 @@ function Tensor.roll(x, shifts, dims)
   if #shifts ~= #dims then
     error(string.format('roll: shifts and dimensions must align. shifts: %d, dims: %d', #shifts, #dims), 2)
   end
+  local r = x
   for k, d in ipairs(dims) do
     d = dim_of(x, d, 'roll')
     local n, s = x:size(d), shifts[k]
@@ -60,10 +62,10 @@ function Tensor.roll(x, shifts, dims)
     if n > 0 and s % n ~= 0 then
       -- element i of the result is element (i - s) mod n of x
       local idx = (torch.arange(0, n, { device = x.device }) - s) % n + 1
-      x = x:index_select(d, idx)
+      r = r:index_select(d, idx)
     end
   end
-  return x
+  return rawequal(r, x) and x:clone() or r
 end
 
 -- the mask of the last two dims kept by tril (keep_lower) or triu, for a matrix of m x n

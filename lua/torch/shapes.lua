@@ -85,14 +85,17 @@ local function tile(x, reps, op)
       error(string.format('%s: repetitions must be non-negative integers, got %s', op, tostring(r[i])), 3)
     end
   end
-  -- x viewed as (1, s1, 1, s2, ...) expanded to (r1, s1, r2, s2, ...)
+  -- x viewed as (1, s1, 1, s2, ...) expanded to (r1, s1, r2, s2, ...), then copied: a new tensor,
+  -- as PyTorch's (a reshape alone would give x itself, or a view of it with zero strides)
   local v, e, out = {}, {}, {}
   for i = 1, n do
     v[2 * i - 1], v[2 * i] = 1, s[i]
     e[2 * i - 1], e[2 * i] = r[i], s[i]
     out[i] = r[i] * s[i]
   end
-  return x:reshape(v):expand(e):reshape(out)
+  local y = x:reshape(v):expand(e)
+  y = y:is_contiguous() and y:clone() or y:contiguous()
+  return y:reshape(out)
 end
 local function reps_of(...)
   local a = { ... }
@@ -154,16 +157,36 @@ both('rot90', function(x, k, dims)
   return x:clone()
 end)
 
---- the differences of neighbours along dim (n times)
-both('diff', function(x, n, dim)
+--- the differences of neighbours along dim (n times), after prepend and append (tensors) are
+--- concatenated to x along dim; of booleans, whether they differ (PyTorch's logical_xor).
+--- diff(x, n = 1, dim = -1, prepend, append) or diff(x, {n, dim, prepend, append})
+both('diff', function(x, n, dim, prepend, append)
   check_tensor(x, 'diff')
-  if type(n) == 'table' then n, dim = n.n, n.dim end
+  if x:dim() == 0 then error('diff: expected an input of at least one dimension, got a 0-D tensor', 2) end
+  if type(n) == 'table' then n, dim, prepend, append = n.n, n.dim, n.prepend, n.append end
   n, dim = n or 1, dim or -1
   dim = norm_dim(dim, x:dim(), 'diff')
+  if prepend ~= nil or append ~= nil then
+    local parts = {}
+    for _, t in ipairs { prepend or false, x, append or false } do
+      if t then
+        check_tensor(t, 'diff', 'prepend and append')
+        if t:dim() ~= x:dim() then
+          error(string.format('diff: prepend and append must have as many dimensions as the input (%d), got %d', x:dim(),
+            t:dim()), 2)
+        end
+        parts[#parts + 1] = t
+      end
+    end
+    x = torch.cat(parts, dim)
+  end
+  local bool = x.dtype == torch.bool
+  if n == 0 then return x:clone() end -- a new tensor, as PyTorch's
   for _ = 1, n do
     local len = x:size(dim)
     if len <= 1 then return x:narrow(dim, 1, 0) end
-    x = x:narrow(dim, 2, len - 1) - x:narrow(dim, 1, len - 1)
+    local a, b = x:narrow(dim, 2, len - 1), x:narrow(dim, 1, len - 1)
+    x = bool and a:ne(b) or a - b
   end
   return x
 end)
@@ -312,10 +335,24 @@ both('take', function(x, index)
   return x:reshape(-1):index_select(1, index:reshape(-1)):reshape(index.shape)
 end)
 
+--- x:take_along_dim(indices, dim): x's elements at indices (1-based) along dim, x and indices
+--- broadcast to each other in the other dims, as PyTorch's; without dim, of the flattened x
 both('take_along_dim', function(x, indices, dim)
-  check_tensor(indices, 'take_along_dim', 'indices')
+  local op = 'take_along_dim'
+  check_tensor(x, op)
+  check_tensor(indices, op, 'indices')
   if dim == nil then return x:reshape(-1):gather(1, indices:reshape(-1)) end
-  return x:gather(dim, indices)
+  if x:dim() ~= indices:dim() then
+    error(string.format('%s: input (%d-D) and indices (%d-D) should have the same number of dimensions', op, x:dim(),
+      indices:dim()), 2)
+  end
+  dim = norm_dim(dim, x:dim(), op)
+  local xs, is = {}, {}
+  for d = 1, x:dim() do xs[d], is[d] = d == dim and indices:size(d) or x:size(d), indices:size(d) end
+  local shape = broadcast_shape({ xs, is }, op)
+  local xshape = { table.unpack(shape) }
+  xshape[dim] = x:size(dim)
+  return x:expand(xshape):gather(dim, indices:expand(shape))
 end)
 
 both('msort', function(x) return (x:sort(1)) end)

@@ -7,7 +7,7 @@ local Tensor = torch.Tensor
 
 -- the arguments after x: positional in PyTorch's order, or one table of them by name
 local args = require('torch.options').args
-local as_int = require('torch.composite').as_int
+local as_int, naming = require('torch.composite').as_int, require('torch.composite').naming
 
 local function check_tensor(x, op)
   if not torch.is_tensor(x) then error(string.format('%s: expected a tensor, got %s', op, type(x)), 3) end
@@ -35,7 +35,7 @@ function Tensor.argsort(x, ...)
   -- stable is accepted for PyTorch's signature: the order is always stable
   local dim, descending = args('argsort', { ... }, { 'dim', 'descending', 'stable' }, { -1, false, false })
   check_dim(dim, 'argsort')
-  return torch._argsort(x, dim, descending)
+  return naming('argsort', torch._argsort)(x, dim, descending)
 end
 
 --- x:topk(k, dim = -1, largest = true, sorted = true) -> values, indices (1-based) of the k largest
@@ -46,7 +46,7 @@ function Tensor.topk(x, k, ...)
   check_dim(dim, 'topk')
   k = as_int(k)
   if math.type(k) ~= 'integer' then error('topk: k must be an integer, got ' .. tostring(k), 2) end
-  local n = x:dim() == 0 and 1 or x:size(dim)
+  local n = x:dim() == 0 and 1 or naming('topk', x.size)(x, dim)
   if k < 0 or k > n then error(string.format('topk: k (%d) is out of range for dimension %d of size %d', k, dim, n), 2) end
   local order = torch._argsort(x, dim, largest)
   if x:dim() == 0 then return x:clone(), order end

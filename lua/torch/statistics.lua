@@ -7,24 +7,29 @@ local Tensor = torch.Tensor
 local U = require 'torch.composite'
 local as_int = require('torch.composite').as_int
 local check_tensor, norm_dim, opts_of, both, is_float = U.check_tensor, U.norm_dim, U.opts_of, U.both, U.is_float
+local naming = U.naming
 
 -- ---- reductions ----
 
 --- NaNs counted as zero (sum) or left out (mean)
-both('nansum', function(x, ...)
+both('nansum', naming('nansum', function(x, ...)
   return torch.where(x:ne(x), torch.zeros_like(x), x):sum(...)
-end)
-both('nanmean', function(x, dim, keepdim)
+end))
+both('nanmean', naming('nanmean', function(x, dim, keepdim)
+  check_tensor(x, 'nanmean')
+  if not is_float(x) then
+    error('nanmean: expected a floating point input, got ' .. x.dtype.name .. ' (as PyTorch; use mean)', 2)
+  end
   local ok = x:eq(x)
   local s = torch.where(ok, x, torch.zeros_like(x))
   if dim == nil then return s:sum() / ok:sum() end
   return s:sum(dim, keepdim) / ok:sum(dim, keepdim)
-end)
+end))
 
-both('count_nonzero', function(x, dim)
+both('count_nonzero', naming('count_nonzero', function(x, dim)
   if dim == nil then return x:ne(0):sum() end
   return x:ne(0):sum(dim)
-end)
+end))
 
 both('aminmax', function(x, o)
   o = opts_of(o, 'aminmax', { 'dim', 'keepdim' })
@@ -37,7 +42,7 @@ both('dist', function(a, b, p) return (a - b):norm(p or 2) end)
 --- the k-th smallest element along dim (default: the last), with its index
 both('kthvalue', function(x, k, dim, keepdim)
   check_tensor(x, 'kthvalue')
-  if x:dim() == 0 then x = x:reshape(1) end
+  if x:dim() == 0 then x, keepdim = x:reshape(1), false end -- a 0-D result, keepdim or not (PyTorch)
   dim = norm_dim(dim or -1, x:dim(), 'kthvalue')
   local n = x:size(dim)
   k = as_int(k)
@@ -50,13 +55,34 @@ both('kthvalue', function(x, k, dim, keepdim)
   return v, i
 end)
 
+-- the median m (0-D) of the whole of x (flattened) as PyTorch's: its gradient is shared evenly
+-- among the elements equal to it (among the NaNs where it is NaN)
+local WholeMedian = torch.autograd.Function:extend('MedianBackward0')
+function WholeMedian.forward(ctx, x, m)
+  ctx:save_for_backward(x, m)
+  return m:clone()
+end
+function WholeMedian.backward(ctx, g)
+  local x, m = table.unpack(ctx.saved_tensors)
+  local hit = (m:ne(m):item() and x:ne(x) or x:eq(m)):to(x.dtype)
+  return hit * (g / hit:sum())
+end
+
+-- op's median of the whole of x (flattened, by value(x) along dim 1); an empty x is an error
+-- (PyTorch gives NaN for floats, an uninitialised value for integers)
+local function whole_median(op, x, value)
+  if x:numel() == 0 then error(op .. ': cannot compute the median of an empty tensor', 3) end
+  local m = value(x)
+  return WholeMedian.apply(x, m:detach():reshape({}))
+end
+
 --- the lower of the two middle values, NaN where a NaN is present (as PyTorch); with a dim, also
 --- its index
 both('median', function(x, dim, keepdim)
   check_tensor(x, 'median')
   local whole = dim == nil
-  if whole then x = x:reshape(-1) end
-  if x:dim() == 0 then x = x:reshape(1) end
+  if whole then return whole_median('median', x:reshape(-1), function(f) return f:median(1) end) end
+  if x:dim() == 0 then x, keepdim = x:reshape(1), false end -- a 0-D result, keepdim or not (PyTorch)
   dim = norm_dim(dim or 1, x:dim(), 'median')
   local n = x:size(dim)
   if n == 0 then error('median: cannot compute the median of an empty dimension', 2) end
@@ -67,7 +93,6 @@ both('median', function(x, dim, keepdim)
     pos = torch.where(nans:gt(0), n - nans + 1, pos)
   end
   local mv, mi = v:gather(dim, pos), i:gather(dim, pos)
-  if whole then return mv:reshape({}) end
   if not keepdim then mv, mi = mv:squeeze(dim), mi:squeeze(dim) end
   return mv, mi
 end)
@@ -80,6 +105,34 @@ local function run_lengths(new, n, device)
   local after = torch.full({ 1 }, n + 1, { dtype = torch.int64, device = device })
   local ends = m > 1 and torch.cat({ starts:narrow(1, 2, m - 1), after }) or after
   return ends - starts
+end
+
+-- unique_consecutive along dim: x's slices along dim (each flattened in the order of
+-- x:transpose(1, dim), as PyTorch's) with runs of equal ones kept once, and as o asks, each
+-- slice's 1-based run and each run's length
+local function unique_consecutive_slices(x, dim, o)
+  local op = 'unique_consecutive'
+  if x:dim() == 0 then error(op .. ': a 0-D tensor has no dim to take slices along', 3) end
+  dim = norm_dim(dim, x:dim(), op)
+  for d = 1, x:dim() do
+    if d ~= dim and x:size(d) == 0 then
+      error(string.format('%s: dimension %d has size 0 and is not dim (%d), so there are no slices to compare', op, d,
+        dim), 3)
+    end
+  end
+  local m = x:transpose(1, dim)
+  local n = m:size(1)
+  local rows = m:reshape({ n, n > 0 and m:numel() // n or 0 })
+  local new = torch.ones(n, { dtype = torch.bool, device = x.device })
+  if n > 1 then new:narrow(1, 2, n - 1):copy_(rows:narrow(1, 2, n - 1):ne(rows:narrow(1, 1, n - 1)):any(2)) end
+  local shape = m.shape
+  local kept = rows:index_select(1, new:nonzero():reshape(-1))
+  local sizes = { kept:size(1) }
+  for d = 2, #shape do sizes[d] = shape[d] end
+  local res = { kept:reshape(sizes):transpose(1, dim) }
+  if o.return_inverse then res[#res + 1] = new:long():cumsum(1) end
+  if o.return_counts then res[#res + 1] = run_lengths(new, n, x.device) end
+  return table.unpack(res)
 end
 
 --- the distinct values in ascending order; {return_inverse, return_counts, sorted} as PyTorch's
@@ -109,11 +162,12 @@ both('unique', function(x, o)
   return table.unpack(res)
 end)
 
---- consecutive runs of equal values as one; {return_inverse, return_counts}
+--- consecutive runs of equal values (slices along dim, with dim) as one; {return_inverse,
+--- return_counts, dim}
 both('unique_consecutive', function(x, o)
   check_tensor(x, 'unique_consecutive')
   o = opts_of(o, 'unique_consecutive', { 'return_inverse', 'return_counts', 'dim' })
-  if o.dim ~= nil then error('unique_consecutive: the dim option is not supported', 2) end
+  if o.dim ~= nil then return unique_consecutive_slices(x, o.dim, o) end
   local flat = x:reshape(-1)
   local n = flat:numel()
   local new = n > 0 and torch.cat({ torch.ones(1, { dtype = torch.bool, device = x.device }), flat:narrow(1, 2, n - 1):ne(flat:narrow(1, 1, n - 1)) })
@@ -526,16 +580,14 @@ end)
 both('nanmedian', function(x, dim, keepdim)
   check_tensor(x, 'nanmedian')
   if not is_float(x) then return x:median(dim, keepdim) end
-  local whole = dim == nil
-  if whole then x = x:reshape(-1) end
-  if x:dim() == 0 then x = x:reshape(1) end
-  dim = norm_dim(dim or 1, x:dim(), 'nanmedian')
+  if dim == nil then return whole_median('nanmedian', x:reshape(-1), function(f) return f:nanmedian(1) end) end
+  if x:dim() == 0 then x, keepdim = x:reshape(1), false end -- a 0-D result, keepdim or not (PyTorch)
+  dim = norm_dim(dim, x:dim(), 'nanmedian')
   if x:size(dim) == 0 then error('nanmedian: cannot compute the median of an empty dimension', 2) end
   local v, i = x:sort(dim) -- NaNs last
   local valid = x:eq(x):sum(dim, true)
   local pos = torch.where(valid:gt(0), (valid - 1):floor_divide(2) + 1, torch.ones_like(valid))
   local mv, mi = v:gather(dim, pos), i:gather(dim, pos)
-  if whole then return mv:reshape({}) end
   if not keepdim then mv, mi = mv:squeeze(dim), mi:squeeze(dim) end
   return mv, mi
 end)
@@ -548,6 +600,7 @@ local interpolations = { linear = true, lower = true, higher = true, midpoint = 
 local function quantile(op, ignore_nan, x, q, dim, keepdim, o)
   check_tensor(x, op)
   if type(dim) == 'table' then o, dim, keepdim = dim, dim.dim, dim.keepdim end
+  if type(keepdim) == 'table' then o, keepdim = keepdim, keepdim.keepdim end -- (x, q, dim, {options})
   o = opts_of(o, op, { 'dim', 'keepdim', 'interpolation' }, 4)
   local interpolation = o.interpolation or 'linear'
   if not interpolations[interpolation] then
@@ -623,7 +676,8 @@ end
 --- the q-th quantiles (q a number or a 1-D tensor of x's dtype, in [0, 1]) along dim (the flattened
 --- x without one), {keepdim, interpolation = 'linear' | 'lower' | 'higher' | 'midpoint' |
 --- 'nearest'}; with a tensor q the result has q's dim first. quantile is NaN where NaN is present;
---- nanquantile leaves NaNs out. Also (x, q, {dim, keepdim, interpolation}).
+--- nanquantile leaves NaNs out. Also (x, q, {dim, keepdim, interpolation}) and (x, q, dim, {keepdim,
+--- interpolation}).
 both('quantile', function(x, q, dim, keepdim, o) return (quantile('quantile', false, x, q, dim, keepdim, o)) end)
 both('nanquantile', function(x, q, dim, keepdim, o) return (quantile('nanquantile', true, x, q, dim, keepdim, o)) end)
 
