@@ -5,8 +5,9 @@
 -- steps (float64 to 1e-12, float32 to 1e-6), the state after the last step, and the run resumed
 -- from a state_dict loaded into a fresh optimizer mid-run; LBFGS (with and without the strong Wolfe
 -- line search, short histories) on a quadratic and the Rosenbrock function; every scheduler's rates
--- (get_last_lr) over 30 steps, the momentum that CyclicLR and OneCycleLR cycle, and the run resumed
--- from the optimizer's and the scheduler's state dicts.
+-- (get_last_lr) over 30 steps (step(), or step(epoch) where PyTorch has a closed form, and
+-- CosineAnnealingWarmRestarts' fractional epochs; built with last_epoch), the momentum that CyclicLR
+-- and OneCycleLR cycle, and the run resumed from the optimizer's and the scheduler's state dicts.
 -- Each optimizer case runs on the fused C step (the default for contiguous CPU parameters) and on
 -- the tensor-op path (fused = false).
 -- Deliberate departures (the generator's cases avoid them): Adagrad fills a group's accumulators with
@@ -161,9 +162,11 @@ local LAMBDAS = {
   mul_alt = function(e) return e % 3 == 0 and 0.8 or 1.05 end,
 }
 
-local function make_opt(kind)
+-- initial_lr: the groups hold initial_lr (0.2 and 0.1), as a scheduler built with last_epoch needs
+local function make_opt(kind, initial_lr)
   local p1, p2 = torch.zeros(2, { requires_grad = true }), torch.zeros(1, { requires_grad = true })
   local groups = { { params = { p1 }, lr = 0.1 }, { params = { p2 }, lr = 0.05 } }
+  if initial_lr then groups[1].initial_lr, groups[2].initial_lr = 0.2, 0.1 end
   if kind == 'adam' then return torch.optim.Adam(groups) end
   return torch.optim.SGD(groups, { momentum = 0.9 })
 end
@@ -184,7 +187,12 @@ local function make_sched(opt, spec)
       args[#args + 1] = LAMBDAS[spec.lam]
     end
   end
-  if spec.opts then args[#args + 1] = spec.opts end
+  local opts = spec.opts
+  if spec.scale_fn then
+    opts = { scale_fn = LAMBDAS[spec.scale_fn] }
+    for k, v in pairs(spec.opts) do opts[k] = v end
+  end
+  if opts then args[#args + 1] = opts end
   return LS[spec.sched](table.unpack(args, 1, #args))
 end
 
@@ -204,10 +212,12 @@ describe('lr schedulers against PyTorch 1.13', function()
         for i, g in ipairs(opt.param_groups) do lrs[i] = g.lr end
         return lrs
       end
+      local epochs = case.spec.epochs -- step(epoch): the closed form, or WarmRestarts' fractions
       local function step(s, e)
-        if plateau then s:step(REF.plateau_metrics[e]) else s:step() end
+        if plateau then s:step(REF.plateau_metrics[e]) elseif epochs then s:step(epochs[e]) else s:step() end
       end
-      local opt = make_opt(case.kind)
+      local initial_lr = case.spec.opts ~= nil and case.spec.opts.last_epoch ~= nil
+      local opt = make_opt(case.kind, initial_lr)
       local s = make_sched(opt, case.spec)
       H.near(case.lrs[1], lrs_of(opt, s), 1e-12, 'lr after the constructor')
       if case.moms then H.near(case.moms[1], momenta(opt), 1e-12, 'momentum after the constructor') end
@@ -218,7 +228,7 @@ describe('lr schedulers against PyTorch 1.13', function()
         H.near(case.lrs[e + 1], lrs_of(opt, s), 1e-12, 'lr after step ' .. e)
         if case.moms then H.near(case.moms[e + 1], momenta(opt), 1e-12, 'momentum after step ' .. e) end
         if e == case.resume then
-          opt2 = make_opt(case.kind)
+          opt2 = make_opt(case.kind, initial_lr)
           s2 = make_sched(opt2, case.spec)
           opt2:load_state_dict(opt:state_dict())
           s2:load_state_dict(s:state_dict())

@@ -158,11 +158,11 @@ def optim_cases():
         groups=[dict(params=[1, 2], lr_decay=0.2), dict(params=[3], eps=1e-2, lr=0.3)])
 
     # RMSprop: centered, momentum, alpha, weight_decay, maximize
+    add("RMSprop", "defaults", dict(lr=0.01))
     for cen in (False, True):
         for mom in (0, 0.7):
-            for alpha in (0.99, 0.8):
-                add("RMSprop", "centered %s momentum %s alpha %s" % (cen, mom, alpha),
-                    dict(lr=0.01, centered=cen, momentum=mom, alpha=alpha), f32=(cen and mom and alpha == 0.8))
+            add("RMSprop", "centered %s momentum %s alpha 0.8" % (cen, mom),
+                dict(lr=0.01, centered=cen, momentum=mom, alpha=0.8), f32=(cen and mom))
     add("RMSprop", "weight decay, maximize, eps", dict(lr=0.02, weight_decay=0.1, maximize=True, eps=1e-3))
     add("RMSprop", "centered, momentum, weight decay, maximize",
         dict(lr=0.02, centered=True, momentum=0.5, weight_decay=0.05, maximize=True))
@@ -280,11 +280,15 @@ LAMBDAS = dict(
 NEPOCHS = 30
 
 
-def make_opt(kind="sgd"):
+def make_opt(kind="sgd", initial_lr=False):
+    """initial_lr: the groups hold initial_lr (0.2 and 0.1), as a scheduler built with last_epoch needs"""
     ps = [torch.zeros(2, requires_grad=True), torch.zeros(1, requires_grad=True)]
+    groups = [dict(params=[ps[0]], lr=0.1), dict(params=[ps[1]], lr=0.05)]
+    if initial_lr:
+        groups[0]["initial_lr"], groups[1]["initial_lr"] = 0.2, 0.1
     if kind == "adam":
-        return O.Adam([dict(params=[ps[0]], lr=0.1), dict(params=[ps[1]], lr=0.05)])
-    return O.SGD([dict(params=[ps[0]], lr=0.1), dict(params=[ps[1]], lr=0.05)], momentum=0.9)
+        return O.Adam(groups)
+    return O.SGD(groups, momentum=0.9)
 
 
 def make_sched(opt, spec):
@@ -296,6 +300,8 @@ def make_sched(opt, spec):
         return S.SequentialLR(opt, [make_sched(opt, s) for s in spec["subs"]], spec["milestones"])
     if cls == "ChainedScheduler":
         return S.ChainedScheduler([make_sched(opt, s) for s in spec["subs"]])
+    if "scale_fn" in spec:
+        opts["scale_fn"] = LAMBDAS[spec["scale_fn"]]
     return getattr(S, cls)(opt, *args, **opts)
 
 
@@ -313,24 +319,33 @@ def run_sched(name, spec, resume=13, kind="sgd"):
     def lrs_of(opt, s):
         return [g["lr"] for g in opt.param_groups] if plateau else s.get_last_lr()
 
-    opt = make_opt(kind)
+    def step(s, e):
+        if plateau:
+            s.step(PLATEAU_METRICS[e - 1])
+        elif "epochs" in spec:  # step(epoch): the closed form, or WarmRestarts' fractional epochs
+            s.step(spec["epochs"][e - 1])
+        else:
+            s.step()
+
+    initial_lr = "last_epoch" in spec.get("opts", {})
+    opt = make_opt(kind, initial_lr)
     s = make_sched(opt, spec)
     lrs, moms, resumed = [lrs_of(opt, s)], [momenta(opt)], []
     for e in range(1, NEPOCHS + 1):
         opt.step()
-        s.step(PLATEAU_METRICS[e - 1]) if plateau else s.step()
+        step(s, e)
         lrs.append(lrs_of(opt, s))
         moms.append(momenta(opt))
         if e == resume:
             # not deep-copied: 1.13 CyclicLR's holds a WeakMethod
             osd, ssd = copy.deepcopy(opt.state_dict()), dict(s.state_dict())
-            opt2 = make_opt(kind)
+            opt2 = make_opt(kind, initial_lr)
             s2 = make_sched(opt2, spec)
             opt2.load_state_dict(osd)
             s2.load_state_dict(ssd)
             for e2 in range(resume + 1, NEPOCHS + 1):
                 opt2.step()
-                s2.step(PLATEAU_METRICS[e2 - 1]) if plateau else s2.step()
+                step(s2, e2)
                 resumed.append(lrs_of(opt2, s2))
     case = dict(name=name, spec=spec, resume=resume, lrs=lrs)
     if kind != "sgd":
@@ -365,6 +380,10 @@ def sched_cases():
                                              max_momentum=0.95)))
     add("CyclicLR no momentum", dict(sched="CyclicLR", args=[0.01, 0.1], opts=dict(step_size_up=5,
                                                                                    cycle_momentum=False)))
+    add("CyclicLR scale_fn by cycle", dict(sched="CyclicLR", args=[0.01, 0.1], scale_fn="inv",
+                                           opts=dict(step_size_up=3)))
+    add("CyclicLR scale_fn by iteration", dict(sched="CyclicLR", args=[0.01, 0.1], scale_fn="pow95",
+                                               opts=dict(step_size_up=2, step_size_down=4, scale_mode="iterations")))
     add("OneCycleLR cos", dict(sched="OneCycleLR", args=[0.5], opts=dict(total_steps=31)))
     add("OneCycleLR linear three_phase", dict(sched="OneCycleLR", args=[[0.4, 0.2]],
                                               opts=dict(epochs=8, steps_per_epoch=4, anneal_strategy="linear",
@@ -402,6 +421,26 @@ def sched_cases():
         dict(sched="ChainedScheduler", subs=[dict(sched="LinearLR", opts=dict(start_factor=0.5, total_iters=6)),
                                              dict(sched="MultiStepLR", args=[[7, 14]], opts=dict(gamma=0.5)),
                                              dict(sched="MultiplicativeLR", lam="mul_alt")]))
+    # step(epoch): the closed forms (epochs out of order, repeated, skipped), WarmRestarts' fractions
+    jumps = [1, 2, 2, 5, 4, 7, 8, 12, 3, 9, 10, 11, 15, 14, 16, 20, 21, 0, 6, 13, 17, 18, 19, 22, 23, 25, 24, 26,
+             28, 27]
+    for name, spec in [("StepLR", dict(sched="StepLR", args=[3], opts=dict(gamma=0.5))),
+                       ("MultiStepLR", dict(sched="MultiStepLR", args=[[3, 6, 6, 14]], opts=dict(gamma=0.5))),
+                       ("ExponentialLR", dict(sched="ExponentialLR", args=[0.9])),
+                       ("CosineAnnealingLR", dict(sched="CosineAnnealingLR", args=[8], opts=dict(eta_min=0.01))),
+                       ("ConstantLR", dict(sched="ConstantLR", opts=dict(factor=0.5, total_iters=6))),
+                       ("LinearLR", dict(sched="LinearLR", opts=dict(start_factor=0.25, total_iters=10))),
+                       ("PolynomialLR", dict(sched="PolynomialLR", opts=dict(total_iters=12, power=1.5)))]:
+        add(name + " step(epoch)", dict(spec, epochs=jumps))
+    add("WarmRestarts step(fractional epoch)", dict(sched="CosineAnnealingWarmRestarts", args=[2],
+                                                    opts=dict(T_mult=2, eta_min=0.001),
+                                                    epochs=[0.25 * e for e in range(1, 31)]))
+    add("WarmRestarts T_mult 1 step(epoch)", dict(sched="CosineAnnealingWarmRestarts", args=[4],
+                                                  epochs=[0.5 + 0.75 * e for e in range(1, 31)]))
+    # built with last_epoch (the groups hold initial_lr)
+    add("StepLR last_epoch 5", dict(sched="StepLR", args=[4], opts=dict(gamma=0.5, last_epoch=5)))
+    add("ExponentialLR last_epoch 3", dict(sched="ExponentialLR", args=[0.8], opts=dict(last_epoch=3)))
+    add("CosineAnnealingLR last_epoch 4", dict(sched="CosineAnnealingLR", args=[10], opts=dict(last_epoch=4)))
     for mode in ("min", "max"):
         for tmode in ("rel", "abs"):
             add("ReduceLROnPlateau %s %s" % (mode, tmode),
