@@ -127,13 +127,13 @@ local LOSS = {
   end,
 }
 
--- case.tol: 1e-12, or on the Rosenbrock function (where a dot product summed in another order than
+-- case.tol: 1e-12 (float32: 1e-6), or on the Rosenbrock function (where a dot product summed in another order than
 -- PyTorch's BLAS moves the run) 100 times the change that one unit in the last place of x0 makes
 describe('LBFGS against PyTorch 1.13', function()
   for _, case in ipairs(REF.lbfgs) do
     it(case.name, function()
       local tol = case.tol
-      local x = torch.tensor(case.x0, { dtype = torch.float64, requires_grad = true })
+      local x = torch.tensor(case.x0, { dtype = torch[case.dtype or 'float64'], requires_grad = true })
       local opt = torch.optim.LBFGS({ x }, case.opts)
       local function closure()
         opt:zero_grad()

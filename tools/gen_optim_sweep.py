@@ -228,8 +228,8 @@ def loss_of(problem, x):
     return (100 * (c - a * a) ** 2 + (1 - a) ** 2).sum()
 
 
-def lbfgs_run(problem, o, x0, nsteps):
-    x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+def lbfgs_run(problem, o, x0, nsteps, dtype=torch.float64):
+    x = torch.tensor(x0, dtype=dtype, requires_grad=True)
     opt = O.LBFGS([x], **o)
 
     def closure():
@@ -266,6 +266,14 @@ def lbfgs_cases():
             sens = max(abs(a - b) / max(1.0, abs(a)) for ta, tb in zip(traj, moved) for a, b in zip(ta, tb))
             C.append(dict(name="%s, %s" % (problem, name), problem=problem, x0=x0, opts=o, tol=max(1e-12, 100 * sens),
                           traj=traj, losses=losses, func_evals=st["func_evals"], n_iter=st["n_iter"]))
+    # float32 on the quadratic (from another start: x0 = 0 is exact in both), to 1e-6: one step, as
+    # the next starts near the minimum, where the gradients are rounding noise and PyTorch's float32
+    # scalar tensors (ys, H_diag, gtd, t) part from lutorch's scalars (Lua numbers, doubles)
+    x0 = [0.5, -0.25, 1.0]
+    for name, o in [("defaults", dict(max_iter=5)), ("strong_wolfe", dict(line_search_fn="strong_wolfe", max_iter=5))]:
+        traj, losses, st = lbfgs_run("quadratic", o, x0, 1, torch.float32)
+        C.append(dict(name="quadratic float32, " + name, problem="quadratic", x0=x0, dtype="float32", opts=o,
+                      tol=1e-6, traj=traj, losses=losses, func_evals=st["func_evals"], n_iter=st["n_iter"]))
     return C
 
 
