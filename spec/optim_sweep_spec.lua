@@ -1,7 +1,8 @@
 -- torch.optim's optimizers and lr schedulers against PyTorch 1.13 on an options matrix
 -- (spec/data/optim_sweep_reference.lua, written by tools/gen_optim_sweep.py): every option of each
--- optimizer and the combinations that interact, parameter groups with their own options, a
--- parameter without a gradient at some steps and a zero gradient, the parameters after each of 8
+-- optimizer and the combinations that interact, parameter groups with their own options (one
+-- added by add_param_group mid-run), a
+-- parameter without a gradient at some steps and a zero gradient, the parameters after each of 7
 -- steps (float64 to 1e-12, float32 to 1e-6), the state after the last step, and the run resumed
 -- from a state_dict loaded into a fresh optimizer mid-run; LBFGS (with and without the strong Wolfe
 -- line search, short histories) on a quadratic and the Rosenbrock function; every scheduler's rates
@@ -11,7 +12,8 @@
 -- Each optimizer case runs on the fused C step (the default for contiguous CPU parameters) and on
 -- the tensor-op path (fused = false).
 -- Deliberate departures (the generator's cases avoid them): Adagrad fills a group's accumulators with
--- that group's initial_accumulator_value (PyTorch with the constructor's, whatever the group says);
+-- that group's initial_accumulator_value (PyTorch with the constructor's, whatever the group says),
+-- and gives a parameter of a group added later its accumulator (PyTorch 1.13's step raises KeyError);
 -- NAdam follows the documented rule, as PyTorch 1.13's foreach NAdam and 2.0 onwards (1.13's default
 -- single-tensor NAdam counts mu twice in mu_product_next).
 local torch = require 'torch'
@@ -32,20 +34,25 @@ local function leaves(list, dtype)
   return ps
 end
 
-local function build(case, ps, fused)
+-- a group of the reference (parameters by number) over the parameters ps
+local function group_of(g, ps)
+  local grp = {}
+  for k, v in pairs(g) do grp[k] = v end
+  grp.params = {}
+  for i, j in ipairs(g.params) do grp.params[i] = ps[j] end
+  return grp
+end
+
+-- the case's optimizer; with_late: with the group that joins mid-run already there
+local function build(case, ps, fused, with_late)
   local opts = {}
   for k, v in pairs(case.opts) do opts[k] = v end
   if not fused then opts.fused = false end
   local cls = torch.optim[case.optim]
   if case.groups == nil then return cls(ps, opts) end
   local groups = {}
-  for gi, g in ipairs(case.groups) do
-    local grp = {}
-    for k, v in pairs(g) do grp[k] = v end
-    grp.params = {}
-    for i, j in ipairs(g.params) do grp.params[i] = ps[j] end
-    groups[gi] = grp
-  end
+  for gi, g in ipairs(case.groups) do groups[gi] = group_of(g, ps) end
+  if with_late and case.late then groups[#groups + 1] = group_of(case.late, ps) end
   return cls(groups, opts)
 end
 
@@ -75,13 +82,14 @@ describe('optimizer options matrix against PyTorch 1.13', function()
         local opt = build(case, ps, fused)
         local ps2, opt2
         for s = 1, REF.nsteps do
+          if case.late and s == REF.late_step then opt:add_param_group(group_of(case.late, ps)) end
           set_grads(ps, s, dtype)
           opt:step()
           check_step(ps, case.traj[s], tol, title .. ' step ' .. s)
           if s == case.resume then
             -- a fresh optimizer over fresh parameters of the same values takes the saved state
             ps2 = leaves(ps)
-            opt2 = build(case, ps2, fused)
+            opt2 = build(case, ps2, fused, true)
             opt2:load_state_dict(opt:state_dict())
           end
         end

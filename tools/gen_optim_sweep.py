@@ -2,9 +2,10 @@
 """Writes spec/data/optim_sweep_reference.lua for spec/optim_sweep_spec.lua: an options matrix of
 PyTorch's optimizers and lr schedulers, on fixed values (no random numbers).
 
-Optimizers: three parameters (a 2x3 matrix, a 4-vector, a 3-vector) and eight steps of fixed
+Optimizers: three parameters (a 2x3 matrix, a 4-vector, a 3-vector) and seven steps of fixed
 gradients; the 3-vector has no gradient (None) at steps 1, 3 and 6, the 4-vector a zero gradient at
-step 5. Each case records the parameters after every step, the state after the last one, and the
+step 5 (with `late`, the 3-vector joins in a group of its own, by add_param_group, before step 3).
+Each case records the parameters after every step, the state after the last one, and the
 run resumed from a state_dict: after `resume` steps the state dict is loaded into a fresh optimizer
 (over fresh parameters holding the same values) that takes the remaining steps; its trajectory is
 written only where it differs from the uninterrupted one (`resumed`). LBFGS minimizes a
@@ -32,7 +33,7 @@ PARAMS = [
     [1.5, -0.5, 0.25, -2.0],
     [0.3, -0.7, 1.1],
 ]
-NSTEPS = 8
+NSTEPS = 7
 SHAPES = [(2, 3), (4,), (3,)]
 
 
@@ -86,19 +87,24 @@ def set_grads(ps, s, dtype):
         p.grad = None if g is None else torch.tensor(g, dtype=torch.float64).to(dtype)
 
 
-def run_optim(name, cls, opts=None, groups=None, dtype=torch.float64, resume=4):
+LATE_STEP = 3  # a case's `late` group joins (add_param_group) before this step
+
+
+def run_optim(name, cls, opts=None, groups=None, dtype=torch.float64, resume=4, late=None):
     opts = opts or {}
     ps = make_params(dtype)
     opt = build(cls, ps, groups, opts)
     traj, resumed = [], []
     for s in range(1, NSTEPS + 1):
+        if late is not None and s == LATE_STEP:
+            opt.add_param_group(dict(late, params=[ps[i - 1] for i in late["params"]]))
         set_grads(ps, s, dtype)
         opt.step()
         traj.append([flat(p) for p in ps])
         if s == resume:
             sd = copy.deepcopy(opt.state_dict())
             ps2 = make_params(dtype, [p.detach() for p in ps])
-            opt2 = build(cls, ps2, groups, opts)
+            opt2 = build(cls, ps2, groups + [late] if late else groups, opts)
             opt2.load_state_dict(sd)
             for s2 in range(resume + 1, NSTEPS + 1):
                 set_grads(ps2, s2, dtype)
@@ -107,6 +113,8 @@ def run_optim(name, cls, opts=None, groups=None, dtype=torch.float64, resume=4):
     case = dict(name=name, optim=cls, dtype=str(dtype).replace("torch.", ""), opts=opts)
     if groups is not None:
         case["groups"] = groups
+    if late is not None:
+        case["late"] = late
     case.update(resume=resume, traj=traj, state=state_of(opt, ps))
     if resumed != traj[resume:]:  # kept only where it differs from the uninterrupted run
         case["resumed"] = resumed
@@ -116,10 +124,10 @@ def run_optim(name, cls, opts=None, groups=None, dtype=torch.float64, resume=4):
 def optim_cases():
     C = []
 
-    def add(cls, name, opts=None, groups=None, f32=False):
-        C.append(run_optim(name, cls, opts, groups))
+    def add(cls, name, opts=None, groups=None, f32=False, late=None):
+        C.append(run_optim(name, cls, opts, groups, late=late))
         if f32:
-            C.append(run_optim(name, cls, opts, groups, dtype=torch.float32))
+            C.append(run_optim(name, cls, opts, groups, dtype=torch.float32, late=late))
 
     # SGD: momentum, dampening, nesterov, weight_decay, maximize and their combinations
     for mom in (0, 0.9):
@@ -211,6 +219,19 @@ def optim_cases():
     add("ASGD", "lambd, alpha, t0, wd", dict(lr=0.1, lambd=0.01, alpha=0.5, t0=2, weight_decay=0.05))
     add("ASGD", "lambd 0.1, maximize", dict(lr=0.1, lambd=0.1, maximize=True))
     add("ASGD", "groups", dict(lr=0.02), groups=[dict(params=[1], t0=1), dict(params=[2, 3], lambd=0.05, lr=0.1)])
+    # the 3-vector joins in a group of its own (add_param_group) before step 3, its state new (not
+    # Adagrad: PyTorch 1.13 fills its accumulators in the constructor only, and raises a KeyError)
+    for cls, o, lo in [("SGD", dict(lr=0.1, momentum=0.9), dict(lr=0.2, nesterov=True)),
+                       ("Adam", dict(lr=0.05), dict(amsgrad=True, betas=(0.6, 0.9))),
+                       ("RMSprop", dict(lr=0.01, centered=True), dict(momentum=0.5)),
+                       ("Rprop", dict(lr=0.05), dict(etas=(0.4, 1.4))),
+                       ("ASGD", dict(lr=0.05, t0=2), dict(lambd=0.01)),
+                       ("NAdam", dict(lr=0.05, foreach=True), dict(momentum_decay=0.02)),
+                       ("RAdam", dict(lr=0.05), dict(betas=(0.8, 0.6))),
+                       ("Adadelta", dict(lr=1.0), dict(rho=0.6)),
+                       ("Adamax", dict(lr=0.05), dict(lr=0.1))]:
+        add(cls, "a group added before step %d" % LATE_STEP, o, groups=[dict(params=[1, 2])],
+            late=dict(lo, params=[3]))
     return C
 
 
@@ -464,7 +485,7 @@ def sched_cases():
 
 def main():
     torch.set_default_dtype(torch.float64)
-    ref = dict(params=PARAMS, nsteps=NSTEPS, grads=[[False if g is None else g for g in gs] for gs in GRADS], quad_a=QUAD_A, quad_b=QUAD_B,
+    ref = dict(params=PARAMS, nsteps=NSTEPS, late_step=LATE_STEP, grads=[[False if g is None else g for g in gs] for gs in GRADS], quad_a=QUAD_A, quad_b=QUAD_B,
                plateau_metrics=PLATEAU_METRICS, nepochs=NEPOCHS,
                optim=optim_cases(), lbfgs=lbfgs_cases(), sched=sched_cases())
     write("optim_sweep_reference.lua", "gen_optim_sweep.py",
