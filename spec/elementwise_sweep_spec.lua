@@ -24,7 +24,7 @@
 --   the entries of DEPARTURES below.
 local torch = require 'torch'
 local H = require 'spec.helpers'
-local C = require 'spec.support.sweep_compare'
+local C = require 'spec.support.sweep'
 
 local REF = dofile('spec/data/elementwise_sweep_reference.lua')
 local INF = math.huge
@@ -58,14 +58,7 @@ local function call(c, args)
   return torch[c.op](table.unpack(args, 1, n))
 end
 
-local function describe_case(c)
-  local parts = {}
-  for _, a in ipairs(c.args) do parts[#parts + 1] = tostring(a) end
-  local kw = {}
-  for k, v in pairs(c.kw or {}) do kw[#kw + 1] = k .. '=' .. tostring(v) end
-  table.sort(kw)
-  return ('%s(%s%s)'):format(c.op, table.concat(parts, ', '), #kw > 0 and ', {' .. table.concat(kw, ', ') .. '}' or '')
-end
+local function describe_case(c) return C.describe(c.op, c.args, c.kw) end
 
 -- the failures of case c, appended to fails
 local function check_case(c, fails)
@@ -137,18 +130,7 @@ local function check_case(c, fails)
 end
 
 describe('elementwise ops against PyTorch, every dtype', function()
-  local order, by_op = {}, {}
-  for _, c in ipairs(REF.cases) do
-    if not by_op[c.op] then by_op[c.op] = {}; order[#order + 1] = c.op end
-    table.insert(by_op[c.op], c)
-  end
-  for _, op in ipairs(order) do
-    it(op, function()
-      local fails = {}
-      for _, c in ipairs(by_op[op]) do check_case(c, fails) end
-      assert(#fails == 0, #fails .. ' failures:\n' .. table.concat(fails, '\n'))
-    end)
-  end
+  C.it_per_op(it, REF.cases, 'op', check_case)
 end)
 
 describe('integer division at its edges', function()

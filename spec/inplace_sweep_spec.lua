@@ -5,7 +5,7 @@
 -- (an int self with a float operand raises, a float self with an int operand works, a bool self takes
 -- only bool results) and that operands broadcast to self, never self to them; where PyTorch computes,
 -- that the method returns self itself, self keeps its dtype, and its values are PyTorch's (compared as
--- spec/support/sweep_compare.lua does). Each case runs on a contiguous self, on a transposed one (the
+-- spec.support.sweep.lua does). Each case runs on a contiguous self, on a transposed one (the
 -- write lands in the base tensor's right elements) and on a stepped view of a larger tensor (the
 -- elements outside the view unchanged). Then autograd: an in-place op on a leaf that requires grad
 -- raises; on a non-leaf it is recorded and gives PyTorch's float64 gradients; a tensor saved for
@@ -14,7 +14,7 @@
 -- Deliberate departures from PyTorch 1.13 (DEPARTURES below, each with its reason).
 local torch = require 'torch'
 local H = require 'spec.helpers'
-local C = require 'spec.support.sweep_compare'
+local C = require 'spec.support.sweep'
 
 local REF = dofile('spec/data/inplace_sweep_reference.lua')
 local INF = math.huge
@@ -41,8 +41,8 @@ local DEPARTURES = {
 -- the op an error may name instead of the method's own name (aliases, and ops composed of others)
 local ALIAS = { fix = 'trunc', clamp_min = 'clamp', clamp_max = 'clamp', divide = 'div', true_divide = 'div',
   multiply = 'mul', subtract = 'sub', arctan2 = 'atan2', arctan = 'atan', absolute = 'abs', negative = 'neg' }
--- ops compared as another (and aliases as the op they stand for): ldexp with a fractional exponent is x * 2^b, which PyTorch computes
--- through pow (an ulp from lutorch's), compared within pow's tolerance
+-- ops compared as another (and aliases as the op they stand for): ldexp with a fractional exponent
+-- is x * 2^b, which PyTorch computes through pow (an ulp from lutorch's): pow's tolerance
 local COMPARE_AS = { ldexp = 'pow' }
 
 local function input(name)
@@ -52,14 +52,7 @@ local function input(name)
   return torch.tensor(r.v, { dtype = torch[r.d] }):reshape(r.s)
 end
 
-local function describe_case(c)
-  local parts = { c.s }
-  for _, a in ipairs(c.a or {}) do parts[#parts + 1] = tostring(a) end
-  local kw = {}
-  for k, v in pairs(c.k or {}) do kw[#kw + 1] = k .. '=' .. tostring(v) end
-  table.sort(kw)
-  return ('%s(%s%s)'):format(c.o, table.concat(parts, ', '), #kw > 0 and ', {' .. table.concat(kw, ', ') .. '}' or '')
-end
+local function describe_case(c) return C.describe(c.o, { c.s, table.unpack(c.a or {}) }, c.k) end
 
 -- self:op(args..., kw)
 local function call(c, self)
@@ -138,18 +131,7 @@ local function check_case(c, fails)
 end
 
 describe('in-place methods against PyTorch, over self\'s and the operands\' dtypes', function()
-  local order, by_op = {}, {}
-  for _, c in ipairs(REF.cases) do
-    if not by_op[c.o] then by_op[c.o] = {}; order[#order + 1] = c.o end
-    table.insert(by_op[c.o], c)
-  end
-  for _, op in ipairs(order) do
-    it(op, function()
-      local fails = {}
-      for _, c in ipairs(by_op[op]) do check_case(c, fails) end
-      assert(#fails == 0, #fails .. ' failures:\n' .. table.concat(fails, '\n'))
-    end)
-  end
+  C.it_per_op(it, REF.cases, 'o', check_case)
 end)
 
 describe('in-place methods and autograd', function()
@@ -232,7 +214,8 @@ describe('in-place methods and autograd', function()
         end
         loss:backward()
         for i, k in ipairs(names) do
-          local got = leaves[i].grad and H.flatten(leaves[i].grad:totable()) or H.flatten(torch.zeros_like(leaves[i]):totable())
+          local grad = leaves[i].grad or torch.zeros_like(leaves[i])
+          local got = H.flatten(grad:totable())
           H.near(g.g[k], got, 1e-12, g.name .. ' ' .. k)
         end
       end)

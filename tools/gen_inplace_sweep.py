@@ -11,9 +11,9 @@ Read by spec/inplace_sweep_spec.lua.
 Run: python3 tools/gen_inplace_sweep.py  (needs PyTorch 1.13; the generated file is committed).
 
 Format: inputs[k] = {d = dtype name, s = shape, v = row-major values} (index tensors 1-based). A case
-is {o = method, s = self's input, a = the arguments (a string names an input, a number is a number:
-dims already 1-based; "nil" is nil, another string naming no input is a string), k = keyword table or absent, r = self's row-major values after the op} or
-err = true where PyTorch raises (ia = true too where it
+is {o = method, s = self's input, a = the arguments (a string names an input, "nil" is nil, another
+string is a string, a number is a number: dims already 1-based), k = keyword table or absent, r =
+self's row-major values after the op} or err = true where PyTorch raises (ia = true too where it
 fails an internal assertion, a bug of PyTorch's); h = true marks a float16 op that PyTorch 1.13 lacks on the CPU,
 whose reference is its float32 result rounded to float16 (as its CUDA kernels compute). Self keeps
 its dtype and shape, so neither is written. An autograd scenario is {name, g = {input = gradient
@@ -220,7 +220,8 @@ for dt in DTYPES:
     record("addcdiv_", a, [b, c], {"value": 0.5})
     record("addcdiv_", a, [b, c])
     for op in ("gcd_", "lcm_", "nextafter_", "ldexp_", "heaviside_", "ne_", "le_", "gt_", "xlogy_", "clamp_max_",
-               "logical_or_", "bitwise_or_", "lt_", "logical_xor_", "bitwise_xor_", "clamp_min_", "float_power_", "greater_", "greater_equal_", "less_", "less_equal_",
+               "logical_or_", "bitwise_or_", "lt_", "logical_xor_", "bitwise_xor_", "clamp_min_", "float_power_",
+               "greater_", "greater_equal_", "less_", "less_equal_",
                "not_equal_", "multiply_", "divide_", "subtract_", "true_divide_", "arctan2_"):
         record(op, a, [b])
     for op in ("absolute_", "negative_", "arctan_", "square_"):

@@ -1,7 +1,8 @@
--- The value comparison of the elementwise sweeps against PyTorch (spec/elementwise_sweep_spec.lua,
--- spec/inplace_sweep_spec.lua): integer and bool results and those of the exact ops exactly (the
--- sign of a zero counting, but for the ops in ZERO_SIGN_FREE), the transcendental ops' float results
--- within a tolerance suited to the dtype; NaN equals NaN.
+-- Shared by the elementwise sweeps against PyTorch (spec/elementwise_sweep_spec.lua,
+-- spec/inplace_sweep_spec.lua): the value comparison (integer and bool results and those of the
+-- exact ops exactly, the sign of a zero counting but for the ops in ZERO_SIGN_FREE; the
+-- transcendental ops' float results within a tolerance suited to the dtype; NaN equals NaN), the
+-- names of cases, and one test per op.
 local S = {}
 
 -- ops whose float results are compared within TOL; the others' exactly. div is here for a number
@@ -34,6 +35,34 @@ function S.differs(op, got, want, dtype)
     elseif not exact and not (g == w or math.abs(g - w) <= tol * (1 + math.abs(w))) then
       return ('element %d is %.17g, expected %.17g (tolerance %g)'):format(i, g, w, tol)
     end
+  end
+end
+
+-- op(args..., {k=v, ...}) as the sweeps name a case in their failures
+function S.describe(op, args, kw)
+  local parts, kws = {}, {}
+  for i, a in ipairs(args) do parts[i] = tostring(a) end
+  for k, v in pairs(kw or {}) do kws[#kws + 1] = k .. '=' .. tostring(v) end
+  table.sort(kws)
+  return ('%s(%s%s)'):format(op, table.concat(parts, ', '), #kws > 0 and ', {' .. table.concat(kws, ', ') .. '}' or '')
+end
+
+-- one busted `it` (busted's, passed in) per op (the field key of a case), in the order the ops
+-- first come, each checking every case of its op with check(case, fails) and failing with the
+-- list of fails
+function S.it_per_op(it, cases, key, check)
+  local order, by_op = {}, {}
+  for _, c in ipairs(cases) do
+    local op = c[key]
+    if not by_op[op] then by_op[op] = {}; order[#order + 1] = op end
+    table.insert(by_op[op], c)
+  end
+  for _, op in ipairs(order) do
+    it(op, function()
+      local fails = {}
+      for _, c in ipairs(by_op[op]) do check(c, fails) end
+      assert(#fails == 0, #fails .. ' failures:\n' .. table.concat(fails, '\n'))
+    end)
   end
 end
 
