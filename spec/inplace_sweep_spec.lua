@@ -32,6 +32,9 @@ local DEPARTURES = {
   -- an integer addmm_ with a fractional beta: PyTorch 1.13 truncates beta to an integer without a
   -- word; lutorch raises
   { '^addmm_%(u?int%d+_a, .*beta=0%.5', refused = 'alpha and beta must be integers' },
+  -- mvlgamma_ outside its domain (self's elements not above (p - 1) / 2; self holds 0 and negatives):
+  -- PyTorch 1.13 computes; lutorch checks the domain, as later PyTorch (lua/torch/special.lua)
+  { '^mvlgamma_%(', refused = 'mvlgamma_: all elements must be greater than (p - 1) / 2' },
 }
 -- atan2_ and hypot_ with a number: PyTorch's binding takes only a tensor (the reference is its result
 -- with the number as a 0-dim tensor); lutorch takes a number wherever a tensor operand goes.

@@ -72,6 +72,7 @@ for dt in DTYPES:
     add_input(dt + "_c", tensor(third, dt))
     add_input(dt + "_sh", tensor([abs(v) for v in OTHER[okey]], dt))
     add_input(dt + "_row", torch.tensor(OTHER[okey][:4], dtype=getattr(torch, dt)))  # [4]: broadcasts
+    add_input(dt + "_col2", torch.tensor(OTHER[okey][4:6], dtype=getattr(torch, dt)))  # [2]: addr_'s vec1
 add_input("mask", tensor([True, False, False, True, False, True, True, False], "bool"))
 add_input("mask_row", torch.tensor([False, True, True, False]))
 add_input("mask_big", torch.ones(3, 2, 4, dtype=torch.bool))
@@ -230,6 +231,8 @@ for dt in DTYPES:
         record("cumsum_", a, [Dim(d)])
         record("cumprod_", a, [Dim(d)])
     record("float_power_", a, [2])
+    record("mvlgamma_", a, [1])
+    record("addr_", a, [dt + "_col2", dt + "_row"])
     record("addmm_", a, [dt + "_srcc", dt + "_src3"])
     record("addmm_", a, [dt + "_srcc", dt + "_src3"], {"beta": 0.5, "alpha": 2})
     record("div_", a, [b], {"rounding_mode": "trunc"})
