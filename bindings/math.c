@@ -1,5 +1,6 @@
 /* Elementwise ops, operators and reductions. */
 #include "bindings/binding.h"
+#include "core/autograd.h"
 #include "core/reduce.h"
 #include "core/sort.h"
 
@@ -195,6 +196,7 @@ static int m_fill_(lua_State *L) {
 static int m_zero_(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   lt_lua_checknargs(L, 1, "zero_");
+  if (x->requires_grad) lt_lua_check(L, lt_ag_check_inplace("zero_", x)); /* named zero_, not fill_ */
   lt_lua_check(L, lt_fill_(x, lt_int_operand(0)));
   lua_pushvalue(L, 1);
   return 1;

@@ -142,7 +142,7 @@ lt_tensor_t *lt_unary(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *out) {
   }
   lt_dtype dt = x->dtype;
   if (dt == LT_BOOL && (op == LT_UNARY_abs || op == LT_UNARY_floor || op == LT_UNARY_ceil || op == LT_UNARY_round ||
-                        op == LT_UNARY_trunc)) {
+                        op == LT_UNARY_trunc || op == LT_UNARY_relu)) {
     lt_error("%s: not implemented for bool tensors", name);
     return NULL;
   }
@@ -423,6 +423,17 @@ lt_tensor_t *lt_where(lt_tensor_t *cond, lt_operand_t a, lt_operand_t b) {
   return o;
 }
 
+/* NULL, the error of clamp's maximum or minimum step renamed clamp's */
+static lt_tensor_t *clamp_failed(void) {
+  const char *e = lt_last_error();
+  if (strncmp(e, "maximum: ", 9) == 0 || strncmp(e, "minimum: ", 9) == 0) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", e + 9);
+    lt_error("clamp: %s", msg);
+  }
+  return NULL;
+}
+
 lt_tensor_t *lt_clamp(lt_tensor_t *x, const lt_operand_t *min, const lt_operand_t *max, lt_tensor_t *out) {
   if (out && lt_check_write("clamp", out) != LT_OK) return NULL;
   if (!min && !max) {
@@ -438,13 +449,13 @@ lt_tensor_t *lt_clamp(lt_tensor_t *x, const lt_operand_t *min, const lt_operand_
   if (min) {
     lt_tensor_t *r = lt_binary(LT_BINARY_maximum, lt_tensor_operand(cur), *min, 1, out);
     lt_release(cur);
-    if (!r) return NULL;
+    if (!r) return clamp_failed();
     cur = r;
   }
   if (max) {
     lt_tensor_t *r = lt_binary(LT_BINARY_minimum, lt_tensor_operand(cur), *max, 1, min ? cur : out);
     lt_release(cur);
-    if (!r) return NULL;
+    if (!r) return clamp_failed();
     cur = r;
   }
   return cur;

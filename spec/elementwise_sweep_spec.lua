@@ -24,6 +24,7 @@
 --   the entries of DEPARTURES below.
 local torch = require 'torch'
 local H = require 'spec.helpers'
+local C = require 'spec.support.sweep'
 
 local REF = dofile('spec/data/elementwise_sweep_reference.lua')
 local INF = math.huge
@@ -39,20 +40,6 @@ local DEPARTURES = {
   -- PyTorch 1.13 has nextafter for bfloat16 (not float16); lutorch refuses both
   { '^nextafter%(bfloat16_a', skip = 'float16 and bfloat16 refused' },
 }
--- ops where the sign of a zero result is not compared
-local ZERO_SIGN_FREE = { maximum = true, minimum = true, fmax = true, fmin = true, clamp = true }
-
--- ops whose float results are compared within TOL; the others' exactly. div is here for a number
--- divided by a tensor, which PyTorch computes as the number times the tensor's reciprocal (an ulp
--- off; lutorch divides)
-local TRANSCENDENTAL = {}
-for _, op in ipairs { 'sqrt', 'rsqrt', 'exp', 'exp2', 'expm1', 'log', 'log2', 'log10', 'log1p', 'sin', 'cos',
-  'tan', 'asin', 'acos', 'atan', 'sinh', 'cosh', 'tanh', 'asinh', 'acosh', 'atanh', 'sigmoid', 'logit', 'erf',
-  'erfc', 'erfinv', 'lgamma', 'digamma', 'i0', 'sinc', 'pow', 'atan2', 'hypot', 'xlogy', 'logaddexp',
-  'logaddexp2', 'div' } do
-  TRANSCENDENTAL[op] = true
-end
-local TOL = { float32 = 2e-6, float64 = 1e-13, float16 = 2e-3, bfloat16 = 1.6e-2 }
 
 local function input(name)
   if name == 'nil' then return nil end
@@ -63,23 +50,7 @@ local function input(name)
 end
 
 -- the difference between got (a flat table) and the reference out, or nil
-local function differs(op, got, out)
-  local exact, signed = not TRANSCENDENTAL[op], not ZERO_SIGN_FREE[op]
-  local tol = TOL[out.dtype]
-  if #got ~= #out.data then return ('%d values, expected %d'):format(#got, #out.data) end
-  for i, w in ipairs(out.data) do
-    local g = got[i]
-    if type(w) == 'boolean' or not tol then
-      if g ~= w then return ('element %d is %s, expected %s'):format(i, tostring(g), tostring(w)) end
-    elseif w ~= w then
-      if g == g then return ('element %d is %.17g, expected nan'):format(i, g) end
-    elseif exact and (g ~= w or (signed and w == 0 and 1 / g ~= 1 / w)) then
-      return ('element %d is %.17g, expected %.17g'):format(i, g, w)
-    elseif not exact and not (g == w or math.abs(g - w) <= tol * (1 + math.abs(w))) then
-      return ('element %d is %.17g, expected %.17g (tolerance %g)'):format(i, g, w, tol)
-    end
-  end
-end
+local function differs(op, got, out) return C.differs(op, got, out.data, out.dtype) end
 
 local function call(c, args)
   local n = #c.args
@@ -87,14 +58,7 @@ local function call(c, args)
   return torch[c.op](table.unpack(args, 1, n))
 end
 
-local function describe_case(c)
-  local parts = {}
-  for _, a in ipairs(c.args) do parts[#parts + 1] = tostring(a) end
-  local kw = {}
-  for k, v in pairs(c.kw or {}) do kw[#kw + 1] = k .. '=' .. tostring(v) end
-  table.sort(kw)
-  return ('%s(%s%s)'):format(c.op, table.concat(parts, ', '), #kw > 0 and ', {' .. table.concat(kw, ', ') .. '}' or '')
-end
+local function describe_case(c) return C.describe(c.op, c.args, c.kw) end
 
 -- the failures of case c, appended to fails
 local function check_case(c, fails)
@@ -166,18 +130,7 @@ local function check_case(c, fails)
 end
 
 describe('elementwise ops against PyTorch, every dtype', function()
-  local order, by_op = {}, {}
-  for _, c in ipairs(REF.cases) do
-    if not by_op[c.op] then by_op[c.op] = {}; order[#order + 1] = c.op end
-    table.insert(by_op[c.op], c)
-  end
-  for _, op in ipairs(order) do
-    it(op, function()
-      local fails = {}
-      for _, c in ipairs(by_op[op]) do check_case(c, fails) end
-      assert(#fails == 0, #fails .. ' failures:\n' .. table.concat(fails, '\n'))
-    end)
-  end
+  C.it_per_op(it, REF.cases, 'op', check_case)
 end)
 
 describe('integer division at its edges', function()

@@ -90,6 +90,11 @@ lerp = function(x, e, w)
   check_tensor(e, 'lerp', 'end')
   check_floating('lerp', x, e, w)
   local dt = x.dtype
+  for what, t in pairs { ['`end`'] = e, ['`weight`'] = w } do
+    if torch.is_tensor(t) and t.dtype ~= dt then
+      error(('lerp: expected dtype %s for %s but got dtype %s'):format(dt.name, what, t.dtype.name), 2)
+    end
+  end
   if dt == torch.float16 or dt == torch.bfloat16 then
     if torch.is_tensor(w) then w = w:float() end
     return lerp(x:float(), e:float(), w):to(dt)
@@ -119,10 +124,12 @@ both('addcdiv', function(x, a, b, o)
 end)
 
 --- sqrt(a^2 + b^2) without overflow (scaled by the larger of |a| and |b|); inf where either is
---- infinite, even beside a NaN (C's hypot)
+--- infinite, even beside a NaN (C's hypot); an integer operand beside a floating one is promoted
 both('hypot', function(a, b)
   check_tensor(a, 'hypot')
   b = operand(a, b)
+  local dt = torch.promote_types(a.dtype, b.dtype)
+  if dt.is_floating_point then a, b = a:to(dt), b:to(dt) end
   check_floating('hypot', a, b)
   local aa, ab = a:abs(), b:abs()
   local m = torch.maximum(aa, ab)
@@ -438,7 +445,9 @@ both('lcm', function(a, b)
   a, b = integer_operands('lcm', a, b)
   local g = gcd(a, b)
   local zero = g:eq(0)
-  local l = (exact_quotient(a, torch.where(zero, torch.ones_like(g), g)) * b):abs()
+  -- the product in int64, then its absolute value, then a's dtype: PyTorch's C++ promotes the
+  -- narrow integers to int, so that an overflowing lcm wraps after abs (int8: lcm(100, 7) is -68)
+  local l = (exact_quotient(a, torch.where(zero, torch.ones_like(g), g)):long() * b:long()):abs():to(a.dtype)
   return torch.where(zero, torch.zeros_like(l), l)
 end)
 in_place('lcm', Tensor.lcm)

@@ -81,6 +81,15 @@ for _, name in ipairs { 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addr', 'addbmm'
   in_place(name, Tensor[name])
 end
 
+-- x:round_({decimals = n}): the composite round written into x; without decimals the C op
+do
+  local plain, with_decimals = Tensor.round_, in_place('round', Tensor.round)
+  function Tensor.round_(x, o)
+    if o == nil then return plain(x) end
+    return with_decimals(x, o)
+  end
+end
+
 --- x:float_power_(exponent): x ^ exponent in float64, x itself float64 (PyTorch's rule)
 local float_power_ = in_place('float_power', Tensor.float_power)
 function Tensor.float_power_(x, e)

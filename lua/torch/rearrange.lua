@@ -89,6 +89,8 @@ for _, v in ipairs { { 'tril', true }, { 'triu', false } } do
   end
   Tensor[name .. '_'] = function(x, diagonal)
     check_tensor(x, name .. '_')
+    local bad = x.requires_grad and x:_inplace_error(name .. '_')
+    if bad then error(bad, 2) end
     return x:masked_fill_(tri_mask(x, diagonal or 0, lower, name .. '_'):logical_not(), 0)
   end
 end
