@@ -1,0 +1,68 @@
+-- The API fuzzer (spec/support/api_fuzz.lua): a fixed seed and number of calls here; other seeds
+-- and longer runs by hand:
+--   LUTORCH_FUZZ_SEED=7 LUTORCH_FUZZ_CALLS=100000 build/lutorch /usr/bin/busted --no-auto-insulate spec/api_fuzz_spec.lua
+-- LUTORCH_FUZZ_FIRST=i starts at call i (calls are independent: one can be replayed alone),
+-- LUTORCH_FUZZ_TRACE=1 prints each call to stderr before making it (to name the one that crashes),
+-- LUTORCH_FUZZ_BIG=1 adds sizes near 2^31 (run it under a memory limit: ulimit -v, or ASan's
+-- max_allocation_size_mb). Below the run, the focused cases for the bugs it found.
+local torch = require 'torch'
+local H = require 'spec.helpers'
+local fuzz = require 'spec.support.api_fuzz'
+
+local function env_int(name, default)
+  local v = os.getenv(name)
+  return v and assert(math.tointeger(tonumber(v)), name .. ' must be an integer') or default
+end
+
+describe('API fuzzer', function()
+  it('a seeded run: errors are messages, results are sane, nothing is slow', function()
+    local seed, calls = env_int('LUTORCH_FUZZ_SEED', 1), env_int('LUTORCH_FUZZ_CALLS', 3000)
+    local report = fuzz.run {
+      seed = seed, calls = calls, first = env_int('LUTORCH_FUZZ_FIRST', 1), big = os.getenv('LUTORCH_FUZZ_BIG') == '1',
+      trace = os.getenv('LUTORCH_FUZZ_TRACE') == '1',
+    }
+    local c = report.counts
+    if os.getenv('LUTORCH_FUZZ_TRACE') or calls ~= 3000 then
+      io.stderr:write(('fuzz seed %d: %d calls (%d ok, %d errors), %d of %d targets\n'):format(seed, c.calls, c.ok,
+        c.errors, c.distinct, c.available))
+    end
+    assert(#report.findings == 0, #report.findings .. ' findings:\n' .. table.concat(report.findings, '\n', 1,
+      math.min(#report.findings, 40)))
+    -- the run reaches most targets, and both outcomes are common
+    if calls >= 3000 then
+      assert.is_true(c.distinct > 0.9 * c.available, ('reached %d of %d targets'):format(c.distinct, c.available))
+      assert.is_true(c.ok > c.calls / 10 and c.errors > c.calls / 10, ('%d ok, %d errors'):format(c.ok, c.errors))
+    end
+  end)
+end)
+
+-- Each case below failed (or hung) before the fix named in it.
+describe('API fuzzer findings', function()
+  it('polygamma of a huge order returns at once: n! stops at its overflow (it looped n times)', function()
+    local ok, y = fuzz.within(2, function() return torch.tensor({ 0.5, 2 }):polygamma(1 << 62) end)
+    assert(ok, y)
+    -- (-1)^(n + 1) n! zeta(n + 1, x): n! is inf, zeta(n + 1, 0.5) = 2^(n + 1) is inf and zeta(n + 1, 2) is 0
+    H.assert_values(y, { -math.huge, 0 / 0 })
+    ok, y = fuzz.within(2, function() return torch.tensor({ 0.5 }):polygamma(math.maxinteger) end)
+    assert(ok, y)
+    H.assert_values(y, { math.huge })
+    -- ordinary orders are unchanged: psi''(1) = -2 zeta(3)
+    H.assert_values(torch.tensor({ 1.0 }, { dtype = torch.float64 }):polygamma(2), { -2.4041138063191885 }, 1e-12)
+  end)
+
+  it("Laguerre's and Legendre's polynomials refuse a degree whose recurrence would run for years", function()
+    local x = torch.tensor({ 0.5 }, { dtype = torch.float64 })
+    for _, name in ipairs { 'laguerre_polynomial_l', 'legendre_polynomial_p' } do
+      local f = torch.special[name]
+      -- (this one first: without the limit it still returns, in a few hundredths of a second)
+      H.raises(function() f(x, torch.tensor({ 1, (1 << 24) + 1 })) end, 'special.' .. name .. ': degree n = 16777217 is too large')
+      H.raises(function() f(x, math.maxinteger) end, 'degree n = 9223372036854775807 is too large')
+      H.raises(function() f(x, torch.tensor({ 0 / 0, math.huge })) end, 'degree n = inf is too large')
+      -- up to the limit they compute, NaN degrees included (0, as for n < 0)
+      assert.are.equal(2, f(x, torch.tensor({ 1 << 24, 0 / 0 })):numel())
+    end
+    -- L_3(0.5) = (-x^3 + 9x^2 - 18x + 6) / 6, P_3(0.5) = (5x^3 - 3x) / 2
+    H.assert_values(torch.special.laguerre_polynomial_l(x, 3), { (-0.125 + 2.25 - 9 + 6) / 6 }, 1e-12)
+    H.assert_values(torch.special.legendre_polynomial_p(x, 3), { (0.625 - 1.5) / 2 }, 1e-12)
+  end)
+end)
