@@ -65,4 +65,63 @@ describe('API fuzzer findings', function()
     H.assert_values(torch.special.laguerre_polynomial_l(x, 3), { (-0.125 + 2.25 - 9 + 6) / 6 }, 1e-12)
     H.assert_values(torch.special.legendre_polynomial_p(x, 3), { (0.625 - 1.5) / 2 }, 1e-12)
   end)
+
+  it('split and split_with_sizes: sizes near 2^63 neither overflow nor pass for a smaller sum', function()
+    -- a size of 2^63 - 1 made ceil(size / split_size) overflow (caught by the UBSan build)
+    local pieces = torch.arange(0, 3):split(math.maxinteger)
+    assert.are.equal(1, #pieces)
+    assert.are.same({ 0, 1, 2 }, pieces[1]:totable())
+    -- (2^63 - 1) * 2 + 2 wrapped to 0, the size of the dimension
+    local x = torch.zeros(0, 3)
+    H.raises(function() x:split_with_sizes({ math.maxinteger, math.maxinteger, 2 }) end,
+      'split_with_sizes: expects split_sizes to sum exactly to 0')
+    H.raises(function() torch.zeros(5):split_with_sizes({ math.maxinteger, 3, -1 }) end, 'non-negative')
+    assert.are.same({ 2, 3 }, H.map(torch.zeros(5):split_with_sizes({ 2, 3 }), function(t) return t:numel() end))
+  end)
+
+  it('tensor_split refuses a number of sections that would fill the memory with empty views', function()
+    local ok, err = fuzz.within(2, torch.tensor_split, torch.zeros(0, 3), 1 << 62)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find('tensor_split: too many sections (4611686018427387904)', 1, true), err)
+    -- more sections than elements are still fine: the last ones are empty
+    local p = torch.arange(0, 3):tensor_split(5)
+    assert.are.same({ 1, 1, 1, 0, 0 }, H.map(p, function(t) return t:numel() end))
+  end)
+
+  -- a freed block full of the byte 190 in the CPU cache, for the next allocation of its size
+  local function dirty_cache(n)
+    local t = torch.full({ n }, 190, { dtype = torch.uint8 })
+    t = nil
+    collectgarbage()
+    collectgarbage()
+  end
+
+  it('bool tensors never hold bytes other than 0 and 1 (reading one as C bool is undefined)', function()
+    -- empty and its kin start false (each made from `base`, which exists before the cache is dirtied)
+    local makers = {
+      function() return torch.empty(4096, { dtype = torch.bool }) end,
+      function(base) return torch.empty_like(base:expand(4096)) end,
+      function(base) return base:new_empty(4096) end,
+      function() return torch.empty_strided({ 4096 }, { 1 }, { dtype = torch.bool }) end,
+      function(base) return base:new_empty_strided({ 4096 }, { 1 }) end,
+      -- resize_ grows a bool tensor with false
+      function(base) return base:resize_(4096) end,
+    }
+    for i, make in ipairs(makers) do
+      local base = torch.zeros(1, { dtype = torch.bool })
+      dirty_cache(4096)
+      local b = make(base)
+      assert.are.equal(0, b:to(torch.uint8):max():item(), 'maker ' .. i)
+    end
+    -- a safetensors file's BOOL bytes: any non-zero byte is true
+    local path = os.tmpname()
+    local header = '{"a":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}}'
+    local f = assert(io.open(path, 'wb'))
+    f:write(string.pack('<I8', #header) .. header .. '\2\0\255')
+    f:close()
+    local a = torch.load(path).a
+    os.remove(path)
+    assert.are.same({ 1, 0, 1 }, a:to(torch.uint8):totable())
+    assert.are.same({ true, false, true }, a:totable())
+  end)
 end)
