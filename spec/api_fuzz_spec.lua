@@ -124,4 +124,43 @@ describe('API fuzzer findings', function()
     assert.are.same({ 1, 0, 1 }, a:to(torch.uint8):totable())
     assert.are.same({ true, false, true }, a:totable())
   end)
+
+  it('transpose and permute of a tensor that requires grad refuse a bad dim before recording it', function()
+    -- the dim, wrapped but not checked, indexed the recorded permutation out of its bounds (caught by
+    -- the UBSan build)
+    local x = torch.zeros(3, 2, { requires_grad = true })
+    H.raises(function() x:transpose(1, -4) end, 'transpose: dimension out of range')
+    H.raises(function() torch.swapdims(x, 5, 1) end, 'transpose')
+    H.raises(function() x:permute(1, -5) end, 'permute')
+    local y = x:transpose(1, -1)
+    assert.are.same({ 2, 3 }, y:size())
+    y:sum():backward()
+    H.assert_values(x.grad, { { 1, 1 }, { 1, 1 }, { 1, 1 } })
+  end)
+
+  it('pad, interpolate and the adaptive max pools refuse an output no memory holds at once', function()
+    -- each built a Lua table as long as the output's dim before making any tensor
+    local F = torch.nn.functional
+    local cases = {
+      { 'pad: an output of size [2, 4611686018427387904]', F.pad, torch.zeros(2, 3), { 1 << 62, 4 }, 'replicate' },
+      { 'pad: an output of size', F.pad, torch.zeros(2, 3), { math.maxinteger, math.maxinteger }, 'replicate' },
+      { 'interpolate: an output of size [2, 3, 9223372036854775807]', F.interpolate, torch.zeros(2, 3, 5),
+        { size = math.maxinteger } },
+      -- 'area' resamples by a product with an n_in x n_out matrix, a table first
+      { 'interpolate: an output of size [1048576, 1048576]', F.interpolate, torch.zeros(1, 1, 1 << 20),
+        { size = 1 << 20, mode = 'area' } },
+      { 'adaptive_max_pool1d: an output of size [1, 33, 1, 4611686018427387904]', F.adaptive_max_pool1d,
+        torch.zeros(33, 33), 1 << 62 },
+      { 'adaptive_max_pool2d: an output of size', F.adaptive_max_pool2d, torch.zeros(1, 2, 3), { 1 << 40, 1 << 40 } },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = fuzz.within(2, c[2], table.unpack(c, 3))
+      assert.is_false(ok, c[1])
+      assert.truthy(tostring(err):find(c[1], 1, true), err)
+    end
+    -- ordinary sizes still work
+    assert.are.same({ { 1, 1, 1, 2, 3, 3 } }, F.pad(torch.arange(1, 4):view(1, 3), { 2, 1 }, 'replicate'):totable())
+    assert.are.same({ 1, 1, 6 }, F.interpolate(torch.ones(1, 1, 3), { size = 6 }):size())
+    H.assert_values(F.adaptive_max_pool1d(torch.tensor({ { 1.0, 3, 2, 5 } }), 2), { { 3, 5 } })
+  end)
 end)

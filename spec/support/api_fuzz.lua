@@ -734,9 +734,10 @@ function Run:call_module(i, target, g)
       input.n = input.n + 1
       input[input.n] = r:chance(0.7) and g:tensor { shape = torch.is_tensor(x) and x.shape or nil, dtype = torch.is_tensor(x) and x.dtype or nil } or g:arg()
     end
-    local fok, out = self:checked(i, target, ':forward', m, input)
+    local made = '(' .. describe_args(ctor) .. ')'
+    local fok, out = self:checked(i, target, made .. ':forward', m, input)
     if fok and torch.is_tensor(out[1]) and out[1].requires_grad and r:chance(0.5) then
-      self:checked(i, target, ':backward', function(y) y:sum():backward() end, { n = 1, out[1] })
+      self:checked(i, target, made .. ':backward', function(y) y:sum():backward() end, { n = 1, out[1] })
     end
   end
   if r:chance(0.3) then

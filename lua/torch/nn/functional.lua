@@ -407,6 +407,27 @@ function F.one_hot(t, num_classes)
   return out:scatter_(-1, t:unsqueeze(-1), 1)
 end
 
+-- Some functions build Lua tables as long as a dim of their output before making any tensor: they
+-- first make sure that the output can exist, so that a size no memory holds fails at once, with the
+-- allocator's error, instead of after the loop has filled the memory. (The block, given back at
+-- once, stays in the allocator's cache for the output.) level: error's, from reserve's caller.
+local function reserve(op, x, shape, level)
+  local numel, ints = 1.0, {}
+  for i, s in ipairs(shape) do
+    numel = numel * s
+    ints[i] = math.tointeger(s)
+  end
+  local ok, t = false, 'size is too large'
+  if numel < 2.0 ^ 62 then ok, t = pcall(torch.empty, ints, { dtype = x.dtype, device = x.device }) end
+  if not ok then
+    local sizes = {}
+    for i, s in ipairs(shape) do sizes[i] = ints[i] and tostring(ints[i]) or string.format('%.0f', s) end
+    error(string.format('%s: an output of size [%s] cannot be made: %s', op, table.concat(sizes, ', '),
+      tostring(t):gsub('^[^:]*:%d+: ', '')), (level or 1) + 1)
+  end
+  t:set_(torch.empty(0, { dtype = x.dtype, device = x.device }))
+end
+
 -- positions 1 - l .. n + r of a dim of n elements, mapped into 1..n by a padding mode
 local PAD_INDEX = {
   replicate = function(i, n) return math.min(math.max(i, 1), n) end,
@@ -463,6 +484,9 @@ function F.pad(x, pad, o)
         error('pad: Padding value causes wrapping around more than once.', 2)
       end
       if n == 0 then error(string.format("pad: mode '%s' needs a non-empty dimension %d", mode, d), 2) end
+      local shape = { table.unpack(x.shape) }
+      shape[d] = math.max(n + (l + 0.0) + r, 0) -- in floats: l + r may pass 2^63
+      reserve('pad', x, shape, 2)
       local idx, f = {}, PAD_INDEX[mode]
       for i = 1 - l, n + r do idx[#idx + 1] = f(i, n) end
       x = x:index_select(d, torch.tensor(idx, { dtype = torch.int64, device = x.device }))
@@ -913,11 +937,14 @@ function F.interpolate(x, o)
   for i = 1, nsp do
     if math.type(sizes[i]) ~= 'integer' or sizes[i] < 1 then error('interpolate: output sizes must be positive integers', 2) end
   end
+  local shape = { x:size(1), x:size(2), table.unpack(sizes, 1, nsp) }
+  reserve('interpolate', x, shape, 2)
   local use_factor = factors ~= nil and not o.recompute_scale_factor
   for i = 1, nsp do
     local d = 2 + i
     local factor = use_factor and factors[i] or nil
     if mode == 'bicubic' or mode == 'area' then
+      reserve('interpolate', x, { x:size(d), sizes[i] }, 2) -- the matrix
       local m = axis_matrix(x:size(d), sizes[i], factor, mode, o.align_corners)
       local w = torch.tensor(m, { dtype = x.dtype, device = x.device }):view(x:size(d), sizes[i])
       x = torch.matmul(x:transpose(d, -1), w):transpose(d, -1)
@@ -1468,7 +1495,7 @@ end
 -- the families written in files of their own (lua/torch/nn/functional/*.lua) add their functions to F,
 -- given the checks above
 local util = { check_tensor = check_tensor, opts_of = opts_of, params = params, pair = pair, single = single,
-  reduce = reduce, fp32 = fp32 }
+  reduce = reduce, fp32 = fp32, reserve = reserve }
 for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc',
   'volumetric', 'fractional_pool', 'variants', 'attention' } do
   require('torch.nn.functional.' .. part)(F, util)
