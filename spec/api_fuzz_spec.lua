@@ -173,4 +173,18 @@ describe('API fuzzer findings', function()
     assert.are.equal(1 << 62, v:numel())
     assert.are.same({ 0, 0 }, { v:stride(1), v:stride(2) })
   end)
+
+  it('combinations refuses a count of rows no memory holds before listing them', function()
+    -- C(1025, 9) is about 3.3e21 rows: they were listed one Lua table at a time
+    local ok, err = fuzz.within(2, torch.combinations, torch.zeros(1025), 9)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find('combinations: an output of size [3322432355087930097664, 9]', 1, true), err)
+    ok, err = fuzz.within(2, torch.combinations, torch.zeros(3), 1 << 62, true)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find('combinations: an output of size', 1, true), err)
+    -- C(4, 2) = 6 rows, C(5, 2) = 10 with replacement, none when r > n
+    assert.are.same({ { 1, 2 }, { 1, 3 }, { 1, 4 }, { 2, 3 }, { 2, 4 }, { 3, 4 } }, torch.combinations(torch.arange(1, 5), 2):totable())
+    assert.are.equal(10, torch.combinations(torch.arange(1, 5), 2, true):size(1))
+    assert.are.equal(0, torch.combinations(torch.arange(1, 4), 5):size(1))
+  end)
 end)

@@ -407,26 +407,7 @@ function F.one_hot(t, num_classes)
   return out:scatter_(-1, t:unsqueeze(-1), 1)
 end
 
--- Some functions build Lua tables as long as a dim of their output before making any tensor: they
--- first make sure that the output can exist, so that a size no memory holds fails at once, with the
--- allocator's error, instead of after the loop has filled the memory. (The block, given back at
--- once, stays in the allocator's cache for the output.) level: error's, from reserve's caller.
-local function reserve(op, x, shape, level)
-  local numel, ints = 1.0, {}
-  for i, s in ipairs(shape) do
-    numel = numel * s
-    ints[i] = math.tointeger(s)
-  end
-  local ok, t = false, 'size is too large'
-  if numel < 2.0 ^ 62 then ok, t = pcall(torch.empty, ints, { dtype = x.dtype, device = x.device }) end
-  if not ok then
-    local sizes = {}
-    for i, s in ipairs(shape) do sizes[i] = ints[i] and tostring(ints[i]) or string.format('%.0f', s) end
-    error(string.format('%s: an output of size [%s] cannot be made: %s', op, table.concat(sizes, ', '),
-      tostring(t):gsub('^[^:]*:%d+: ', '')), (level or 1) + 1)
-  end
-  t:set_(torch.empty(0, { dtype = x.dtype, device = x.device }))
-end
+local reserve = require 'torch.reserve'
 
 -- positions 1 - l .. n + r of a dim of n elements, mapped into 1..n by a padding mode
 local PAD_INDEX = {
@@ -1495,7 +1476,7 @@ end
 -- the families written in files of their own (lua/torch/nn/functional/*.lua) add their functions to F,
 -- given the checks above
 local util = { check_tensor = check_tensor, opts_of = opts_of, params = params, pair = pair, single = single,
-  reduce = reduce, fp32 = fp32, reserve = reserve }
+  reduce = reduce, fp32 = fp32 }
 for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc',
   'volumetric', 'fractional_pool', 'variants', 'attention' } do
   require('torch.nn.functional.' .. part)(F, util)

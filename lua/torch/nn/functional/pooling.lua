@@ -5,7 +5,8 @@
 local torch = require 'torch'
 
 return function(F, u)
-  local check_tensor, opts_of, pair, single, reserve = u.check_tensor, u.opts_of, u.pair, u.single, u.reserve
+  local check_tensor, opts_of, pair, single = u.check_tensor, u.opts_of, u.pair, u.single
+  local reserve = require 'torch.reserve'
 
   local function check_planes(x, op, nd)
     check_tensor(x, op)
