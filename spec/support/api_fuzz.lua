@@ -10,9 +10,12 @@
 --   * a returned tensor is sane: its shape, strides and offset stay inside its storage, it prints,
 --     and :sum() works;
 --   * a call on these tiny inputs takes well under a few seconds (a huge allocation fails fast).
--- Call i's target and arguments come from a generator seeded by (seed, i) alone, so any one call
--- can be replayed by itself (M.run{seed = s, first = i, calls = 1}). A crash cannot be caught:
--- LUTORCH_FUZZ_TRACE=1 prints each call to stderr before making it.
+-- Call i's target and arguments come from a generator seeded by (seed, i), so a call can be replayed
+-- by itself (M.run{seed = s, first = i, calls = 1}) unless it is a mutant: half the calls of a target
+-- that has succeeded before change one or two arguments of one of its last successful calls (which
+-- reaches deeper than fresh arguments, most of which are refused at once); a mutant replays from the
+-- start of its run (a few seconds). A crash cannot be caught: LUTORCH_FUZZ_TRACE=1 prints each call
+-- to stderr before making it.
 local torch = require 'torch'
 local nn = torch.nn
 
@@ -674,7 +677,57 @@ function Run:cleanup()
   if self.tmpdir then os.execute('rm -rf ' .. self.tmpdir) end
 end
 
+-- a variant of a tensor: the same shape in another dtype or layout, or a near shape
+function Gen:tensor_like(t)
+  local r = self.r
+  local shape = {}
+  for k, n in ipairs(t.shape) do shape[k] = n end
+  local kind = r:int(1, 6)
+  if kind == 1 then return self:tensor { shape = shape, dtype = self:dtype() }
+  elseif kind == 2 then return self:tensor { shape = shape, dtype = t.dtype, grad = t.requires_grad and 0 or 0.5 }
+  elseif kind == 3 and #shape > 0 then shape[r:int(1, #shape)] = r:pick { 0, 1, 2 }
+  elseif kind == 4 and #shape > 0 then table.remove(shape, r:int(1, #shape))
+  elseif kind == 5 and #shape < 6 then table.insert(shape, r:int(1, #shape + 1), r:pick { 1, 2 })
+  else return self:tensor { dtype = t.dtype } end
+  return self:tensor { shape = shape, dtype = t.dtype }
+end
+
+-- args with one or two of them changed (or one added or dropped): near a call that succeeded
+function Gen:mutant(args)
+  local r = self.r
+  local a = { n = args.n }
+  for k = 1, args.n do a[k] = args[k] end
+  for _ = 1, r:int(1, 2) do
+    local what = r:int(1, 10)
+    if what == 1 then
+      a.n = a.n + 1
+      a[a.n] = self:arg()
+    elseif what == 2 and a.n > 0 then
+      a[a.n] = nil
+      a.n = a.n - 1
+    elseif a.n > 0 then
+      local k = r:int(1, a.n)
+      local v = a[k]
+      if torch.is_tensor(v) and r:chance(0.85) then a[k] = self:tensor_like(v)
+      elseif type(v) == 'number' and r:chance(0.8) then
+        a[k] = r:chance(0.5) and r:pick(self.big and r:chance(0.3) and BIG_NUMBERS or NUMBERS) or v + r:pick { -1, 1 }
+      else a[k] = self:arg() end
+    end
+  end
+  return a
+end
+
+-- the argument lists of the last calls of each target that succeeded (a few each)
+local CORPUS_PER_TARGET = 4
+
 function Run:call_function(i, target, g)
+  local corpus = self.corpus[target.name]
+  if corpus and g.r:chance(0.5) then
+    local args = g:mutant(g.r:pick(corpus))
+    local ok = self:checked(i, target, ' (a mutant)', target.fn, args)
+    if ok then self:remember(target, args, g) end
+    return
+  end
   local args = g:args(target.first_tensor)
   if FILE_TAKERS[target.name] then
     local paths = self:paths()
@@ -684,7 +737,17 @@ function Run:call_function(i, target, g)
       if args.n == 0 then args.n = 1 end
     end
   end
-  self:checked(i, target, '', target.fn, args)
+  if self:checked(i, target, '', target.fn, args) then self:remember(target, args, g) end
+end
+
+function Run:remember(target, args, g)
+  if FILE_TAKERS[target.name] then return end
+  local c = self.corpus[target.name]
+  if not c then
+    c = {}
+    self.corpus[target.name] = c
+  end
+  if #c < CORPUS_PER_TARGET then c[#c + 1] = args else c[g.r:int(1, #c)] = args end
 end
 
 function Run:call_operator(i, target, g)
@@ -866,6 +929,7 @@ end
 function M.run(opts)
   local run = setmetatable({
     seed = opts.seed, big = opts.big, slow = opts.slow or 5, trace = opts.trace, targets = M.targets(), perms = {},
+    corpus = {},
     findings = {}, counts = { calls = 0, ok = 0, errors = 0, targets = {} },
   }, Run)
   local first = opts.first or 1
