@@ -196,4 +196,15 @@ describe('API fuzzer findings', function()
     H.raises(function() torch.diagflat(torch.zeros(3), math.maxinteger) end, 'index 9223372036854775808')
     H.raises(function() x:gather(1, torch.tensor({ 4 })) end, 'gather(): index 4 is out of bounds for dimension 1 with size 3')
   end)
+
+  it('matrix_exp of finite float32 matrices near its range neither loops forever nor scales them to 0', function()
+    -- the column sums overflowed float32 to inf, and the number of squarings with them
+    local ok, e = fuzz.within(2, torch.linalg.matrix_exp, torch.full({ 2, 5, 5 }, 3.4e38))
+    assert(ok, e)
+    assert.is_false(e:isfinite():any():item())
+    -- 2^128, the scale of a norm past 2^127, overflowed float32: the scaled matrix was 0 and exp(A) = I
+    H.assert_values(torch.linalg.matrix_exp(torch.full({ 1, 1 }, 1e38)), { { math.huge } })
+    H.assert_values(torch.linalg.matrix_exp(torch.full({ 1, 1 }, -1e38)), { { 0 } })
+    H.assert_values(torch.linalg.matrix_exp(torch.full({ 1, 1 }, 80.0)), { { math.exp(80) } }, 1e-4)
+  end)
 end)
