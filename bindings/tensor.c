@@ -253,8 +253,9 @@ static int t_tostring(lua_State *L) {
    view (a new reference) and advances *dim. */
 static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
   if (*dim >= v->ndim) {
+    int nd = v->ndim; /* v may go with the release */
     lt_release(v);
-    luaL_error(L, "index: too many indices for a tensor of dimension %d", v->ndim);
+    luaL_error(L, "index: too many indices for a tensor of dimension %d", nd);
   }
   lt_tensor_t *r;
   if (lua_isinteger(L, key) || lua_type(L, key) == LUA_TNUMBER) {
@@ -276,8 +277,8 @@ static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
     if (b < 0) b += size + 1;
     if (a < 1 || a > size + 1 || b < a - 1 || b > size) {
       lt_release(v);
-      luaL_error(L, "index: range {%d, %d} out of bounds for dimension %d of size %d",
-                 (int)a, (int)b, *dim + 1, (int)size);
+      luaL_error(L, "index: range {%I, %I} out of bounds for dimension %d of size %I", (lua_Integer)a, (lua_Integer)b,
+                 *dim + 1, (lua_Integer)size);
     }
     r = lt_narrow(v, *dim, a - 1, b - a + 1);
     (*dim)++;
@@ -467,11 +468,12 @@ static int t_newindex(lua_State *L) {
     if (rc != LT_OK) return lt_lua_error(L);
     return 0;
   }
+  /* the value is checked before the view is made: a Lua error while it is held would leak it */
+  lt_tensor_t *src = lt_lua_totensor(L, 3);
+  lt_operand_t val = src ? lt_tensor_operand(src) : lt_lua_checkoperand(L, 3);
   bool all_numbers;
   lt_tensor_t *v = index_view(L, t, 2, &all_numbers);
-  int rc;
-  if (lt_lua_totensor(L, 3)) rc = lt_copy_(v, lt_lua_totensor(L, 3));
-  else rc = lt_fill_(v, lt_lua_checkoperand(L, 3));
+  int rc = src ? lt_copy_(v, src) : lt_fill_(v, val);
   lt_release(v);
   if (rc != LT_OK) return lt_lua_error(L);
   return 0;

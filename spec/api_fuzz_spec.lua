@@ -207,4 +207,23 @@ describe('API fuzzer findings', function()
     H.assert_values(torch.linalg.matrix_exp(torch.full({ 1, 1 }, -1e38)), { { 0 } })
     H.assert_values(torch.linalg.matrix_exp(torch.full({ 1, 1 }, 80.0)), { { math.exp(80) } }, 1e-4)
   end)
+
+  it('an index assignment of a bad value does not leak the tensor (the view was held across the error)', function()
+    collectgarbage()
+    collectgarbage()
+    local before = torch.memory.allocated('cpu')
+    do
+      local x = torch.zeros(1000)
+      H.raises(function() x[{}] = nil end, 'tensor or number expected, got nil')
+      H.raises(function() x[{ { 1, 2 } }] = 'a' end, 'tensor or number expected')
+    end
+    collectgarbage()
+    collectgarbage()
+    assert.are.equal(before, torch.memory.allocated('cpu'))
+    -- good values are still assigned
+    local y = torch.zeros(2, 3)
+    y[{ {}, 2 }] = 7
+    y[{ 1 }] = torch.ones(3)
+    assert.are.same({ { 1, 1, 1 }, { 0, 7, 0 } }, y:totable())
+  end)
 end)
