@@ -1,13 +1,19 @@
 -- The API fuzzer (spec/support/api_fuzz.lua): a fixed seed and number of calls here; other seeds
 -- and longer runs by hand:
 --   LUTORCH_FUZZ_SEED=7 LUTORCH_FUZZ_CALLS=100000 build/lutorch /usr/bin/busted --no-auto-insulate spec/api_fuzz_spec.lua
--- LUTORCH_FUZZ_FIRST=i starts at call i (calls are independent: one can be replayed alone),
+-- LUTORCH_FUZZ_FIRST=i starts at call i (a call can be replayed alone unless the trace marks it a
+-- mutant: those replay from call 1),
 -- LUTORCH_FUZZ_TRACE=1 prints each call to stderr before making it (to name the one that crashes),
+-- LUTORCH_FUZZ_SLOW=s makes a call slower than s seconds a finding (default 5; 15 suits the
+-- sanitized build, about 3 times slower),
 -- LUTORCH_FUZZ_BIG=1 adds sizes near 2^31 (run it under a memory limit: ulimit -v, or ASan's
 -- max_allocation_size_mb). Below the run, the focused cases for the bugs it found.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local fuzz = require 'spec.support.api_fuzz'
+
+-- about 12 s in the normal build, 25 s in the sanitized one
+local DEFAULT_CALLS = 20000
 
 local function env_int(name, default)
   local v = os.getenv(name)
@@ -16,13 +22,13 @@ end
 
 describe('API fuzzer', function()
   it('a seeded run: errors are messages, results are sane, nothing is slow', function()
-    local seed, calls = env_int('LUTORCH_FUZZ_SEED', 1), env_int('LUTORCH_FUZZ_CALLS', 3000)
+    local seed, calls = env_int('LUTORCH_FUZZ_SEED', 1), env_int('LUTORCH_FUZZ_CALLS', DEFAULT_CALLS)
     local report = fuzz.run {
       seed = seed, calls = calls, first = env_int('LUTORCH_FUZZ_FIRST', 1), big = os.getenv('LUTORCH_FUZZ_BIG') == '1',
-      trace = os.getenv('LUTORCH_FUZZ_TRACE') == '1',
+      trace = os.getenv('LUTORCH_FUZZ_TRACE') == '1', slow = env_int('LUTORCH_FUZZ_SLOW', 5),
     }
     local c = report.counts
-    if os.getenv('LUTORCH_FUZZ_TRACE') or calls ~= 3000 then
+    if os.getenv('LUTORCH_FUZZ_TRACE') or calls ~= DEFAULT_CALLS then
       io.stderr:write(('fuzz seed %d: %d calls (%d ok, %d errors), %d of %d targets\n'):format(seed, c.calls, c.ok,
         c.errors, c.distinct, c.available))
     end
