@@ -337,7 +337,12 @@ function Gen:args(first_tensor)
   for i = 1, n do
     if i == 1 and r:chance(first_tensor) then a[i] = self:tensor() else a[i] = self:arg() end
   end
-  if r:chance(0.25) then
+  return self:with_options(a, 0.25)
+end
+
+-- a, with an options table appended with chance p (options come last)
+function Gen:with_options(a, p)
+  if self.r:chance(p) then
     a.n = a.n + 1
     a[a.n] = self:options()
   end
@@ -764,11 +769,7 @@ function Gen:ctor_args()
   for k = 1, n do
     a[k] = r:weighted { { 70, r:int(1, 4) }, { 5, 0 }, { 25, false } } or self:arg()
   end
-  if r:chance(0.3) then
-    a.n = a.n + 1
-    a[a.n] = self:options()
-  end
-  return a
+  return self:with_options(a, 0.3)
 end
 
 -- an input for a module made with constructor arguments a: shaped around its first integer
