@@ -18,6 +18,16 @@ static void push_new(lua_State *L, lt_tensor_t *t, const lt_lua_opts_t *o) {
   lt_lua_pushtensor(L, t);
 }
 
+/* torch.empty and its kin leave the allocation's bytes, as PyTorch's do, except in a bool tensor,
+   whose elements must hold 0 or 1 (reading another byte as C's bool is undefined): false there */
+static lt_tensor_t *defined_bools(lt_tensor_t *t) {
+  if (t && t->dtype == LT_BOOL && lt_fill_(t, lt_int_operand(0)) != LT_OK) {
+    lt_release(t);
+    return NULL;
+  }
+  return t;
+}
+
 static lt_device_t opt_device(const lt_lua_opts_t *o, lt_device_t dflt) {
   return o->has_device ? o->device : dflt;
 }
@@ -134,7 +144,7 @@ static int filled(lua_State *L, lt_operand_t v, const char *op) {
   sizes_and_opts(L, 1, &nd, sizes, &o, op);
   lt_dtype dt = o.dtype == LT_DTYPE_INVALID ? lt_default_float() : o.dtype;
   lt_device_t dev = opt_device(&o, lt_device(LT_CPU, -1));
-  if (v.kind == LT_OPERAND_TENSOR) push_new(L, lt_empty(nd, sizes, dt, dev), &o);
+  if (v.kind == LT_OPERAND_TENSOR) push_new(L, defined_bools(lt_empty(nd, sizes, dt, dev)), &o);
   else push_new(L, lt_full(nd, sizes, v, dt, dev), &o);
   return 1;
 }
@@ -202,7 +212,7 @@ static int f_empty_strided(lua_State *L) {
   lt_lua_checkopts(L, 3, &o);
   lt_lua_checknargs(L, 3, "empty_strided");
   lt_dtype dt = o.dtype != LT_DTYPE_INVALID ? o.dtype : lt_default_float();
-  push_new(L, lt_empty_strided(nd, sizes, strides, dt, opt_device(&o, lt_device(LT_CPU, -1))), &o);
+  push_new(L, defined_bools(lt_empty_strided(nd, sizes, strides, dt, opt_device(&o, lt_device(LT_CPU, -1)))), &o);
   return 1;
 }
 
@@ -233,7 +243,7 @@ static lt_tensor_t *make_filled(lt_lua_opts_t *o, int nd, const int64_t *sizes, 
     case K_FULL: rc = lt_fill_(t, v); break;
     case K_RAND: rc = lt_uniform_(t, 0, 1, o->generator); break;
     case K_RANDN: rc = lt_normal_(t, 0, 1, o->generator); break;
-    case K_EMPTY: break;
+    case K_EMPTY: return defined_bools(t);
   }
   if (rc != LT_OK) { lt_release(t); return NULL; }
   return t;

@@ -316,8 +316,8 @@ static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
     if (a < 0) a += size + 1;
     if (b < 0) b += size + 1;
     if (a < 1 || a > size + 1 || b < a - 1 || b > size)
-      view_error(L, v, "index: range {%d, %d} out of bounds for dimension %d of size %d", (int)a, (int)b, *dim + 1,
-                 (int)size);
+      view_error(L, v, "index: range {%I, %I} out of bounds for dimension %d of size %I", (lua_Integer)a,
+                 (lua_Integer)b, *dim + 1, (lua_Integer)size);
     r = step == 1 ? lt_narrow(v, *dim, a - 1, b - a + 1) : lt_slice(v, *dim, a - 1, b, step);
     (*dim)++;
   } else {
@@ -600,9 +600,14 @@ static int t_newindex(lua_State *L) {
     if (rc != LT_OK) return lt_lua_error(L);
     return 0;
   }
+  /* the value is checked before the view is made: a Lua error while it is held would leak it */
+  lt_tensor_t *src = lt_lua_totensor(L, 3);
+  if (!src && lua_type(L, 3) != LUA_TNUMBER && !lua_isboolean(L, 3))
+    return luaL_error(L, "index assignment: the value must be a number, a boolean or a tensor, got %s",
+                      luaL_typename(L, 3));
+  lt_operand_t val = src ? lt_tensor_operand(src) : lt_lua_checkoperand(L, 3);
   int adv;
   lt_tensor_t *v = index_view(L, t, 2, &adv);
-  lt_tensor_t *src = lt_lua_totensor(L, 3);
   if (adv || lt_ag_needed(t, src)) {
     /* index tensors in the key, or autograd to record (not on a view): Tensor._index_put(t, key, value)
        writes t's elements at their positions, which the same key selects from a tensor of them */
@@ -623,7 +628,7 @@ static int t_newindex(lua_State *L) {
     rc = s ? lt_copy_(v, s) : LT_ERR;
     lt_release(s);
   } else {
-    rc = lt_fill_(v, lt_lua_checkoperand(L, 3));
+    rc = lt_fill_(v, val);
   }
   lt_release(v);
   if (rc != LT_OK) return lt_lua_error(L);

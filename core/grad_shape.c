@@ -147,6 +147,7 @@ lt_tensor_t *lt_ag_view_result(const char *name, lt_tensor_t *x, lt_tensor_t *o)
 
 lt_tensor_t *lt_ag_permute(lt_tensor_t *x, int ndim, const int64_t *dims) {
   RAW(lt_permute(x, ndim, dims));
+  if (!o) return NULL; /* the dims were refused: they index nothing below */
   shape_ctx_t c = {.kind = SH_PERMUTE};
   for (int d = 0; d < ndim; d++) c.perm[d] = dims[d] < 0 ? dims[d] + ndim : dims[d];
   return record_view("PermuteBackward0", x, o, &c);
@@ -154,6 +155,7 @@ lt_tensor_t *lt_ag_permute(lt_tensor_t *x, int ndim, const int64_t *dims) {
 
 lt_tensor_t *lt_ag_transpose(lt_tensor_t *x, int64_t d0, int64_t d1) {
   RAW(lt_transpose(x, d0, d1));
+  if (!o) return NULL; /* a dim out of range would index perm out of its bounds */
   shape_ctx_t c = {.kind = SH_PERMUTE};
   int n = x->ndim, a = (int)(d0 < 0 ? d0 + n : d0), b = (int)(d1 < 0 ? d1 + n : d1);
   for (int d = 0; d < n; d++) c.perm[d] = d;

@@ -118,6 +118,13 @@ static int check_index_dtype(const char *op, const lt_tensor_t *index, bool allo
                   lt_dtype_name(index->dtype));
 }
 
+/* a 0-based index shown 1-based, as the Lua side numbers them (2^63 - 1 shows as 2^63) */
+static const char *one_based(int64_t v, char buf[24]) {
+  if (v >= 0) snprintf(buf, 24, "%llu", (unsigned long long)v + 1);
+  else snprintf(buf, 24, "%lld", (long long)(v + 1));
+  return buf;
+}
+
 /* A 1-D index (index_select, index_add_, index_fill_) as a contiguous int64 list, its values
    checked against [0, bound). *tmp holds a converted copy when one was needed (release it). */
 static int index_list(const char *op, lt_tensor_t *index, int64_t bound, int dim_shown,
@@ -136,8 +143,9 @@ static int index_list(const char *op, lt_tensor_t *index, int64_t bound, int dim
       int64_t v = p[i];
       lt_release(*tmp);
       *tmp = NULL;
-      return lt_error("%s: index %lld out of range for dimension %d (of size %lld)", op,
-                      (long long)v + 1, dim_shown, (long long)bound);
+      char b[24];
+      return lt_error("%s: index %s out of range for dimension %d (of size %lld)", op, one_based(v, b), dim_shown,
+                      (long long)bound);
     }
   return LT_OK;
 }
@@ -156,9 +164,10 @@ static int check_index_range(const char *op, lt_tensor_t *index, int64_t bound, 
   if (!atomic_load(&bad)) return LT_OK;
   for (int64_t i = 0; i < index->numel; i++) {
     int64_t v = lt_get_int(index, i);
+    char b[24];
     if (v < 0 || v >= bound)
-      return lt_error("%s(): index %lld is out of bounds for dimension %d with size %lld", op,
-                      (long long)v + 1, dim_shown, (long long)bound);
+      return lt_error("%s(): index %s is out of bounds for dimension %d with size %lld", op, one_based(v, b),
+                      dim_shown, (long long)bound);
   }
   return LT_OK; /* not reached */
 }

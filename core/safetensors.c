@@ -923,6 +923,12 @@ static int read_source(const char *op, const char *what, const source_t *src, lt
       rc = lt_error("%s: %s: cannot allocate tensor " NAMEFMT ": %s", op, what, NAMEARG(t->name, t->name_len), lt_last_error());
     else
       rc = read_at(op, what, src, 8 + n + t->begin, lt_data(ts[i]), t->end - t->begin);
+    /* a bool element holds 0 or 1 (reading another byte as C's bool is undefined): any non-zero
+       byte of the file is true, as torch.frombuffer takes them */
+    if (rc == LT_OK && t->dtype == LT_BOOL) {
+      uint8_t *b = lt_data(ts[i]);
+      for (uint64_t k = 0; k < t->end - t->begin; k++) b[k] = b[k] != 0;
+    }
   }
   if (rc != LT_OK) {
     for (int i = 0; i < h->n; i++) lt_release(ts[i]);

@@ -167,6 +167,9 @@ int lt_resize_(lt_tensor_t *x, int ndim, const int64_t *sizes) {
     if (!s->block) return lt_error("resize_: Trying to resize storage that is not resizable");
     lt_tensor_t *fresh = lt_empty(1, &need, x->dtype, s->device);
     if (!fresh) return LT_ERR;
+    /* the new elements are left as the allocation had them, except bools, which must hold 0 or 1
+       (reading another byte as C's bool is undefined): they start false */
+    if (x->dtype == LT_BOOL && lt_fill_(fresh, lt_int_operand(0)) != LT_OK) { lt_release(fresh); return LT_ERR; }
     int64_t cap = (int64_t)(s->nbytes / el), one = 1;
     if (cap > 0) {
       lt_tensor_t *old = lt_view_geometry(x, 1, &cap, &one, 0);
@@ -631,13 +634,14 @@ int lt_split(lt_tensor_t *x, int64_t split_size, int64_t dim, lt_tensor_t ***out
   if (split_size == 0 && size != 0)
     return lt_error("split: split_size can only be 0 if dimension size is 0, but got dimension size of %lld",
                     (long long)size);
-  int64_t num = split_size == 0 ? 1 : (size + split_size - 1) / split_size;
+  /* ceil(size / split_size), without the overflow of size + split_size - 1 */
+  int64_t num = split_size == 0 ? 1 : size / split_size + (size % split_size != 0);
   if (num < 1) num = 1;
   if (num > (1 << 28)) return lt_error("split: too many pieces (%lld)", (long long)num);
   int64_t *len = malloc(sizeof(int64_t) * (size_t)num);
   if (!len) return lt_error("split: out of memory");
   for (int64_t i = 0; i < num; i++) len[i] = split_size;
-  len[num - 1] = split_size - (split_size * num - size);
+  len[num - 1] = size - split_size * (num - 1);
   int rc = make_pieces("split", x, d, (int)num, len, out, n_out);
   free(len);
   return rc;
@@ -651,16 +655,17 @@ int lt_split_sizes(lt_tensor_t *x, int n, const int64_t *sizes, int64_t dim, lt_
   LT_TRY(lt_wrap_dim("split_with_sizes", dim, x->ndim, &d));
   if (n < 0) return lt_error("split_with_sizes: invalid number of sizes %d", n);
   int64_t sum = 0;
-  bool neg = false;
+  bool neg = false, over = false; /* over: the sum passes INT64_MAX */
   for (int i = 0; i < n; i++) {
     if (sizes[i] < 0) neg = true;
+    else if (sizes[i] > INT64_MAX - sum) over = true;
     else sum += sizes[i];
   }
   char b[512];
   if (neg)
     return lt_error("split_with_sizes: expects split_sizes have only non-negative entries, but got "
                     "split_sizes=%s", lt_shape_str(n, sizes, b, sizeof b));
-  if (sum != x->sizes[d])
+  if (over || sum != x->sizes[d])
     return lt_error("split_with_sizes: expects split_sizes to sum exactly to %lld (input tensor's "
                     "size at dimension %d), but got split_sizes=%s", (long long)x->sizes[d], d + 1,
                     lt_shape_str(n, sizes, b, sizeof b));

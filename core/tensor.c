@@ -192,16 +192,26 @@ lt_tensor_t *lt_view_geometry(const lt_tensor_t *t, int ndim, const int64_t *siz
     lt_error("tensors have at most %d dimensions, got %d", LT_MAX_DIM, ndim);
     return NULL;
   }
-  /* check the view stays inside the storage */
-  int64_t n = lt_numel_of(ndim, sizes);
+  /* the number of elements: an expanded view's sizes (stride 0) can multiply past 2^63 */
+  int64_t n = 1;
+  bool empty = false, over = false;
+  for (int i = 0; i < ndim; i++) empty |= sizes[i] == 0;
+  for (int i = 0; i < ndim && !empty; i++) over |= __builtin_mul_overflow(n, sizes[i], &n);
+  if (empty) n = 0;
+  if (over) {
+    char b[512];
+    lt_error("view: a view of size %s would have more than 2^63 elements", lt_shape_str(ndim, sizes, b, sizeof b));
+    return NULL;
+  }
+  /* check the view stays inside the storage (a reach past 2^63 is outside too) */
   if (n > 0) {
-    int64_t lo = offset, hi = offset;
-    for (int i = 0; i < ndim; i++) {
-      if (strides[i] >= 0) hi += (sizes[i] - 1) * strides[i];
-      else lo += (sizes[i] - 1) * strides[i];
+    int64_t lo = offset, hi = offset, step;
+    for (int i = 0; i < ndim && !over; i++) {
+      over = __builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
+             __builtin_add_overflow(strides[i] >= 0 ? hi : lo, step, strides[i] >= 0 ? &hi : &lo);
     }
     int64_t cap = (int64_t)(t->storage->nbytes / lt_dtype_size(t->dtype));
-    if (lo < 0 || hi >= cap) {
+    if (over || lo < 0 || hi >= cap) {
       lt_error("view: the view is outside its storage (offset %lld, storage of %lld elements)",
                (long long)offset, (long long)cap);
       return NULL;

@@ -7,6 +7,7 @@ local Tensor = torch.Tensor
 local U = require 'torch.composite'
 local as_int = require('torch.composite').as_int
 local check_tensor, norm_dim, opts_of = U.check_tensor, U.norm_dim, U.opts_of
+local reserve = require 'torch.reserve'
 
 -- ---- building and combining tensors ----
 
@@ -105,6 +106,15 @@ function torch.combinations(x, r, with_replacement)
   r = as_int(r)
   if math.type(r) ~= 'integer' or r < 0 then error('combinations: r must be a non-negative integer, got ' .. tostring(r), 2) end
   local n = x:numel()
+  -- C(n, r) rows, or C(n + r - 1, n - 1) with replacement, made first as Lua tables (in floats:
+  -- r may be near 2^63)
+  local count = 0.0
+  if r > 0 and (with_replacement and n > 0 or r <= n) then
+    local top, m = with_replacement and n + (r + 0.0) - 1 or n, with_replacement and n - 1 or math.min(r, n - r)
+    count = 1.0
+    for k = 1, m do count = count * (top - m + k) / k end
+  end
+  reserve('combinations', x, { count, r }, 2)
   local rows, cur = {}, {}
   local function rec(start, depth)
     if depth > r then

@@ -23,10 +23,14 @@ return function(linalg, h)
   -- reached keeps its value); every step a differentiable op
   local function expm(a)
     local n = a:size(-1)
-    local norm = torch.no_grad(function() return a:abs():sum(-2):amax(-1):double() end)
-    local s = (norm / SCALED_NORM):log2():ceil():clamp(0) -- (...), float64
+    -- the norm in float64: a float32 or half matrix's column sums can overflow its dtype, and an
+    -- infinite s made the squaring loop endless; s stays below 1100 (2^-1100 scales any double
+    -- to 0: only a float64 matrix whose norm passes 1.8e308 is that far)
+    local norm = torch.no_grad(function() return a:double():abs():sum(-2):amax(-1) end)
+    local s = (norm / SCALED_NORM):log2():ceil():clamp(0, 1100) -- (...), float64
     local smax = s:numel() > 0 and s:max():item() or 0
-    local scaled = a / (s:exp2():to(a.dtype)):unsqueeze(-1):unsqueeze(-1)
+    -- scaled in float64: 2^s passes float32's range from s = 128 (and the scaled matrix was 0)
+    local scaled = (a:double() / s:exp2():unsqueeze(-1):unsqueeze(-1)):to(a.dtype)
     local eye = torch.eye(n, { dtype = a.dtype, device = a.device })
     local e = eye
     for j = TAYLOR_DEGREE, 1, -1 do e = eye + torch.matmul(scaled, e) / j end

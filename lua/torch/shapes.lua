@@ -372,6 +372,7 @@ both('index_fill', function(x, dim, index, value) return x:clone():index_fill_(d
 --- the end, the same numbers as PyTorch's split points [2, 5]. Negative ones count from the end
 --- (-1 is the last element, so {-1} leaves an empty last piece); indices past the ends clamp and a
 --- smaller index than the one before gives an empty piece, as slices do.
+local MAX_SECTIONS = 1 << 24
 local function tensor_split(x, ios, dim, op, whole)
   check_tensor(x, op)
   if x:dim() == 0 then
@@ -392,6 +393,10 @@ local function tensor_split(x, ios, dim, op, whole)
   ios = as_int(ios)
   if math.type(ios) == 'integer' then
     if ios <= 0 then error(op .. ': number of sections must be larger than 0, got ' .. ios, 3) end
+    -- each section is a tensor, empty or not: past MAX_SECTIONS the loop would fill the memory
+    if ios > MAX_SECTIONS then
+      error(string.format('%s: too many sections (%d): at most %d', op, ios, MAX_SECTIONS), 3)
+    end
     if whole and size % ios ~= 0 then
       error(string.format('%s: attempted to split along dimension %d, but the size of the dimension %d is not divisible by the split_size %d!',
         op, dim, size, ios), 3)

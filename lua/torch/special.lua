@@ -39,9 +39,14 @@ function special.polygamma(n, x)
   if x:lt(LOWEST):logical_and(x:ne(x:floor())):any():item() then
     error(string.format('polygamma: x below %g (not an integer) is not supported', LOWEST), 2)
   end
+  -- n! overflows to inf past n = 170: the loop stops there (n may be as large as 2^63 - 1, where
+  -- n + 1 is a float)
   local f = 1.0
-  for k = 2, n do f = f * k end
-  return zeta(n + 1, x:to(result_dtype(x))) * (n % 2 == 1 and f or -f)
+  for k = 2, n do
+    f = f * k
+    if f == math.huge then break end
+  end
+  return zeta(n < math.maxinteger and n + 1 or n + 1.0, x:to(result_dtype(x))) * (n % 2 == 1 and f or -f)
 end
 torch.polygamma = special.polygamma
 function Tensor.polygamma(x, n) return (special.polygamma(n, x)) end
@@ -190,6 +195,22 @@ do
   end
 end
 
+-- Laguerre's and Legendre's recurrences take n steps whatever x is (their values stay finite), so a
+-- degree above MAX_DEGREE (hundredths of a second an element) is refused rather than left to run
+-- for years, as PyTorch's loop would; the other polynomials overflow within a few hundred steps
+-- or have closed forms
+local MAX_DEGREE = 1 << 24
+local function check_degree(op, n)
+  local top = n
+  if torch.is_tensor(n) then
+    top = n:numel() > 0 and n:to(torch.float64):nan_to_num({ nan = -1, posinf = math.huge }):max():item() or 0
+  end
+  if top > MAX_DEGREE then
+    error(string.format('%s: degree n = %s is too large: the recurrence takes n steps (at most %d)', op,
+      math.type(top) == 'float' and string.format('%.17g', top) or tostring(top), MAX_DEGREE), 3)
+  end
+end
+
 -- the orthogonal polynomials p(x, n) of degree n (a tensor or number, truncated to an integer;
 -- below 0 they are 0), by their recurrences; not differentiable (as PyTorch)
 for _, name in ipairs({ 'chebyshev_polynomial_t', 'chebyshev_polynomial_u', 'chebyshev_polynomial_v',
@@ -200,6 +221,7 @@ for _, name in ipairs({ 'chebyshev_polynomial_t', 'chebyshev_polynomial_u', 'che
   local op = 'special.' .. name
   special[name] = function(x, n)
     two_operands(op, x, n, 'n')
+    if name == 'laguerre_polynomial_l' or name == 'legendre_polynomial_p' then check_degree(op, n) end
     return (torch.no_grad(f, x, n))
   end
 end

@@ -444,6 +444,8 @@ function F.one_hot(t, num_classes)
   return out:scatter_(-1, t:unsqueeze(-1), 1)
 end
 
+local reserve = require 'torch.reserve'
+
 -- positions 1 - l .. n + r of a dim of n elements, mapped into 1..n by a padding mode
 local PAD_INDEX = {
   replicate = function(i, n) return math.min(math.max(i, 1), n) end,
@@ -510,6 +512,9 @@ function F.pad(x, pad, o)
         error('pad: Padding value causes wrapping around more than once.', 2)
       end
       if n == 0 then error(string.format("pad: mode '%s' needs a non-empty dimension %d", mode, d), 2) end
+      local shape = { table.unpack(x.shape) }
+      shape[d] = math.max(n + (l + 0.0) + r, 0) -- in floats: l + r may pass 2^63
+      reserve('pad', x, shape, 2)
       local idx, f = {}, PAD_INDEX[mode]
       for i = 1 - l, n + r do idx[#idx + 1] = f(i, n) end
       x = x:index_select(d, torch.tensor(idx, { dtype = torch.int64, device = x.device }))
@@ -974,11 +979,14 @@ function F.interpolate(x, o)
     sizes[i] = as_int(sizes[i])
     if math.type(sizes[i]) ~= 'integer' or sizes[i] < 1 then error('interpolate: output sizes must be positive integers', 2) end
   end
+  local shape = { x:size(1), x:size(2), table.unpack(sizes, 1, nsp) }
+  reserve('interpolate', x, shape, 2)
   local use_factor = factors ~= nil and not o.recompute_scale_factor
   for i = 1, nsp do
     local d = 2 + i
     local factor = use_factor and factors[i] or nil
     if mode == 'bicubic' or mode == 'area' then
+      reserve('interpolate', x, { x:size(d), sizes[i] }, 2) -- the matrix
       local m = axis_matrix(x:size(d), sizes[i], factor, mode, o.align_corners)
       local w = torch.tensor(m, { dtype = x.dtype, device = x.device }):view(x:size(d), sizes[i])
       x = torch.matmul(x:transpose(d, -1), w):transpose(d, -1)

@@ -7,6 +7,7 @@ local as_int = require('torch.composite').as_int
 
 return function(F, u)
   local check_tensor, opts_of, pair, single = u.check_tensor, u.opts_of, u.pair, u.single
+  local reserve = require 'torch.reserve'
 
   local function check_planes(x, op, nd)
     check_tensor(x, op)
@@ -63,6 +64,7 @@ return function(F, u)
     local batched = x:dim() == 4
     if not batched then x = x:unsqueeze(1) end
     local n, c, h, w = x:size(1), x:size(2), x:size(3), x:size(4)
+    reserve(op, x, { n, c, oh, ow }, 3)
     local list, k = adaptive_windows(h, w, oh, ow)
     local m = oh * ow
     local idx = torch.tensor(list, { dtype = torch.int64, device = x.device })
