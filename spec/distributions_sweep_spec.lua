@@ -103,8 +103,8 @@ local DEPARTURES = {
 }
 
 -- looser tolerances, by distribution and property: PyTorch's erfinv is 1e-10 off at 1 - 2e-9 (its
--- Newton step takes erf(r) - x, which cancels there; lutorch's takes 1 - x - erfc(r): see the
--- erfinv case below), so Normal's icdf at 1e-9 is too
+-- Newton step takes erf(r) - x, which cancels there; lutorch's solves log erfc(|r|) = log(1 - |x|)
+-- beyond |x| = 1/2: see the erfinv case below), so Normal's icdf at 1e-9 is too
 local LOOSE = { Normal_icdf = 1e-9 }
 
 -- PyTorch's Wishart log_prob reads only the lower triangle of scale_tril, yet cholesky_solve's
