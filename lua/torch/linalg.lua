@@ -171,7 +171,8 @@ function linalg.multi_dot(ts)
   return r
 end
 
---- linalg.matrix_power(A, n): A multiplied by itself n times (n >= 0; the identity for 0), by squaring
+--- linalg.matrix_power(A, n): A multiplied by itself n times (the identity for 0; the inverse's -n
+--- times for n < 0), by squaring
 function linalg.matrix_power(a, n)
   check_tensor(a, 'matrix_power')
   if a:dim() < 2 or a:size(-1) ~= a:size(-2) then
@@ -179,7 +180,7 @@ function linalg.matrix_power(a, n)
   end
   n = as_int(n)
   if math.type(n) ~= 'integer' then error('linalg.matrix_power: n must be an integer, got ' .. tostring(n), 2) end
-  if n < 0 then error('linalg.matrix_power: negative powers need the inverse, which lutorch does not compute yet', 2) end
+  if n < 0 then a, n = linalg.inv(a), -n end -- PyTorch's: the inverse's power (an error if singular)
   local k = a:size(-1)
   if n == 0 then
     return torch.eye(k, { dtype = a.dtype, device = a.device }):expand(a.shape):clone()

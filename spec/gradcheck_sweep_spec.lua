@@ -1,0 +1,395 @@
+-- gradcheck and gradgradcheck (float64 central differences) over every differentiable function
+-- lutorch exposes: torch.*, the Tensor methods, torch.nn.functional, torch.linalg and torch.special
+-- are walked, and each function name is either a case below (differentiable: CASES; without a
+-- gradient, as PyTorch: NONDIFF) or in SKIP with its reason. A name that is neither fails the last
+-- test, which lists it: a new function gets covered or skipped on purpose.
+--
+-- A case runs its function on a contiguous input, on a non-contiguous one (the same values every
+-- other element of a larger tensor), on broadcast shapes where the op broadcasts (bc), and on a
+-- 0-dim and a 0-size input where meaningful (scalar, empty). gradgradcheck must pass, or, for the
+-- nodes the README names as refused (refuse = fragment), raise an error naming the op.
+--
+-- A name covers the torch.X function, the Tensor.X method and the F/linalg/special function of the
+-- same name in its namespace only when the case says so (ns); the in-place X_ variants are in
+-- inplace_spec, not here.
+local torch = require 'torch'
+local H = require 'spec.helpers'
+local F = torch.nn.functional
+local AG = torch.autograd
+local f64 = { dtype = torch.float64 }
+
+-- ---- input builders ----------------------------------------------------------------------------
+-- a domain letter and a shape: 'R:2,3'. R: signed, |v| in [0.3, 0.9]; P: positive in [0.5, 1.5];
+-- G: in [1.5, 2.5]; Q: in (0.2, 0.8); W: signed, |v| in [0.6, 1.4] (away from +-0.5 kinks);
+-- M: n x n (batched: b,n,n) well-conditioned, 2I + 0.3 R; S: symmetric positive definite
+local function values(dom, shape)
+  local n = 1
+  for _, s in ipairs(shape) do n = n * s end
+  if dom == 'M' or dom == 'S' then
+    local k = shape[#shape]
+    local r = torch.rand(shape, f64) * 0.6 - 0.3
+    local eye = torch.eye(shape[#shape - 1], k, f64)
+    if dom == 'M' then return r + eye * 2 end
+    return r:matmul(r:transpose(-1, -2)) + eye
+  end
+  local u = torch.rand(shape, f64)
+  local sign = (torch.rand(shape, f64):gt(0.5):double() * 2 - 1)
+  if dom == 'R' then return (u * 0.6 + 0.3) * sign end
+  if dom == 'W' then return (u * 0.8 + 0.6) * sign end
+  if dom == 'P' then return u + 0.5 end
+  if dom == 'G' then return u + 1.5 end
+  if dom == 'Q' then return u * 0.6 + 0.2 end
+  error('unknown domain ' .. dom)
+end
+
+local function parse(spec)
+  local dom, dims = spec:match('^(%a):?(.*)$')
+  local shape = {}
+  for d in dims:gmatch('%d+') do shape[#shape + 1] = tonumber(d) end
+  return dom, shape
+end
+
+-- a leaf requiring grad; strided: the same values every other element of a larger tensor
+local function leaf(spec, strided)
+  local dom, shape = parse(spec)
+  local v = values(dom, shape)
+  if strided and #shape > 0 then
+    v = torch.stack({ v, torch.zeros_like(v) }, -1):select(-1, 1)
+    assert(not v:is_contiguous() or v:numel() <= 1)
+  end
+  return v:detach():requires_grad_()
+end
+
+-- ---- the differentiable cases ------------------------------------------------------------------
+-- { args = input specs, f = function(inputs...) (default torch[name]), bc = broadcast specs,
+--   no_derivative = the fragment of the error of an op without a derivative (as in PyTorch),
+--   scalar = run on 0-dim inputs, empty = run on [0, 2] inputs, refuse = the fragment of a
+--   refused double backward's error, nogg = reason gradgradcheck is not run, ns = namespaces }
+local CASES = {}
+local function case(names, c)
+  for name in names:gmatch('%S+') do CASES[name] = c end
+end
+
+-- unary elementwise, by domain
+local UNARY = {
+  R = 'abs absolute asin asinh atan atanh cos cosh deg2rad erf erfinv exp exp2 expm1 frac i0 neg negative '
+    .. 'positive rad2deg reciprocal sigmoid sin sinc sinh square tan tanh relu relu6 selu celu gelu silu mish '
+    .. 'softplus softsign logsigmoid hardsigmoid hardswish tanhshrink nan_to_num clone arccos arcsin '
+    .. 'arcsinh arctan arctanh acos erfc gelu_tanh',
+  P = 'digamma lgamma log log10 log1p log2 rsqrt sqrt',
+  G = 'acosh arccosh',
+  Q = 'logit',
+  W = 'hardshrink',
+}
+for dom, names in pairs(UNARY) do
+  case(names, { args = { dom .. ':2,3' }, scalar = true, empty = true })
+end
+-- PyTorch's convention: zero gradients, checked by gradcheck away from the jumps
+case('ceil floor round trunc fix sign sgn', { args = { 'R:2,3' }, scalar = true, empty = true })
+
+-- binary elementwise, broadcasting
+local BINARY = {
+  RR = 'add sub subtract mul multiply maximum minimum fmax fmin atan2 arctan2 hypot logaddexp logaddexp2 rsub',
+  RW = 'div divide true_divide',
+  PR = 'pow float_power',
+  PP = 'xlogy',
+  RP = 'copysign',
+}
+for doms, names in pairs(BINARY) do
+  local a, b = doms:sub(1, 1), doms:sub(2, 2)
+  case(names, { args = { a .. ':2,3', b .. ':2,3' }, bc = { a .. ':2,3', b .. ':3' }, scalar = true })
+end
+case('fmod remainder', { args = { 'P:2,3', 'G:2,3' }, bc = { 'P:2,3', 'G:3' } })
+case('lerp', { args = { 'R:2,3', 'R:2,3', 'Q:2,3' }, bc = { 'R:2,3', 'R:3', 'Q:1' } })
+case('addcmul addcdiv', { args = { 'R:2,3', 'R:2,3', 'W:2,3' }, bc = { 'R:3', 'R:2,1', 'W:2,3' } })
+case('ldexp', { args = { 'R:2,3' }, f = function(a) return torch.ldexp(a, torch.tensor({ 1, 2, 3 }, f64)) end })
+case('igamma igammac', { args = { 'P:2,3' },
+  f = function(x) return torch.igamma(torch.full({ 2, 3 }, 1.5, f64), x) end })
+
+-- reductions and scans (dim 2 where they take one)
+local function dim2(name, ...)
+  local extra = table.pack(...)
+  return function(x) return torch[name](x, 2, table.unpack(extra, 1, extra.n)) end
+end
+case('sum mean prod nansum nanmean logsumexp amax amin std var norm', { args = { 'R:2,3' }, scalar = true })
+for _, n in ipairs { 'sum', 'mean', 'prod', 'nansum', 'nanmean', 'amax', 'amin', 'std', 'var', 'cumsum',
+  'cumprod', 'logcumsumexp', 'softmax', 'log_softmax', 'diff' } do
+  CASES[n .. '(dim)'] = { args = { 'R:2,3' }, f = dim2(n) }
+end
+CASES['logsumexp'] = { args = { 'R:2,3' }, f = dim2('logsumexp') }
+CASES['norm(dim)'] = { args = { 'R:2,3' }, f = function(x) return torch.norm(x, 3, 2) end }
+local function first(name, ...)
+  local extra = table.pack(...)
+  return function(x) return (torch[name](x, table.unpack(extra, 1, extra.n))) end
+end
+local function both(name, ...)
+  local extra = table.pack(...)
+  return function(x)
+    local a, b = torch[name](x, table.unpack(extra, 1, extra.n))
+    return a, b
+  end
+end
+case('max min median nanmedian', { args = { 'R:2,3' }, scalar = true })
+for _, n in ipairs { 'max', 'min', 'median', 'nanmedian', 'mode', 'cummax', 'cummin' } do
+  CASES[n .. '(dim)'] = { args = { 'R:2,3' }, f = first(n, 2) }
+end
+CASES.mode = CASES['mode(dim)']
+CASES.cummax, CASES.cummin = CASES['cummax(dim)'], CASES['cummin(dim)']
+case('kthvalue', { args = { 'R:2,3' }, f = first('kthvalue', 2, 2) })
+case('topk', { args = { 'R:2,3' }, f = first('topk', 2, 2) })
+case('sort', { args = { 'R:2,3' }, f = first('sort', 2) })
+case('msort', { args = { 'R:3,2' } })
+case('std_mean var_mean', { args = { 'R:2,3' }, scalar = true })
+case('aminmax', { args = { 'R:2,3' }, f = function(x) local a, b = torch.aminmax(x); return a, b end })
+case('quantile nanquantile', { args = { 'R:2,3' }, f = function(x) return torch.quantile(x, 0.3, 2) end })
+case('trace', { args = { 'R:3,3' } })
+case('renorm', { args = { 'R:3,2' }, f = function(x) return torch.renorm(x, 2, 1, 0.5) end })
+case('trapezoid trapz', { args = { 'R:2,3' } })
+case('cumulative_trapezoid', { args = { 'R:2,3' } })
+case('gradient', { args = { 'R:2,3' }, f = function(x) return table.unpack(torch.gradient(x)) end })
+case('dist', { args = { 'R:2,3', 'R:2,3' }, bc = { 'R:2,3', 'R:3' } })
+
+-- shapes, views and indexing
+local function with(name, ...)
+  local extra = table.pack(...)
+  return { args = { 'R:2,3' }, f = function(x) return torch[name](x, table.unpack(extra, 1, extra.n)) end }
+end
+local function unpacked(name, ...)
+  local extra = table.pack(...)
+  return { args = { 'R:2,4' }, f = function(x) return table.unpack(torch[name](x, table.unpack(extra, 1, extra.n))) end }
+end
+local idx = function(t) return torch.tensor(t, { dtype = torch.int64 }) end
+CASES.reshape = with('reshape', { 3, 2 })
+CASES.flatten = with('flatten')
+CASES.ravel = with('ravel')
+CASES.permute = with('permute', { 2, 1 })
+CASES.transpose = with('transpose', 1, 2)
+CASES.swapaxes, CASES.swapdims = with('swapaxes', 1, 2), with('swapdims', 1, 2)
+CASES.movedim, CASES.moveaxis = with('movedim', 1, 2), with('moveaxis', 1, 2)
+case('t adjoint', { args = { 'R:2,3' } })
+CASES.squeeze = { args = { 'R:2,1,3' } }
+CASES.unsqueeze = with('unsqueeze', 2)
+CASES.narrow, CASES.narrow_copy = with('narrow', 2, 2, 2), with('narrow_copy', 2, 2, 2)
+CASES.select = with('select', 2, 2)
+CASES.unflatten = with('unflatten', 2, { 3, 1 })
+CASES.unfold = { args = { 'R:2,5' }, f = function(x) return x:unfold(2, 2, 2) end }
+CASES.flip, CASES.fliplr, CASES.flipud = with('flip', { 1, 2 }), with('fliplr'), with('flipud')
+CASES.roll, CASES.rot90 = with('roll', 1, 2), with('rot90')
+CASES.tile = with('tile', { 2, 1 })
+CASES.repeat_interleave = with('repeat_interleave', 2, 2)
+CASES.broadcast_to = { args = { 'R:3' }, f = function(x) return torch.broadcast_to(x, { 2, 3 }) end }
+CASES.broadcast_tensors = { args = { 'R:3', 'R:2,1' },
+  f = function(a, b) return table.unpack(torch.broadcast_tensors(a, b)) end }
+CASES.chunk, CASES.unsafe_chunk = unpacked('chunk', 2, 2), unpacked('unsafe_chunk', 2, 2)
+CASES.split, CASES.unsafe_split = unpacked('split', 2, 2), unpacked('unsafe_split', 2, 2)
+CASES.split_with_sizes = unpacked('split_with_sizes', { 1, 3 }, 2)
+CASES.unsafe_split_with_sizes = unpacked('unsafe_split_with_sizes', { 1, 3 }, 2)
+CASES.tensor_split = unpacked('tensor_split', 2, 2)
+CASES.hsplit, CASES.vsplit = unpacked('hsplit', 2), unpacked('vsplit', 2)
+CASES.dsplit = { args = { 'R:2,2,4' }, f = function(x) return table.unpack(torch.dsplit(x, 2)) end }
+CASES.unbind = unpacked('unbind', 2)
+local function listed(name, ...)
+  local extra = table.pack(...)
+  return { args = { 'R:2,3', 'R:2,3' }, f = function(a, b) return torch[name]({ a, b }, table.unpack(extra, 1, extra.n)) end }
+end
+CASES.cat, CASES.concat, CASES.stack = listed('cat', 2), listed('concat', 1), listed('stack', 2)
+for _, n in ipairs { 'hstack', 'vstack', 'dstack', 'column_stack', 'row_stack', 'block_diag' } do
+  CASES[n] = listed(n)
+end
+CASES.block_diag = { args = { 'R:2,3', 'R:1,2' }, f = function(a, b) return torch.block_diag(a, b) end }
+CASES.atleast_1d = { args = { 'R:' }, f = torch.atleast_1d, scalar = true }
+CASES.atleast_2d = { args = { 'R:3' }, f = torch.atleast_2d }
+CASES.atleast_3d = { args = { 'R:2,3' }, f = torch.atleast_3d }
+CASES.cartesian_prod = { args = { 'R:2', 'R:3' } }
+CASES.combinations = { args = { 'R:4' } }
+CASES.meshgrid = { args = { 'R:2', 'R:3' }, f = function(a, b) return table.unpack(torch.meshgrid({ a, b }, { indexing = 'ij' })) end }
+CASES.kron = { args = { 'R:2,2', 'R:2,3' } }
+CASES.as_strided = { args = { 'R:2,3' }, f = function(x) return torch.as_strided(x, { 2, 2 }, { 1, 2 }) end }
+CASES.take = { args = { 'R:2,3' }, f = function(x) return torch.take(x, idx { 1, 6, 3, 3 }) end }
+CASES.take_along_dim = { args = { 'R:2,3' }, f = function(x) return torch.take_along_dim(x, idx { { 1, 3 }, { 2, 2 } }, 2) end }
+CASES.gather = { args = { 'R:2,3' }, f = function(x) return torch.gather(x, 2, idx { { 1, 3 }, { 2, 2 } }) end }
+CASES.index_select = { args = { 'R:2,3' }, f = function(x) return torch.index_select(x, 2, idx { 3, 1, 3 }) end }
+CASES.masked_select = { args = { 'R:2,3' }, f = function(x) return torch.masked_select(x, x:detach():gt(0)) end }
+CASES.masked_fill = { args = { 'R:2,3' }, f = function(x) return torch.masked_fill(x, x:detach():gt(0), 2) end }
+CASES.masked_scatter = { args = { 'R:2,3', 'R:6' },
+  f = function(x, s) return torch.masked_scatter(x, torch.tensor({ true, false, true }), s) end }
+CASES.scatter = { args = { 'R:2,3', 'R:2,2' }, f = function(x, s) return torch.scatter(x, 2, idx { { 1, 3 }, { 2, 1 } }, s) end }
+CASES.scatter_add = { args = { 'R:2,3', 'R:2,2' }, f = function(x, s) return torch.scatter_add(x, 2, idx { { 1, 1 }, { 2, 1 } }, s) end }
+CASES.scatter_reduce = { args = { 'R:2,3', 'R:2,2' },
+  f = function(x, s) return torch.scatter_reduce(x, 2, idx { { 1, 1 }, { 2, 1 } }, s, 'prod') end }
+CASES.index_add = { args = { 'R:2,3', 'R:2,2' }, f = function(x, s) return torch.index_add(x, 2, idx { 3, 3 }, s) end }
+CASES.index_copy = { args = { 'R:2,3', 'R:2,2' }, f = function(x, s) return torch.index_copy(x, 2, idx { 3, 1 }, s) end }
+CASES.index_fill = { args = { 'R:2,3' }, f = function(x) return torch.index_fill(x, 2, idx { 3, 1 }, 0.5) end }
+CASES.index_reduce = { args = { 'R:2,3', 'R:2,2' },
+  f = function(x, s) return torch.index_reduce(x, 2, idx { 3, 3 }, s, 'prod') end }
+CASES.index_put = { args = { 'R:2,3', 'R:2' }, f = function(x, v) return torch.index_put(x, { idx { 1, 2 }, idx { 3, 1 } }, v) end }
+CASES.put = { args = { 'R:2,3', 'R:2' }, f = function(x, v) return x:put(idx { 2, 5 }, v) end }
+CASES.diagonal_scatter = { args = { 'R:3,3', 'R:3' } }
+CASES.select_scatter = { args = { 'R:2,3', 'R:3' }, f = function(x, s) return torch.select_scatter(x, s, 1, 2) end }
+CASES.slice_scatter = { args = { 'R:4,3', 'R:2,3' }, f = function(x, s) return torch.slice_scatter(x, s, 1, 1, 4, 2) end }
+CASES.where = { args = { 'R:2,3', 'R:3' }, f = function(a, b) return torch.where(a:detach():gt(0), a, b) end }
+CASES.clamp = { args = { 'R:2,3' }, f = function(x) return torch.clamp(x, -0.5, 0.55) end, scalar = true }
+CASES.clip = { args = { 'R:2,3' }, f = function(x) return torch.clip(x, -0.5, 0.55) end }
+CASES['clamp(tensors)'] = { args = { 'R:2,3', 'R:3', 'R:2,3' }, f = function(x, lo, hi) return torch.clamp(x, lo, hi) end }
+CASES.clamp_min = { args = { 'R:2,3' }, f = function(x) return torch.clamp_min(x, -0.5) end }
+CASES.clamp_max = { args = { 'R:2,3' }, f = function(x) return torch.clamp_max(x, 0.55) end }
+CASES.threshold = { args = { 'W:2,3' }, f = function(x) return torch.threshold(x, 0.5, -2) end }
+CASES.type_as = { args = { 'R:2,3' }, f = function(x) return torch.type_as(x, x) end }
+CASES.constant_pad_nd = { args = { 'R:2,3' }, f = function(x) return torch.constant_pad_nd(x, { 1, 2 }, 0.5) end }
+CASES.channel_shuffle = { args = { 'R:1,4,2' }, f = function(x) return torch.channel_shuffle(x, 2) end }
+CASES.pixel_shuffle = { args = { 'R:1,4,1,2' }, f = function(x) return torch.pixel_shuffle(x, 2) end }
+CASES.pixel_unshuffle = { args = { 'R:1,1,2,2' }, f = function(x) return torch.pixel_unshuffle(x, 2) end }
+CASES.segment_reduce = { args = { 'R:5' }, f = function(x) return torch.segment_reduce(x, 'sum', { lengths = idx { 2, 3 } }) end }
+CASES.diag = { args = { 'R:3' }, scalar = false }
+CASES['diag(matrix)'] = { args = { 'R:3,3' }, f = torch.diag }
+CASES.diag_embed, CASES.diagflat = { args = { 'R:2,3' } }, { args = { 'R:3' } }
+CASES.diagonal = with('diagonal', 1)
+CASES.tril, CASES.triu = { args = { 'R:3,3' } }, { args = { 'R:3,3' } }
+CASES.vander = { args = { 'R:3' } }
+
+-- matrix products and linear algebra
+local L = torch.linalg
+local function mats(...) return { args = { ... } } end
+CASES.mm, CASES.matmul, CASES.bmm = mats('R:2,3', 'R:3,2'), mats('R:2,3', 'R:3'), mats('R:2,2,3', 'R:2,3,2')
+CASES.mv, CASES.dot, CASES.vdot = mats('R:2,3', 'R:3'), mats('R:3', 'R:3'), mats('R:3', 'R:3')
+CASES.inner, CASES.outer, CASES.ger = mats('R:2,3', 'R:3'), mats('R:2', 'R:3'), mats('R:2', 'R:3')
+CASES.addmm, CASES.addmv = mats('R:2,2', 'R:2,3', 'R:3,2'), mats('R:2', 'R:2,3', 'R:3')
+CASES.addr = mats('R:2,3', 'R:2', 'R:3')
+CASES.addbmm, CASES.baddbmm = mats('R:2,2', 'R:2,2,3', 'R:2,3,2'), mats('R:2,2,2', 'R:2,2,3', 'R:2,3,2')
+CASES.chain_matmul = { args = { 'R:2,3', 'R:3,2', 'R:2,2' }, f = function(a, b, c) return torch.chain_matmul(a, b, c) end }
+CASES.einsum = { args = { 'R:2,3', 'R:3,2' }, f = function(a, b) return torch.einsum('ij,jk->ik', a, b) end }
+CASES.tensordot = { args = { 'R:2,3', 'R:3,2' }, f = function(a, b) return torch.tensordot(a, b, 1) end }
+CASES.cross = { args = { 'R:2,3', 'R:2,3' }, f = function(a, b) return torch.cross(a, b, 2) end }
+CASES.cov, CASES.corrcoef = { args = { 'R:2,4' } }, { args = { 'R:2,4' } }
+CASES.cdist = { args = { 'R:2,3', 'R:3,3' } }
+CASES.matrix_power = { args = { 'M:3,3' }, f = function(a) return torch.matrix_power(a, 3) end }
+CASES['matrix_power(-2)'] = { args = { 'M:3,3' }, f = function(a) return torch.matrix_power(a, -2) end }
+case('matrix_exp det logdet inverse pinverse', { args = { 'M:3,3' }, bc = { 'M:2,3,3' } })
+CASES.slogdet = { args = { 'M:3,3' }, f = function(a) local s, l = torch.slogdet(a); return l end }
+-- the symmetric-input functions read one triangle: checked through (A + A^T) / 2, as PyTorch's own
+local function sym(f) return function(a, ...) return f((a + a:transpose(-1, -2)) / 2, ...) end end
+CASES.cholesky = { args = { 'S:3,3' }, bc = { 'S:2,3,3' }, f = sym(torch.cholesky) }
+CASES.cholesky_inverse = { args = { 'M:3,3' }, f = function(a) return torch.cholesky_inverse(torch.tril(a)) end }
+CASES.cholesky_solve = { args = { 'R:3,2', 'M:3,3' }, f = function(b, a) return torch.cholesky_solve(b, torch.tril(a)) end }
+CASES.triangular_solve = { args = { 'R:3,2', 'M:3,3' },
+  f = function(b, a) return (torch.triangular_solve(b, torch.triu(a))) end }
+CASES.lu_solve = { args = { 'R:3,2', 'M:3,3' }, f = function(b, a)
+  local lu, piv = L.lu_factor(a)
+  return torch.lu_solve(b, lu, piv)
+end }
+CASES.lu = { args = { 'M:3,3' }, f = function(a) return (torch.lu(a)) end }
+CASES.lu_unpack = { args = { 'M:3,3' }, f = function(a)
+  local lu, piv = L.lu_factor(a)
+  local _, l, u = torch.lu_unpack(lu, piv)
+  return l, u
+end }
+CASES.qr = { args = { 'M:3,3' }, f = function(a) local q, r = torch.qr(a); return q, r end }
+CASES.svd = { args = { 'M:3,2' }, f = function(a) local u, s, v = torch.svd(a); return s, u:abs(), v:abs() end }
+CASES.orgqr = { args = { 'M:3,3' }, f = function(a) return torch.orgqr(a, torch.tensor({ 1.2, 1.5 }, f64)) end }
+CASES.geqrf = { args = { 'M:3,3' }, f = function(a) return (torch.geqrf(a)) end, no_derivative = 'geqrf' }
+CASES.pca_lowrank = { args = { 'M:4,3' }, nogg = 'random projections',
+  f = function(a) torch.manual_seed(1); local _, s = torch.pca_lowrank(a, { q = 2, center = false }); return s end }
+CASES.svd_lowrank = { args = { 'M:4,3' }, nogg = 'random projections',
+  f = function(a) torch.manual_seed(1); local _, s = torch.svd_lowrank(a, { q = 2 }); return s end }
+local LCASES = {
+  cholesky = { args = { 'S:3,3' }, f = sym(L.cholesky) },
+  cholesky_ex = { args = { 'S:3,3' }, f = sym(function(a) return (L.cholesky_ex(a)) end) },
+  cond = { args = { 'M:3,3' } }, cross = { args = { 'R:2,3', 'R:2,3' } }, det = { args = { 'M:3,3' } },
+  diagonal = { args = { 'R:2,3,3' } },
+  eigh = { args = { 'S:3,3' }, f = sym(function(a) local w, v = L.eigh(a); return w, v:abs() end) },
+  eigvalsh = { args = { 'S:3,3' }, f = sym(L.eigvalsh) },
+  householder_product = { args = { 'M:3,3', 'Q:2' } },
+  inv = { args = { 'M:3,3' } }, inv_ex = { args = { 'M:3,3' }, f = function(a) return (L.inv_ex(a)) end },
+  ldl_factor = { args = { 'S:3,3' }, f = function(a) return (L.ldl_factor(a)) end, no_derivative = 'ldl_factor' },
+  ldl_factor_ex = { args = { 'S:3,3' }, f = function(a) return (L.ldl_factor_ex(a)) end, no_derivative = 'ldl_factor' },
+  ldl_solve = { args = { 'R:3,2' }, refuse = 'LdlSolve', f = function(b)
+    local ld, piv = L.ldl_factor(torch.tensor({ { 3, 1, 0 }, { 1, 2, 0.5 }, { 0, 0.5, 2 } }, f64))
+    return L.ldl_solve(ld, piv, b)
+  end },
+  lstsq = { args = { 'M:4,3', 'R:4,2' }, f = function(a, b) return (L.lstsq(a, b)) end },
+  lu = { args = { 'M:3,3' }, f = function(a) local p, l, u = L.lu(a); return l, u end },
+  lu_factor = { args = { 'M:3,3' }, f = function(a) return (L.lu_factor(a)) end },
+  lu_factor_ex = { args = { 'M:3,3' }, f = function(a) return (L.lu_factor_ex(a)) end },
+  lu_solve = { args = { 'M:3,3', 'R:3,2' }, f = function(a, b)
+    local lu, piv = L.lu_factor(a)
+    return L.lu_solve(lu, piv, b)
+  end },
+  matmul = { args = { 'R:2,3', 'R:3,2' } }, matrix_exp = { args = { 'M:3,3' } },
+  matrix_norm = { args = { 'R:2,3' } },
+  ['matrix_norm(nuc)'] = { args = { 'M:3,2' }, f = function(a) return L.matrix_norm(a, 'nuc') end },
+  matrix_power = { args = { 'M:3,3' }, f = function(a) return L.matrix_power(a, 2) end },
+  matrix_rank = false, -- integer output: NONDIFF
+  multi_dot = { args = { 'R:2,3', 'R:3,2', 'R:2,2' }, f = function(a, b, c) return L.multi_dot({ a, b, c }) end },
+  norm = { args = { 'R:2,3' } }, pinv = { args = { 'M:3,2' } },
+  qr = { args = { 'M:3,3' }, f = function(a) local q, r = L.qr(a); return q, r end },
+  slogdet = { args = { 'M:3,3' }, f = function(a) local _, l = L.slogdet(a); return l end },
+  solve = { args = { 'M:3,3', 'R:3,2' }, bc = { 'M:2,3,3', 'R:3,2' } },
+  solve_ex = { args = { 'M:3,3', 'R:3,2' }, f = function(a, b) return (L.solve_ex(a, b)) end },
+  solve_triangular = { args = { 'M:3,3', 'R:3,2' }, f = function(a, b) return L.solve_triangular(torch.triu(a), b, { upper = true }) end },
+  svd = { args = { 'M:3,2' }, f = function(a) local u, s, vh = L.svd(a, { full_matrices = false }); return s, u:abs(), vh:abs() end },
+  svdvals = { args = { 'M:3,2' } },
+  tensorinv = { args = { 'M:4,4' }, f = function(a) return L.tensorinv(a:reshape(4, 2, 2), { ind = 1 }) end },
+  tensorsolve = { args = { 'M:4,4', 'R:4' }, f = function(a, b) return L.tensorsolve(a:reshape(4, 2, 2), b) end },
+  vander = { args = { 'R:3' } }, vecdot = { args = { 'R:2,3', 'R:3' } }, vector_norm = { args = { 'R:2,3' } },
+}
+for name, c in pairs(LCASES) do
+  if c then
+    c.f = c.f or L[name:match('^[%w_]+')]
+    CASES['linalg.' .. name] = c
+  end
+end
+
+-- ---- running a case ----------------------------------------------------------------------------
+local function fn_of(name, c)
+  if c.f then return c.f end
+  local f = torch[name] or torch.Tensor[name]
+  assert(f, 'no function ' .. name)
+  return f
+end
+
+local function check(name, c, f, inputs, what)
+  if c.no_derivative then -- PyTorch 1.13 has no derivative either: an error naming the op
+    H.raises(function() AG.gradcheck(f, inputs) end, c.no_derivative, 'not implemented')
+    return
+  end
+  local ok, err = pcall(AG.gradcheck, f, inputs)
+  assert(ok, string.format('%s (%s): %s', name, what, tostring(err)))
+  if c.nogg then return end
+  ok, err = pcall(AG.gradgradcheck, f, inputs)
+  if c.refuse then
+    assert(not ok and tostring(err):find(c.refuse, 1, true),
+      string.format('%s (%s): double backward should be refused naming %q, got %s', name, what, c.refuse,
+        tostring(err)))
+  else
+    assert(ok, string.format('%s (%s) double backward: %s', name, what, tostring(err)))
+  end
+end
+
+local function run_case(name, c)
+  local f = fn_of(name, c)
+  local function build(specs, strided, reshape)
+    local ins = {}
+    for i, s in ipairs(specs) do
+      if reshape then s = s:match('^(%a)') .. ':' .. reshape end
+      ins[i] = leaf(s, strided)
+    end
+    return ins
+  end
+  check(name, c, f, build(c.args), 'contiguous')
+  check(name, c, f, build(c.args, true), 'non-contiguous')
+  if c.bc then check(name, c, f, build(c.bc, true), 'broadcast') end
+  if c.scalar then check(name, c, f, build(c.args, false, ''), '0-dim') end
+  if c.empty then check(name, c, f, build(c.args, false, '0,2'), '0-size') end
+end
+
+describe('gradcheck sweep', function()
+  local names = {}
+  for name in pairs(CASES) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    it(name, function()
+      torch.manual_seed(7)
+      run_case(name, CASES[name])
+    end)
+  end
+end)
