@@ -339,12 +339,156 @@ for name, c in pairs(LCASES) do
   end
 end
 
+-- torch.nn.functional (loss targets and indices fixed, not differentiated unless they are inputs)
+local function Fc(args, f, extra)
+  local c = { args = args, f = f }
+  for k, v in pairs(extra or {}) do c[k] = v end
+  return c
+end
+-- the random ops with the same draws at every call
+local function seeded(f) return function(...) torch.manual_seed(11); return f(...) end end
+local tgt = function() return torch.tensor({ 2, 3 }, { dtype = torch.int64 }) end
+local FCASES = {
+  adaptive_avg_pool1d = Fc({ 'R:1,2,5' }, function(x) return F.adaptive_avg_pool1d(x, 3) end),
+  adaptive_avg_pool2d = Fc({ 'R:1,1,3,4' }, function(x) return F.adaptive_avg_pool2d(x, { 2, 3 }) end),
+  adaptive_avg_pool3d = Fc({ 'R:1,1,2,2,3' }, function(x) return F.adaptive_avg_pool3d(x, { 1, 2, 2 }) end),
+  adaptive_max_pool1d = Fc({ 'R:1,2,5' }, function(x) return F.adaptive_max_pool1d(x, 3) end),
+  adaptive_max_pool1d_with_indices = Fc({ 'R:1,2,5' }, function(x) return (F.adaptive_max_pool1d_with_indices(x, 3)) end),
+  adaptive_max_pool2d = Fc({ 'R:1,1,3,4' }, function(x) return F.adaptive_max_pool2d(x, { 2, 2 }) end),
+  adaptive_max_pool2d_with_indices = Fc({ 'R:1,1,3,4' }, function(x) return (F.adaptive_max_pool2d_with_indices(x, { 2, 2 })) end),
+  adaptive_max_pool3d = Fc({ 'R:1,1,2,2,3' }, function(x) return F.adaptive_max_pool3d(x, { 1, 2, 2 }) end),
+  adaptive_max_pool3d_with_indices = Fc({ 'R:1,1,2,2,3' }, function(x) return (F.adaptive_max_pool3d_with_indices(x, { 1, 2, 2 })) end),
+  affine_grid = Fc({ 'R:1,2,3' }, function(t) return F.affine_grid(t, { 1, 1, 2, 3 }, { align_corners = false }) end),
+  avg_pool1d = Fc({ 'R:1,2,5' }, function(x) return F.avg_pool1d(x, 2) end),
+  avg_pool2d = Fc({ 'R:1,1,3,4' }, function(x) return F.avg_pool2d(x, 2, { stride = 1 }) end),
+  avg_pool3d = Fc({ 'R:1,1,2,3,3' }, function(x) return F.avg_pool3d(x, 2, { stride = 1 }) end),
+  batch_norm = Fc({ 'R:3,2', 'P:2', 'R:2' }, function(x, w, b) return F.batch_norm(x, nil, nil, w, b, { training = true }) end),
+  ['batch_norm(eval)'] = Fc({ 'R:3,2', 'P:2', 'R:2' }, function(x, w, b)
+    return F.batch_norm(x, torch.tensor({ 0.1, -0.2 }, f64), torch.tensor({ 1.5, 0.7 }, f64), w, b) end),
+  bilinear = Fc({ 'R:2,3', 'R:2,2', 'R:4,3,2', 'R:4' }),
+  binary_cross_entropy = Fc({ 'Q:2,3', 'Q:2,3' }),
+  binary_cross_entropy_with_logits = Fc({ 'R:2,3', 'Q:2,3' }),
+  celu = Fc({ 'R:2,3' }), elu = Fc({ 'R:2,3' }), gelu = Fc({ 'R:2,3' }), hardsigmoid = Fc({ 'R:2,3' }),
+  hardswish = Fc({ 'R:2,3' }), hardtanh = Fc({ 'R:2,3' }, function(x) return F.hardtanh(x, -0.5, 0.55) end),
+  hardshrink = Fc({ 'W:2,3' }), softshrink = Fc({ 'W:2,3' }),
+  leaky_relu = Fc({ 'R:2,3' }, function(x) return F.leaky_relu(x, 0.2) end),
+  logsigmoid = Fc({ 'R:2,3' }), mish = Fc({ 'R:2,3' }), relu = Fc({ 'R:2,3' }), relu6 = Fc({ 'R:2,3' }),
+  selu = Fc({ 'R:2,3' }), sigmoid = Fc({ 'R:2,3' }), silu = Fc({ 'R:2,3' }), softplus = Fc({ 'R:2,3' }),
+  softsign = Fc({ 'R:2,3' }), tanh = Fc({ 'R:2,3' }), tanhshrink = Fc({ 'R:2,3' }),
+  threshold = Fc({ 'W:2,3' }, function(x) return F.threshold(x, 0.5, -1) end),
+  glu = Fc({ 'R:2,4' }),
+  prelu = Fc({ 'R:2,3', 'P:3' }),
+  rrelu = Fc({ 'R:2,3' }, function(x) return F.rrelu(x) end),
+  softmax = Fc({ 'R:2,3' }, function(x) return F.softmax(x, 2) end),
+  softmin = Fc({ 'R:2,3' }, function(x) return F.softmin(x, 2) end),
+  log_softmax = Fc({ 'R:2,3' }, function(x) return F.log_softmax(x, 2) end),
+  channel_shuffle = Fc({ 'R:1,4,2' }, function(x) return F.channel_shuffle(x, 2) end),
+  conv1d = Fc({ 'R:1,2,4', 'R:2,2,2', 'R:2' }),
+  conv2d = Fc({ 'R:1,1,3,3', 'R:2,1,2,2', 'R:2' }),
+  conv3d = Fc({ 'R:1,1,2,2,3', 'R:1,1,2,2,2', 'R:1' }),
+  conv_transpose1d = Fc({ 'R:1,2,3', 'R:2,1,2', 'R:1' }),
+  conv_transpose2d = Fc({ 'R:1,1,2,2', 'R:1,2,2,2', 'R:2' }),
+  conv_transpose3d = Fc({ 'R:1,1,2,1,2', 'R:1,1,2,2,2', 'R:1' }),
+  cosine_embedding_loss = Fc({ 'R:2,3', 'R:2,3' }, function(a, b) return F.cosine_embedding_loss(a, b, torch.tensor({ 1, -1 }, f64)) end),
+  cosine_similarity = Fc({ 'R:2,3', 'R:2,3' }),
+  cross_entropy = Fc({ 'R:2,3' }, function(x) return F.cross_entropy(x, tgt()) end),
+  nll_loss = Fc({ 'R:2,3' }, function(x) return F.nll_loss(x, tgt()) end),
+  ctc_loss = Fc({ 'R:4,1,3' }, function(x)
+    return F.ctc_loss(F.log_softmax(x, 3), torch.tensor({ { 2, 3 } }), torch.tensor({ 4 }), torch.tensor({ 2 })) end),
+  dropout = Fc({ 'R:2,3' }, seeded(function(x) return F.dropout(x, 0.4) end)),
+  alpha_dropout = Fc({ 'R:2,3' }, seeded(function(x) return F.alpha_dropout(x, 0.4, true) end)),
+  feature_alpha_dropout = Fc({ 'R:2,3,2' }, seeded(function(x) return F.feature_alpha_dropout(x, 0.4, true) end)),
+  dropout1d = Fc({ 'R:2,3,2' }, seeded(function(x) return F.dropout1d(x, 0.4) end)),
+  dropout2d = Fc({ 'R:2,3,2,1' }, seeded(function(x) return F.dropout2d(x, 0.4) end)),
+  dropout3d = Fc({ 'R:2,3,1,2,1' }, seeded(function(x) return F.dropout3d(x, 0.4) end)),
+  gumbel_softmax = Fc({ 'R:2,3' }, seeded(function(x) return F.gumbel_softmax(x, { tau = 0.7 }) end)),
+  ['rrelu(training)'] = Fc({ 'R:2,3' }, seeded(function(x) return F.rrelu(x, 0.1, 0.3, true) end)),
+  embedding = Fc({ 'R:4,2' }, function(w) return F.embedding(torch.tensor({ 1, 3, 3 }), w) end),
+  embedding_bag = Fc({ 'R:4,2' }, function(w) return F.embedding_bag(torch.tensor({ { 1, 3 }, { 3, 4 } }), w) end),
+  fold = Fc({ 'R:1,4,4' }, function(x) return F.fold(x, { 3, 3 }, 2) end),
+  unfold = Fc({ 'R:1,1,3,3' }, function(x) return F.unfold(x, 2) end),
+  gaussian_nll_loss = Fc({ 'R:2,3', 'R:2,3', 'P:2,3' }),
+  grid_sample = Fc({ 'R:1,1,3,3', 'R:1,2,2,2' }, function(x, g) return F.grid_sample(x, g * 0.7, { align_corners = false }) end),
+  group_norm = Fc({ 'R:2,4,2', 'P:4', 'R:4' }, function(x, w, b) return F.group_norm(x, 2, w, b) end),
+  instance_norm = Fc({ 'R:2,2,3' }, function(x) return F.instance_norm(x) end),
+  layer_norm = Fc({ 'R:2,3', 'P:3', 'R:3' }, function(x, w, b) return F.layer_norm(x, { 3 }, w, b) end),
+  rms_norm = Fc({ 'R:2,3', 'P:3' }, function(x, w) return F.rms_norm(x, { 3 }, w) end),
+  local_response_norm = Fc({ 'R:1,3,2' }, function(x) return F.local_response_norm(x, 2) end),
+  normalize = Fc({ 'R:2,3' }),
+  hinge_embedding_loss = Fc({ 'R:2,3' }, function(x) return F.hinge_embedding_loss(x, torch.tensor({ { 1, -1, 1 }, { -1, -1, 1 } }, f64)) end),
+  huber_loss = Fc({ 'R:2,3', 'R:2,3' }), smooth_l1_loss = Fc({ 'R:2,3', 'R:2,3' }),
+  l1_loss = Fc({ 'R:2,3', 'R:2,3' }), mse_loss = Fc({ 'R:2,3', 'R:2,3' }),
+  kl_div = Fc({ 'R:2,3', 'Q:2,3' }),
+  interpolate = Fc({ 'R:1,1,2,3' }, function(x) return F.interpolate(x, { size = { 3, 4 }, mode = 'bilinear', align_corners = false }) end),
+  upsample = Fc({ 'R:1,1,3' }, function(x) return F.upsample(x, { scale_factor = 2, mode = 'linear' }) end),
+  upsample_bilinear = Fc({ 'R:1,1,2,2' }, function(x) return F.upsample_bilinear(x, { 3, 3 }) end),
+  upsample_nearest = Fc({ 'R:1,1,2,2' }, function(x) return F.upsample_nearest(x, { 3, 3 }) end),
+  linear = Fc({ 'R:2,3', 'R:2,3', 'R:2' }),
+  lp_pool1d = Fc({ 'P:1,1,4' }, function(x) return F.lp_pool1d(x, 2, 2) end),
+  lp_pool2d = Fc({ 'P:1,1,2,4' }, function(x) return F.lp_pool2d(x, 2, 2) end),
+  margin_ranking_loss = Fc({ 'R:3', 'R:3' }, function(a, b) return F.margin_ranking_loss(a, b, torch.tensor({ 1, -1, 1 }, f64)) end),
+  max_pool1d = Fc({ 'R:1,2,4' }, function(x) return F.max_pool1d(x, 2) end),
+  max_pool1d_with_indices = Fc({ 'R:1,2,4' }, function(x) return (F.max_pool1d_with_indices(x, 2)) end),
+  max_pool2d = Fc({ 'R:1,1,3,4' }, function(x) return F.max_pool2d(x, 2, { stride = 1 }) end),
+  max_pool2d_with_indices = Fc({ 'R:1,1,3,4' }, function(x) return (F.max_pool2d_with_indices(x, 2)) end),
+  max_pool3d = Fc({ 'R:1,1,2,2,3' }, function(x) return F.max_pool3d(x, 2, { stride = 1 }) end),
+  max_pool3d_with_indices = Fc({ 'R:1,1,2,2,3' }, function(x) return (F.max_pool3d_with_indices(x, 2, { stride = 1 })) end),
+  max_unpool1d = Fc({ 'R:1,1,2' }, function(x) return F.max_unpool1d(x, torch.tensor({ { { 1, 4 } } }), 2) end),
+  max_unpool2d = Fc({ 'R:1,1,1,2' }, function(x) return F.max_unpool2d(x, torch.tensor({ { { { 1, 4 } } } }), 2) end),
+  max_unpool3d = Fc({ 'R:1,1,1,1,2' }, function(x) return F.max_unpool3d(x, torch.tensor({ { { { { 1, 4 } } } } }), 2) end),
+  multi_margin_loss = Fc({ 'R:2,3' }, function(x) return F.multi_margin_loss(x, tgt()) end),
+  multilabel_margin_loss = Fc({ 'R:2,3' }, function(x) return F.multilabel_margin_loss(x, torch.tensor({ { 2, 0, 0 }, { 1, 3, 0 } })) end),
+  multilabel_soft_margin_loss = Fc({ 'R:2,3' }, function(x) return F.multilabel_soft_margin_loss(x, torch.tensor({ { 1, 0, 1 }, { 0, 0, 1 } }, f64)) end),
+  soft_margin_loss = Fc({ 'R:2,3' }, function(x) return F.soft_margin_loss(x, torch.tensor({ { 1, -1, 1 }, { -1, -1, 1 } }, f64)) end),
+  pad = Fc({ 'R:1,2,3' }, function(x) return F.pad(x, { 1, 2 }, { mode = 'reflect' }) end),
+  pairwise_distance = Fc({ 'R:2,3', 'R:2,3' }),
+  pdist = Fc({ 'R:3,2' }),
+  pixel_shuffle = Fc({ 'R:1,4,1,2' }, function(x) return F.pixel_shuffle(x, 2) end),
+  pixel_unshuffle = Fc({ 'R:1,1,2,2' }, function(x) return F.pixel_unshuffle(x, 2) end),
+  poisson_nll_loss = Fc({ 'R:2,3', 'P:2,3' }),
+  scaled_dot_product_attention = Fc({ 'R:1,2,3', 'R:1,2,3', 'R:1,2,3' }),
+  triplet_margin_loss = Fc({ 'R:2,3', 'R:2,3', 'R:2,3' }),
+  triplet_margin_with_distance_loss = Fc({ 'R:2,3', 'R:2,3', 'R:2,3' }),
+  multi_head_attention_forward = Fc({ 'R:2,1,2', 'R:6,2', 'R:2,2' }, function(x, w, ow)
+    local out = F.multi_head_attention_forward(x, x, x, 2, 1, w, nil, nil, nil, false, 0, ow, nil, { need_weights = false })
+    return out
+  end),
+}
+for name, c in pairs(FCASES) do
+  c.f = c.f or F[name]
+  CASES['F.' .. name] = c
+end
+
 -- ---- running a case ----------------------------------------------------------------------------
 local function fn_of(name, c)
   if c.f then return c.f end
   local f = torch[name] or torch.Tensor[name]
   assert(f, 'no function ' .. name)
   return f
+end
+
+-- the gradients of f's outputs for random upstream gradients, with and without create_graph
+local function same_grads(name, f, inputs, what)
+  local wrt = {}
+  for _, x in ipairs(inputs) do if x.requires_grad then wrt[#wrt + 1] = x end end
+  local outs, gos = {}, {}
+  for _, o in ipairs(table.pack(f(table.unpack(inputs)))) do
+    if torch.is_tensor(o) and o.requires_grad then
+      outs[#outs + 1] = o
+      gos[#gos + 1] = torch.randn(o.shape, f64)
+    end
+  end
+  if #outs == 0 then return end
+  local plain = AG.grad(outs, wrt, { grad_outputs = gos, retain_graph = true, allow_unused = true })
+  local graph = AG.grad(outs, wrt, { grad_outputs = gos, create_graph = true, allow_unused = true })
+  for k = 1, #wrt do
+    local a, b = plain[k], graph[k]
+    assert((a == nil) == (b == nil) or (a or b):abs():sum():item() == 0,
+      string.format('%s (%s): input %d has a gradient only %s create_graph', name, what, k, a and 'without' or 'with'))
+    if a and b then
+      H.assert_values(b:detach(), a:totable(), 1e-9, string.format('%s (%s): gradient %d under create_graph', name, what, k))
+    end
+  end
 end
 
 local function check(name, c, f, inputs, what)
@@ -355,6 +499,9 @@ local function check(name, c, f, inputs, what)
   local ok, err = pcall(AG.gradcheck, f, inputs)
   assert(ok, string.format('%s (%s): %s', name, what, tostring(err)))
   if c.nogg then return end
+  -- lutorch computes a gradient under create_graph by recorded formulas, not by the backward
+  -- kernels: gradgradcheck differentiates that gradient, so it must equal the kernels' one
+  if not c.refuse then same_grads(name, f, inputs, what) end
   ok, err = pcall(AG.gradgradcheck, f, inputs)
   if c.refuse then
     assert(not ok and tostring(err):find(c.refuse, 1, true),
