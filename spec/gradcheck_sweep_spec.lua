@@ -459,6 +459,43 @@ for name, c in pairs(FCASES) do
   CASES['F.' .. name] = c
 end
 
+-- torch.special, and the torch functions of its kind
+local S = torch.special
+local SCASES = {
+  digamma = 'P', psi = 'P', gammaln = 'P', entr = 'P', erf = 'R', erfc = 'R', erfcx = 'R', erfinv = 'R',
+  exp2 = 'R', expit = 'R', expm1 = 'R', i0 = 'R', i0e = 'R', i1 = 'R', i1e = 'R', log1p = 'P', log_ndtr = 'R',
+  logit = 'Q', ndtr = 'R', ndtri = 'Q', round = 'R', sinc = 'R',
+}
+for name, dom in pairs(SCASES) do
+  CASES['special.' .. name] = { args = { dom .. ':2,3' }, f = S[name], scalar = true }
+end
+-- i1 and i1e at 0, where their derivative is 1/2: of x minus the values x has at its first call
+local function at_zero(f)
+  local first = setmetatable({}, { __mode = 'k' })
+  return function(x)
+    first[x] = first[x] or x:detach():clone()
+    return f(x - first[x])
+  end
+end
+CASES['special.i1(0)'] = { args = { 'R:2,3' }, f = at_zero(S.i1) }
+CASES['special.i1e(0)'] = { args = { 'R:2,3' }, f = at_zero(S.i1e) }
+CASES['special.log_softmax'] = { args = { 'R:2,3' }, f = function(x) return S.log_softmax(x, 2) end }
+CASES['special.softmax'] = { args = { 'R:2,3' }, f = function(x) return S.softmax(x, 2) end }
+CASES['special.logsumexp'] = { args = { 'R:2,3' }, f = function(x) return S.logsumexp(x, 2) end }
+CASES['special.xlogy'] = { args = { 'P:2,3', 'P:2,3' }, bc = { 'P:2,3', 'P:3' }, f = S.xlogy }
+CASES['special.xlog1py'] = { args = { 'P:2,3', 'P:2,3' }, bc = { 'P:2,3', 'P:3' }, f = S.xlog1py }
+-- as PyTorch: the derivative in the first argument is not implemented, in the second it is
+CASES['special.gammainc'] = { args = { 'P:2,3' }, f = function(x) return S.gammainc(torch.full({ 2, 3 }, 1.5, f64), x) end }
+CASES['special.gammaincc'] = { args = { 'P:2,3' }, f = function(x) return S.gammaincc(torch.full({ 2, 3 }, 1.5, f64), x) end }
+CASES['special.zeta'] = { args = { 'G:2,3' }, f = function(x) return S.zeta(x, torch.full({ 2, 3 }, 1.5, f64)) end,
+  no_derivative = 'zeta' }
+CASES['igamma(first)'] = { args = { 'P:2,3' }, f = function(a) return torch.igamma(a, torch.full({ 2, 3 }, 1.5, f64)) end,
+  no_derivative = 'igamma' }
+CASES['special.polygamma'] = { args = { 'P:2,3' }, f = function(x) return S.polygamma(2, x) end }
+CASES.polygamma = { args = { 'P:2,3' }, f = function(x) return torch.polygamma(1, x) end, scalar = true }
+CASES['special.multigammaln'] = { args = { 'G:2,3' }, f = function(x) return S.multigammaln(x, 2) end }
+CASES.mvlgamma = { args = { 'G:2,3' }, f = function(x) return torch.mvlgamma(x, 2) end }
+
 -- ---- running a case ----------------------------------------------------------------------------
 local function fn_of(name, c)
   if c.f then return c.f end
