@@ -496,6 +496,25 @@ CASES.polygamma = { args = { 'P:2,3' }, f = function(x) return torch.polygamma(1
 CASES['special.multigammaln'] = { args = { 'G:2,3' }, f = function(x) return S.multigammaln(x, 2) end }
 CASES.mvlgamma = { args = { 'G:2,3' }, f = function(x) return torch.mvlgamma(x, 2) end }
 
+-- more broadcasting, number operands, rounding modes and 0-size inputs
+CASES['matmul(batched)'] = { args = { 'R:2,2,3', 'R:3,2' }, f = torch.matmul, bc = { 'R:2,1,2,3', 'R:2,3,1' } }
+CASES['addmm(broadcast)'] = { args = { 'R:2', 'R:2,3', 'R:3,2' }, f = torch.addmm }
+CASES['addmv(broadcast)'] = { args = { 'R:1', 'R:2,3', 'R:3' }, f = torch.addmv }
+CASES['addr(broadcast)'] = { args = { 'R:3', 'R:2', 'R:3' }, f = torch.addr }
+CASES['baddbmm(broadcast)'] = { args = { 'R:2', 'R:2,2,3', 'R:2,3,2' }, f = torch.baddbmm }
+CASES['cross(broadcast)'] = { args = { 'R:1,3', 'R:2,3' }, f = function(a, b) return torch.cross(a, b, 2) end }
+CASES['F.cosine_similarity(broadcast)'] = { args = { 'R:2,3', 'R:3' }, f = F.cosine_similarity }
+CASES['pow(number)'] = { args = { 'P:2,3' }, f = function(x) return torch.pow(x, 2.5) end, scalar = true, empty = true }
+CASES['pow(number base)'] = { args = { 'R:2,3' }, f = function(x) return torch.pow(2.5, x) end, scalar = true }
+CASES['div(floor)'] = { args = { 'R:2,3', 'W:2,3' }, f = function(a, b) return torch.div(a, b, { rounding_mode = 'floor' }) end }
+CASES['div(trunc)'] = { args = { 'R:2,3', 'W:2,3' }, f = function(a, b) return torch.div(a, b, { rounding_mode = 'trunc' }) end }
+CASES['lerp(number)'] = { args = { 'R:2,3', 'R:3' }, f = function(a, b) return torch.lerp(a, b, 0.3) end }
+CASES['sum(empty)'] = { args = { 'R:0,2' }, f = torch.sum }
+CASES['prod(empty)'] = { args = { 'R:0,2' }, f = function(x) return torch.prod(x, 1) end }
+CASES['cumsum(empty)'] = { args = { 'R:0,2' }, f = function(x) return torch.cumsum(x, 1) end }
+CASES['mm(empty)'] = { args = { 'R:2,0', 'R:0,3' }, f = torch.mm }
+CASES['softmax(empty)'] = { args = { 'R:0,3' }, f = function(x) return torch.softmax(x, 2) end }
+
 -- gradients PyTorch 1.13 does not implement (an error at backward there) and lutorch computes:
 -- bincount's in its weights, unique's and unique_consecutive's values (a gather), floor_divide's
 -- (zero, as floor's) and heaviside's (zero in the input, in the values 1 where the input is 0)

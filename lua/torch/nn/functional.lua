@@ -534,6 +534,8 @@ function F.cosine_similarity(x1, x2, o)
   check_tensor(x2, 'cosine_similarity', 'x2')
   o = opts_of(o, 'cosine_similarity', { 'dim', 'eps' })
   check_broadcast('cosine_similarity', 'x1', x1, 'x2', x2)
+  -- broadcast first, as PyTorch: dim counts in the broadcast shape
+  x1, x2 = table.unpack(torch.broadcast_tensors(x1, x2))
   local dim, eps = o.dim or 2, o.eps or 1e-8
   -- each squared norm raised to eps^2 outside autograd, as PyTorch 1.13 (which clamps them in place
   -- under no_grad): its gradient is that of the unclamped one
