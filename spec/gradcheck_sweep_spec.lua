@@ -515,6 +515,96 @@ CASES['cumsum(empty)'] = { args = { 'R:0,2' }, f = function(x) return torch.cums
 CASES['mm(empty)'] = { args = { 'R:2,0', 'R:0,3' }, f = torch.mm }
 CASES['softmax(empty)'] = { args = { 'R:0,3' }, f = function(x) return torch.softmax(x, 2) end }
 
+-- nn.functional options
+local function opt(name, args, ...)
+  local extra = table.pack(...)
+  return { args = args, f = function(...)
+    local a = table.pack(...)
+    for i = 1, extra.n do a[a.n + i] = extra[i] end
+    return F[name](table.unpack(a, 1, a.n + extra.n))
+  end }
+end
+local FOPTS = {
+  ['conv2d(stride, padding, dilation, groups)'] = opt('conv2d', { 'R:1,2,4,4', 'R:2,1,2,2', 'R:2' },
+    { stride = 2, padding = 1, dilation = 1, groups = 2 }),
+  ['conv2d(dilation)'] = opt('conv2d', { 'R:1,1,4,4', 'R:1,1,2,2' }, nil, { dilation = 2, padding = 'same' }),
+  ['conv1d(padding same)'] = opt('conv1d', { 'R:1,1,4', 'R:1,1,3' }, nil, { padding = 'same' }),
+  ['conv_transpose2d(stride, output_padding, groups)'] = opt('conv_transpose2d', { 'R:1,2,2,2', 'R:2,1,2,2' }, nil,
+    { stride = 2, output_padding = 1, groups = 2 }),
+  ['conv_transpose1d(dilation, padding)'] = opt('conv_transpose1d', { 'R:1,1,3', 'R:1,1,2' }, nil, { dilation = 2, padding = 1 }),
+  ['interpolate(nearest)'] = opt('interpolate', { 'R:1,1,2,3' }, { size = { 3, 5 }, mode = 'nearest' }),
+  ['interpolate(bicubic)'] = opt('interpolate', { 'R:1,1,2,3' }, { size = { 3, 4 }, mode = 'bicubic', align_corners = true }),
+  ['interpolate(trilinear)'] = opt('interpolate', { 'R:1,1,2,2,2' }, { scale_factor = 1.5, mode = 'trilinear' }),
+  ['interpolate(area)'] = opt('interpolate', { 'R:1,1,3,4' }, { size = { 2, 3 }, mode = 'area' }),
+  ['interpolate(linear)'] = opt('interpolate', { 'R:1,2,3' }, { size = 5, mode = 'linear', align_corners = true }),
+  ['pad(replicate)'] = opt('pad', { 'R:1,2,3' }, { 2, 1 }, { mode = 'replicate' }),
+  ['pad(circular)'] = opt('pad', { 'R:1,1,2,3' }, { 1, 2, 1, 0 }, { mode = 'circular' }),
+  ['pad(constant)'] = opt('pad', { 'R:2,3' }, { 1, 1, 0, 2 }, { value = 0.5 }),
+  ['pad(reflect 2d)'] = opt('pad', { 'R:1,1,3,3' }, { 1, 1, 2, 1 }, { mode = 'reflect' }),
+  ['grid_sample(nearest, border)'] = { args = { 'R:1,1,3,3', 'R:1,2,2,2' },
+    f = function(x, g) return F.grid_sample(x, g * 0.7, { mode = 'nearest', padding_mode = 'border', align_corners = true }) end },
+  ['grid_sample(reflection)'] = { args = { 'R:1,1,3,3', 'R:1,2,2,2' },
+    f = function(x, g) return F.grid_sample(x, g * 1.3, { padding_mode = 'reflection', align_corners = false }) end },
+  ['embedding_bag(mean)'] = { args = { 'R:4,2' }, f = function(w) return F.embedding_bag(torch.tensor({ { 1, 3 }, { 3, 4 } }), w, { mode = 'mean' }) end },
+  ['embedding_bag(max)'] = { args = { 'R:4,2' }, f = function(w) return F.embedding_bag(torch.tensor({ { 1, 3 }, { 2, 4 } }), w, { mode = 'max' }) end },
+  ['embedding_bag(per_sample_weights)'] = { args = { 'R:4,2', 'R:2,2' },
+    f = function(w, p) return F.embedding_bag(torch.tensor({ { 1, 3 }, { 3, 4 } }), w, { mode = 'sum', per_sample_weights = p }) end },
+  -- the padding row gets no gradient (PyTorch's convention): checked through an output where it is
+  -- masked out, so the finite differences agree
+  ['embedding(padding_idx)'] = { args = { 'R:4,2' }, f = function(w)
+    return F.embedding(torch.tensor({ 1, 2, 2, 4 }), w, { padding_idx = 2 }) * torch.tensor({ { 1 }, { 0 }, { 0 }, { 1 } }, f64) end },
+  ['nll_loss(weight, ignore_index)'] = { args = { 'R:3,3' }, f = function(x)
+    return F.nll_loss(x, torch.tensor({ 1, 3, 2 }), { weight = torch.tensor({ 0.5, 2, 1.5 }, f64), ignore_index = 2 }) end },
+  ['cross_entropy(weight, label_smoothing)'] = { args = { 'R:3,3' }, f = function(x)
+    return F.cross_entropy(x, torch.tensor({ 1, 3, 2 }), { weight = torch.tensor({ 0.5, 2, 1.5 }, f64), label_smoothing = 0.1 }) end },
+  -- differentiable in the weight where PyTorch is: class-probability targets
+  ['cross_entropy(probabilities, weight)'] = { args = { 'R:2,3', 'P:3' },
+    f = function(x, w) return F.cross_entropy(x, torch.tensor({ { 0.2, 0.5, 0.3 }, { 0.6, 0.1, 0.3 } }, f64), { weight = w }) end },
+  -- and where PyTorch refuses a weight that requires grad and lutorch differentiates it
+  ['binary_cross_entropy(weight)'] = { args = { 'Q:2,3', 'P:3' },
+    f = function(x, w) return F.binary_cross_entropy(x, torch.tensor({ 0.2, 0.5, 0.9 }, f64):expand(2, 3), { weight = w }) end },
+  ['binary_cross_entropy_with_logits(weight)'] = { args = { 'R:2,3', 'P:3' },
+    f = function(x, w) return F.binary_cross_entropy_with_logits(x, torch.tensor({ 0.2, 0.5, 0.9 }, f64):expand(2, 3), { weight = w }) end },
+  ['multi_margin_loss(weight)'] = { args = { 'R:2,3', 'P:3' },
+    f = function(x, w) return F.multi_margin_loss(x, torch.tensor({ 2, 3 }), { weight = w }) end },
+  ['cross_entropy(label_smoothing)'] = { args = { 'R:2,3' },
+    f = function(x) return F.cross_entropy(x, torch.tensor({ 1, 3 }), { label_smoothing = 0.2 }) end },
+  ['cross_entropy(probabilities)'] = { args = { 'R:2,3', 'Q:2,3' }, f = function(x, t) return F.cross_entropy(x, t) end },
+  ['cross_entropy(4-D)'] = { args = { 'R:1,3,2,2' },
+    f = function(x) return F.cross_entropy(x, torch.tensor({ { { 1, 2 }, { 3, 1 } } }), { reduction = 'sum' }) end },
+  ['avg_pool2d(ceil, no padding count)'] = opt('avg_pool2d', { 'R:1,1,3,4' }, 2,
+    { stride = 2, padding = 1, ceil_mode = true, count_include_pad = false }),
+  ['avg_pool2d(divisor_override)'] = opt('avg_pool2d', { 'R:1,1,2,4' }, 2, { divisor_override = 3 }),
+  ['max_pool2d(dilation, padding)'] = opt('max_pool2d', { 'R:1,1,4,4' }, 2, { dilation = 2, padding = 1 }),
+  ['max_pool1d(ceil)'] = opt('max_pool1d', { 'R:1,1,5' }, 2, { ceil_mode = true }),
+  ['ctc_loss(sum)'] = { args = { 'R:5,2,3' }, f = function(x)
+    return F.ctc_loss(F.log_softmax(x, 3), torch.tensor({ { 2, 3 }, { 2, 2 } }), torch.tensor({ 5, 4 }), torch.tensor({ 2, 2 }),
+      { reduction = 'sum' }) end },
+  ['kl_div(log_target)'] = { args = { 'R:2,3', 'R:2,3' }, f = function(x, t) return F.kl_div(x, t, { log_target = true, reduction = 'batchmean' }) end },
+  ['binary_cross_entropy_with_logits(pos_weight)'] = { args = { 'R:2,3', 'Q:2,3', 'P:3' },
+    f = function(x, t, p) return F.binary_cross_entropy_with_logits(x, t, { pos_weight = p }) end },
+  ['poisson_nll_loss(full, not log)'] = { args = { 'P:2,3', 'P:2,3' },
+    f = function(x, t) return F.poisson_nll_loss(x, t, { log_input = false, full = true }) end },
+  ['gaussian_nll_loss(full)'] = { args = { 'R:2,3', 'R:2,3', 'P:2,1' },
+    f = function(x, t, v) return F.gaussian_nll_loss(x, t, v, { full = true }) end },
+  ['layer_norm(2 dims)'] = { args = { 'R:2,2,3', 'P:2,3', 'R:2,3' }, f = function(x, w, b) return F.layer_norm(x, { 2, 3 }, w, b) end },
+  ['instance_norm(affine)'] = { args = { 'R:2,2,3', 'P:2', 'R:2' }, f = function(x, w, b) return F.instance_norm(x, nil, nil, w, b) end },
+  ['scaled_dot_product_attention(causal)'] = { args = { 'R:1,3,2', 'R:1,3,2', 'R:1,3,2' },
+    f = function(q, k, v) return F.scaled_dot_product_attention(q, k, v, { is_causal = true }) end },
+  ['normalize(p = 1)'] = { args = { 'R:2,3' }, f = function(x) return F.normalize(x, { p = 1, dim = 1 }) end },
+  ['pdist(p = 1)'] = { args = { 'R:3,2' }, f = function(x) return F.pdist(x, 1) end },
+  ['cdist(p = 1)'] = { args = { 'R:2,3', 'R:3,3' }, f = function(a, b) return torch.cdist(a, b, 1) end },
+  ['triplet_margin_loss(swap, p = 1)'] = { args = { 'R:2,3', 'R:2,3', 'R:2,3' },
+    f = function(a, p, n) return F.triplet_margin_loss(a, p, n, { swap = true, p = 1, margin = 3 }) end },
+  ['smooth_l1_loss(beta)'] = { args = { 'R:2,3', 'R:2,3' }, f = function(a, b) return F.smooth_l1_loss(a, b, { beta = 0.1 }) end },
+  ['huber_loss(delta)'] = { args = { 'R:2,3', 'R:2,3' }, f = function(a, b) return F.huber_loss(a, b, { delta = 0.1 }) end },
+  ['lp_pool2d(p = 3)'] = opt('lp_pool2d', { 'P:1,1,2,4' }, 3, 2),
+  ['adaptive_avg_pool2d(uneven)'] = opt('adaptive_avg_pool2d', { 'R:1,1,5,3' }, { 3, 2 }),
+}
+for name, c in pairs(FOPTS) do
+  CASES[name:match('^cdist') and name or 'F.' .. name] = c
+end
+
 -- gradients PyTorch 1.13 does not implement (an error at backward there) and lutorch computes:
 -- bincount's in its weights, unique's and unique_consecutive's values (a gather), floor_divide's
 -- (zero, as floor's) and heaviside's (zero in the input, in the values 1 where the input is 0)
@@ -714,6 +804,18 @@ describe('gradcheck sweep', function()
       run_case(name, CASES[name])
     end)
   end
+end)
+
+-- a class weight that requires grad where the gradient would leave it out: refused, as PyTorch
+describe('gradcheck sweep: refused weights', function()
+  it('nll_loss and cross_entropy with class indices refuse a weight that requires grad', function()
+    local x, w, t = leaf('R:3,3'), leaf('P:3'), torch.tensor({ 1, 3, 2 })
+    H.raises(function() return F.nll_loss(F.log_softmax(x, 2), t, { weight = w }) end, 'nll_loss', 'weight')
+    H.raises(function() return F.cross_entropy(x, t, { weight = w, label_smoothing = 0.1 }) end, 'cross_entropy', 'weight')
+    -- detached, or outside grad mode, it is a constant
+    assert(F.cross_entropy(x, t, { weight = w:detach() }).requires_grad)
+    torch.no_grad(function() F.nll_loss(x, t, { weight = w }) end)
+  end)
 end)
 
 -- ---- exhaustiveness ----------------------------------------------------------------------------

@@ -1508,10 +1508,20 @@ local function reduction_code(r, op)
 end
 
 -- targets are 1-based class indices; ignore_index is a 1-based class (default: none)
+-- the class weights of nll_loss (and cross_entropy's class-index targets) get no gradient: one that
+-- requires grad is refused, as PyTorch (rather than left out of the gradient silently)
+local function weight_without_grad(w, op)
+  if w ~= nil and torch.is_tensor(w) and w.requires_grad and torch.is_grad_enabled() then
+    error(op .. ": not differentiable with respect to argument 'weight' (as PyTorch): it cannot require grad "
+      .. '(detach it)', 3)
+  end
+end
+
 function F.nll_loss(logp, target, o)
   o = opts_of(o, 'nll_loss', { 'weight', 'ignore_index', 'reduction' })
   check_tensor(logp, 'nll_loss')
   check_tensor(target, 'nll_loss', 'target')
+  weight_without_grad(o.weight, 'nll_loss')
   return C.nll_loss('nll_loss', logp, target, o.weight, o.ignore_index, reduction_code(o.reduction, 'nll_loss'))
 end
 
@@ -1563,6 +1573,7 @@ function F.cross_entropy(x, target, o)
   local logp = C.log_softmax(x, cdim)
   local red = reduction_code(o.reduction, 'cross_entropy')
   if probabilities then return cross_entropy_probabilities(x, target, logp, cdim, o, red) end
+  weight_without_grad(o.weight, 'cross_entropy')
   local nll = C.nll_loss('cross_entropy', logp, target, o.weight, o.ignore_index, red)
   if eps == 0 then return nll end
   local n_classes = x:size(cdim)
