@@ -605,6 +605,57 @@ for name, c in pairs(FOPTS) do
   CASES[name:match('^cdist') and name or 'F.' .. name] = c
 end
 
+-- reduction options: several dims, negative dims, keepdim, norms' orders, corrections
+local function red(f) return { args = { 'R:2,3,2' }, f = f } end
+local ROPTS = {
+  ['sum(dims, keepdim)'] = red(function(x) return torch.sum(x, { 1, 3 }, true) end),
+  ['mean(-1)'] = red(function(x) return torch.mean(x, -1) end),
+  ['amax(dims)'] = red(function(x) return torch.amax(x, { 1, -1 }) end),
+  ['logsumexp(dims)'] = red(function(x) return torch.logsumexp(x, { 2, 3 }) end),
+  ['var(correction 0)'] = red(function(x) return torch.var(x, 2, { correction = 0 }) end),
+  ['std(unbiased false, keepdim)'] = red(function(x) return torch.std(x, 2, false, true) end),
+  ['prod(keepdim)'] = red(function(x) return torch.prod(x, 3, true) end),
+  ['norm(inf)'] = red(function(x) return torch.norm(x, math.huge) end),
+  ['norm(1, dims)'] = red(function(x) return torch.norm(x, 1, { 1, 2 }) end),
+  ['norm(0.5)'] = red(function(x) return torch.norm(x, 0.5) end),
+  ['norm(fro)'] = red(function(x) return torch.norm(x, 'fro') end),
+  ['sort(descending)'] = red(function(x) return (torch.sort(x, 2, true)) end),
+  ['topk(smallest)'] = red(function(x) return (torch.topk(x, 2, 2, false)) end),
+  ['max(dim, keepdim)'] = red(function(x) return (torch.max(x, 2, true)) end),
+  ['median(all)'] = red(function(x) return torch.median(x) end),
+  ['cumsum(-1)'] = red(function(x) return torch.cumsum(x, -1) end),
+  ['cumprod(with a zero)'] = { args = { 'R:2,3' }, f = function(x) return torch.cumprod(x * torch.tensor({ 1, 0, 1 }, f64), 2) end },
+  ['prod(with a zero)'] = { args = { 'R:2,3' }, f = function(x) return torch.prod(x * torch.tensor({ 1, 0, 1 }, f64), 2) end },
+  ['linalg.vector_norm(inf)'] = red(function(x) return torch.linalg.vector_norm(x, math.huge, { 2, 3 }) end),
+  ['linalg.vector_norm(-inf)'] = red(function(x) return torch.linalg.vector_norm(x, -math.huge) end),
+  ['linalg.vector_norm(3, keepdim)'] = red(function(x) return torch.linalg.vector_norm(x, 3, 1, true) end),
+  ['linalg.matrix_norm(1)'] = { args = { 'R:2,3' }, f = function(x) return torch.linalg.matrix_norm(x, 1) end },
+  ['linalg.matrix_norm(inf)'] = { args = { 'R:2,3' }, f = function(x) return torch.linalg.matrix_norm(x, math.huge) end },
+  ['linalg.matrix_norm(2)'] = { args = { 'M:3,2' }, f = function(x) return torch.linalg.matrix_norm(x, 2) end },
+  ['linalg.matrix_norm(-2)'] = { args = { 'M:3,2' }, f = function(x) return torch.linalg.matrix_norm(x, -2) end },
+  ['linalg.norm(nuc)'] = { args = { 'M:3,2' }, f = function(x) return torch.linalg.norm(x, 'nuc') end },
+  ['linalg.norm(vector 2, dim)'] = red(function(x) return torch.linalg.norm(x, 2, 2) end),
+  ['linalg.cond(fro)'] = { args = { 'M:3,3' }, f = function(x) return torch.linalg.cond(x, 'fro') end },
+  ['linalg.cond(1)'] = { args = { 'M:3,3' }, f = function(x) return torch.linalg.cond(x, 1) end },
+  ['linalg.pinv(hermitian)'] = { args = { 'S:3,3' }, f = sym(function(x) return torch.linalg.pinv(x, { hermitian = true }) end) },
+  ['linalg.solve(left false)'] = { args = { 'M:3,3', 'R:2,3' }, f = function(a, b) return torch.linalg.solve(a, b, { left = false }) end },
+  ['linalg.solve_triangular(lower, left false, unit)'] = { args = { 'M:3,3', 'R:2,3' },
+    f = function(a, b) return torch.linalg.solve_triangular(torch.tril(a), b, { upper = false, left = false, unitriangular = true }) end },
+  -- as PyTorch: no Q, no derivative
+  ['linalg.qr(r)'] = { args = { 'M:4,3' }, f = function(a) local _, r = torch.linalg.qr(a, 'r'); return r end,
+    no_derivative = "mode='r'" },
+  ['linalg.qr(complete)'] = { args = { 'M:3,3' }, f = function(a) local q, r = torch.linalg.qr(a, 'complete'); return q, r end },
+  ['linalg.lu(batched)'] = { args = { 'M:2,3,3' }, f = function(a) local _, l, u = torch.linalg.lu(a); return l, u end },
+  ['linalg.det(batched)'] = { args = { 'M:2,3,3' }, f = torch.linalg.det },
+  ['linalg.inv(batched)'] = { args = { 'M:2,3,3' }, f = torch.linalg.inv },
+  ['linalg.lstsq(wide)'] = { args = { 'M:2,3', 'R:2,2' }, f = function(a, b) return (torch.linalg.lstsq(a, b)) end },
+  ['linalg.svd(full)'] = { args = { 'M:3,2' }, f = function(a) local u, s, vh = torch.linalg.svd(a); return s, (u:narrow(2, 1, 2)):abs(), vh:abs() end },
+  ['linalg.eigvalsh(upper)'] = { args = { 'S:3,3' }, f = sym(function(a) return torch.linalg.eigvalsh(a, 'U') end) },
+  ['linalg.cholesky(upper)'] = { args = { 'S:3,3' }, f = sym(function(a) return torch.linalg.cholesky(a, { upper = true }) end) },
+  ['linalg.householder_product(tall)'] = { args = { 'M:4,2', 'Q:2' }, f = torch.linalg.householder_product },
+}
+for name, c in pairs(ROPTS) do CASES[name] = c end
+
 -- gradients PyTorch 1.13 does not implement (an error at backward there) and lutorch computes:
 -- bincount's in its weights, unique's and unique_consecutive's values (a gather), floor_divide's
 -- (zero, as floor's) and heaviside's (zero in the input, in the values 1 where the input is 0)
@@ -792,6 +843,9 @@ local function run_case(name, c)
   if c.bc then check(name, c, f, build(c.bc, true), 'broadcast') end
   if c.scalar then check(name, c, f, build(c.args, false, ''), '0-dim') end
   if c.empty then check(name, c, f, build(c.args, false, '0,2'), '0-size') end
+  -- the method, where it is another function than torch's
+  local method = not c.f and torch.Tensor[name]
+  if method and method ~= f then check(name, c, method, build(c.args, true), 'method') end
 end
 
 describe('gradcheck sweep', function()
