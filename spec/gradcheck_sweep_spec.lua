@@ -656,6 +656,65 @@ local ROPTS = {
 }
 for name, c in pairs(ROPTS) do CASES[name] = c end
 
+-- Tensor plumbing that carries gradients, and more indexing modes
+local function m(f) return { args = { 'R:2,3' }, f = f } end
+local IOPTS = {
+  ['repeat'] = m(function(x) return x['repeat'](x, 2, 1, 2) end),
+  repeatTensor = m(function(x) return x:repeatTensor(2, 2) end),
+  expand = { args = { 'R:2,1' }, f = function(x) return x:expand(2, 2, 3) end },
+  expand_as = { args = { 'R:3' }, f = function(x) return x:expand_as(torch.zeros(2, 3)) end },
+  view = m(function(x) return x:contiguous():view(3, 2) end),
+  view_as = m(function(x) return x:contiguous():view_as(torch.zeros(6)) end),
+  reshape_as = m(function(x) return x:reshape_as(torch.zeros(3, 2)) end),
+  contiguous = m(function(x) return x:contiguous() end),
+  sum_to_size = m(function(x) return x:sum_to_size(1, 3) end),
+  double = m(function(x) return x:double() end),
+  to = m(function(x) return x:to(torch.float64) end),
+  type = m(function(x) return x:type('torch.DoubleTensor') end),
+  ['index(advanced)'] = m(function(x) return x[{ torch.tensor({ 2, 1, 2 }), torch.tensor({ 3, 3, 1 }) }] end),
+  ['index(mask)'] = m(function(x) return x[x:detach():gt(0)] end),
+  ['index_put(accumulate)'] = { args = { 'R:2,3', 'R:3' },
+    f = function(x, v) return torch.index_put(x, { torch.tensor({ 1, 1, 2 }), torch.tensor({ 2, 2, 3 }) }, v, true) end },
+  ['scatter_reduce(sum, exclude self)'] = { args = { 'R:2,3', 'R:2,2' },
+    f = function(x, s) return torch.scatter_reduce(x, 2, idx { { 1, 1 }, { 2, 3 } }, s, 'sum', { include_self = false }) end },
+  ['scatter_reduce(mean)'] = { args = { 'R:2,3', 'R:2,2' },
+    f = function(x, s) return torch.scatter_reduce(x, 2, idx { { 1, 1 }, { 2, 3 } }, s, 'mean') end },
+  ['scatter_reduce(amax)'] = { args = { 'R:2,3', 'R:2,2' },
+    f = function(x, s) return torch.scatter_reduce(x, 2, idx { { 1, 1 }, { 2, 3 } }, s, 'amax') end },
+  ['scatter_reduce(amin, exclude self)'] = { args = { 'R:2,3', 'R:2,2' },
+    f = function(x, s) return torch.scatter_reduce(x, 2, idx { { 1, 1 }, { 2, 3 } }, s, 'amin', { include_self = false }) end },
+  ['index_reduce(mean)'] = { args = { 'R:2,3', 'R:2,2' },
+    f = function(x, s) return torch.index_reduce(x, 2, idx { 3, 3 }, s, 'mean') end },
+  ['index_reduce(amax, exclude self)'] = { args = { 'R:2,3', 'R:2,2' },
+    f = function(x, s) return torch.index_reduce(x, 2, idx { 3, 1 }, s, 'amax', { include_self = false }) end },
+  ['scatter(reduce add)'] = { args = { 'R:2,3', 'R:2,2' },
+    f = function(x, s) return torch.scatter(x, 2, idx { { 1, 1 }, { 2, 3 } }, s, { reduce = 'add' }) end },
+  ['gather(-1)'] = m(function(x) return torch.gather(x, -1, idx { { 1, 3 }, { 2, 2 } }) end),
+  ['take_along_dim(flat)'] = m(function(x) return torch.take_along_dim(x, idx { 6, 1, 1 }) end),
+  ['masked_fill(broadcast mask)'] = m(function(x) return torch.masked_fill(x, torch.tensor({ true, false, true }), -1) end),
+  ['masked_fill(tensor value)'] = { args = { 'R:2,3', 'R:' },
+    f = function(x, v) return torch.masked_fill(x, torch.tensor({ true, false, true }), v) end },
+  ['masked_fill(tensor value, method)'] = { args = { 'R:2,3', 'R:' },
+    f = function(x, v) return x:masked_fill(torch.tensor({ { true }, { false } }), v) end },
+  ['where(number)'] = m(function(x) return torch.where(x:detach():gt(0), x, 0.5) end),
+  ['where(0-dim)'] = { args = { 'R:', 'R:2,3' }, f = function(a, b) return torch.where(b:detach():gt(0), a, b) end },
+  ['select(negative)'] = m(function(x) return x:select(-1, -1) end),
+  ['narrow(negative)'] = m(function(x) return x:narrow(-1, 2, 2) end),
+  ['diagonal(offset)'] = { args = { 'R:3,4' }, f = function(x) return torch.diagonal(x, 1) end },
+  ['diagonal(dims)'] = { args = { 'R:2,3,3' }, f = function(x) return torch.diagonal(x, -1, 2, 3) end },
+  ['diag_embed(offset)'] = { args = { 'R:2,3' }, f = function(x) return torch.diag_embed(x, -1) end },
+  ['tril(offset)'] = { args = { 'R:3,4' }, f = function(x) return torch.tril(x, 1) end },
+  ['triu(negative)'] = { args = { 'R:2,3,3' }, f = function(x) return torch.triu(x, -1) end },
+  ['roll(dims)'] = m(function(x) return torch.roll(x, { 1, -1 }, { 1, 2 }) end),
+  ['roll(flat)'] = m(function(x) return torch.roll(x, 2) end),
+  ['rot90(k = 3)'] = m(function(x) return torch.rot90(x, 3) end),
+  ['repeat_interleave(tensor)'] = m(function(x) return torch.repeat_interleave(x, torch.tensor({ 1, 0, 2 }), 2) end),
+  ['unfold(overlapping)'] = { args = { 'R:2,5' }, f = function(x) return x:unfold(2, 3, 1) end },
+  ['as_strided(overlapping)'] = m(function(x) return torch.as_strided(x, { 2, 3 }, { 1, 1 }) end),
+  ['kthvalue(keepdim)'] = m(function(x) return (torch.kthvalue(x, 1, 1, true)) end),
+}
+for name, c in pairs(IOPTS) do CASES[name] = c end
+
 -- gradients PyTorch 1.13 does not implement (an error at backward there) and lutorch computes:
 -- bincount's in its weights, unique's and unique_consecutive's values (a gather), floor_divide's
 -- (zero, as floor's) and heaviside's (zero in the input, in the values 1 where the input is 0)
@@ -757,9 +816,8 @@ local SKIP = {
     .. 'isinstance stream current_stream default_stream device print_options'] = 'a setting, context or type query',
   ['backward register_hook retain_grad requires_grad_ detach apply map map2 item tolist totable storage_offset '
     .. 'stride size dim ndimension nelement element_size data_ptr is_contiguous is_pinned pin_memory record_stream '
-    .. 'cpu cuda to type double float half bfloat16 int long short char byte bool contiguous view view_as '
-    .. 'expand expand_as reshape_as repeat repeatTensor sum_to_size new'] = 'Tensor plumbing: autograd_spec covers view, '
-    .. 'expand, contiguous and dtype conversions',
+    .. 'cpu cuda float half bfloat16 int long short char byte bool new'] = 'Tensor plumbing: a device, a '
+    .. 'lower-precision or an integer dtype (autograd_spec covers their gradients), or no tensor result',
 }
 local function skipped(ns, name)
   -- torch's positional spellings of F's functions (nn/torch_aliases.lua; nn_aliases_spec checks
