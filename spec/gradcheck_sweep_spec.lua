@@ -725,6 +725,53 @@ end }
 CASES['utils.checkpoint'] = { args = { 'R:2,3' }, refuse = 'CheckpointFunction',
   f = function(x) return require('torch.utils.checkpoint').checkpoint(function(y) return torch.sin(y) * y end, x) end }
 
+-- more nn.functional options
+local MORE = {
+  ['batch_norm(4-D)'] = { args = { 'R:2,2,2,2', 'P:2', 'R:2' }, f = function(x, w, b) return F.batch_norm(x, nil, nil, w, b, { training = true }) end },
+  ['group_norm(no affine)'] = { args = { 'R:2,4,3' }, f = function(x) return F.group_norm(x, 2) end },
+  ['layer_norm(no affine)'] = { args = { 'R:2,3' }, f = function(x) return F.layer_norm(x, { 3 }) end },
+  ['instance_norm(running stats)'] = { args = { 'R:2,2,3' }, f = function(x)
+    return F.instance_norm(x, torch.zeros(2, f64), torch.ones(2, f64), nil, nil, { use_input_stats = true }) end },
+  ['local_response_norm(4-D)'] = { args = { 'R:1,3,2,2' }, f = function(x) return F.local_response_norm(x, 3, { alpha = 0.1, beta = 0.75, k = 2 }) end },
+  ['fold(stride, padding, dilation)'] = { args = { 'R:1,4,9' }, f = function(x) return F.fold(x, { 4, 4 }, 2, { stride = 2, padding = 1, dilation = 1 }) end },
+  ['unfold(stride, padding, dilation)'] = { args = { 'R:1,1,4,4' }, f = function(x) return F.unfold(x, 2, { stride = 2, padding = 1, dilation = 2 }) end },
+  ['affine_grid(align_corners)'] = { args = { 'R:1,2,3' }, f = function(t) return F.affine_grid(t, { 1, 1, 3, 2 }, { align_corners = true }) end },
+  ['interpolate(bilinear align_corners)'] = { args = { 'R:1,1,2,3' }, f = function(x) return F.interpolate(x, { scale_factor = 2, mode = 'bilinear', align_corners = true }) end },
+  ['adaptive_max_pool2d(uneven)'] = { args = { 'R:1,1,5,3' }, f = function(x) return F.adaptive_max_pool2d(x, { 3, 2 }) end },
+  ['max_unpool2d(output_size)'] = { args = { 'R:1,1,1,2' }, f = function(x) return F.max_unpool2d(x, torch.tensor({ { { { 2, 5 } } } }), 2, { output_size = { 3, 3 } }) end },
+  ['ctc_loss(zero_infinity)'] = { args = { 'R:2,1,3' }, f = function(x)
+    return F.ctc_loss(F.log_softmax(x, 3), torch.tensor({ { 2, 2, 3 } }), torch.tensor({ 2 }), torch.tensor({ 3 }), { zero_infinity = true }) end },
+  ['rrelu(eval)'] = { args = { 'R:2,3' }, f = function(x) return F.rrelu(x, 0.1, 0.3, false) end },
+  ['elu(alpha)'] = { args = { 'R:2,3' }, f = function(x) return F.elu(x, 0.7) end },
+  ['celu(alpha)'] = { args = { 'R:2,3' }, f = function(x) return F.celu(x, 0.7) end },
+  ['softplus(beta, threshold)'] = { args = { 'R:2,3' }, f = function(x) return F.softplus(x, 2, 1) end },
+  ['gelu(tanh)'] = { args = { 'R:2,3' }, f = function(x) return F.gelu(x, { approximate = 'tanh' }) end },
+  ['glu(dim 1)'] = { args = { 'R:4,3' }, f = function(x) return F.glu(x, 1) end },
+  ['prelu(one weight)'] = { args = { 'R:2,3', 'P:1' }, f = F.prelu },
+  ['linear(no bias)'] = { args = { 'R:2,3', 'R:2,3' }, f = F.linear },
+  ['linear(1-D input)'] = { args = { 'R:3', 'R:2,3', 'R:2' }, f = F.linear },
+  ['bilinear(no bias)'] = { args = { 'R:2,3', 'R:2,2', 'R:4,3,2' }, f = F.bilinear },
+  ['scaled_dot_product_attention(float mask)'] = { args = { 'R:1,2,3', 'R:1,3,3', 'R:1,3,2', 'R:2,3' },
+    f = function(q, k, v, m) return F.scaled_dot_product_attention(q, k, v, { attn_mask = m }) end },
+  ['scaled_dot_product_attention(bool mask)'] = { args = { 'R:1,2,3', 'R:1,3,3', 'R:1,3,2' },
+    f = function(q, k, v) return F.scaled_dot_product_attention(q, k, v, { attn_mask = torch.tensor({ { true, false, true }, { true, true, false } }) }) end },
+  ['multi_head_attention_forward(weights)'] = { args = { 'R:2,1,2', 'R:6,2', 'R:6', 'R:2,2' }, f = function(x, w, b, ow)
+    local out, attn = F.multi_head_attention_forward(x, x, x, 2, 1, w, b, nil, nil, false, 0, ow, nil, { need_weights = true })
+    return out, attn
+  end },
+  ['kl_div(none)'] = { args = { 'R:2,3', 'Q:2,3' }, f = function(x, t) return F.kl_div(x, t, { reduction = 'none' }) end },
+  ['mse_loss(broadcast, sum)'] = { args = { 'R:2,3', 'R:2,3' }, f = function(a, b) return F.mse_loss(a, b, { reduction = 'sum' }) end },
+  ['l1_loss(none)'] = { args = { 'R:2,3', 'R:2,3' }, f = function(a, b) return F.l1_loss(a, b, { reduction = 'none' }) end },
+  ['cosine_embedding_loss(margin)'] = { args = { 'R:2,3', 'R:2,3' }, f = function(a, b) return F.cosine_embedding_loss(a, b, torch.tensor({ -1, -1 }, f64), { margin = -0.5 }) end },
+  ['multi_margin_loss(p 2, margin)'] = { args = { 'R:2,3' }, f = function(x) return F.multi_margin_loss(x, torch.tensor({ 2, 3 }), { p = 2, margin = 0.5 }) end },
+  ['triplet_margin_with_distance_loss(distance)'] = { args = { 'R:2,3', 'R:2,3', 'R:2,3' }, f = function(a, p, n)
+    return F.triplet_margin_with_distance_loss(a, p, n, { distance_function = function(u, v) return (u - v):abs():sum(2) end, margin = 2 }) end },
+  ['pairwise_distance(p 1, keepdim)'] = { args = { 'R:2,3', 'R:3' }, f = function(a, b) return F.pairwise_distance(a, b, { p = 1, keepdim = true }) end },
+  ['pixel_shuffle(batched)'] = { args = { 'R:2,1,4,1,2' }, f = function(x) return F.pixel_shuffle(x, 2) end },
+  ['normalize(0-size)'] = { args = { 'R:0,3' }, f = F.normalize },
+}
+for name, c in pairs(MORE) do CASES['F.' .. name] = c end
+
 -- gradients PyTorch 1.13 does not implement (an error at backward there) and lutorch computes:
 -- bincount's in its weights, unique's and unique_consecutive's values (a gather), floor_divide's
 -- (zero, as floor's) and heaviside's (zero in the input, in the values 1 where the input is 0)
