@@ -1,16 +1,19 @@
 -- gradcheck and gradgradcheck (float64 central differences) over every differentiable function
 -- lutorch exposes: torch.*, the Tensor methods, torch.nn.functional, torch.linalg and torch.special
 -- are walked, and each function name is either a case below (differentiable: CASES; without a
--- gradient, as PyTorch: NONDIFF) or in SKIP with its reason. A name that is neither fails the last
--- test, which lists it: a new function gets covered or skipped on purpose.
+-- gradient, as PyTorch: NONDIFF) or skipped with its reason (SKIP_PATTERNS, SKIP). A name that is
+-- neither fails the last test, which lists it: a new function gets covered or skipped on purpose.
 --
 -- A case runs its function on a contiguous input, on a non-contiguous one (the same values every
--- other element of a larger tensor), on broadcast shapes where the op broadcasts (bc), and on a
--- 0-dim and a 0-size input where meaningful (scalar, empty). gradgradcheck must pass, or, for the
--- nodes the README names as refused (refuse = fragment), raise an error naming the op.
+-- other element of a larger tensor), on broadcast shapes where the op broadcasts (bc), on a 0-dim
+-- and a 0-size input where meaningful (scalar, empty), and as the Tensor method where that is
+-- another function. Each run: gradcheck; the gradient under create_graph equals the one of the
+-- backward kernels (gradgradcheck differentiates the former, so a wrong recorded formula would go
+-- unseen otherwise); gradgradcheck passes, or, for the nodes the README names as refused (refuse),
+-- raises an error naming the op; PyTorch's ops without a derivative raise one (no_derivative).
 --
--- A name covers the torch.X function, the Tensor.X method and the F/linalg/special function of the
--- same name in its namespace only when the case says so (ns); the in-place X_ variants are in
+-- A case key 'X' or 'X(variant)' covers torch.X and Tensor.X; 'F.X', 'linalg.X', 'special.X' that
+-- namespace's X; a function covers every name bound to it. The in-place X_ variants are in
 -- inplace_spec, not here.
 local torch = require 'torch'
 local H = require 'spec.helpers'
@@ -835,11 +838,15 @@ local function nondiff_call(name, x, y)
   return torch[n](x)
 end
 
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys)
+  return keys
+end
+
 describe('gradcheck sweep: no gradient', function()
-  local names = {}
-  for name in pairs(NONDIFF) do names[#names + 1] = name end
-  table.sort(names)
-  for _, name in ipairs(names) do
+  for _, name in ipairs(sorted_keys(NONDIFF)) do
     it(name, function()
       torch.manual_seed(7)
       local x, y = leaf('R:2,3'), leaf('R:2,3')
@@ -968,10 +975,7 @@ local function run_case(name, c)
 end
 
 describe('gradcheck sweep', function()
-  local names = {}
-  for name in pairs(CASES) do names[#names + 1] = name end
-  table.sort(names)
-  for _, name in ipairs(names) do
+  for _, name in ipairs(sorted_keys(CASES)) do
     it(name, function()
       torch.manual_seed(7)
       run_case(name, CASES[name])
