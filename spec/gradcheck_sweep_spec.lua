@@ -775,6 +775,39 @@ local MORE = {
 }
 for name, c in pairs(MORE) do CASES['F.' .. name] = c end
 
+-- empty matrices and batches
+local EMPTY = {
+  ['linalg.det(0 x 0)'] = { args = { 'R:0,0' }, f = torch.linalg.det },
+  ['linalg.slogdet(0 x 0)'] = { args = { 'R:0,0' }, f = function(a) local _, l = torch.linalg.slogdet(a); return l end },
+  ['linalg.det(empty batch)'] = { args = { 'R:0,2,2' }, f = torch.linalg.det },
+  ['logdet(0 x 0)'] = { args = { 'R:0,0' }, f = torch.logdet },
+  ['linalg.inv(empty batch)'] = { args = { 'R:0,2,2' }, f = torch.linalg.inv },
+  ['linalg.solve(0 columns)'] = { args = { 'M:3,3', 'R:3,0' }, f = torch.linalg.solve },
+  ['linalg.cholesky(0 x 0)'] = { args = { 'R:0,0' }, f = torch.linalg.cholesky },
+  ['linalg.matrix_exp(0 x 0)'] = { args = { 'R:0,0' }, f = torch.linalg.matrix_exp },
+  ['linalg.qr(0 rows)'] = { args = { 'R:0,2' }, f = function(a) local q, r = torch.linalg.qr(a); return q, r end },
+  ['linalg.svdvals(0 rows)'] = { args = { 'R:0,2' }, f = torch.linalg.svdvals },
+  ['linalg.eigvalsh(0 x 0)'] = { args = { 'R:0,0' }, f = torch.linalg.eigvalsh },
+  ['linalg.pinv(0 rows)'] = { args = { 'R:0,2' }, f = torch.linalg.pinv },
+  ['linalg.matrix_norm(0 rows)'] = { args = { 'R:0,2' }, f = torch.linalg.matrix_norm },
+  ['linalg.vector_norm(empty)'] = { args = { 'R:0' }, f = torch.linalg.vector_norm },
+  ['matmul(0 inner)'] = { args = { 'R:2,0', 'R:0' }, f = torch.matmul },
+  ['bmm(empty batch)'] = { args = { 'R:0,2,3', 'R:0,3,2' }, f = torch.bmm },
+  ['cat(empty part)'] = { args = { 'R:0,3', 'R:2,3' }, f = function(a, b) return torch.cat({ a, b }) end },
+  ['stack(0-dim)'] = { args = { 'R:', 'R:' }, f = function(a, b) return torch.stack({ a, b }) end },
+  ['logsumexp(empty)'] = { args = { 'R:0,2' }, f = function(x) return torch.logsumexp(x, 1) end },
+  ['cumprod(0-dim)'] = { args = { 'R:' }, f = function(x) return torch.cumprod(x, 1) end },
+  ['F.linear(empty batch)'] = { args = { 'R:0,3', 'R:2,3', 'R:2' }, f = F.linear },
+  ['F.layer_norm(empty batch)'] = { args = { 'R:0,3' }, f = function(x) return F.layer_norm(x, { 3 }) end },
+  ['F.conv2d(empty batch)'] = { args = { 'R:0,1,3,3', 'R:1,1,2,2' }, f = F.conv2d },
+  ['F.cross_entropy(empty batch, sum)'] = { args = { 'R:0,3' },
+    f = function(x) return F.cross_entropy(x, torch.tensor({}, { dtype = torch.int64 }), { reduction = 'sum' }) end },
+  ['F.softmax(0-dim)'] = { args = { 'R:' }, f = function(x) return F.softmax(x, 1) end },
+  ['lerp(0-dim weight)'] = { args = { 'R:2,3', 'R:3', 'Q:' }, f = torch.lerp },
+  ['clamp(0-dim bounds)'] = { args = { 'R:2,3', 'R:', 'R:' }, f = function(x, lo, hi) return torch.clamp(x, lo - 1, hi + 1) end },
+}
+for name, c in pairs(EMPTY) do CASES[name] = c end
+
 -- gradients PyTorch 1.13 does not implement (an error at backward there) and lutorch computes:
 -- bincount's in its weights, unique's and unique_consecutive's values (a gather), floor_divide's
 -- (zero, as floor's) and heaviside's (zero in the input, in the values 1 where the input is 0)

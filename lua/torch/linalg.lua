@@ -224,6 +224,7 @@ local function lu_batch(a) return helpers.batch_of(a, 2) end
 
 -- A^-T for the factors of A: the identity solved with A^T
 local function inv_t(f, piv)
+  if f:numel() == 0 then return torch.zeros_like(f) end -- 0 x 0 matrices or an empty batch: none to solve
   local eye = torch.eye(f:size(-1), { dtype = f.dtype, device = f.device }):expand(f.shape):contiguous()
   return torch._lu_solve(f, piv, eye, true)
 end
@@ -236,6 +237,7 @@ local Det, Solve = torch.autograd.Function:extend('LinalgDetBackward0'), nil
 
 -- A^-T as a recorded op (a solve of the identity with A^T)
 local function inv_t_graph(a)
+  if a:numel() == 0 then return torch.zeros_like(a) end
   local eye = torch.eye(a:size(-1), { dtype = a.dtype, device = a.device }):expand(a.shape)
   return Solve.apply(mT(a), eye, 'inv')
 end
