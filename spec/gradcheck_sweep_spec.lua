@@ -806,6 +806,27 @@ local EMPTY = {
   ['lerp(0-dim weight)'] = { args = { 'R:2,3', 'R:3', 'Q:' }, f = torch.lerp },
   ['clamp(0-dim bounds)'] = { args = { 'R:2,3', 'R:', 'R:' }, f = function(x, lo, hi) return torch.clamp(x, lo - 1, hi + 1) end },
 }
+local L0 = torch.linalg
+for name, c in pairs {
+  ['linalg.solve_triangular(0 x 0)'] = { args = { 'R:0,0', 'R:0,2' }, f = function(a, b) return L0.solve_triangular(a, b, { upper = true }) end },
+  ['cholesky_solve(0 x 0)'] = { args = { 'R:0,2', 'R:0,0' }, f = torch.cholesky_solve },
+  ['linalg.lu_factor(0 x 0)'] = { args = { 'R:0,0' }, f = function(a) return (L0.lu_factor(a)) end },
+  ['linalg.eigh(0 x 0)'] = { args = { 'R:0,0' }, f = function(a) local w, v = L0.eigh(a); return w, v end },
+  ['linalg.svd(0 rows)'] = { args = { 'R:0,2' }, f = function(a) local u, s0, vh = L0.svd(a, { full_matrices = false }); return s0 end },
+  ['linalg.lstsq(0 columns)'] = { args = { 'M:3,3', 'R:3,0' }, f = function(a, b) return (L0.lstsq(a, b)) end },
+  ['linalg.matrix_power(0 x 0)'] = { args = { 'R:0,0' }, f = function(a) return L0.matrix_power(a, 3) end },
+  ['linalg.inv(0 x 0)'] = { args = { 'R:0,0' }, f = L0.inv },
+  ['linalg.cross(empty batch)'] = { args = { 'R:0,3', 'R:0,3' }, f = L0.cross },
+  ['trace(0 x 0)'] = { args = { 'R:0,0' }, f = torch.trace },
+  ['diag(empty)'] = { args = { 'R:0' }, f = torch.diag },
+  ['kron(empty)'] = { args = { 'R:0,2', 'R:2,2' }, f = torch.kron },
+  ['einsum(empty)'] = { args = { 'R:2,0', 'R:0,3' }, f = function(a, b) return torch.einsum('ij,jk->ik', a, b) end },
+  ['cdist(empty)'] = { args = { 'R:0,3', 'R:2,3' }, f = torch.cdist },
+  ['F.pdist(one row)'] = { args = { 'R:1,3' }, f = F.pdist },
+  ['F.embedding(no indices)'] = { args = { 'R:3,2' }, f = function(w) return F.embedding(torch.tensor({}, { dtype = torch.int64 }), w) end },
+  ['index_select(no indices)'] = { args = { 'R:2,3' }, f = function(x) return torch.index_select(x, 2, torch.tensor({}, { dtype = torch.int64 })) end },
+  ['masked_select(none)'] = { args = { 'R:2,3' }, f = function(x) return torch.masked_select(x, torch.zeros(2, 3, { dtype = torch.bool })) end },
+} do EMPTY[name] = c end
 for name, c in pairs(EMPTY) do CASES[name] = c end
 
 -- gradients PyTorch 1.13 does not implement (an error at backward there) and lutorch computes:

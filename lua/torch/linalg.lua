@@ -300,7 +300,9 @@ function Solve.forward(ctx, a, b, op, out)
   else
     helpers.raise_info(info, 'linalg.' .. op, singular[op], 0)
   end
-  local x = torch._lu_solve(f, piv, b:contiguous())
+  -- 0 x 0 matrices or an empty batch: nothing to solve (the LU solver wants a factorisation)
+  local x = f:numel() == 0 and torch.zeros(b.shape, { dtype = b.dtype, device = b.device })
+    or torch._lu_solve(f, piv, b:contiguous())
   ctx:save_for_backward(f, piv, x)
   ctx.a, ctx.b, ctx.op = a, b, op
   return x
@@ -312,6 +314,7 @@ function Solve.backward(ctx, g)
     return -gb:matmul(mT(Solve.apply(ctx.a, ctx.b, ctx.op))), gb
   end
   local f, piv, x = table.unpack(ctx.saved_tensors)
+  if f:numel() == 0 then return torch.zeros_like(f), torch.zeros_like(x) end
   local gb = torch._lu_solve(f, piv, g:contiguous(), true)
   return -gb:matmul(mT(x)), gb
 end

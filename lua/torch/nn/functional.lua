@@ -568,7 +568,8 @@ function F.pdist(x, p)
   for i = 1, n - 1 do
     for j = i + 1, n do ii[#ii + 1], jj[#jj + 1] = i, j end
   end
-  if #ii == 0 then return torch.zeros(0, { dtype = x.dtype, device = x.device }) end
+  -- fewer than 2 rows: no pairs, an empty result connected to x (its gradient zeros, as PyTorch's)
+  if #ii == 0 then return x:reshape(-1):narrow(1, 1, 0) end
   local function rows(t) return x:index_select(1, torch.tensor(t, { dtype = torch.int64, device = x.device })) end
   return (rows(ii) - rows(jj)):norm(p, -1)
 end
