@@ -80,6 +80,18 @@ static lt_tensor_t *fmask(lt_tensor_t *m, const lt_tensor_t *like) {
   return r;
 }
 
+/* a^2 + b^2 of two operands, at least one a tensor (a number one squared as a number) */
+static lt_tensor_t *sum_of_squares(lt_operand_t a, lt_operand_t b) {
+  if (a.kind != LT_OPERAND_TENSOR) {
+    lt_operand_t t = a;
+    a = b, b = t;
+  }
+  lt_tensor_t *aa = lt_op(LT_BINARY_mul, a, a);
+  if (b.kind == LT_OPERAND_TENSOR) return lt_opcc(LT_BINARY_add, aa, lt_op(LT_BINARY_mul, b, b));
+  double v = b.kind == LT_OPERAND_FLOAT ? b.f : (double)b.i;
+  return lt_opc(LT_BINARY_add, aa, lt_F(v * v));
+}
+
 /* x with its zeros replaced by ones (x borrowed), a divisor whose gradient stays finite */
 static lt_tensor_t *nonzero(lt_tensor_t *x) {
   lt_tensor_t *z = lt_compare(LT_COMPARE_eq, lt_T(x), lt_F(0), NULL);
@@ -366,7 +378,7 @@ static lt_tensor_t *binary_grad(lt_node_t *n, int k, lt_tensor_t *g) {
     }
     case LT_BINARY_atan2: { /* a: g * b / (a^2 + b^2), b: g * -a / (a^2 + b^2) */
       if (operand(n, 0, &a) != LT_OK || operand(n, 1, &b) != LT_OK) return NULL;
-      lt_tensor_t *r = lt_opcc(LT_BINARY_add, lt_op(LT_BINARY_mul, a, a), lt_op(LT_BINARY_mul, b, b));
+      lt_tensor_t *r = sum_of_squares(a, b);
       lt_tensor_t *num = k == 0 ? lt_op(LT_BINARY_mul, lt_T(g), b)
                                 : lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(g), a), lt_F(-1));
       return lt_opcc(LT_BINARY_div, num, r);

@@ -829,6 +829,41 @@ for name, c in pairs {
 } do EMPTY[name] = c end
 for name, c in pairs(EMPTY) do CASES[name] = c end
 
+-- options of the other torch functions
+local TOPTS = {
+  ['diff(prepend, append, n 2)'] = { args = { 'R:2,3', 'R:2,1', 'R:2,2' },
+    f = function(x, p, a) return torch.diff(x, 2, 2, p, a) end },
+  ['gradient(spacing, dim)'] = { args = { 'R:3,4' }, f = function(x) return table.unpack(torch.gradient(x, { spacing = 0.5, dim = 2, edge_order = 2 })) end },
+  ['trapezoid(x)'] = { args = { 'R:2,3', 'R:3' }, f = function(y, x) return torch.trapezoid(y, x:cumsum(1)) end },
+  ['cumulative_trapezoid(dx)'] = { args = { 'R:2,3' }, f = function(y) return torch.cumulative_trapezoid(y, { dx = 0.3 }) end },
+  ['cov(weights, correction)'] = { args = { 'R:2,4', 'P:4' },
+    f = function(x, w) return torch.cov(x, { correction = 0, fweights = torch.tensor({ 1, 2, 1, 3 }), aweights = w }) end },
+  ['quantile(nearest, midpoint, keepdim)'] = { args = { 'R:2,5' }, f = function(x)
+    return torch.quantile(x, torch.tensor({ 0.2, 0.7 }, f64), 2, true, { interpolation = 'midpoint' }) end },
+  ['quantile(lower, all)'] = { args = { 'R:2,3' }, f = function(x) return torch.quantile(x, 0.4, nil, false, { interpolation = 'lower' }) end },
+  ['renorm(p 1, dim 2)'] = { args = { 'R:3,2' }, f = function(x) return torch.renorm(x, 1, 2, 0.7) end },
+  ['xlogy(0)'] = { args = { 'P:2,3' }, f = function(y) return torch.xlogy(torch.zeros(2, 3, f64), y) end },
+  ['logaddexp(equal)'] = { args = { 'R:2,3' }, f = function(x) return torch.logaddexp(x, x) end },
+  ['atan2(number)'] = { args = { 'R:2,3' }, f = function(x) return torch.atan2(x, 0.5) end },
+  ['atan2(number first)'] = { args = { 'R:2,3' }, f = function(x) return torch.atan2(0.5, x) end },
+  ['maximum(ties)'] = { args = { 'R:2,3' }, f = function(x) return torch.maximum(x, x * 1) end },
+  ['clamp(min only, tensor)'] = { args = { 'R:2,3', 'R:3' }, f = function(x, lo) return torch.clamp(x, lo) end },
+  ['std_mean(dim)'] = { args = { 'R:2,3' }, f = function(x) return torch.std_mean(x, 2) end },
+  ['var_mean(dims, correction 0)'] = { args = { 'R:2,3,2' }, f = function(x) return torch.var_mean(x, { 1, 3 }, { correction = 0 }) end },
+  ['aminmax(dim)'] = { args = { 'R:2,3' }, f = function(x) return torch.aminmax(x, { dim = 2 }) end },
+  ['einsum(trace, broadcast)'] = { args = { 'R:2,3,3', 'R:3' }, f = function(a, b) return torch.einsum('bii,i->b', a, b) end },
+  ['einsum(ellipsis)'] = { args = { 'R:2,2,3', 'R:3,2' }, f = function(a, b) return torch.einsum('...ij,jk->...ik', a, b) end },
+  ['tensordot(dims)'] = { args = { 'R:2,3,2', 'R:3,2,2' }, f = function(a, b) return torch.tensordot(a, b, { { 2, 3 }, { 1, 2 } }) end },
+  ['block_diag(0-dim, 1-D)'] = { args = { 'R:', 'R:2', 'R:2,2' }, f = torch.block_diag },
+  ['meshgrid(xy)'] = { args = { 'R:2', 'R:3' }, f = function(a, b) return table.unpack(torch.meshgrid({ a, b }, { indexing = 'xy' })) end },
+  ['combinations(r 3, replacement)'] = { args = { 'R:3' }, f = function(x) return torch.combinations(x, 2, true) end },
+  ['vander(N, increasing)'] = { args = { 'R:3' }, f = function(x) return torch.vander(x, 4, true) end },
+  ['cdist(inf)'] = { args = { 'R:2,3', 'R:3,3' }, f = function(a, b) return torch.cdist(a, b, math.huge) end },
+  ['cdist(batched, p 3)'] = { args = { 'R:2,2,3', 'R:2,3,3' }, f = function(a, b) return torch.cdist(a, b, 3) end },
+  ['cross(default dim)'] = { args = { 'R:3,2', 'R:3,2' }, f = function(a, b) return torch.cross(a, b) end },
+}
+for name, c in pairs(TOPTS) do CASES[name] = c end
+
 -- gradients PyTorch 1.13 does not implement (an error at backward there) and lutorch computes:
 -- bincount's in its weights, unique's and unique_consecutive's values (a gather), floor_divide's
 -- (zero, as floor's) and heaviside's (zero in the input, in the values 1 where the input is 0)
