@@ -80,6 +80,34 @@ static lt_tensor_t *fmask(lt_tensor_t *m, const lt_tensor_t *like) {
   return r;
 }
 
+/* a^2 + b^2 of two operands, at least one a tensor (a number one squared as a number) */
+static lt_tensor_t *sum_of_squares(lt_operand_t a, lt_operand_t b) {
+  if (a.kind != LT_OPERAND_TENSOR) {
+    lt_operand_t t = a;
+    a = b, b = t;
+  }
+  lt_tensor_t *aa = lt_op(LT_BINARY_mul, a, a);
+  if (b.kind == LT_OPERAND_TENSOR) return lt_opcc(LT_BINARY_add, aa, lt_op(LT_BINARY_mul, b, b));
+  double v = b.kind == LT_OPERAND_FLOAT ? b.f : (double)b.i;
+  return lt_opc(LT_BINARY_add, aa, lt_F(v * v));
+}
+
+/* x with its zeros replaced by ones (x borrowed), a divisor whose gradient stays finite */
+static lt_tensor_t *nonzero(lt_tensor_t *x) {
+  lt_tensor_t *z = lt_compare(LT_COMPARE_eq, lt_T(x), lt_F(0), NULL);
+  lt_tensor_t *r = z ? lt_where(z, lt_F(1), lt_T(x)) : NULL;
+  lt_release(z);
+  return r;
+}
+/* r (consumed) with 1/2 where x (borrowed) is 0 */
+static lt_tensor_t *at_zero_half(lt_tensor_t *x, lt_tensor_t *r) {
+  lt_tensor_t *z = r ? lt_compare(LT_COMPARE_eq, lt_T(x), lt_F(0), NULL) : NULL;
+  lt_tensor_t *w = z ? lt_where(z, lt_F(0.5), lt_T(r)) : NULL;
+  lt_release(z);
+  lt_release(r);
+  return w;
+}
+
 /* the derivative of op at x (y = op(x)), or NULL + error; ops without a formula here have no
    backward_graph (unary_graph_ok) */
 static lt_tensor_t *unary_deriv(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *y) {
@@ -183,6 +211,31 @@ static lt_tensor_t *unary_deriv(lt_unary_op op, lt_tensor_t *x, lt_tensor_t *y) 
     case LT_UNARY_lgamma: return lt_unary(LT_UNARY_digamma, x, NULL);
     case LT_UNARY_digamma: /* trigamma(x) = zeta(2, x), differentiable again in x */
       return lt_op(LT_BINARY_special_zeta, lt_F(2), lt_T(x));
+    case LT_UNARY_special_ndtr: /* exp(-x^2 / 2) / sqrt(2 pi) */
+      return lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(x), lt_T(x)), lt_F(-0.5))),
+                    lt_F(0.39894228040143267794));
+    case LT_UNARY_special_ndtri: /* sqrt(2 pi) exp(y^2 / 2) */
+      return lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(y), lt_T(y)), lt_F(0.5))),
+                    lt_F(2.50662827463100050242));
+    case LT_UNARY_special_log_ndtr: /* exp(-y - x^2 / 2) / sqrt(2 pi) */
+      return lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, lt_opcc(LT_BINARY_sub, lt_opc(LT_BINARY_mul,
+                    lt_op(LT_BINARY_mul, lt_T(x), lt_T(x)), lt_F(-0.5)), lt_retained(y))), lt_F(0.39894228040143267794));
+    case LT_UNARY_special_erfcx: /* 2 x y - 2 / sqrt(pi) */
+      return lt_opc(LT_BINARY_sub, lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(x), lt_T(y)), lt_F(2)),
+                    lt_F(1.12837916709551257390));
+    case LT_UNARY_special_entr: /* -(1 + log x) */
+      return lt_opc(LT_BINARY_mul, lt_opc(LT_BINARY_add, lt_unary(LT_UNARY_log, x, NULL), lt_F(1)), lt_F(-1));
+    case LT_UNARY_special_i0e: /* i1e(x) - sgn(x) y */
+      return lt_opcc(LT_BINARY_sub, lt_unary(LT_UNARY_special_i1e, x, NULL),
+                     lt_opc(LT_BINARY_mul, lt_unary(LT_UNARY_sign, x, NULL), lt_T(y)));
+    case LT_UNARY_special_i1: /* i0(x) - y / x = i0e(x) exp(|x|) - y / x; 1/2 at 0 */
+      return at_zero_half(x, lt_opcc(LT_BINARY_sub, lt_opcc(LT_BINARY_mul, lt_unary(LT_UNARY_special_i0e, x, NULL),
+                                                            un(LT_UNARY_exp, lt_unary(LT_UNARY_abs, x, NULL))),
+                                     lt_opcc(LT_BINARY_div, lt_retained(y), nonzero(x))));
+    case LT_UNARY_special_i1e: /* i0e(x) - y (sgn(x) + 1 / x); 1/2 at 0 */
+      return at_zero_half(x, lt_opcc(LT_BINARY_sub, lt_unary(LT_UNARY_special_i0e, x, NULL),
+                                     lt_opcc(LT_BINARY_mul, lt_retained(y), lt_opcc(LT_BINARY_add,
+                                             lt_unary(LT_UNARY_sign, x, NULL), un(LT_UNARY_reciprocal, nonzero(x))))));
     default: lt_error("%s: no double backward", lt_unary_name(op)); return NULL;
   }
 }
@@ -325,7 +378,7 @@ static lt_tensor_t *binary_grad(lt_node_t *n, int k, lt_tensor_t *g) {
     }
     case LT_BINARY_atan2: { /* a: g * b / (a^2 + b^2), b: g * -a / (a^2 + b^2) */
       if (operand(n, 0, &a) != LT_OK || operand(n, 1, &b) != LT_OK) return NULL;
-      lt_tensor_t *r = lt_opcc(LT_BINARY_add, lt_op(LT_BINARY_mul, a, a), lt_op(LT_BINARY_mul, b, b));
+      lt_tensor_t *r = sum_of_squares(a, b);
       lt_tensor_t *num = k == 0 ? lt_op(LT_BINARY_mul, lt_T(g), b)
                                 : lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(g), a), lt_F(-1));
       return lt_opcc(LT_BINARY_div, num, r);

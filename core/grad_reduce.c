@@ -126,6 +126,7 @@ static lt_tensor_t *un_exp(lt_tensor_t *t) {
 static lt_tensor_t *excl_cumprod(lt_tensor_t *r, bool reverse) {
   int d = r->ndim - 1;
   int64_t L = r->sizes[d], one[LT_MAX_DIM];
+  if (L == 0) return lt_retained(r); /* none to multiply: empty as r */
   for (int i = 0; i < d; i++) one[i] = r->sizes[i];
   one[d] = 1;
   lt_tensor_t *idx = reverse ? lt_arange((double)L - 1, -1, -1, LT_INT64, r->device) : NULL;

@@ -232,9 +232,11 @@ function autograd.gradcheck(fn, inputs, opts)
     local out = o == 1 and outs[1] or flat_outputs(fn, inputs)[o]
     local flat_out = out:reshape(-1)
     local n_out = flat_out:numel()
-    -- analytic: one backward per output element
+    -- analytic: one backward per output element; an output without history (as PyTorch) has a
+    -- Jacobian of zeros, which the finite differences must show too
     local analytic = {}
     for j = 1, n_out do
+      if not out.requires_grad then analytic[j] = {}; goto next_out end
       local go = torch.zeros_like(out):reshape(-1)
       go[j] = 1
       local grads = autograd.grad({ out }, (function()
@@ -243,6 +245,7 @@ function autograd.gradcheck(fn, inputs, opts)
         return l
       end)(), { grad_outputs = { go:view(out.shape) }, retain_graph = true, allow_unused = true })
       analytic[j] = grads
+      ::next_out::
     end
     -- numeric: perturb each element of each input
     for k, i in ipairs(wrt) do

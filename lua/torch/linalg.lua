@@ -171,7 +171,8 @@ function linalg.multi_dot(ts)
   return r
 end
 
---- linalg.matrix_power(A, n): A multiplied by itself n times (n >= 0; the identity for 0), by squaring
+--- linalg.matrix_power(A, n): A multiplied by itself n times (the identity for 0; the inverse's -n
+--- times for n < 0), by squaring
 function linalg.matrix_power(a, n)
   check_tensor(a, 'matrix_power')
   if a:dim() < 2 or a:size(-1) ~= a:size(-2) then
@@ -179,7 +180,7 @@ function linalg.matrix_power(a, n)
   end
   n = as_int(n)
   if math.type(n) ~= 'integer' then error('linalg.matrix_power: n must be an integer, got ' .. tostring(n), 2) end
-  if n < 0 then error('linalg.matrix_power: negative powers need the inverse, which lutorch does not compute yet', 2) end
+  if n < 0 then a, n = linalg.inv(a), -n end -- PyTorch's: the inverse's power (an error if singular)
   local k = a:size(-1)
   if n == 0 then
     return torch.eye(k, { dtype = a.dtype, device = a.device }):expand(a.shape):clone()
@@ -223,6 +224,7 @@ local function lu_batch(a) return helpers.batch_of(a, 2) end
 
 -- A^-T for the factors of A: the identity solved with A^T
 local function inv_t(f, piv)
+  if f:numel() == 0 then return torch.zeros_like(f) end -- 0 x 0 matrices or an empty batch: none to solve
   local eye = torch.eye(f:size(-1), { dtype = f.dtype, device = f.device }):expand(f.shape):contiguous()
   return torch._lu_solve(f, piv, eye, true)
 end
@@ -235,6 +237,7 @@ local Det, Solve = torch.autograd.Function:extend('LinalgDetBackward0'), nil
 
 -- A^-T as a recorded op (a solve of the identity with A^T)
 local function inv_t_graph(a)
+  if a:numel() == 0 then return torch.zeros_like(a) end
   local eye = torch.eye(a:size(-1), { dtype = a.dtype, device = a.device }):expand(a.shape)
   return Solve.apply(mT(a), eye, 'inv')
 end
@@ -297,7 +300,9 @@ function Solve.forward(ctx, a, b, op, out)
   else
     helpers.raise_info(info, 'linalg.' .. op, singular[op], 0)
   end
-  local x = torch._lu_solve(f, piv, b:contiguous())
+  -- 0 x 0 matrices or an empty batch: nothing to solve (the LU solver wants a factorisation)
+  local x = f:numel() == 0 and torch.zeros(b.shape, { dtype = b.dtype, device = b.device })
+    or torch._lu_solve(f, piv, b:contiguous())
   ctx:save_for_backward(f, piv, x)
   ctx.a, ctx.b, ctx.op = a, b, op
   return x
@@ -309,6 +314,7 @@ function Solve.backward(ctx, g)
     return -gb:matmul(mT(Solve.apply(ctx.a, ctx.b, ctx.op))), gb
   end
   local f, piv, x = table.unpack(ctx.saved_tensors)
+  if f:numel() == 0 then return torch.zeros_like(f), torch.zeros_like(x) end
   local gb = torch._lu_solve(f, piv, g:contiguous(), true)
   return -gb:matmul(mT(x)), gb
 end

@@ -539,6 +539,8 @@ function F.cosine_similarity(x1, x2, o)
   check_tensor(x2, 'cosine_similarity', 'x2')
   o = opts_of(o, 'cosine_similarity', { 'dim', 'eps' })
   check_broadcast('cosine_similarity', 'x1', x1, 'x2', x2)
+  -- broadcast first, as PyTorch: dim counts in the broadcast shape
+  x1, x2 = table.unpack(torch.broadcast_tensors(x1, x2))
   local dim, eps = o.dim or 2, o.eps or 1e-8
   -- each squared norm raised to eps^2 outside autograd, as PyTorch 1.13 (which clamps them in place
   -- under no_grad): its gradient is that of the unclamped one
@@ -571,7 +573,8 @@ function F.pdist(x, p)
   for i = 1, n - 1 do
     for j = i + 1, n do ii[#ii + 1], jj[#jj + 1] = i, j end
   end
-  if #ii == 0 then return torch.zeros(0, { dtype = x.dtype, device = x.device }) end
+  -- fewer than 2 rows: no pairs, an empty result connected to x (its gradient zeros, as PyTorch's)
+  if #ii == 0 then return x:reshape(-1):narrow(1, 1, 0) end
   local function rows(t) return x:index_select(1, torch.tensor(t, { dtype = torch.int64, device = x.device })) end
   return (rows(ii) - rows(jj)):norm(p, -1)
 end
@@ -1514,10 +1517,20 @@ local function reduction_code(r, op)
 end
 
 -- targets are 1-based class indices; ignore_index is a 1-based class (default: none)
+-- the class weights of nll_loss (and cross_entropy's class-index targets) get no gradient: one that
+-- requires grad is refused, as PyTorch (rather than left out of the gradient silently)
+local function weight_without_grad(w, op)
+  if w ~= nil and torch.is_tensor(w) and w.requires_grad and torch.is_grad_enabled() then
+    error(op .. ": not differentiable with respect to argument 'weight' (as PyTorch): it cannot require grad "
+      .. '(detach it)', 3)
+  end
+end
+
 function F.nll_loss(logp, target, o)
   o = opts_of(o, 'nll_loss', { 'weight', 'ignore_index', 'reduction' })
   check_tensor(logp, 'nll_loss')
   check_tensor(target, 'nll_loss', 'target')
+  weight_without_grad(o.weight, 'nll_loss')
   return C.nll_loss('nll_loss', logp, target, o.weight, o.ignore_index, reduction_code(o.reduction, 'nll_loss'))
 end
 
@@ -1569,6 +1582,7 @@ function F.cross_entropy(x, target, o)
   local logp = C.log_softmax(x, cdim)
   local red = reduction_code(o.reduction, 'cross_entropy')
   if probabilities then return cross_entropy_probabilities(x, target, logp, cdim, o, red) end
+  weight_without_grad(o.weight, 'cross_entropy')
   local nll = C.nll_loss('cross_entropy', logp, target, o.weight, o.ignore_index, red)
   if eps == 0 then return nll end
   local n_classes = x:size(cdim)
