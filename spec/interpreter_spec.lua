@@ -203,6 +203,18 @@ print(arg[-1] ~= nil)
     assert.is_truthy(out:find('cannot open', 1, true), out)
   end)
 
+  it("sets a short OpenMP spin unless the user chose a wait policy, keeping arguments and stdin", function()
+    local q = shell_quote(BIN)
+    local show = [[ -e 'io.write(tostring(os.getenv("GOMP_SPINCOUNT")))']]
+    assert.are.same({ '10000', 0 }, { sh('env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY ' .. q .. show) })
+    assert.are.same({ '77', 0 }, { sh('env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=77 ' .. q .. show) })
+    assert.are.same({ 'nil', 0 }, { sh('env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=active ' .. q .. show) })
+    -- restarted with the spin set, the program sees the same arguments, stdin and status
+    local out, rc = sh([[printf 'io.write(table.concat(arg, ","), io.read("a")) os.exit(3)' | ]] ..
+      'env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY ' .. q .. " - 'a b' c")
+    assert.are.same({ 'a b,c', 3 }, { out, rc })
+  end)
+
   it('exits with the status given to os.exit', function()
     local _, rc = run("-e 'os.exit(3)'")
     assert.are.equal(3, rc)
