@@ -45,7 +45,9 @@ lt_tensor_t *lt_lua_checktensor(lua_State *L, int idx) {
 }
 
 #define GC_FULL_MIN ((size_t)32 << 20)
+#define GC_FULL_MIN_DEVICE ((size_t)256 << 20)
 static _Thread_local size_t gc_debt, gc_since_full, gc_full_threshold = GC_FULL_MIN;
+static _Thread_local size_t gc_dev_since_full, gc_dev_full_threshold = GC_FULL_MIN_DEVICE;
 
 lt_tensor_t *lt_lua_one_based(lt_tensor_t *idx) {
   if (!idx) return NULL;
@@ -69,15 +71,21 @@ void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
      ones, but a tensor that lived through one (an activation held by the graph during a step)
      turns old and waits for a major collection, which Lua schedules by its own, small, heap. So a
      full collection also runs whenever the tensor memory allocated since the last one exceeds
-     what was live after it (and at least GC_FULL_MIN): garbage stays below the live size. */
-  size_t p = lt_alloc_take_pressure();
-  gc_debt += p;
+     what was live after it (and at least GC_FULL_MIN): garbage stays below the live size. A full
+     collection costs in proportion to the Lua heap (the library's ~2 MB), so device memory (CUDA:
+     large, and batches of hundreds of MB a step) is counted apart with a floor of its own,
+     GC_FULL_MIN_DEVICE: with the host's floor a CNN step on a GPU ran ~7 full collections and took
+     twice as long. */
+  size_t p = lt_alloc_take_pressure(false), pd = lt_alloc_take_pressure(true);
+  gc_debt += p + pd;
   gc_since_full += p;
-  if (gc_since_full > gc_full_threshold) {
+  gc_dev_since_full += pd;
+  if (gc_since_full > gc_full_threshold || gc_dev_since_full > gc_dev_full_threshold) {
     lua_gc(L, LUA_GCCOLLECT);
-    gc_debt = gc_since_full = 0;
-    size_t live = lt_alloc_live_bytes();
+    gc_debt = gc_since_full = gc_dev_since_full = 0;
+    size_t live = lt_alloc_live_bytes(false), dev_live = lt_alloc_live_bytes(true);
     gc_full_threshold = live > GC_FULL_MIN ? live : GC_FULL_MIN;
+    gc_dev_full_threshold = dev_live > GC_FULL_MIN_DEVICE ? dev_live : GC_FULL_MIN_DEVICE;
   } else if (gc_debt > ((size_t)1 << 20)) {
     size_t kb = gc_debt >> 10;
     gc_debt = 0;

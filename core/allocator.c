@@ -91,7 +91,7 @@ typedef struct {
 } device_pool_t;
 
 static device_pool_t pools[LT_NDEVTYPES][LT_DEVICE_MAX];
-static _Thread_local size_t pressure;
+static _Thread_local size_t pressure, device_pressure; /* host-accessible devices', the others' */
 
 
 /* Size class of n: its index and rounded size. */
@@ -525,7 +525,8 @@ done:;
   stat_inc(p, LT_STAT_ALLOCATION, b->small, 1);
   if (__builtin_expect(p->pending != NULL, 0)) active_peaks(p);
   spin_unlock(&p->lock);
-  pressure += b->size;
+  if (be->host_accessible) pressure += b->size;
+  else device_pressure += b->size;
   return b;
 }
 
@@ -728,9 +729,11 @@ int lt_memory_set_split(lt_device_t d, bool split, bool *was) {
   return LT_OK;
 }
 
-size_t lt_alloc_live_bytes(void) {
+size_t lt_alloc_live_bytes(bool device) {
   int64_t sum = 0;
-  for (int t = 0; t < LT_NDEVTYPES; t++)
+  for (int t = 0; t < LT_NDEVTYPES; t++) {
+    const lt_backend_i *be = lt_backend((lt_devtype)t);
+    if (!be || be->host_accessible == device) continue;
     for (int i = 0; i < LT_DEVICE_MAX; i++) {
       device_pool_t *p = &pools[t][i];
       spin_lock(&p->lock);
@@ -738,11 +741,12 @@ size_t lt_alloc_live_bytes(void) {
              p->stat[LT_STAT_ALLOCATED_BYTES][LT_STAT_LARGE_POOL].current;
       spin_unlock(&p->lock);
     }
+  }
   return sum > 0 ? (size_t)sum : 0;
 }
 
-size_t lt_alloc_take_pressure(void) {
-  size_t p = pressure;
-  pressure = 0;
+size_t lt_alloc_take_pressure(bool device) {
+  size_t *q = device ? &device_pressure : &pressure, p = *q;
+  *q = 0;
   return p;
 }

@@ -404,8 +404,33 @@ lt_tensor_t *lt_argmin(lt_tensor_t *x, bool has_dim, int64_t dim, bool keepdim) 
 /* The running results of rop along dim in dtype (LT_DTYPE_INVALID: x's if floating, else int64);
    indices (cummax, cummin; else NULL) receives the 0-based positions of the running extremes. */
 static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t dim, lt_dtype dtype,
+                         lt_tensor_t **indices);
+
+/* A scan of a tensor on a device the host cannot read (CUDA): on a CPU copy, its results copied
+   back (there is no device scan kernel yet; the copies are outside autograd, which records the
+   scan itself) */
+static lt_tensor_t *scan_on_host(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t dim, lt_dtype dtype,
+                                 lt_tensor_t **indices) {
+  lt_tensor_t *hx = lt_convert(x, x->dtype, lt_device(LT_CPU, 0)), *hidx = NULL;
+  if (!hx) return NULL;
+  lt_tensor_t *hout = scan(op, rop, hx, dim, dtype, indices ? &hidx : NULL);
+  lt_release(hx);
+  if (!hout) return NULL;
+  lt_tensor_t *out = lt_convert(hout, hout->dtype, x->device);
+  lt_release(hout);
+  if (indices) {
+    *indices = out ? lt_convert(hidx, LT_INT64, x->device) : NULL;
+    lt_release(hidx);
+    if (!*indices) { lt_release(out); return NULL; }
+  }
+  return out;
+}
+
+static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t dim, lt_dtype dtype,
                          lt_tensor_t **indices) {
   int d;
+  const lt_backend_i *b = lt_backend((lt_devtype)x->device.type);
+  if (b && !b->host_accessible) return scan_on_host(op, rop, x, dim, dtype, indices);
   if (check_host_only(op, x) || check_dtype_arg(op, dtype) || lt_wrap_dim(op, dim, x->ndim, &d)) return NULL;
   lt_dtype odt = dtype != LT_DTYPE_INVALID ? dtype : lt_dtype_is_floating(x->dtype) ? x->dtype : LT_INT64;
   lt_tensor_t *out = lt_empty(x->ndim, x->sizes, odt, x->device), *idx = NULL;
@@ -460,7 +485,7 @@ lt_tensor_t *lt_cumprod(lt_tensor_t *x, int64_t dim, lt_dtype dtype) {
 }
 
 lt_tensor_t *lt_logcumsumexp(lt_tensor_t *x, int64_t dim) {
-  if (lt_check_host("logcumsumexp()", x) || lt_check_dtype_floating("logcumsumexp()", x)) return NULL;
+  if (lt_check_dtype_floating("logcumsumexp()", x)) return NULL;
   if (lt_ag_needed(x, NULL)) return lt_ag_reduce(LT_AG_LOGCUMSUMEXP, x, 1, &dim, false, LT_DTYPE_INVALID, 0, NULL);
   return scan("logcumsumexp()", LT_REDUCE_logsumexp, x, dim, x->dtype, NULL);
 }
@@ -469,7 +494,6 @@ static int cumulative_extreme(const char *op, lt_reduce_op rop, lt_tensor_t *x, 
                               lt_tensor_t **indices) {
   *values = NULL;
   *indices = NULL;
-  if (lt_check_host(op, x)) return LT_ERR;
   *values = scan(op, rop, x, dim, x->dtype, indices);
   return *values ? LT_OK : LT_ERR;
 }

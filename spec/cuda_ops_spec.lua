@@ -731,4 +731,54 @@ describe('CUDA random draws and indexing (through the host)', function()
     local up = { size = { 9, 7 }, mode = 'bilinear' }
     cmp(F.interpolate(img:cuda(), up), F.interpolate(img, up), 1e-12, 'interpolate bilinear')
   end)
+
+  -- the Lua-side features of the last sessions on CUDA tensors: PyTorch's advanced indexing (index
+  -- tensors, bool masks, steps, '...', newaxis; reads, writes, gradients), second derivatives
+  -- (create_graph) and tensor hooks, each against the same on the CPU
+  gpu_it('advanced indexing, double backward and tensor hooks as on the CPU', function()
+    local x = rnd({ 4, 5, 6 }, 320)
+    local xc = x:cuda()
+    local rows, mask = torch.tensor({ 3, 1, 3 }), x:select(3, 1):gt(0)
+    local keys = {
+      { rows }, { {}, rows }, { mask }, { '...', 2 }, { { 1, -1, 2 }, torch.newaxis, { 2, 5, 2 } },
+      { rows, {}, torch.tensor({ 1, 6, 2 }) }, { 2, mask:select(1, 2) },
+    }
+    for i, k in ipairs(keys) do
+      local kc = {}
+      for j, v in ipairs(k) do kc[j] = torch.is_tensor(v) and v:cuda() or v end
+      local got = xc[kc]
+      assert.are.equal('cuda', got.device.type, 'key ' .. i)
+      cmp(got, x[k], 0, 'read key ' .. i)
+      cmp(xc[k], x[k], 0, 'read key ' .. i .. ' with CPU index tensors')
+      local w, wc = x:clone(), xc:clone()
+      w[k] = 7.5
+      wc[kc] = 7.5
+      cmp(wc, w, 0, 'write key ' .. i)
+      local l, lc = x:clone():requires_grad_(), xc:clone():requires_grad_()
+      local s, sc = l[k], lc[kc]
+      s:pow(2):sum():backward()
+      sc:pow(2):sum():backward()
+      cmp(lc.grad, l.grad, 1e-12, 'gradient of key ' .. i)
+    end
+    -- d/dx of the sum of the gradient of sum(tanh(x W)^2): a second derivative through matmul and tanh
+    local wt = rnd({ 6, 3 }, 321)
+    local function second(dev)
+      local a = x:to(dev):requires_grad_()
+      local y = torch.tanh(a:matmul(wt:to(dev))):pow(2):sum()
+      local g = torch.autograd.grad({ y }, { a }, { create_graph = true })[1]
+      local gg = torch.autograd.grad({ (g * g):sum() }, { a })[1]
+      return g:detach(), gg
+    end
+    local g1, gg1 = second('cpu')
+    local g2, gg2 = second('cuda')
+    assert.are.equal('cuda', gg2.device.type)
+    cmp(g2, g1, 1e-12, 'first derivative')
+    cmp(gg2, gg1, 1e-12, 'second derivative')
+    local seen = {}
+    local h = xc:clone():requires_grad_()
+    h:register_hook(function(grad) seen[#seen + 1] = grad.device.type; return grad * 2 end)
+    h:mul(3):sum():backward()
+    assert.are.same({ 'cuda' }, seen)
+    cmp(h.grad, torch.full({ 4, 5, 6 }, 6.0, { dtype = f64 }), 0, 'a hook doubling the gradient')
+  end)
 end)

@@ -41,12 +41,16 @@ local DEPARTURES = {
   { '^nextafter%(bfloat16_a', skip = 'float16 and bfloat16 refused' },
 }
 
+-- the device the inputs are made on: the CPU, then the GPU where one is present (the same cases, its
+-- results copied back to be compared)
+local device = 'cpu'
+
 local function input(name)
   if name == 'nil' then return nil end
   if type(name) ~= 'string' then return name end
   local r = REF.inputs[name]
   local t = torch.tensor(r.data, { dtype = torch[r.dtype] })
-  return #r.shape == 0 and t:reshape({}) or t
+  return (#r.shape == 0 and t:reshape({}) or t):to(device)
 end
 
 -- the difference between got (a flat table) and the reference out, or nil
@@ -97,6 +101,11 @@ local function check_case(c, fails)
     fails[#fails + 1] = what .. ': wrong shape'
     return
   end
+  if r.device.type ~= torch.device(device).type then
+    fails[#fails + 1] = ('%s: result on %s, expected %s'):format(what, tostring(r.device), device)
+    return
+  end
+  r = r:cpu()
   local d = differs(c.op, H.flatten(r:totable()), out)
   if d then fails[#fails + 1] = what .. ': ' .. d; return end
   -- the same on strided views and broadcast inputs, where every tensor argument has the output's length
@@ -121,7 +130,7 @@ local function check_case(c, fails)
   end
   if #tensors == 1 then broadcast[tensors[1]] = args[tensors[1]]:reshape({ 1, n }):expand({ 2, n }) end
   for view, vargs in pairs { strided = strided, broadcast = broadcast } do
-    local vr = call(c, vargs)
+    local vr = call(c, vargs):cpu()
     for row = 1, 2 do
       if vr.shape[1] ~= 2 then d = 'wrong shape' else d = differs(c.op, H.flatten(vr[row]:totable()), out) end
       if d then fails[#fails + 1] = ('%s on %s inputs: %s'):format(what, view, d); return end
@@ -130,6 +139,17 @@ local function check_case(c, fails)
 end
 
 describe('elementwise ops against PyTorch, every dtype', function()
+  C.it_per_op(it, REF.cases, 'op', check_case)
+end)
+
+-- the same cases on the GPU, against the same references (the results are copied back to compare)
+describe('elementwise ops against PyTorch on the GPU, every dtype', function()
+  if not torch.cuda.is_available() then
+    pending('no CUDA device: ' .. (torch._cuda.unavailable_reason() or ''))
+    return
+  end
+  setup(function() device = 'cuda' end)
+  teardown(function() device = 'cpu' end)
   C.it_per_op(it, REF.cases, 'op', check_case)
 end)
 

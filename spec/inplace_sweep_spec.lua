@@ -48,11 +48,15 @@ local ALIAS = { fix = 'trunc', clamp_min = 'clamp', clamp_max = 'clamp', divide 
 -- is x * 2^b, which PyTorch computes through pow (an ulp from lutorch's): pow's tolerance
 local COMPARE_AS = { ldexp = 'pow' }
 
+-- the device the inputs are made on: the CPU, then the GPU where one is present (the same cases, the
+-- results copied back to be compared)
+local device = 'cpu'
+
 local function input(name)
   if name == 'nil' then return nil end
   if type(name) ~= 'string' or not REF.inputs[name] then return name end
   local r = REF.inputs[name]
-  return torch.tensor(r.v, { dtype = torch[r.d] }):reshape(r.s)
+  return torch.tensor(r.v, { dtype = torch[r.d] }):reshape(r.s):to(device)
 end
 
 local function describe_case(c) return C.describe(c.o, { c.s, table.unpack(c.a or {}) }, c.k) end
@@ -90,7 +94,7 @@ local function check_case(c, fails)
         return
       end
       if d.skip or not want then return end
-      local x, fixed = H.flatten(input(c.s):totable()), {}
+      local x, fixed = H.flatten(input(c.s):cpu():totable()), {}
       for i, w in ipairs(want) do fixed[i] = d.fix(x[i], w) end
       want = fixed
     end
@@ -119,10 +123,10 @@ local function check_case(c, fails)
       fails[#fails + 1] = ('%s on %s self: self became %s'):format(what, view, tostring(self.dtype))
       return
     else
-      local d = C.differs(COMPARE_AS[op] or named, H.flatten(read(self):totable()), want, x.dtype.name)
+      local d = C.differs(COMPARE_AS[op] or named, H.flatten(read(self):cpu():totable()), want, x.dtype.name)
       if not d and outside then
         local got, fill = outside()
-        d = C.differs('copy', H.flatten(got:totable()), H.flatten(fill:totable()), x.dtype.name)
+        d = C.differs('copy', H.flatten(got:cpu():totable()), H.flatten(fill:cpu():totable()), x.dtype.name)
         if d then d = 'outside the view: ' .. d end
       end
       if d then
@@ -135,6 +139,32 @@ end
 
 describe('in-place methods against PyTorch, over self\'s and the operands\' dtypes', function()
   C.it_per_op(it, REF.cases, 'o', check_case)
+end)
+
+-- the same cases on the GPU, against the same references
+describe('in-place methods against PyTorch on the GPU', function()
+  if not torch.cuda.is_available() then
+    pending('no CUDA device: ' .. (torch._cuda.unavailable_reason() or ''))
+    return
+  end
+  setup(function() device = 'cuda' end)
+  teardown(function() device = 'cpu' end)
+  -- the matrix products of integer and bool tensors: cuBLAS has none, and lutorch refuses them on
+  -- the GPU naming the op, as PyTorch's CUDA kernels do ("addmm_cuda" not implemented for 'Long')
+  local PRODUCTS = { addmm_ = true, addmv_ = true, addbmm_ = true, baddbmm_ = true }
+  C.it_per_op(it, REF.cases, 'o', function(c, fails)
+    local self = REF.inputs[c.s]
+    if PRODUCTS[c.o] and self and not self.d:match('float') then
+      local ok, err = pcall(call, c, input(c.s))
+      if not ok then
+        if not tostring(err):find(c.o, 1, true) then
+          fails[#fails + 1] = describe_case(c) .. ': the GPU refusal does not name the op: ' .. tostring(err)
+        end
+        return
+      end
+    end
+    check_case(c, fails)
+  end)
 end)
 
 describe('in-place methods and autograd', function()
