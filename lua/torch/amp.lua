@@ -192,9 +192,21 @@ local function check_scale(self, funcname)
   end
 end
 
+-- The scale and the growth tracker live on the device (scale() multiplies by it there) with their
+-- values mirrored on the host (_scale_host, _tracker_host), where update() computes them: so that
+-- unscale_, update and get_scale read no device memory (each read would wait for the device's
+-- queue; the one wait a step is the unscaling's inf check, as PyTorch's)
+local function set_state(self, scale, tracker)
+  local s = torch.full({ 1 }, scale, { dtype = torch.float32 })
+  self._scale_host, self._tracker_host = s:item(), tracker
+  self._scale:fill_(self._scale_host)
+  self._growth_tracker:fill_(tracker)
+end
+
 local function lazy_init(self, device)
-  self._scale = torch.full({ 1 }, self._init_scale, { dtype = torch.float32, device = device })
-  self._growth_tracker = torch.full({ 1 }, self._init_growth_tracker, { dtype = torch.int32, device = device })
+  self._scale = torch.empty({ 1 }, { dtype = torch.float32, device = device })
+  self._growth_tracker = torch.empty({ 1 }, { dtype = torch.int32, device = device })
+  set_state(self, self._init_scale, self._init_growth_tracker)
 end
 
 -- scale(outputs): outputs * scale for a tensor, or the same nesting of tables of tensors
@@ -254,7 +266,7 @@ function GradScaler:unscale_(optimizer)
     error('unscale_() is being called after step().', 2)
   end
   -- the reciprocal in float64, then float32, as PyTorch computes it
-  local inv = torch.full({ 1 }, 1.0 / self._scale:to('cpu'):double():item(), { dtype = torch.float32 })
+  local inv = torch.full({ 1 }, 1.0 / self._scale_host, { dtype = torch.float32 })
   s.found_inf_per_device = unscale_grads(self, optimizer, inv, false)
   s.stage = UNSCALED
 end
@@ -290,10 +302,10 @@ function GradScaler:update(new_scale)
   check_scale(self, 'update')
   if new_scale ~= nil then
     if type(new_scale) == 'number' then
-      self._scale:fill_(new_scale)
+      set_state(self, new_scale, self._tracker_host)
     elseif torch.is_tensor(new_scale) and new_scale:numel() == 1 and new_scale.dtype == torch.float32
       and not new_scale.requires_grad then
-      self._scale:copy_(new_scale:reshape(1))
+      set_state(self, new_scale:item(), self._tracker_host)
     else
       error('new_scale should be a float or a 1-element torch.cuda.FloatTensor or torch.FloatTensor with requires_grad=False.', 2)
     end
@@ -307,14 +319,10 @@ function GradScaler:update(new_scale)
     end
     if not any then error('No inf checks were recorded prior to update.', 2) end
     local found = torch.full({ 1 }, total, { dtype = torch.float32 })
-    local scale, tracker = self._scale, self._growth_tracker
-    local host = scale.device.type == 'cpu'
-    if not host then scale, tracker = scale:to('cpu'), tracker:to('cpu') end
+    local scale = torch.full({ 1 }, self._scale_host, { dtype = torch.float32 })
+    local tracker = torch.full({ 1 }, self._tracker_host, { dtype = torch.int32 })
     torch._amp_update_scale_(scale, tracker, found, self._growth_factor, self._backoff_factor, self._growth_interval)
-    if not host then
-      self._scale:copy_(scale)
-      self._growth_tracker:copy_(tracker)
-    end
+    set_state(self, scale:item(), math.tointeger(tracker:item()))
   end
   self._per_optimizer_states = setmetatable({}, { __mode = 'k' })
 end
@@ -322,7 +330,7 @@ end
 function GradScaler:get_scale()
   if not self._enabled then return 1.0 end
   if self._scale == nil then return self._init_scale + 0.0 end
-  return self._scale:item()
+  return self._scale_host
 end
 function GradScaler:get_growth_factor() return self._growth_factor end
 function GradScaler:set_growth_factor(v) self._growth_factor = v end
@@ -332,7 +340,7 @@ function GradScaler:get_growth_interval() return self._growth_interval end
 function GradScaler:set_growth_interval(v) self._growth_interval = v end
 function GradScaler:_get_growth_tracker()
   if self._growth_tracker == nil then return self._init_growth_tracker end
-  return math.tointeger(self._growth_tracker:item())
+  return self._tracker_host
 end
 
 function GradScaler:state_dict()
@@ -363,8 +371,7 @@ function GradScaler:load_state_dict(sd)
   self._backoff_factor = get('backoff_factor')
   self._growth_interval = math.tointeger(get('growth_interval')) or error("load_state_dict: 'growth_interval' must be an integer", 2)
   self._init_growth_tracker = math.tointeger(get('_growth_tracker')) or error("load_state_dict: '_growth_tracker' must be an integer", 2)
-  if self._scale ~= nil then self._scale:fill_(self._init_scale) end
-  if self._growth_tracker ~= nil then self._growth_tracker:fill_(self._init_growth_tracker) end
+  if self._scale ~= nil then set_state(self, self._init_scale, self._init_growth_tracker) end
 end
 
 return amp
