@@ -71,6 +71,9 @@ int lt_cuda_cast(lt_tensor_t *dst, const lt_tensor_t *src);
    on x's device, of one layout. */
 int lt_cuda_reduce(const char *name, lt_reduce_op op, const lt_tensor_t *x, const bool *mask, bool keepdim,
                    lt_tensor_t *values, lt_tensor_t *indices, lt_reduce_params_t prm);
+/* A scan of x (on a CUDA device, the output's dtype) along dim d into out (x's shape, contiguous)
+   and, for cummax / cummin, the 0-based positions into idx (out's layout; else NULL). */
+int lt_cuda_scan(const char *name, lt_reduce_op op, const lt_tensor_t *x, int d, lt_tensor_t *out, lt_tensor_t *idx);
 
 /* out[b] = beta*out[b] + alpha * A[b] @ B[b] for b < batch on CUDA tensors through cuBLAS
    (core/cuda_linalg.c), called by core/linalg.c's gemm: A[b] is m x k at a's data with element

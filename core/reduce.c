@@ -404,34 +404,11 @@ lt_tensor_t *lt_argmin(lt_tensor_t *x, bool has_dim, int64_t dim, bool keepdim) 
 /* The running results of rop along dim in dtype (LT_DTYPE_INVALID: x's if floating, else int64);
    indices (cummax, cummin; else NULL) receives the 0-based positions of the running extremes. */
 static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t dim, lt_dtype dtype,
-                         lt_tensor_t **indices);
-
-/* A scan of a tensor on a device the host cannot read (CUDA): on a CPU copy, its results copied
-   back (there is no device scan kernel yet; the copies are outside autograd, which records the
-   scan itself) */
-static lt_tensor_t *scan_on_host(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t dim, lt_dtype dtype,
-                                 lt_tensor_t **indices) {
-  lt_tensor_t *hx = lt_convert(x, x->dtype, lt_device(LT_CPU, 0)), *hidx = NULL;
-  if (!hx) return NULL;
-  lt_tensor_t *hout = scan(op, rop, hx, dim, dtype, indices ? &hidx : NULL);
-  lt_release(hx);
-  if (!hout) return NULL;
-  lt_tensor_t *out = lt_convert(hout, hout->dtype, x->device);
-  lt_release(hout);
-  if (indices) {
-    *indices = out ? lt_convert(hidx, LT_INT64, x->device) : NULL;
-    lt_release(hidx);
-    if (!*indices) { lt_release(out); return NULL; }
-  }
-  return out;
-}
-
-static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64_t dim, lt_dtype dtype,
                          lt_tensor_t **indices) {
   int d;
-  const lt_backend_i *b = lt_backend((lt_devtype)x->device.type);
-  if (b && !b->host_accessible) return scan_on_host(op, rop, x, dim, dtype, indices);
-  if (check_host_only(op, x) || check_dtype_arg(op, dtype) || lt_wrap_dim(op, dim, x->ndim, &d)) return NULL;
+  bool cuda = x->device.type == LT_CUDA;
+  if ((!cuda && check_host_only(op, x)) || check_dtype_arg(op, dtype) || lt_wrap_dim(op, dim, x->ndim, &d))
+    return NULL;
   lt_dtype odt = dtype != LT_DTYPE_INVALID ? dtype : lt_dtype_is_floating(x->dtype) ? x->dtype : LT_INT64;
   lt_tensor_t *out = lt_empty(x->ndim, x->sizes, odt, x->device), *idx = NULL;
   if (!out) return NULL;
@@ -440,6 +417,12 @@ static lt_tensor_t *scan(const char *op, lt_reduce_op rop, lt_tensor_t *x, int64
   if (out->numel == 0) return out;
   lt_tensor_t *src = as_dtype(x, odt);
   if (!src) goto fail;
+  if (cuda) { /* kernels/cuda/reduce.cu: a thread a line, the same math as the CPU's */
+    int rc = lt_cuda_scan(op, rop, src, d, out, idx);
+    lt_release(src);
+    if (rc != LT_OK) goto fail;
+    return out;
+  }
   lt_scan_plan_t sp;
   memset(&sp, 0, sizeof sp);
   int64_t es = (int64_t)lt_elsize(src);

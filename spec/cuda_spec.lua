@@ -375,8 +375,8 @@ describe('torch.cuda with a GPU', function()
     H.raises(function() return gf & gf end, 'bitwise_and', 'float32')
   end)
 
-  -- the scans run on a CPU copy (no device scan kernel yet): the same values, indices and gradients
-  -- as the CPU, on the device, every dtype, along each dim, on transposed inputs
+  -- the scans (a kernel thread a line, kernels/reduce.h's math): the same values, indices and
+  -- gradients as the CPU, on the device, every dtype, along each dim, on transposed inputs
   gpu_it('runs the scans (cumsum, cumprod, cummax, cummin, logcumsumexp) as the CPU does, with gradients', function()
     torch.manual_seed(11)
     for _, dt in ipairs(dtypes_all) do
@@ -418,6 +418,40 @@ describe('torch.cuda with a GPU', function()
       same(g.grad:cpu(), l.grad, 1e-12, op .. ' gradient')
     end
     H.raises(function() return torch.ones(3, { device = 'cuda' }):cumsum(3) end, 'cumsum', 'dim')
+  end)
+
+  -- few long lines are scanned in chunks (each chunk's accumulator, the prefixes of each line's
+  -- chunks, then each chunk again from its prefix): the values of one pass along the line
+  gpu_it('scans few long lines in chunks as the CPU does in one pass', function()
+    torch.manual_seed(12)
+    local n = 30011
+    local ints = torch.randint(-3, 4, { 3, n }) -- ties for cummax and cummin
+    local floats = torch.rand(3, n, { dtype = torch.float64 }) * 2 - 1
+    for _, v in ipairs { { ints, ' rows' }, { ints:t():contiguous():t(), ' strided rows' } } do
+      local x, how = v[1], v[2]
+      local g = x:cuda()
+      same(g:cumsum(2):cpu(), x:cumsum(2), 0, 'int64 cumsum' .. how)
+      for _, op in ipairs { 'cummax', 'cummin' } do
+        local val, idx = x[op](x, 2)
+        local gval, gidx = g[op](g, 2)
+        same(gval:cpu(), val, 0, op .. how)
+        same(gidx:cpu(), idx, 0, op .. ' indices' .. how)
+      end
+    end
+    local one = floats:select(1, 2)
+    local g = one:cuda()
+    local function rel(got, want, tol, what)
+      local err = ((got:to(want.device) - want):abs() / (want:abs() + 1)):max():item()
+      assert(err <= tol, what .. ': relative error ' .. err)
+    end
+    rel(g:cumsum(1), one:cumsum(1), 1e-12, 'float64 cumsum of one line')
+    rel((g * 1e-3 + 1):cumprod(1), (one * 1e-3 + 1):cumprod(1), 1e-12, 'float64 cumprod')
+    rel(g:logcumsumexp(1), one:logcumsumexp(1), 1e-12, 'float64 logcumsumexp')
+    rel(g:float():cumsum(1), one:float():cumsum(1):double(), 1e-5, 'float32 cumsum')
+    local fv, fi = one:cummax(1)
+    local gv, gi = g:cummax(1)
+    same(gv:cpu(), fv, 0, 'float64 cummax')
+    same(gi:cpu(), fi, 0, 'float64 cummax indices')
   end)
 
   gpu_it('refuses the ops it has no kernels for, and mixed devices', function()
@@ -508,6 +542,7 @@ describe('torch.cuda with a GPU', function()
     s2:wait_stream(s)
     local b = torch.cuda.stream(s2, function() return a + 1 end)
     b:record_stream(s2)
+    torch.cuda.current_stream():wait_stream(s2) -- b:cpu() copies on the current stream
     assert.are.equal(3 * (1 << 20), b:cpu():sum():item())
     torch.cuda.synchronize()
   end)

@@ -118,6 +118,69 @@ template <typename ST, typename F> __global__ void reduce_thread_k(const lt_cuda
   }
 }
 
+/* a scan: one thread per line (an output of the plan), its running result written after each
+   element along the one reduced dim, as the CPU's scans (update, then result, element after element) */
+template <typename ST, typename F> __global__ void scan_k(const lt_cuda_reduce_plan_t p) {
+  for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < p.numel_out;
+       o += (int64_t)gridDim.x * blockDim.x) {
+    int64_t io, oo;
+    out_offsets(p, o, &io, &oo);
+    const char *base = p.in + io;
+    typename F::A a = F::init();
+    for (int64_t r = 0; r < p.count; r++) {
+      a = F::update(a, (typename F::In)lt_cu_ld(*(const ST *)(base + r * p.red_stride[0])), r, p.params);
+      write_result<F>(p, oo + r * p.scan_out_stride, a);
+    }
+  }
+}
+
+/* A scan of few long lines, in chunks: scan_part_k folds each chunk (thread (line, chunk)) into
+   scratch[line * chunks + chunk], scan_prefix_k turns each line's chunk accumulators into the
+   accumulators of everything before each chunk (combined in order), and scan_rest_k rescans each
+   chunk from its prefix, writing every running result. */
+template <typename ST, typename F> __global__ void scan_part_k(const lt_cuda_reduce_plan_t p, int64_t chunks, int64_t chunk,
+                                                            typename F::A *scratch) {
+  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < p.numel_out * chunks;
+       t += (int64_t)gridDim.x * blockDim.x) {
+    int64_t o = t / chunks, c = t % chunks, io, oo;
+    out_offsets(p, o, &io, &oo);
+    const char *base = p.in + io;
+    int64_t r1 = (c + 1) * chunk < p.count ? (c + 1) * chunk : p.count;
+    typename F::A a = F::init();
+    for (int64_t r = c * chunk; r < r1; r++)
+      a = F::update(a, (typename F::In)lt_cu_ld(*(const ST *)(base + r * p.red_stride[0])), r, p.params);
+    scratch[t] = a;
+  }
+}
+
+template <typename F> __global__ void scan_prefix_k(const lt_cuda_reduce_plan_t p, int64_t chunks, typename F::A *scratch) {
+  for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < p.numel_out;
+       o += (int64_t)gridDim.x * blockDim.x) {
+    typename F::A run = F::init();
+    for (int64_t c = 0; c < chunks; c++) {
+      typename F::A part = scratch[o * chunks + c];
+      scratch[o * chunks + c] = run;
+      run = F::combine(run, part);
+    }
+  }
+}
+
+template <typename ST, typename F> __global__ void scan_rest_k(const lt_cuda_reduce_plan_t p, int64_t chunks, int64_t chunk,
+                                                            const typename F::A *scratch) {
+  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < p.numel_out * chunks;
+       t += (int64_t)gridDim.x * blockDim.x) {
+    int64_t o = t / chunks, c = t % chunks, io, oo;
+    out_offsets(p, o, &io, &oo);
+    const char *base = p.in + io;
+    int64_t r1 = (c + 1) * chunk < p.count ? (c + 1) * chunk : p.count;
+    typename F::A a = scratch[t];
+    for (int64_t r = c * chunk; r < r1; r++) {
+      a = F::update(a, (typename F::In)lt_cu_ld(*(const ST *)(base + r * p.red_stride[0])), r, p.params);
+      write_result<F>(p, oo + r * p.scan_out_stride, a);
+    }
+  }
+}
+
 /* one thread per output: the chunks' accumulators in order */
 template <typename F>
 __global__ void combine_k(const lt_cuda_reduce_plan_t p, int64_t chunks, const typename F::A *scratch) {
@@ -156,6 +219,17 @@ static geom_t geometry(const lt_cuda_reduce_plan_t *p, int sm_count, int64_t in_
   g.chunk = (p->count + g.chunks - 1) / g.chunks;
   if (g.chunk < 1) g.chunk = 1;
   g.grid_y = (unsigned)(p->numel_out < 65535 ? p->numel_out : 65535);
+  if (p->scan) { /* fewer lines than threads to fill the GPU, and long: each line in chunks of at least 1024 */
+    int64_t threads = (int64_t)(sm_count > 0 ? sm_count : 80) * 256;
+    g.chunks = 1;
+    if (p->numel_out < threads && p->count > 2048) {
+      int64_t want = threads / p->numel_out, most = (p->count + 1023) / 1024;
+      g.chunks = want < most ? want : most;
+      if (g.chunks < 1) g.chunks = 1;
+    }
+    g.chunk = (p->count + g.chunks - 1) / g.chunks;
+    if (g.chunk < 1) g.chunk = 1;
+  }
   return g;
 }
 
@@ -163,10 +237,28 @@ template <typename ST, typename F> static int launch(const lt_cuda_reduce_plan_t
                                                      cudaStream_t s, int64_t *bytes) {
   typedef typename F::A A;
   if (bytes) { /* the scratch query */
-    *bytes = g.chunks > 1 && !g.per_thread ? (int64_t)sizeof(A) * g.chunks * p->numel_out : 0;
+    *bytes = g.chunks > 1 && (p->scan || !g.per_thread) ? (int64_t)sizeof(A) * g.chunks * p->numel_out : 0;
     return 0;
   }
   if (p->numel_out == 0) return 0;
+  if (p->scan) {
+    if (p->nred != 1) return (int)cudaErrorInvalidValue;
+    if (g.chunks == 1) {
+      int64_t blocks = (p->numel_out + 127) / 128;
+      scan_k<ST, F><<<(unsigned)(blocks < 65535 ? blocks : 65535), 128, 0, s>>>(*p);
+      return (int)cudaGetLastError();
+    }
+    if (!scratch) return (int)cudaErrorInvalidValue;
+    int64_t parts = p->numel_out * g.chunks, blocks = (parts + 127) / 128, lines = (p->numel_out + 127) / 128;
+    unsigned grid = (unsigned)(blocks < 65535 ? blocks : 65535), lgrid = (unsigned)(lines < 65535 ? lines : 65535);
+    scan_part_k<ST, F><<<grid, 128, 0, s>>>(*p, g.chunks, g.chunk, (A *)scratch);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return (int)e;
+    scan_prefix_k<F><<<lgrid, 128, 0, s>>>(*p, g.chunks, (A *)scratch);
+    if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
+    scan_rest_k<ST, F><<<grid, 128, 0, s>>>(*p, g.chunks, g.chunk, (const A *)scratch);
+    return (int)cudaGetLastError();
+  }
   if (g.per_thread) {
     int64_t blocks = (p->numel_out + 255) / 256;
     reduce_thread_k<ST, F><<<(unsigned)(blocks < 65535 ? blocks : 65535), 256, 0, s>>>(*p);

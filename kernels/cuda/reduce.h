@@ -1,6 +1,7 @@
 /* The CUDA reduction kernels' launcher (kernels/cuda/reduce.cu), callable from C. The geometry is
    core/reduce.c's: kept (output) dimensions and reduced dimensions, input strides in bytes, output
-   strides in elements; the kernels know nothing of tensors. Returns the launches' cudaError_t as an
+   strides in elements; the kernels know nothing of tensors. A scan (cumsum, cumprod, logcumsumexp,
+   cummax, cummin) is a reduction over one dim that writes its result after every element. Returns the launches' cudaError_t as an
    int (0 on success), or -1 when (op, input dtype) has no kernel. */
 #ifndef LT_CUDA_REDUCE_H
 #define LT_CUDA_REDUCE_H
@@ -26,6 +27,8 @@ typedef struct {
   int64_t *idx;                               /* arg reductions: indices, or NULL */
   lt_reduce_params_t params;
   int64_t numel_out, count;                   /* outputs; elements reduced into each */
+  int scan;                                   /* a scan along the one reduced dim: every running */
+  int64_t scan_out_stride;                    /* result, at this output element stride from the first */
 } lt_cuda_reduce_plan_t;
 
 #ifdef __cplusplus
