@@ -4,6 +4,7 @@
 #include "bindings/binding.h"
 #include "core/autocast.h"
 #include "core/linalg.h"
+#include "core/rnn.h"
 #include "core/shape.h"
 
 #include <stdio.h>
@@ -56,11 +57,23 @@ static int l_linear(lua_State *L) {
   return 1;
 }
 
+/* lstm_cell(g, c) -> h, c2: the fused LSTM cell (core/rnn.h) */
+static int l_lstm_cell(lua_State *L) {
+  lt_lua_checknargs(L, 2, "lstm_cell");
+  lt_tensor_t *g = lt_lua_checktensor(L, 1), *c = lt_lua_checktensor(L, 2), *h, *c2;
+  lt_lua_check(L, lt_lstm_cell(g, c, &h, &c2));
+  lt_lua_pushtensor(L, h);
+  lt_lua_pushtensor(L, c2);
+  return 2;
+}
+
 void lt_open_nn(lua_State *L, int torch) {
   lua_newtable(L);
   int nn = lua_gettop(L);
   lua_pushcfunction(L, l_linear);
   lua_setfield(L, nn, "linear");
+  lua_pushcfunction(L, l_lstm_cell);
+  lua_setfield(L, nn, "lstm_cell");
   lt_open_nn_conv(L, nn);
   lt_open_nn_norm(L, nn);
   lua_setfield(L, torch, "_nn");

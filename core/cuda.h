@@ -124,6 +124,12 @@ int lt_cuda_layer_norm(const char *op, const lt_tensor_t *x, lt_tensor_t *y, int
 int lt_cuda_layer_norm_backward(const char *op, const lt_tensor_t *x, const lt_tensor_t *g, const lt_tensor_t *mean,
                                 const lt_tensor_t *rstd, const lt_tensor_t *w, int64_t M, int64_t N, lt_tensor_t *gx,
                                 lt_tensor_t *gw, lt_tensor_t *gb);
+/* The fused LSTM cell (core/rnn.c; kernels/cuda/rnn.cu): contiguous g [N, 4H] and c [N, H] of
+   float32 or float64 into h and c2; backward into dg and dc from dh and dc2 (either NULL). */
+int lt_cuda_lstm_cell(const char *op, const lt_tensor_t *g, const lt_tensor_t *c, lt_tensor_t *h, lt_tensor_t *c2,
+                      int64_t N, int64_t H);
+int lt_cuda_lstm_cell_backward(const char *op, const lt_tensor_t *g, const lt_tensor_t *c, const lt_tensor_t *dh,
+                               const lt_tensor_t *dc2, lt_tensor_t *dg, lt_tensor_t *dc, int64_t N, int64_t H);
 
 /* Batch norm of CUDA tensors (core/cuda_nn.c), called by core/normalization.c once it has
    checked the arguments: lt_batch_norm_stats's and lt_batch_norm_backward's contracts (any

@@ -14,6 +14,7 @@
 #ifdef LT_WITH_CUDA
 #include "core/cuda_check.h"
 #include "kernels/cuda/nn.h"
+#include "kernels/cuda/rnn.h"
 
 static void *stream_of(int dev) { return (void *)lt_cuda_current_stream(dev); }
 
@@ -275,6 +276,29 @@ int lt_cuda_batch_norm_backward(const char *op, lt_tensor_t *g, lt_tensor_t *x, 
   return LT_OK;
 }
 
+int lt_cuda_lstm_cell(const char *op, const lt_tensor_t *g, const lt_tensor_t *c, lt_tensor_t *h, lt_tensor_t *c2,
+                      int64_t N, int64_t H) {
+  int dev = h->device.index;
+  LT_TRY(lt_cuda_use(dev));
+  int rc = lt_cuda_k_lstm_cell((int)g->dtype, lt_data(g), lt_data(c), lt_data(h), lt_data(c2), N, H, stream_of(dev));
+  LT_TRY(lt_cuda_after_launch(dev, rc, op, (int)g->dtype));
+  lt_bump_version(h);
+  lt_bump_version(c2);
+  return LT_OK;
+}
+
+int lt_cuda_lstm_cell_backward(const char *op, const lt_tensor_t *g, const lt_tensor_t *c, const lt_tensor_t *dh,
+                               const lt_tensor_t *dc2, lt_tensor_t *dg, lt_tensor_t *dc, int64_t N, int64_t H) {
+  int dev = dg->device.index;
+  LT_TRY(lt_cuda_use(dev));
+  int rc = lt_cuda_k_lstm_cell_backward((int)g->dtype, lt_data(g), lt_data(c), dh ? lt_data(dh) : NULL,
+                                        dc2 ? lt_data(dc2) : NULL, lt_data(dg), lt_data(dc), N, H, stream_of(dev));
+  LT_TRY(lt_cuda_after_launch(dev, rc, op, (int)g->dtype));
+  lt_bump_version(dg);
+  lt_bump_version(dc);
+  return LT_OK;
+}
+
 #else /* ---- a build without CUDA ---- */
 
 static int unavailable(const char *op) {
@@ -325,6 +349,18 @@ int lt_cuda_layer_norm_backward(const char *op, const lt_tensor_t *x, const lt_t
                                 const lt_tensor_t *rstd, const lt_tensor_t *w, int64_t M, int64_t N, lt_tensor_t *gx,
                                 lt_tensor_t *gw, lt_tensor_t *gb) {
   (void)x; (void)g; (void)mean; (void)rstd; (void)w; (void)M; (void)N; (void)gx; (void)gw; (void)gb;
+  return unavailable(op);
+}
+
+int lt_cuda_lstm_cell(const char *op, const lt_tensor_t *g, const lt_tensor_t *c, lt_tensor_t *h, lt_tensor_t *c2,
+                      int64_t N, int64_t H) {
+  (void)g; (void)c; (void)h; (void)c2; (void)N; (void)H;
+  return unavailable(op);
+}
+
+int lt_cuda_lstm_cell_backward(const char *op, const lt_tensor_t *g, const lt_tensor_t *c, const lt_tensor_t *dh,
+                               const lt_tensor_t *dc2, lt_tensor_t *dg, lt_tensor_t *dc, int64_t N, int64_t H) {
+  (void)g; (void)c; (void)dh; (void)dc2; (void)dg; (void)dc; (void)N; (void)H;
   return unavailable(op);
 }
 

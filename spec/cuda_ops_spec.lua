@@ -658,6 +658,30 @@ describe('CUDA random draws and indexing (through the host)', function()
     end
   end)
 
+  gpu_it('the fused LSTM cell, forward, backward and under create_graph, as on the CPU', function()
+    for _, dt in ipairs { f32, f64 } do
+      local g, c = rnd({ 5, 24 }, 330, -3, 3):to(dt), rnd({ 5, 6 }, 331):to(dt)
+      local u = rnd({ 5, 6 }, 332):to(dt)
+      local function run(dev, create)
+        local a, b = g:to(dev):requires_grad_(), c:to(dev):requires_grad_()
+        local h, c2 = torch._nn.lstm_cell(a, b)
+        local loss = (h * u:to(dev)):sum() + (c2 * c2):sum()
+        local ga, gb = table.unpack(torch.autograd.grad({ loss }, { a, b }, { create_graph = create }))
+        return h, c2, ga, gb
+      end
+      for _, create in ipairs { false, true } do
+        local h1, c21, ga1, gb1 = run('cpu', create)
+        local h2, c22, ga2, gb2 = run('cuda', create)
+        assert.are.equal('cuda', ga2.device.type)
+        local tol, what = TOL[dt], tostring(dt) .. (create and ' create_graph' or '')
+        cmp(h2:detach(), h1:detach(), tol, 'h ' .. what)
+        cmp(c22:detach(), c21:detach(), tol, 'c2 ' .. what)
+        cmp(ga2:detach(), ga1:detach(), tol, 'dg ' .. what)
+        cmp(gb2:detach(), gb1:detach(), tol, 'dc ' .. what)
+      end
+    end
+  end)
+
   gpu_it('a Transformer encoder forward and backward as on the CPU', function()
     torch.manual_seed(307)
     local enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(8, 2,

@@ -34,11 +34,17 @@ end
 -- apart (its candidate gate scales it by r).
 local function folds_bias(mode) return mode ~= 'GRU' end
 
+-- the dtypes of the fused cell (torch._nn.lstm_cell: core/rnn.c, one op and one node for the
+-- gates' elementwise math); float16 and bfloat16 (autocast) take the composed ops
+local FUSED = { [torch.float32] = true, [torch.float64] = true }
+local lstm_cell = torch._nn.lstm_cell
+
 -- one step of a cell: gi = the input's projection (with bias_ih, and bias_hh where folds_bias), h
 -- (and c) the state; w_hh, b_hh the recurrent weights. Returns the new h (and c).
 local function step(mode, gi, h, c, w_hh, b_hh)
   if mode == 'LSTM' then
     local g = torch.addmm(gi, h, w_hh:t())
+    if FUSED[g.dtype] and g:dim() == 2 then return lstm_cell(g, c) end -- the gates' math in one op
     local H = h:size(-1)
     local sif = g:narrow(-1, 1, 2 * H):sigmoid() -- the input and forget gates, side by side
     local i, f = sif:narrow(-1, 1, H), sif:narrow(-1, H + 1, H)
