@@ -28,6 +28,7 @@ for name, file in pairs {
   NegativeBinomial = 'negative_binomial', ContinuousBernoulli = 'continuous_bernoulli',
   LogitRelaxedBernoulli = 'logit_relaxed_bernoulli', RelaxedBernoulli = 'relaxed_bernoulli',
   ExpRelaxedCategorical = 'exp_relaxed_categorical', RelaxedOneHotCategorical = 'relaxed_one_hot_categorical',
+  LogisticNormal = 'logistic_normal',
 } do
   distributions[name] = require('torch.distributions.' .. file)
 end
