@@ -17,7 +17,8 @@ LogisticNormal.has_rsample = true
 --- LogisticNormal(loc, scale, {validate_args}): loc and scale of the base Normal (numbers or tensors)
 function LogisticNormal:init(...)
   local a = U.args('LogisticNormal', { 'loc', 'scale', 'validate_args' }, ...)
-  local base = Normal(a.loc, a.scale, { validate_args = false })
+  local loc, scale = U.broadcast_all('LogisticNormal', { 'loc', 'scale' }, a.loc, a.scale)
+  local base = Normal(loc, scale, { validate_args = false })
   if #base._batch_shape == 0 then base = base:expand(1) end
   TransformedDistribution.init(self, base, T.StickBreakingTransform(), { validate_args = a.validate_args })
 end

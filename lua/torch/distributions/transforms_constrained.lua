@@ -24,6 +24,9 @@ return function(T)
 
   -- shapes of at least `n` dimensions
   local function min_dims(t, method, shape, n)
+    if type(shape) ~= 'table' or torch.is_tensor(shape) then
+      U.raise('%s.%s: expected a shape (a table of sizes), got %s', name_of(t), method, type(shape))
+    end
     if #shape < n then
       U.raise('%s.%s: too few dimensions on input (%d, expected at least %d)', name_of(t), method, #shape, n)
     end
@@ -65,20 +68,29 @@ return function(T)
     return (k + 1 - torch.arange(1, k + 1, { dtype = v.dtype, device = v.device })):log()
   end
 
+  -- v: a tensor of at least one dimension
+  local function vectors(t, v)
+    if not torch.is_tensor(v) then U.raise('%s: expected a tensor, got %s', name_of(t), type(v)) end
+    if v:dim() < 1 then U.raise('%s: expected a vector or a batch of them, got a scalar', name_of(t)) end
+    return v
+  end
+
   function StickBreaking:_call(x)
+    vectors(self, x)
     local f = U.finfo(x.dtype)
     local z = torch.sigmoid(x - log_offset(x, x:size(-1))):clamp(f.tiny, 1 - f.eps)
     local z_cumprod = (1 - z):cumprod(-1)
     return pad_one(z, 'last') * pad_one(z_cumprod, 'first')
   end
   function StickBreaking:_inverse(y)
-    local y_crop = drop_last(y)
+    local y_crop = drop_last(vectors(self, y))
     -- the stick left, kept positive where y's last coordinate is about 0
     local sf = (1 - y_crop:cumsum(-1)):clamp(U.finfo(y.dtype).tiny)
     return y_crop:log() - sf:log() + log_offset(y, y_crop:size(-1))
   end
   function StickBreaking:log_abs_det_jacobian(x, y)
-    x = x - log_offset(x, x:size(-1))
+    x = vectors(self, x) - log_offset(x, x:size(-1))
+    vectors(self, y)
     -- 1 - sigmoid(x) = exp(-x) sigmoid(x)
     return (-x + x:logsigmoid() + drop_last(y):log()):sum(-1)
   end
@@ -103,6 +115,7 @@ return function(T)
   LowerCholesky.domain, LowerCholesky.codomain = C.independent(C.real, 2), C.lower_cholesky
   LowerCholesky.__eq = same_class(LowerCholesky)
   local function tril_map_diagonal(t, v, fn)
+    if not torch.is_tensor(v) then U.raise('%s: expected a tensor, got %s', name_of(t), type(v)) end
     if v:dim() < 2 then U.raise('%s: expected a matrix or a batch of them, got shape %s', name_of(t), tostring(v.shape)) end
     return v:tril(-1) + torch.diag_embed(fn(v:diagonal(0, -2, -1)))
   end
@@ -157,7 +170,7 @@ return function(T)
   --- tanh into (-1, 1), then each row by a signed stick-breaking to unit norm with a positive diagonal
   CorrCholesky.domain, CorrCholesky.codomain, CorrCholesky.bijective = C.real_vector, C.corr_cholesky, true
   function CorrCholesky:_call(x)
-    if x:dim() < 1 then U.raise('CorrCholeskyTransform: expected a vector or a batch of them, got a scalar') end
+    vectors(self, x)
     local n = corr_size(x:size(-1))
     if n == nil then
       U.raise('CorrCholeskyTransform: the size of the last dimension is %d, which is not D (D - 1) / 2 for any D',
@@ -171,6 +184,7 @@ return function(T)
     return r * pad_one(drop_last(z1m_cumprod_sqrt), 'first')
   end
   local function square(t, v)
+    if not torch.is_tensor(v) then U.raise('%s: expected a tensor, got %s', name_of(t), type(v)) end
     if v:dim() < 2 or v:size(-1) ~= v:size(-2) then
       U.raise('%s: expected square matrices, got shape %s', name_of(t), tostring(v.shape))
     end

@@ -47,6 +47,7 @@ return function(T)
   function iprops.bijective(t) return t.base_transform.bijective end
   function iprops.sign(t) return t.base_transform.sign end
   local function enough_dims(t, v, n)
+    if not torch.is_tensor(v) then U.raise('%s: expected a tensor, got %s', name_of(t), type(v)) end
     if v:dim() < n then
       U.raise('%s: too few dimensions on input (%d, expected at least %d)', name_of(t), v:dim(), n)
     end
@@ -105,6 +106,9 @@ return function(T)
 
   -- shape with its rightmost `from` replaced by `to` (method names the check in errors)
   local function swap_event(t, method, shape, from, to)
+    if type(shape) ~= 'table' or torch.is_tensor(shape) then
+      U.raise('ReshapeTransform.%s: expected a shape (a table of sizes), got %s', method, type(shape))
+    end
     local cut = #shape - #from
     if cut < 0 then
       U.raise('ReshapeTransform.%s: too few dimensions on input (%d, expected at least %d)', method, #shape, #from)
@@ -115,8 +119,16 @@ return function(T)
     end
     return U.cat(U.slice(shape, 1, cut), to)
   end
-  function Reshape:_call(x) return x:reshape(swap_event(self, 'forward', x.shape, self.in_shape, self.out_shape)) end
-  function Reshape:_inverse(y) return y:reshape(swap_event(self, 'inverse', y.shape, self.out_shape, self.in_shape)) end
+  local function tensor_arg(v)
+    if not torch.is_tensor(v) then U.raise('ReshapeTransform: expected a tensor, got %s', type(v)) end
+    return v
+  end
+  function Reshape:_call(x)
+    return x:reshape(swap_event(self, 'forward', tensor_arg(x).shape, self.in_shape, self.out_shape))
+  end
+  function Reshape:_inverse(y)
+    return y:reshape(swap_event(self, 'inverse', tensor_arg(y).shape, self.out_shape, self.in_shape))
+  end
   function Reshape:log_abs_det_jacobian(x)
     return x:new_zeros(U.slice(x.shape, 1, x:dim() - #self.in_shape))
   end

@@ -203,8 +203,9 @@ end
 --- U.slice_dim(op, dim, x, n, what): the positive index of dimension `dim` of the tensor x (named
 --- `what` in errors), whose size there must be n
 function U.slice_dim(op, dim, x, n, what)
+  if not torch.is_tensor(x) then U.raise('%s: expected the %s to be a tensor, got %s', op, what, type(x)) end
   local nd = x:dim()
-  if dim < -nd or dim > nd then U.raise('%s: dim %d is out of range for a %s of %d dimensions', op, dim, what, nd) end
+  if dim < -nd or dim > nd then U.raise('%s: dim %d is out of range for the %s (of %d dimensions)', op, dim, what, nd) end
   local d = dim < 0 and dim + nd + 1 or dim
   if x:size(d) ~= n then U.raise('%s: expected the %s to have size %d at dimension %d, got %d', op, what, n, dim, x:size(d)) end
   return d
