@@ -20,19 +20,10 @@ local f64 = torch.float64
 -- relative to max(1, |expected|): closed forms and PyTorch's own approximations reproduced alike
 local TOL = 1e-10
 
--- upstream gradient u(j) = ((7 j) % 11 - 5) / 4 at the row-major position j (0-based)
-local function upstream(shape)
-  local n = 1
-  for _, s in ipairs(shape) do n = n * s end
-  local v = {}
-  for j = 0, n - 1 do v[j + 1] = ((7 * j) % 11 - 5) / 4 end
-  return torch.tensor(v, { dtype = f64 }):reshape(shape)
-end
-
 local function shape_of(t) return { table.unpack(t.shape) } end
 
 local function tensor(r, shift)
-  local t = torch.tensor(r.v, { dtype = f64 }):reshape(r.s)
+  local t = H.ref_tensor(r)
   if shift then t = t + shift end
   return t
 end
@@ -68,15 +59,12 @@ local function build(r, leaves)
   return out
 end
 
-local function values(got, want, what, tol)
-  assert.are.same(want.s, shape_of(got), what .. ': shape')
-  H.near(want.v, got:detach():double():reshape(-1):totable(), tol or TOL, what)
-end
+local function values(got, want, what, tol) H.ref_values(got, want, tol or TOL, what) end
 
 -- the gradients of sum(out * u) against the reference's {{id, grad}}
 local function check_grads(out, leaves, want, what, tol)
   if #want == 0 then return end
-  (out * upstream(shape_of(out))):sum():backward()
+  (out * H.upstream(shape_of(out))):sum():backward()
   for _, g in ipairs(want) do
     local leaf = leaves[g[1]]
     assert(leaf.grad, what .. ': no gradient for leaf ' .. g[1])

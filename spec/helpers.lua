@@ -209,4 +209,29 @@ function H.leaf(shape, lo, hi)
   return (torch.rand(shape, { dtype = torch.float64 }) * (hi - lo) + lo):requires_grad_()
 end
 
+-- ---- reference data as the PyTorch generators in tools/ write it: tensors {s = shape, v = values} ----
+
+-- the upstream gradient of the sweeps: u(j) = ((7 j) % 11 - 5) / 4 at the row-major position j
+-- (0-based), a float64 tensor of the shape
+function H.upstream(shape)
+  local n = 1
+  for _, s in ipairs(shape) do n = n * s end
+  local v = {}
+  for j = 0, n - 1 do v[j + 1] = ((7 * j) % 11 - 5) / 4 end
+  return torch.tensor(v, { dtype = torch.float64 }):reshape(shape)
+end
+
+-- the float64 tensor of a reference {s = shape, v = row-major values}
+function H.ref_tensor(r) return torch.tensor(r.v, { dtype = torch.float64 }):reshape(r.s) end
+
+-- assert the tensor got has the shape and, within tol (relative to max(1, |expected|)), the values
+-- of the reference want {s, v}
+function H.ref_values(got, want, tol, what)
+  local shape = { table.unpack(got.shape) }
+  local same = #shape == #want.s
+  for i = 1, #shape do same = same and shape[i] == want.s[i] end
+  assert(same, ('%s: shape {%s}, expected {%s}'):format(what, table.concat(shape, ', '), table.concat(want.s, ', ')))
+  H.near(want.v, got:detach():double():reshape(-1):totable(), tol, what)
+end
+
 return H

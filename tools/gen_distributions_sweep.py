@@ -25,11 +25,12 @@ a Lua array.
   bad[i] = {D, k}: parameters outside their constraints (PyTorch raises ValueError)
   erfinv[i] = {x, erfinv(x)} by mpmath (torch.erfinv, which Normal's icdf uses, near +-1)
 
-Not covered, as lutorch lacks them: the distributions LogisticNormal and
-OneHotCategoricalStraightThrough, the class ExponentialFamily (and its Bregman-divergence KL), the
-transforms SoftmaxTransform, StickBreakingTransform, LowerCholeskyTransform,
-CorrCholeskyTransform, SoftplusTransform, ReshapeTransform, IndependentTransform, CatTransform,
-StackTransform and CumulativeDistributionTransform. rsample is compared only where PyTorch's
+Not covered, as lutorch lacks them: the distribution OneHotCategoricalStraightThrough, the class
+ExponentialFamily (and its Bregman-divergence KL). The transforms SoftmaxTransform,
+StickBreakingTransform, LowerCholeskyTransform, CorrCholeskyTransform, SoftplusTransform,
+ReshapeTransform, IndependentTransform, CatTransform, StackTransform and
+CumulativeDistributionTransform, and biject_to and transform_to, are compared by
+tools/gen_distributions_transforms.py (with the gradients of their maps). rsample is compared only where PyTorch's
 draws are a deterministic transform of torch.rand/randn (lutorch draws the gamma family's samples
 its own way).
 """
@@ -272,6 +273,9 @@ case("MixtureSameFamily", [0.3, -1.0, 4.0], mixture_distribution=Dist("Categoric
      component_distribution=Dist("Normal", loc=L([0.0, 1.0, -1.0]), scale=L([1.0, 0.5, 2.0])))
 case("TransformedDistribution", [1.5, 2.0, 7.0], q=[0.1, 0.5, 0.9], rs=[2], base_distribution=Dist("Normal", loc=L([0.0, 0.5, 1.0]), scale=L(1.0)),
      transforms=[Tr("ExpTransform"), Tr("AffineTransform", L(1.0), L(2.0))])
+case("LogisticNormal", [[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], out=[[0.5, 0.5, 0.5]], rs=[2],
+     loc=L([[0.0, 1.0], [-0.5, 0.3]]), scale=L([1.0, 0.5]))
+case("LogisticNormal", [0.3, 0.7], out=[[0.3, -0.3]], rs=[3], loc=L(0.5), scale=L(2.0))
 
 # ---- parameters outside their constraints: PyTorch raises ValueError with validate_args ----
 bad = []

@@ -20,7 +20,7 @@ def lua(v):
         s = "%.17g" % v
         return s if any(c in s for c in ".ein") else s + ".0"
     if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
     if isinstance(v, (list, tuple)):
         return "{" + ", ".join(lua(x) for x in v) + "}"
     if isinstance(v, dict):

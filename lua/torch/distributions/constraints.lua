@@ -205,4 +205,86 @@ function PositiveDefinite:check(x)
 end
 C.positive_definite = PositiveDefinite()
 
+local PositiveSemidefinite = Symmetric:extend('PositiveSemidefinite')
+function PositiveSemidefinite:check(x)
+  local sym = Symmetric.check(self, x)
+  if not sym:all():item() then return sym end
+  return torch.linalg.eigvalsh(x):ge(0):all(-1)
+end
+C.positive_semidefinite = PositiveSemidefinite()
+
+-- ---- constraints of the slices of a tensor (1-based dims; negative ones count from the end) ----
+
+local function constraint_list(op, cseq)
+  if type(cseq) ~= 'table' or getmetatable(cseq) ~= nil or #cseq == 0 then
+    U.raise('%s: cseq must be a non-empty list of constraints, got %s', op, type(cseq))
+  end
+  for i, c in ipairs(cseq) do
+    if not class.isinstance(c, Constraint) then U.raise('%s: cseq[%d] is not a constraint (%s)', op, i, type(c)) end
+  end
+  return { table.unpack(cseq) }
+end
+
+local function any_discrete(cseq)
+  for _, c in ipairs(cseq) do
+    if c.is_discrete then return true end
+  end
+  return false
+end
+
+local function max_event_dim(cseq)
+  local e = 0
+  for _, c in ipairs(cseq) do e = math.max(e, c.event_dim) end
+  return e
+end
+
+--- constraints.cat(cseq, dim = 1, lengths): cseq[i] on the i-th slice along dim, of lengths[i]
+--- elements (1 each by default), as torch.cat joins them
+local Cat = Constraint:extend('Cat')
+function Cat:init(cseq, dim, lengths)
+  self.cseq = constraint_list('constraints.cat', cseq)
+  if lengths == nil then
+    lengths = {}
+    for i = 1, #self.cseq do lengths[i] = 1 end
+  end
+  if type(lengths) ~= 'table' or #lengths ~= #self.cseq then
+    U.raise('constraints.cat: lengths must be a list of %d lengths (one for each constraint)', #self.cseq)
+  end
+  self.lengths = {}
+  for i, n in ipairs(lengths) do self.lengths[i] = U.count('constraints.cat', ('lengths[%d]'):format(i), n) end
+  self.dim = U.dim_arg('constraints.cat', dim)
+  self.is_discrete, self.event_dim = any_discrete(self.cseq), max_event_dim(self.cseq)
+end
+function Cat:check(x)
+  local total = 0
+  for _, n in ipairs(self.lengths) do total = total + n end
+  local d = U.slice_dim('constraints.cat', self.dim, x, total, 'value')
+  local checks, start = {}, 1
+  for i, c in ipairs(self.cseq) do
+    checks[i] = c:check(x:narrow(d, start, self.lengths[i]))
+    start = start + self.lengths[i]
+  end
+  return torch.cat(checks, self.dim)
+end
+C.cat = Cat
+
+--- constraints.stack(cseq, dim = 1): cseq[i] on x:select(dim, i), as torch.stack joins them
+local Stack = Constraint:extend('Stack')
+function Stack:init(cseq, dim)
+  self.cseq = constraint_list('constraints.stack', cseq)
+  self.dim = U.dim_arg('constraints.stack', dim)
+  self.is_discrete = any_discrete(self.cseq)
+  local e = max_event_dim(self.cseq)
+  -- PyTorch's dim + event_dim < 0: a negative dim among the event's dimensions adds one to them
+  if self.dim < 0 and self.dim + e < 0 then e = e + 1 end
+  self.event_dim = e
+end
+function Stack:check(x)
+  local d = U.slice_dim('constraints.stack', self.dim, x, #self.cseq, 'value')
+  local checks = {}
+  for i, c in ipairs(self.cseq) do checks[i] = c:check(x:select(d, i)) end
+  return torch.stack(checks, self.dim)
+end
+C.stack = Stack
+
 return C

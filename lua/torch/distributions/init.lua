@@ -4,12 +4,16 @@
 -- torch.distributions. Indices are 1-based as everywhere in lutorch: Categorical's samples are
 -- 1..K. kl_divergence(p, q) and register_kl(P, Q, fn) are in kl.lua; the transforms of
 -- TransformedDistribution in transforms.lua; the sets of constraints.lua are
--- torch.distributions.constraints.
+-- torch.distributions.constraints; biject_to and transform_to (constraint to transform) are in
+-- constraint_registry.lua.
 local distributions = {
   Distribution = require 'torch.distributions.distribution',
   constraints = require 'torch.distributions.constraints',
   transforms = require 'torch.distributions.transforms',
+  constraint_registry = require 'torch.distributions.constraint_registry',
 }
+distributions.biject_to = distributions.constraint_registry.biject_to
+distributions.transform_to = distributions.constraint_registry.transform_to
 
 for name, file in pairs {
   Normal = 'normal', Uniform = 'uniform', Bernoulli = 'bernoulli', Categorical = 'categorical',
@@ -24,6 +28,7 @@ for name, file in pairs {
   NegativeBinomial = 'negative_binomial', ContinuousBernoulli = 'continuous_bernoulli',
   LogitRelaxedBernoulli = 'logit_relaxed_bernoulli', RelaxedBernoulli = 'relaxed_bernoulli',
   ExpRelaxedCategorical = 'exp_relaxed_categorical', RelaxedOneHotCategorical = 'relaxed_one_hot_categorical',
+  LogisticNormal = 'logistic_normal',
 } do
   distributions[name] = require('torch.distributions.' .. file)
 end

@@ -1,9 +1,13 @@
 -- torch.distributions.transforms: invertible maps with log |det J|, for TransformedDistribution.
 -- t(x) applies t, t.inv is the inverse (t.inv.inv is t), t:log_abs_det_jacobian(x, y) is
 -- log |dy/dx|, t.domain and t.codomain are constraints, t.sign is +1 or -1 for monotone maps.
--- ExpTransform, AffineTransform(loc, scale, {event_dim}), SigmoidTransform, TanhTransform,
--- PowerTransform(exponent), AbsTransform, ComposeTransform{t1, t2, ...}; every one takes {cache_size = 1}
--- to remember its last (x, y) pair, as in PyTorch.
+-- ExpTransform, AffineTransform(loc, scale, {event_dim}), SigmoidTransform, SoftplusTransform,
+-- TanhTransform, PowerTransform(exponent), AbsTransform, CumulativeDistributionTransform(distribution),
+-- ComposeTransform{t1, t2, ...}; every one takes {cache_size = 1} to remember its last (x, y) pair, as
+-- in PyTorch. The transforms of parts and shapes (IndependentTransform, ReshapeTransform, CatTransform,
+-- StackTransform) are in transforms_structural.lua, those onto the simplex and onto Cholesky factors
+-- (SoftmaxTransform, StickBreakingTransform, LowerCholeskyTransform, CorrCholeskyTransform) in
+-- transforms_constrained.lua; all are fields of this module.
 local torch = require 'torch'
 local class = require 'torch.class'
 local U = require 'torch.distributions.utils'
@@ -82,6 +86,20 @@ function Transform:with_cache(cache_size)
   if self._cache_size == cache_size then return self end
   return getmetatable(self)({ cache_size = cache_size })
 end
+
+--- T._with_cache_of(args): a with_cache for a class whose constructor takes the positional
+--- arguments args(t) returns, then its options
+function T._with_cache_of(args)
+  return function(self, cache_size)
+    cache_size = cache_size or 1
+    if self._cache_size == cache_size then return self end
+    local a = args(self)
+    a[#a + 1] = { cache_size = cache_size }
+    return getmetatable(self)(table.unpack(a))
+  end
+end
+
+T._name_of = name_of
 
 -- ---- the inverse of a transform ----
 
@@ -246,6 +264,15 @@ function Sigmoid:_inverse(y)
 end
 function Sigmoid:log_abs_det_jacobian(x) return -torch.softplus(-x) - torch.softplus(x) end
 
+local Softplus = Transform:extend('SoftplusTransform')
+T.SoftplusTransform = Softplus
+--- SoftplusTransform(): y = log(1 + exp(x)) (x itself beyond 20), from the reals onto the positive reals
+Softplus.domain, Softplus.codomain, Softplus.bijective, Softplus.sign = C.real, C.positive, true, 1
+function Softplus.__eq(a, b) return class.isinstance(a, Softplus) and class.isinstance(b, Softplus) end
+function Softplus:_call(x) return torch.softplus(x) end
+function Softplus:_inverse(y) return (-y):expm1():neg():log() + y end
+function Softplus:log_abs_det_jacobian(x) return -torch.softplus(-x) end
+
 local Tanh = Transform:extend('TanhTransform')
 T.TanhTransform = Tanh
 Tanh.domain, Tanh.codomain, Tanh.bijective, Tanh.sign = C.real, C.interval(-1.0, 1.0), true, 1
@@ -352,5 +379,28 @@ Abs.domain, Abs.codomain = C.real, C.positive
 function Abs.__eq(a, b) return class.isinstance(a, Abs) and class.isinstance(b, Abs) end
 function Abs:_call(x) return x:abs() end
 function Abs:_inverse(y) return y end
+
+local CDF = Transform:extend('CumulativeDistributionTransform')
+T.CumulativeDistributionTransform = CDF
+CDF.bijective, CDF.codomain, CDF.sign = true, C.unit_interval, 1
+--- CumulativeDistributionTransform(distribution, {cache_size}): y = distribution:cdf(x), from the
+--- support of a univariate distribution onto [0, 1]; its inverse is icdf, log |dy/dx| log_prob
+function CDF:init(...)
+  local a = U.args('CumulativeDistributionTransform', { 'distribution', 'cache_size' }, ...)
+  local Distribution = require 'torch.distributions.distribution'
+  if not class.isinstance(a.distribution, Distribution) then
+    U.raise('CumulativeDistributionTransform: distribution must be a distribution, got %s', type(a.distribution))
+  end
+  Transform.init(self, { cache_size = a.cache_size })
+  self.distribution = a.distribution
+end
+function CDF.properties.domain(t) return t.distribution.support end
+CDF.with_cache = T._with_cache_of(function(t) return { t.distribution } end)
+function CDF:_call(x) return self.distribution:cdf(x) end
+function CDF:_inverse(y) return self.distribution:icdf(y) end
+function CDF:log_abs_det_jacobian(x) return self.distribution:log_prob(x) end
+
+require('torch.distributions.transforms_structural')(T)
+require('torch.distributions.transforms_constrained')(T)
 
 return T

@@ -183,6 +183,34 @@ function U.sample_shape(op, s, ...)
   return U.size(s)
 end
 
+--- U.count(op, what, n): n, which must be a non-negative integer
+function U.count(op, what, n)
+  n = as_int(n)
+  if math.type(n) ~= 'integer' or n < 0 then
+    U.raise('%s: %s must be a non-negative integer, got %s', op, what, tostring(n))
+  end
+  return n
+end
+
+--- U.dim_arg(op, d): a dimension argument (1 when nil): a non-zero integer, 1-based, negative ones
+--- counting from the end
+function U.dim_arg(op, d)
+  d = as_int(d == nil and 1 or d)
+  if math.type(d) ~= 'integer' or d == 0 then U.raise('%s: dim must be a non-zero integer, got %s', op, tostring(d)) end
+  return d
+end
+
+--- U.slice_dim(op, dim, x, n, what): the positive index of dimension `dim` of the tensor x (named
+--- `what` in errors), whose size there must be n
+function U.slice_dim(op, dim, x, n, what)
+  if not torch.is_tensor(x) then U.raise('%s: expected the %s to be a tensor, got %s', op, what, type(x)) end
+  local nd = x:dim()
+  if dim < -nd or dim > nd then U.raise('%s: dim %d is out of range for the %s (of %d dimensions)', op, dim, what, nd) end
+  local d = dim < 0 and dim + nd + 1 or dim
+  if x:size(d) ~= n then U.raise('%s: expected the %s to have size %d at dimension %d, got %d', op, what, n, dim, x:size(d)) end
+  return d
+end
+
 --- a Python tuple as PyTorch's messages print shapes: (3,), (2, 3), ()
 function U.tuple(shape)
   local parts = {}
