@@ -26,6 +26,17 @@ lt_tensor_t *lt_lua_one_based(lt_tensor_t *idx);
 void lt_lua_pushresult(lua_State *L, lt_tensor_t *r, bool inplace);
 /* Raise the core's last error as a Lua error. */
 int lt_lua_error(lua_State *L);
+/* bindings/error_position.c: luaL_error, luaL_argerror and luaL_typeerror, but an error raised for
+   the library's own Lua code names the user's line that called into the library, as the library's
+   Lua errors do; the bindings' are these. lt_open_error_position: package.loaded["torch._error"],
+   the `error` of the library's modules. */
+int lt_lua_errorf(lua_State *L, const char *fmt, ...);
+int lt_lua_argerror(lua_State *L, int arg, const char *extramsg);
+int lt_lua_typeerror(lua_State *L, int arg, const char *tname);
+#define luaL_error(...) lt_lua_errorf(__VA_ARGS__)
+#define luaL_argerror(...) lt_lua_argerror(__VA_ARGS__)
+#define luaL_typeerror(...) lt_lua_typeerror(__VA_ARGS__)
+void lt_open_error_position(lua_State *L);
 /* Raise when the core call failed. */
 static inline void lt_lua_check(lua_State *L, int rc) { if (rc != LT_OK) lt_lua_error(L); }
 

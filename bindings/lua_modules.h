@@ -19,6 +19,9 @@ typedef struct {
 
 extern const lt_lua_module_t lt_lua_modules[];
 extern const int lt_lua_nmodules;
+/* what each module's chunk was compiled with before its first line, on that line (so that line
+   numbers are the source's): its chunk-local `error` (bindings/error_position.c) */
+extern const char lt_lua_chunk_prefix[];
 
 /* Loads module m's chunk: its bytecode, or its source where this Lua cannot read that bytecode
    (a Lua built with other number sizes than the build's lua5.4). */

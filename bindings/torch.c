@@ -18,7 +18,17 @@ int lt_lua_load_module(lua_State *L, const lt_lua_module_t *m) {
   if (m->bclen) lua_pop(L, 1); /* the bytecode's error message */
   char chunkname[256];
   snprintf(chunkname, sizeof chunkname, "@%s", m->path);
-  return luaL_loadbufferx(L, m->source, m->len, chunkname, "t");
+  /* compiled as the bytecode was: with the chunk prefix on the first line */
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, lt_lua_chunk_prefix);
+  luaL_addlstring(&b, m->source, m->len);
+  luaL_pushresult(&b);
+  size_t n;
+  const char *src = lua_tolstring(L, -1, &n);
+  int rc = luaL_loadbufferx(L, src, n, chunkname, "t");
+  lua_remove(L, -2);
+  return rc;
 }
 
 static int load_module(lua_State *L) {
@@ -193,7 +203,9 @@ int luaopen_torch(lua_State *L) {
   lua_setfield(L, -2, "isatty");
   lua_setfield(L, torch, "utils");
 
-  /* the Lua modules: preloaded, then torch's own init chunk runs with (torch table) */
+  /* the Lua modules: preloaded, then torch's own init chunk runs with (torch table); each module's
+     chunk takes its `error` from package.loaded["torch._error"] (bindings/error_position.c) */
+  lt_open_error_position(L);
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   const lt_lua_module_t *init = NULL;
   for (int i = 0; i < lt_lua_nmodules; i++) {

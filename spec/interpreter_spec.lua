@@ -101,9 +101,10 @@ describe('lutorch interpreter', function()
     assert.are.equal('table\ttrue\ttrue\n', out)
   end)
 
-  it("errors in torch's own Lua code name its file and line (its modules run as bytecode)", function()
+  it("errors in torch's own Lua code name the user's line, the traceback its file and line (its modules run as bytecode)", function()
     local out, rc = run("-e 'torch.nn.Linear(2, 3)(torch.ones(5))'", { merge = true })
     assert.are.equal(1, rc)
+    assert.is_truthy(out:find('(command line):1: linear: input of shape', 1, true), out)
     -- the line of linear.lua that calls F.linear, found in the source the bytecode came from
     local n, line = 0, nil
     for l in io.lines('lua/torch/nn/linear.lua') do
@@ -111,7 +112,7 @@ describe('lutorch interpreter', function()
       if not line and l:find('F.linear(', 1, true) then line = n end
     end
     assert.is_not_nil(line)
-    assert.is_truthy(out:find('lua/torch/nn/linear.lua:' .. line .. ': linear: input of shape', 1, true), out)
+    assert.is_truthy(out:find('\tlua/torch/nn/linear.lua:' .. line .. ': in ', 1, true), out)
     assert.is_truthy(out:find('in function <lua/torch/nn/linear.lua:', 1, true), out)
   end)
 

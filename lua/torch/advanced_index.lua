@@ -150,7 +150,7 @@ function Tensor._index_put(x, key, value)
   local ok, err = pcall(put, x, key, value)
   if ok then return end
   local msg = tostring(err):gsub('^[^\n]-:%d+: ', '', 1) -- raised again naming the assignment
-  error((msg:gsub('^index: ', 'index assignment: '):gsub('^put_: ', 'index assignment: ')), 0)
+  error((msg:gsub('^index: ', 'index assignment: '):gsub('^put_: ', 'index assignment: ')))
 end
 
 return M

@@ -13,7 +13,7 @@
 local torch = require 'torch'
 
 -- (errors carry no position: they come from several depths, and all name einsum)
-local function fail(fmt, ...) error('einsum: ' .. string.format(fmt, ...), 0) end
+local function fail(fmt, ...) error('einsum: ' .. string.format(fmt, ...)) end
 
 -- a term ('ij...k') as an array of labels (letters as strings, '...' as itself); pos is the 0-based
 -- index of the term's first character in the equation, for the error texts

@@ -110,8 +110,9 @@ local function trampoline(id, fn)
     '=torch.profiler')(fn)
 end
 
--- the place an error raised by a trampoline's callee names: 'torch.profiler:2: '
-local TRAMP_WHERE = select(2, pcall(trampoline('f', function() error('', 2) end)))
+-- the place an error raised by a trampoline's callee names: 'torch.profiler:2: ' (by Lua's own
+-- error: the library's looks past the trampoline, a chunk of the library)
+local TRAMP_WHERE = select(2, pcall(trampoline('f', _G.error), '', 1))
 
 -- the error e of a trampoline's callee as it reads without the profile; called by the wrapper
 -- (level 2 here), whose caller (level 3) made the call

@@ -1,0 +1,230 @@
+-- Errors raised inside the library name the user's line that called into it, not the library's own
+-- (bindings/error_position.c): for a sample of errors across the modules, raised from line 3 of a
+-- chunk named user_script.lua, the message is that place followed by the message the library
+-- writes, unchanged (the texts below are the messages before the change, without their place);
+-- the rules for library code called through C functions and for errors caught and raised again;
+-- and the same from a script run by the interpreter and by the stock lua5.4 with torch.so.
+local torch = require 'torch'
+local SH = require 'spec.support.shell'
+
+local BUILD = os.getenv('LUTORCH_BUILD') or 'build'
+local BIN = os.getenv('LUTORCH_BIN') or 'build/lutorch'
+local SANITIZED = BUILD:match('[^/]+$'):match('^san') ~= nil
+
+local HEAD = "local torch = require 'torch'\nlocal nn, F = torch.nn, torch.nn.functional\n"
+
+-- the error that code raises, run as line 3 of a chunk named user_script.lua
+local function raised(code)
+  local f = assert(load(HEAD .. code .. '\n', '@user_script.lua'))
+  local ok, err = pcall(f)
+  assert(not ok, 'no error from ' .. code)
+  return err
+end
+
+-- {name, line 3 of the chunk, the message after the place}
+local CASES = {
+  { 'linear', "nn.Linear(8, 2)(torch.zeros(3, 7))",
+    'linear: input of shape torch.Size([3, 7]) cannot be multiplied by a weight of shape torch.Size([2, 8]) (expected the last dimension to be 8)' },
+  { 'conv2d', "nn.Conv2d(3, 4, 3)(torch.zeros(1, 2, 5, 5))",
+    'conv2d: given groups=1, weight of size [4, 3, 3, 3], expected input[1, 2, 5, 5] to have 3 channels, but got 2 channels instead' },
+  { 'batchnorm', "nn.BatchNorm1d(4)(torch.zeros(2, 3))",
+    'batch_norm: expected weight of shape [3] (one value per channel), got [4]' },
+  { 'embedding', "nn.Embedding(10, 3)(torch.tensor({11}))",
+    'embedding: index 11 is out of range 1..10 (indices are 1-based rows of the weight)' },
+  { 'lstm', "nn.LSTM(4, 8)(torch.zeros(5, 2, 3))",
+    'LSTM: input.size(-1) must be equal to input_size. Expected 4, got 3' },
+  { 'sequential', "nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(5, 2))(torch.zeros(2, 4))",
+    'linear: input of shape torch.Size([2, 3]) cannot be multiplied by a weight of shape torch.Size([2, 5]) (expected the last dimension to be 5)' },
+  { 'mha', "nn.MultiheadAttention(5, 2)",
+    'MultiheadAttention: embed_dim must be divisible by num_heads' },
+  { 'load_state_dict', "nn.Linear(4, 3):load_state_dict({})",
+    'Error(s) in loading state_dict for Linear:\n\tMissing key(s) in state_dict: "weight", "bias". ' },
+  { 'cross_entropy', "nn.CrossEntropyLoss()(torch.zeros(2, 3), torch.zeros(3):long())",
+    'cross_entropy: Expected input batch_size (2) to match target batch_size (3).' },
+  { 'linear_ctor', "nn.Linear(4)",
+    'Linear: in_features and out_features must be non-negative integers, got 4 and nil' },
+  { 'conv1d', "F.conv1d(torch.zeros(1, 2, 5), torch.zeros(3, 3, 2))",
+    'conv1d: given groups=1, weight of size [3, 3, 1, 2], expected input[1, 2, 1, 5] to have 3 channels, but got 2 channels instead' },
+  { 'pad', "F.pad(torch.zeros(2, 3), {1, 2, 3})",
+    'pad: Padding length must be divisible by 2' },
+  { 'dropout', "F.dropout(torch.zeros(3), 1.5)",
+    'dropout: probability has to be between 0 and 1, but got 1.5' },
+  { 'interpolate', "F.interpolate(torch.zeros(1, 1, 4), {size = 2, scale_factor = 2})",
+    'interpolate: exactly one of size or scale_factor must be given' },
+  { 'softmax', "F.softmax(torch.zeros(2, 3), 3)",
+    'softmax: dimension out of range (expected to be in range of [-2, 2], but got 3)' },
+  { 'sgd', "torch.optim.SGD(nn.Linear(2, 2):parameters(), {lr = -1})",
+    'SGD: Invalid learning rate: -1' },
+  { 'adam', "torch.optim.Adam(nn.Linear(2, 2):parameters(), {betas = {1.5, 0.9}})",
+    'Adam: Invalid beta parameter at index 1: 1.5' },
+  { 'steplr', "torch.optim.lr_scheduler.StepLR(torch.optim.SGD(nn.Linear(2, 2):parameters(), {lr = 0.1}))",
+    'StepLR: step_size must be an integer, got nil' },
+  { 'dataloader', "torch.data.DataLoader(torch.data.TensorDataset(torch.zeros(4)), {batch_size = 0})",
+    'DataLoader: batch_size should be a positive integer value, but got batch_size=0' },
+  { 'tensordataset', "torch.data.TensorDataset(torch.zeros(3), torch.zeros(4))",
+    'TensorDataset: Size mismatch between tensors: tensor 1 has 3 rows, tensor 2 has 4' },
+  { 'random_split', "torch.data.random_split(torch.data.TensorDataset(torch.zeros(4)), {2, 3})",
+    'random_split: sum of input lengths (5) does not equal the length of the input dataset (4)' },
+  { 'normal', "torch.distributions.Normal(torch.zeros(2), torch.ones(3))",
+    'Normal: the parameters do not broadcast to one shape (loc torch.Size([2]), scale torch.Size([3]))' },
+  { 'categorical', "torch.distributions.Categorical()",
+    'Categorical: either probs or logits must be specified, but not both' },
+  { 'load', "torch.load('/nonexistent/dir/file.safetensors')",
+    'torch.load: /nonexistent/dir/file.safetensors: No such file or directory' },
+  { 'save', "torch.save('/nonexistent/dir/file.safetensors', {a = torch.zeros(2)})",
+    'torch.save: /nonexistent/dir/file.safetensors: cannot create a temporary file in /nonexistent/dir: No such file or directory' },
+  { 'hypot_', "torch.zeros(3):hypot_(torch.zeros(2))",
+    'hypot_: maximum: the shapes [3] and [2] cannot be broadcast together (size 3 and size 2 at dimension 1)' },
+  { 'argsort', "torch.argsort(torch.zeros(3), 5)",
+    'argsort: dimension out of range (expected to be in range of [-1, 1], but got 5)' },
+  { 'einsum', "torch.einsum('ij,jk->ik', torch.zeros(2, 3))",
+    'einsum: fewer operands were provided than specified in the equation' },
+  { 'cdist', "torch.cdist(torch.zeros(2, 3), torch.zeros(2, 4))",
+    'cdist: X1 and X2 must have the same number of columns. X1: 3 X2: 4' },
+  { 'index', "local x = torch.zeros(3); local y = x[5]",
+    'select: index 5 out of range for tensor of size [3] at dimension 1' },
+  { 'adv_index', "local x = torch.zeros(3); local y = x[torch.tensor({5})]",
+    'index_select: index 5 out of range for dimension 1 (of size 3)' },
+  { 'index_put', "local x = torch.zeros(3); x[{torch.tensor({1, 2})}] = torch.zeros(3)",
+    'index assignment: shape mismatch: value tensor of shape torch.Size([3]) cannot be broadcast to indexing result of shape torch.Size([2])' },
+  { 'inv', "torch.linalg.inv(torch.zeros(2, 3))",
+    'linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices' },
+  { 'autograd_grad', "local x = torch.ones(2, {requires_grad = true}); torch.autograd.grad(torch.ones(2):sum(), x)",
+    'backward: element 1 of tensors does not require grad and does not have a grad_fn' },
+  { 'add', "local z = torch.zeros(2) + torch.zeros(3)",
+    'add: the shapes [2] and [3] cannot be broadcast together (size 2 and size 3 at dimension 1)' },
+  { 'clip_grad', "nn.utils.clip_grad_norm_(nn.Linear(2, 2):parameters())",
+    'clip_grad_norm_: max_norm must be a number, got nil' },
+  { 'one_hot', "F.one_hot(torch.tensor({1.5}))",
+    'one_hot: class values must be an int64 tensor, got torch.float32' },
+  { 'addcmul', "torch.zeros(2):addcmul(torch.zeros(2), {})",
+    "bad argument #2 to 'mul' (tensor or number expected, got table)" },
+  { 'dist', "torch.zeros(2):dist({})",
+    "bad argument #2 to 'sub' (tensor or number expected, got table)" },
+  { 'gradcheck', "torch.autograd.gradcheck(function(x) return x end, {torch.zeros(2)})",
+    'gradcheck: no input requires grad' },
+}
+
+-- a stand-in for a library module: a chunk named as the embedded modules are, with their `error`
+local LIB = assert(load([[
+local error = require 'torch._error'
+local M = {}
+function M.raise(msg, level) error(msg, level) end
+function M.deep(msg, level) M.raise(msg, level) end
+function M.call(f, ...) local r = f(...); return r end
+function M.pcall_again(f, ...) local ok, e = pcall(f, ...); if not ok then error(e, 2) end end
+function M.sort_raise(msg) table.sort({ 2, 1 }, function() M.raise(msg) end) end
+return M
+]], '@lua/torch/spec_stand_in.lua'))()
+
+-- the error of code run in a chunk named user.lua, whose first line starts with
+-- `local LIB, T = ...; ` (T: a table)
+local function at_user(code, t)
+  local f = assert(load('local LIB, T = ...; ' .. code, '@user.lua'))
+  local ok, err = pcall(f, LIB, t)
+  assert(not ok, 'no error from ' .. code)
+  return err
+end
+
+describe("the library's error", function()
+  it("names the user's line at levels 1 and 2, across the library's frames", function()
+    assert.are.equal('user.lua:1: m1', at_user("LIB.raise('m1')"))
+    assert.are.equal('user.lua:1: m2', at_user("LIB.raise('m2', 2)"))
+    assert.are.equal('user.lua:1: m3', at_user("LIB.deep('m3', 1)"))
+    assert.are.equal('user.lua:1: m4', at_user("LIB.deep('m4', 2)"))
+  end)
+
+  it("names the level asked for when that frame is the user's", function()
+    assert.are.equal('user.lua:4: m', at_user("local function g()\nLIB.raise('m', 3)\nend\ng()"))
+  end)
+
+  it("keeps level 0, tables and numbers as Lua's error does", function()
+    assert.are.equal('m', at_user("LIB.raise('m', 0)"))
+    local t = {}
+    assert.are.equal(t, at_user('LIB.raise(T)', t))
+    assert.are.equal(42, at_user('LIB.raise(42, 2)'))
+  end)
+
+  it("names the line of a user's function that the library called", function()
+    assert.are.equal('user.lua:2: m', at_user("LIB.call(function()\nLIB.raise('m')\nend)"))
+  end)
+
+  it('looks past the C functions the library calls, not past one the user calls', function()
+    assert.are.equal('user.lua:1: m', at_user("LIB.sort_raise('m')"))
+    -- a library function called by the user's pcall: no place, as Lua's error(msg, 2) gives there
+    assert.are.same({ false, 'm' }, { pcall(LIB.deep, 'm', 1) })
+    assert.are.same({ false, 'm' }, { pcall(LIB.raise, 'm', 2) })
+  end)
+
+  it('raises an error the library caught and raises again with the place once', function()
+    assert.are.equal('user.lua:1: m', at_user("LIB.pcall_again(LIB.raise, 'm')"))
+    assert.are.equal('user.lua:1: m', at_user("LIB.pcall_again(LIB.deep, 'm', 2)"))
+  end)
+
+  it("leaves the user's own errors as they are", function()
+    assert.are.equal('user.lua:1: mine', at_user("error('mine')"))
+    assert.are.equal('m', at_user("local ok, e = pcall(LIB.raise, 'm', 2); error(e, 0)"))
+  end)
+end)
+
+describe('an error raised inside the library', function()
+  for _, c in ipairs(CASES) do
+    it("names the user's line: " .. c[1], function()
+      assert.are.equal('user_script.lua:3: ' .. c[3], raised(c[2]))
+    end)
+  end
+
+  it("names the line in the user's forward, not the model's call", function()
+    local err = raised("local Net = nn.Module:extend('Net')\n" ..
+      'function Net:init() self.fc = nn.Linear(4, 2) end\n' ..
+      'function Net:forward(x) local y = self.fc(x:view(-1, 3)); return y end\n' ..
+      'Net()(torch.zeros(2, 6))')
+    assert.are.equal('user_script.lua:5: linear: input of shape torch.Size([4, 3]) cannot be multiplied by a weight of '
+      .. 'shape torch.Size([2, 4]) (expected the last dimension to be 4)', err)
+  end)
+
+  it('has no place when the user\'s pcall calls the library, as Lua\'s error and the C functions', function()
+    assert.are.same({ false, CASES[1][3] }, { pcall(torch.nn.Linear(8, 2), torch.zeros(3, 7)) })
+    assert.are.same({ false, 'add: the shapes [2] and [3] cannot be broadcast together (size 2 and size 3 at dimension 1)' },
+      { pcall(torch.add, torch.zeros(2), torch.zeros(3)) })
+  end)
+end)
+
+describe('a script that raises inside the library', function()
+  local SCRIPT = [[
+local torch = require 'torch'
+local model = torch.nn.Linear(8, 2)
+local y = model(torch.zeros(3, 7))
+]]
+  local BODY = CASES[1][3]
+
+  it('run by the interpreter: the message names its line, the traceback the library\'s frames', function()
+    local path = SH.write_temp(SCRIPT)
+    local _, err, rc = SH.run(SH.quote(BIN) .. ' ' .. SH.quote(path))
+    os.remove(path)
+    assert.are.equal(1, rc)
+    assert.is_truthy(err:find(path .. ':3: ' .. BODY, 1, true), err)
+    assert.is_truthy(err:find('lua/torch/nn/linear.lua:%d+: in '), err)
+  end)
+
+  it('run by the stock lua5.4 with torch.so: the same message', function()
+    if SANITIZED then pending('a sanitized torch.so needs the sanitizer runtime loaded first') return end
+    if select(3, SH.run('command -v lua5.4')) ~= 0 then pending('no lua5.4') return end
+    local path = SH.write_temp(SCRIPT)
+    local _, err, rc = SH.run('LUA_CPATH=' .. SH.quote(BUILD .. '/?.so;;') .. ' lua5.4 ' .. SH.quote(path))
+    os.remove(path)
+    assert.are.equal(1, rc)
+    assert.is_truthy(err:find(path .. ':3: ' .. BODY, 1, true), err)
+  end)
+
+  it('typed at the REPL: the place of the line typed, as for the C functions', function()
+    local _, err = SH.run(SH.quote(BIN) .. ' -i', 'local y = torch.nn.Linear(8, 2)(torch.zeros(3, 7))\n' ..
+      'local z = torch.zeros(2) + torch.zeros(3)\n')
+    assert.is_truthy(err:find('stdin:1: ' .. BODY, 1, true), err)
+    assert.is_truthy(err:find('stdin:1: add: ', 1, true), err)
+    -- an expression, which the REPL runs as `return ...`: a tail call, which leaves no frame of the
+    -- line to name
+    _, err = SH.run(SH.quote(BIN) .. ' -i', 'torch.nn.Linear(8, 2)(torch.zeros(3, 7))\n')
+    assert.are.equal(BODY, err:match('^[^\n]*'))
+  end)
+end)
