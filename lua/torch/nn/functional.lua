@@ -1133,6 +1133,28 @@ function F.layer_norm(x, shape, w, b, o)
 end
 
 -- ---- embedding ----
+-- refuses max_norm and norm_type options of op (F.embedding, F.embedding_bag) that are not numbers
+local function check_max_norm(o, op)
+  if o.max_norm ~= nil and type(o.max_norm) ~= 'number' then
+    error(op .. ': max_norm must be a number, got ' .. type(o.max_norm), 3)
+  end
+  if o.norm_type ~= nil and type(o.norm_type) ~= 'number' then
+    error(op .. ': norm_type must be a number, got ' .. type(o.norm_type), 3)
+  end
+end
+
+-- PyTorch's embedding_renorm_: the rows of w at the 1-based indices flat (1-D, in range) whose
+-- norm_type-norm exceeds max_norm scaled, in place and outside autograd, to max_norm / (norm + 1e-7)
+-- of themselves
+local function embedding_renorm_(w, flat, max_norm, norm_type)
+  torch.no_grad(function()
+    local at = flat:unique()
+    local sel = w:index_select(1, at)
+    local norms = sel:norm(norm_type or 2, 2, true)
+    w:index_copy_(1, at, torch.where(norms:gt(max_norm), sel * (max_norm / (norms + 1e-7)), sel))
+  end)
+end
+
 --- F.embedding(indices, weight, {padding_idx, max_norm, norm_type = 2}) -> the weight's rows at the
 -- 1-based indices, of shape indices' shape x embedding_dim. padding_idx's row gets no gradient;
 -- with max_norm, the rows looked up whose norm_type-norm exceeds max_norm are first scaled, in
@@ -1141,12 +1163,7 @@ function F.embedding(idx, w, o)
   o = opts_of(o, 'embedding', { 'padding_idx', 'max_norm', 'norm_type' })
   check_tensor(idx, 'embedding', 'indices')
   check_tensor(w, 'embedding', 'weight')
-  if o.max_norm ~= nil and type(o.max_norm) ~= 'number' then
-    error('embedding: max_norm must be a number, got ' .. type(o.max_norm), 2)
-  end
-  if o.norm_type ~= nil and type(o.norm_type) ~= 'number' then
-    error('embedding: norm_type must be a number, got ' .. type(o.norm_type), 2)
-  end
+  check_max_norm(o, 'embedding')
   if idx.dtype ~= torch.int64 and idx.dtype ~= torch.int32 then
     error('embedding: expected indices of dtype int64 or int32, got ' .. tostring(idx.dtype), 2)
   end
@@ -1158,14 +1175,7 @@ function F.embedding(idx, w, o)
       error(string.format('embedding: index %d is out of range 1..%d (indices are 1-based rows of the weight)',
         lo < 1 and lo or hi, n), 2)
     end
-    if o.max_norm then
-      torch.no_grad(function()
-        local at = flat:unique()
-        local sel = w:index_select(1, at)
-        local norms = sel:norm(o.norm_type or 2, 2, true)
-        w:index_copy_(1, at, torch.where(norms:gt(o.max_norm), sel * (o.max_norm / (norms + 1e-7)), sel))
-      end)
-    end
+    if o.max_norm then embedding_renorm_(w, flat, o.max_norm, o.norm_type) end
   end
   local rows = w:index_select(1, flat)
   local pad = o.padding_idx
@@ -1667,7 +1677,8 @@ end
 -- the families written in files of their own (lua/torch/nn/functional/*.lua) add their functions to F,
 -- given the checks above
 local util = { check_tensor = check_tensor, opts_of = opts_of, params = params, pair = pair, single = single,
-  reduce = reduce, fp32 = fp32, as_op = as_op }
+  reduce = reduce, fp32 = fp32, as_op = as_op, cubic_weights = cubic_weights, check_max_norm = check_max_norm,
+  embedding_renorm_ = embedding_renorm_ }
 for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc',
   'volumetric', 'fractional_pool', 'variants', 'attention' } do
   require('torch.nn.functional.' .. part)(F, util)
