@@ -6,9 +6,8 @@
 -- exact in every dtype, so only the rounding of the computation differs). Every case runs twice: on
 -- contiguous inputs, and on the same values every other element of larger tensors.
 --
--- Left out, as lutorch does not have them: embedding_bag's max_norm, embedding's
--- scale_grad_by_freq, interpolate's antialias, grid_sample's 'bicubic' mode and 5-D (volumetric)
--- input, affine_grid's 5-D sizes, conv_tbc.
+-- Left out, as lutorch does not have them: embedding's and embedding_bag's scale_grad_by_freq,
+-- conv_tbc.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local F = torch.nn.functional

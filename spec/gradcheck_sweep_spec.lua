@@ -740,6 +740,22 @@ local MORE = {
   ['unfold(stride, padding, dilation)'] = { args = { 'R:1,1,4,4' }, f = function(x) return F.unfold(x, 2, { stride = 2, padding = 1, dilation = 2 }) end },
   ['affine_grid(align_corners)'] = { args = { 'R:1,2,3' }, f = function(t) return F.affine_grid(t, { 1, 1, 3, 2 }, { align_corners = true }) end },
   ['interpolate(bilinear align_corners)'] = { args = { 'R:1,1,2,3' }, f = function(x) return F.interpolate(x, { scale_factor = 2, mode = 'bilinear', align_corners = true }) end },
+  ['interpolate(bilinear antialias)'] = { args = { 'R:1,2,5,4' }, f = function(x) return F.interpolate(x, { size = { 2, 3 }, mode = 'bilinear', antialias = true }) end },
+  ['interpolate(bicubic antialias)'] = { args = { 'R:1,1,6,3' }, f = function(x)
+    return F.interpolate(x, { size = { 2, 4 }, mode = 'bicubic', antialias = true, align_corners = true }) end },
+  ['grid_sample(bicubic)'] = { args = { 'R:1,2,3,3', 'R:1,2,2,2' },
+    f = function(x, g) return F.grid_sample(x, g * 1.2, { mode = 'bicubic', padding_mode = 'border' }) end },
+  ['grid_sample(bicubic, reflection)'] = { args = { 'R:1,1,3,4', 'R:1,2,2,2' },
+    f = function(x, g) return F.grid_sample(x, g * 1.6, { mode = 'bicubic', padding_mode = 'reflection', align_corners = true }) end },
+  ['grid_sample(5-D)'] = { args = { 'R:1,2,2,3,3', 'R:1,2,1,2,3' },
+    f = function(x, g) return F.grid_sample(x, g * 1.3, { padding_mode = 'reflection', align_corners = true }) end },
+  ['grid_sample(5-D nearest)'] = { args = { 'R:1,1,2,3,3' },
+    f = function(x) return F.grid_sample(x, torch.tensor({ { { { { 0.2, -0.6, 0.45 }, { -0.9, 0.3, -0.15 } } } } }, f64), { mode = 'nearest' }) end },
+  ['affine_grid(5-D)'] = { args = { 'R:1,3,4' }, f = function(t) return F.affine_grid(t, { 1, 1, 2, 3, 2 }) end },
+  -- max_norm above the rows' norms: the renormalisation (outside autograd) changes nothing, so the
+  -- finite differences agree; the path through it keeps the gradient
+  ['embedding_bag(max_norm)'] = { args = { 'R:4,2' },
+    f = function(w) return F.embedding_bag(torch.tensor({ { 1, 3 }, { 3, 4 } }), w, { mode = 'sum', max_norm = 10 }) end },
   ['adaptive_max_pool2d(uneven)'] = { args = { 'R:1,1,5,3' }, f = function(x) return F.adaptive_max_pool2d(x, { 3, 2 }) end },
   ['max_unpool2d(output_size)'] = { args = { 'R:1,1,1,2' }, f = function(x) return F.max_unpool2d(x, torch.tensor({ { { { 2, 5 } } } }), 2, { output_size = { 3, 3 } }) end },
   ['ctc_loss(zero_infinity)'] = { args = { 'R:2,1,3' }, f = function(x)

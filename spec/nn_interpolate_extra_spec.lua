@@ -1,4 +1,5 @@
--- F.interpolate's modes 'bicubic', 'area' and 'nearest-exact' (and nn.Upsample with them), F.pdist,
+-- F.interpolate's modes 'bicubic', 'area' and 'nearest-exact' (and nn.Upsample with them), its
+-- antialias option ('bilinear' and 'bicubic'), F.pdist,
 -- F.triplet_margin_with_distance_loss with nn.TripletMarginWithDistanceLoss, and the deprecated
 -- F.upsample aliases: values against references computed here in plain Lua (float64) output pixel by
 -- output pixel, and against PyTorch's (spec/data/interpolate_reference.lua, written by
@@ -29,11 +30,30 @@ local function cubic(t, A)
   if at < 2 then return ((A * at - 5 * A) * at + 8 * A) * at - 4 * A end
   return 0
 end
-local function taps(mode, d, n_in, n_out, factor, align)
+local function taps(mode, d, n_in, n_out, factor, align, antialias)
   local scale
   if align then scale = n_out > 1 and (n_in - 1) / (n_out - 1) or 0
   elseif factor then scale = 1 / factor
   else scale = n_in / n_out end
+  if antialias then
+    -- the filter (a triangle, or the cubic with A = -0.5) centred at scale (d + 0.5) and widened by the
+    -- scale when it is above 1, on the pixels whose centre i + 0.5 lies within its support (support 1,
+    -- 2, times the widening, rounded as PyTorch's), normalised to sum 1
+    local widen = math.max(scale, 1)
+    local half = (mode == 'bilinear' and 1 or 2) * widen
+    local centre = scale * (d + 0.5)
+    local out, total = {}, 0
+    for i = 0, n_in - 1 do
+      if i >= math.floor(centre - half + 0.5) and i < math.floor(centre + half + 0.5) then
+        local v = math.abs(i + 0.5 - centre) / widen
+        local w = mode == 'bilinear' and math.max(0, 1 - v) or cubic(v, -0.5)
+        out[#out + 1] = { i, w }
+        total = total + w
+      end
+    end
+    for _, tp in ipairs(out) do tp[2] = tp[2] / total end
+    return out
+  end
   if mode == 'nearest-exact' then return { { math.min(math.floor((d + 0.5) * scale), n_in - 1), 1 } } end
   if mode == 'area' then
     local lo, hi = math.floor(d * n_in / n_out), math.ceil((d + 1) * n_in / n_out)
@@ -71,7 +91,9 @@ local function reference(xt, shape, o)
         if k > nsp then
           -- the sum over the tap product
           local tl = {}
-          for i = 1, nsp do tl[i] = taps(o.mode, oidx[i], shape[2 + i], sizes[i], factors[i], o.align_corners) end
+          for i = 1, nsp do
+            tl[i] = taps(o.mode, oidx[i], shape[2 + i], sizes[i], factors[i], o.align_corners, o.antialias)
+          end
           local function sum(j, sidx, w)
             if j > nsp then return w * at(xt[b][c], sidx) end
             local s = 0
@@ -96,8 +118,19 @@ local function reference(xt, shape, o)
   return out
 end
 
-describe("F.interpolate's bicubic, area and nearest-exact modes", function()
+describe("F.interpolate's bicubic, area and nearest-exact modes, and antialias", function()
   local CASES = {
+    -- antialias: downsampling (the filter widened by the scale), upsampling, one axis of each
+    { { 2, 2, 9, 8 }, { size = { 4, 3 }, mode = 'bilinear', antialias = true } },
+    { { 1, 2, 9, 8 }, { size = { 4, 3 }, mode = 'bicubic', antialias = true } },
+    { { 1, 1, 7, 10 }, { scale_factor = 0.35, mode = 'bilinear', antialias = true } },
+    { { 1, 1, 7, 10 }, { scale_factor = { 0.5, 0.3 }, mode = 'bicubic', recompute_scale_factor = true, antialias = true } },
+    { { 1, 2, 8, 9 }, { size = { 3, 5 }, mode = 'bilinear', align_corners = true, antialias = true } },
+    { { 1, 1, 8, 9 }, { size = { 5, 2 }, mode = 'bicubic', align_corners = true, antialias = true } },
+    { { 1, 1, 4, 9 }, { size = { 7, 4 }, mode = 'bicubic', antialias = true } },
+    { { 1, 1, 3, 4 }, { size = { 5, 7 }, mode = 'bilinear', antialias = true } },
+    { { 1, 1, 3, 4 }, { size = { 5, 7 }, mode = 'bicubic', antialias = true } },
+    { { 1, 1, 6, 3 }, { size = { 1, 1 }, mode = 'bicubic', antialias = true } },
     { { 2, 3, 4, 5 }, { size = { 7, 3 }, mode = 'bicubic' } },
     { { 1, 2, 4, 5 }, { size = { 3, 8 }, mode = 'bicubic', align_corners = true } },
     { { 1, 2, 5, 4 }, { size = { 1, 1 }, mode = 'bicubic', align_corners = true } },
@@ -140,6 +173,9 @@ describe("F.interpolate's bicubic, area and nearest-exact modes", function()
       { size = { 5, 3 }, mode = 'bicubic' }, { size = { 2, 4 }, mode = 'bicubic', align_corners = true },
       { size = { 2, 5 }, mode = 'area' }, { size = 4, mode = 'area' }, { size = { 2, 3, 2 }, mode = 'area' },
       { scale_factor = 1.5, mode = 'nearest-exact' },
+      { size = { 2, 3 }, mode = 'bilinear', antialias = true }, { size = { 2, 2 }, mode = 'bicubic', antialias = true },
+      { size = { 5, 2 }, mode = 'bicubic', align_corners = true, antialias = true },
+      { scale_factor = 0.6, mode = 'bilinear', antialias = true },
     } do
       local n = type(o.size) == 'table' and #o.size or (o.size and 1 or 2)
       local x = n == 1 and leaf(1, 2, 5) or n == 2 and leaf(1, 2, 3, 4) or leaf(1, 1, 3, 4, 3)
@@ -155,7 +191,8 @@ describe("F.interpolate's bicubic, area and nearest-exact modes", function()
     end
   end)
 
-  it('refuses a wrong dimension for a mode, bad sizes, align_corners where it does not apply and antialias', function()
+  it('refuses a wrong dimension for a mode, bad sizes, align_corners where it does not apply, antialias but for '
+    .. 'bilinear and bicubic', function()
     H.raises(function() F.interpolate(torch.randn(1, 2, 5), { size = 3, mode = 'bicubic' }) end, 'interpolate', 'bicubic', '3-D')
     H.raises(function() F.interpolate(torch.randn(1, 2, 3, 4, 5), { size = 3, mode = 'bicubic' }) end, 'interpolate', 'bicubic')
     H.raises(function() F.interpolate(torch.randn(2, 5), { size = 3, mode = 'area' }) end, 'interpolate', '2-D')
@@ -164,8 +201,24 @@ describe("F.interpolate's bicubic, area and nearest-exact modes", function()
       'positive')
     H.raises(function() F.interpolate(torch.randn(1, 2, 5, 5), { size = 3, mode = 'area', align_corners = true }) end,
       'interpolate', 'align_corners')
-    H.raises(function() F.interpolate(torch.randn(1, 2, 5, 5), { size = 3, mode = 'bicubic', antialias = true }) end,
-      'interpolate', 'antialias')
+    H.raises(function() F.interpolate(torch.randn(1, 2, 5, 5), { size = 3, mode = 'nearest', antialias = true }) end,
+      'interpolate', 'antialias', "'nearest'")
+    H.raises(function() F.interpolate(torch.randn(1, 2, 5, 5), { size = 3, mode = 'area', antialias = true }) end,
+      'interpolate', 'antialias', "'area'")
+    H.raises(function() F.interpolate(torch.randn(1, 2, 5), { size = 3, mode = 'linear', antialias = true }) end,
+      'interpolate', 'antialias', '3-D')
+    H.raises(function() F.interpolate(torch.randn(1, 2, 3, 4, 5), { size = 3, mode = 'trilinear', antialias = true }) end,
+      'interpolate', 'antialias', '5-D')
+  end)
+
+  it("antialias: upsampling by the triangle filter (align_corners false) is plain bilinear interpolation", function()
+    -- (not so with align_corners, nor for bicubic: PyTorch's antialiased filters keep their own
+    -- centres and their own cubic, A = -0.5, when upsampling)
+    local x = torch.randn(2, 3, 4, 5, { dtype = f64 })
+    for _, size in ipairs { { 7, 9 }, { 4, 11 }, { 8, 10 } } do
+      H.assert_values(F.interpolate(x, { size = size, mode = 'bilinear', antialias = true }),
+        F.interpolate(x, { size = size, mode = 'bilinear' }):totable(), 1e-12)
+    end
   end)
 end)
 

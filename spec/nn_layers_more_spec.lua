@@ -454,6 +454,50 @@ describe('EmbeddingBag', function()
     end
   end)
 
+  it('max_norm: every row named is first renormalised in place, to max_norm / (norm + 1e-7) of itself', function()
+    torch.manual_seed(28)
+    for _, dt in ipairs { f64, torch.float32 } do
+      for _, p in ipairs { 2, 1, 3 } do
+        local w0 = torch.randn(3, 6, { dtype = dt }):t() * 1.5 -- 6 x 3
+        -- row 6 is named only after the last offset (include_last_offset), row 4 is the padding row:
+        -- both renormalised too, as PyTorch's; row 1 is not named
+        local input, offsets = torch.tensor({ 2, 3, 3, 4, 5, 2, 6 }), torch.tensor({ 1, 3, 6 })
+        local want = w0:totable()
+        for _, k in ipairs { 2, 3, 4, 5, 6 } do
+          local norm = 0
+          for d = 1, 3 do norm = norm + math.abs(want[k][d]) ^ p end
+          norm = norm ^ (1 / p)
+          if norm > 0.9 then
+            for d = 1, 3 do want[k][d] = want[k][d] * (0.9 / (norm + 1e-7)) end
+          end
+        end
+        for _, mode in ipairs { 'sum', 'mean', 'max' } do
+          local w = w0:clone():requires_grad_()
+          local y = F.embedding_bag(input, w, offsets, { mode = mode, max_norm = 0.9, norm_type = p,
+            include_last_offset = true, padding_idx = 4 })
+          H.assert_values(w, want, tol(dt))
+          H.assert_values(y, ref(want, input:totable(), { { 1, 2 }, { 3, 4, 5 } }, mode, 4), tol(dt))
+          -- the gradient is that of the renormalised rows' reduction (the renormalisation is outside autograd)
+          y:sum():backward()
+          local g2 = {}
+          for d = 1, 3 do
+            if mode == 'sum' then g2[d] = 1
+            elseif mode == 'mean' then g2[d] = 0.5
+            else g2[d] = want[2][d] > want[3][d] and 1 or 0 end
+          end
+          H.assert_values(w.grad[2], g2, tol(dt))
+        end
+      end
+    end
+    local m = nn.EmbeddingBag(5, 2, { max_norm = 1, norm_type = 1, mode = 'sum' })
+    assert.are.equal('EmbeddingBag(5, 2, max_norm=1, norm_type=1, mode=sum)', tostring(m))
+    torch.no_grad(function() m.weight:copy_(torch.tensor({ { 3, 4 }, { 0.25, 0.5 }, { 1, 1 }, { 0, 0 }, { 2, 0 } })) end)
+    H.assert_values(m(torch.tensor({ { 1, 2 } })), { { 3 / 7 + 0.25, 4 / 7 + 0.5 } }, 1e-6)
+    H.assert_values(m.weight, { { 3 / 7, 4 / 7 }, { 0.25, 0.5 }, { 1, 1 }, { 0, 0 }, { 2, 0 } }, 1e-6)
+    local p = nn.EmbeddingBag.from_pretrained(torch.tensor({ { 3, 4 }, { 0.3, 0.4 } }, { dtype = f64 }), { max_norm = 2 })
+    H.assert_values(p(torch.tensor({ { 1 } })), { { 6 / (5 + 1e-7), 8 / (5 + 1e-7) } }, 1e-12)
+  end)
+
   it('passes gradcheck in the weight and per_sample_weights; the padding row gets no gradient', function()
     torch.manual_seed(24)
     local input, offsets = torch.tensor({ 1, 3, 3, 2, 4, 1 }), torch.tensor({ 1, 3, 6 })
@@ -503,7 +547,11 @@ describe('EmbeddingBag', function()
     H.raises(function() return F.embedding_bag(x, w, torch.tensor({ 1 }), { mode = 'mean', per_sample_weights = torch.ones(3) }) end,
       'embedding_bag', "mode='sum'")
     H.raises(function() return F.embedding_bag(x, w, torch.tensor({ 1 }), { mode = 'median' }) end, 'embedding_bag', 'mode')
-    H.raises(function() return F.embedding_bag(x, w, torch.tensor({ 1 }), { max_norm = 1 }) end, 'embedding_bag', 'max_norm')
+    H.raises(function() return F.embedding_bag(x, w, torch.tensor({ 1 }), { max_norm = '1' }) end, 'embedding_bag',
+      'max_norm must be a number')
+    H.raises(function() return F.embedding_bag(x, w, torch.tensor({ 1 }), { max_norm = 1, norm_type = 'l2' }) end,
+      'embedding_bag', 'norm_type must be a number')
+    H.raises(function() return nn.EmbeddingBag(5, 2, { max_norm = true }) end, 'EmbeddingBag', 'max_norm must be a number')
     H.raises(function() return nn.EmbeddingBag(5, 2, { padding_idx = 6 }) end, 'EmbeddingBag', 'padding_idx')
     H.raises(function() return nn.EmbeddingBag(5, 2, { mode = 'min' }) end, 'EmbeddingBag', 'mode')
     H.raises(function() return nn.EmbeddingBag(5, 2, { sparse = true }) end, 'EmbeddingBag', 'sparse')

@@ -1,7 +1,8 @@
 -- F.affine_grid, F.grid_sample, and the losses MultiMarginLoss, MultiLabelMarginLoss and CTCLoss:
 -- values against references computed here in Lua loops (grid_sample pixel by pixel with PyTorch's
--- coordinate rules, the CTC loss by summing over every alignment), float32 and float64,
--- non-contiguous inputs, gradients by finite differences (gradcheck, float64), and the errors.
+-- coordinate rules, 4-D and 5-D, bilinear, nearest and bicubic; the CTC loss by summing over every
+-- alignment), float32 and float64, non-contiguous inputs, gradients by finite differences
+-- (gradcheck, float64), and the errors.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local nn, F = torch.nn, torch.nn.functional
@@ -19,38 +20,74 @@ describe('F.affine_grid', function()
     return (2 * j + 1) / n - 1
   end
 
-  it('applies theta to the (x, y, 1) of each output pixel, with and without align_corners, float32 and float64', function()
+  -- the grid for size (4 or 5 entries): theta[n] (nested tables) applied to (x, y, 1) or (x, y, z, 1),
+  -- x along the last size
+  local function ref(tt, size, align)
+    local nsp = #size - 2
+    local out = {}
+    for n = 1, size[1] do
+      local function fill(level, idx)
+        if level > nsp then
+          local p = {}
+          for k = 1, nsp do p[k] = lin(idx[nsp - k + 1], size[2 + nsp - k + 1], align) end
+          p[nsp + 1] = 1
+          local r = {}
+          for k = 1, nsp do
+            r[k] = 0
+            for j = 1, nsp + 1 do r[k] = r[k] + tt[n][k][j] * p[j] end
+          end
+          return r
+        end
+        local t = {}
+        for i = 0, size[2 + level] - 1 do
+          idx[level] = i
+          t[i + 1] = fill(level + 1, idx)
+        end
+        return t
+      end
+      out[n] = fill(1, {})
+    end
+    return out
+  end
+
+  it('applies theta to the (x, y, 1) of each output pixel (4-D sizes) or the (x, y, z, 1) of each voxel (5-D), '
+    .. 'with and without align_corners, float32 and float64', function()
     torch.manual_seed(40)
     for _, dt in ipairs { f64, torch.float32 } do
-      local theta = torch.randn(2, 3, 2, { dtype = dt }):transpose(2, 3) -- 2 x 2 x 3, not contiguous
-      local tt = theta:totable()
-      for _, size in ipairs { { 2, 3, 4, 5 }, { 2, 1, 1, 3 }, { 2, 1, 3, 1 } } do
+      local thetas = {
+        torch.randn(2, 3, 2, { dtype = dt }):transpose(2, 3), -- 2 x 2 x 3, not contiguous
+        torch.randn(2, 4, 3, { dtype = dt }):transpose(2, 3), -- 2 x 3 x 4
+      }
+      for _, size in ipairs { { 2, 3, 4, 5 }, { 2, 1, 1, 3 }, { 2, 1, 3, 1 }, { 2, 3, 2, 4, 5 }, { 2, 1, 1, 3, 2 },
+        { 2, 1, 3, 1, 1 } } do
+        local theta = thetas[#size - 3]
         for _, align in ipairs { false, true } do
           local g = F.affine_grid(theta, size, { align_corners = align })
-          assert.are.same({ 2, size[3], size[4], 2 }, { table.unpack(g.shape) })
-          local gt = g:totable()
-          for n = 1, 2 do
-            for i = 0, size[3] - 1 do
-              for j = 0, size[4] - 1 do
-                local x, y = lin(j, size[4], align), lin(i, size[3], align)
-                for k = 1, 2 do
-                  H.close(gt[n][i + 1][j + 1][k], tt[n][k][1] * x + tt[n][k][2] * y + tt[n][k][3], tol(dt))
-                end
-              end
-            end
-          end
+          local shape = { table.unpack(size) }
+          table.remove(shape, 2)
+          shape[#shape + 1] = #size - 2
+          assert.are.same(shape, { table.unpack(g.shape) })
+          H.assert_values(g, ref(theta:totable(), size, align), tol(dt))
         end
       end
     end
     assert.is_true(gradcheck(function(t) return F.affine_grid(t, { 1, 1, 3, 2 }) end, { leaf({ 1, 2, 3 }) }))
+    assert.is_true(gradcheck(function(t) return F.affine_grid(t, { 1, 1, 2, 3, 2 }, { align_corners = true }) end,
+      { leaf({ 1, 3, 4 }) }))
   end)
 
   it('names bad input', function()
     local theta = torch.randn(2, 2, 3)
-    H.raises(function() return F.affine_grid(theta, { 2, 3, 4 }) end, 'affine_grid', '4-D')
+    H.raises(function() return F.affine_grid(theta, { 2, 3, 4 }) end, 'affine_grid', '4-D', '5-D', 'got 3 entries')
+    H.raises(function() return F.affine_grid(theta, { 2, 3, 4, 4, 4, 4 }) end, 'affine_grid', 'got 6 entries')
     H.raises(function() return F.affine_grid(theta, { 3, 1, 4, 4 }) end, 'affine_grid', 'Nx2x3')
     H.raises(function() return F.affine_grid(torch.randn(2, 3, 3), { 2, 1, 4, 4 }) end, 'affine_grid', 'Nx2x3')
+    -- a 2-D transform for a 5-D size, a 3-D one for a 4-D size
+    H.raises(function() return F.affine_grid(theta, { 2, 1, 3, 4, 4 }) end, 'affine_grid', '3D affine matrices', 'Nx3x4')
+    H.raises(function() return F.affine_grid(torch.randn(2, 3, 4), { 2, 1, 4, 4 }) end, 'affine_grid', 'Nx2x3')
+    H.raises(function() return F.affine_grid(torch.randn(1, 3, 4), { 2, 1, 3, 4, 4 }) end, 'affine_grid', 'Nx3x4')
     H.raises(function() return F.affine_grid(theta, { 2, 1, 0, 4 }) end, 'affine_grid', 'positive output size')
+    H.raises(function() return F.affine_grid(torch.randn(2, 3, 4), { 2, 1, 3, 0, 4 }) end, 'affine_grid', 'positive output size')
     H.raises(function() return F.affine_grid(theta:long(), { 2, 1, 4, 4 }) end, 'affine_grid', 'floating point')
     H.raises(function() return F.affine_grid(theta, { 2, 1, 4, 4 }, { align = true }) end, 'affine_grid', 'align')
   end)
@@ -70,8 +107,8 @@ describe('F.grid_sample', function()
     if flips % 2 == 0 then return extra + lo end
     return span - extra + lo
   end
-  local function source(g, n, pad, align)
-    local c = unnormalize(g, n, align)
+  -- compute_coordinates: a coordinate padded
+  local function padded(c, n, pad, align)
     if pad == 'border' then
       c = math.min(n - 1, math.max(c, 0))
     elseif pad == 'reflection' then
@@ -80,6 +117,7 @@ describe('F.grid_sample', function()
     end
     return c
   end
+  local function source(g, n, pad, align) return padded(unnormalize(g, n, align), n, pad, align) end
   -- round half to even, as nearbyint
   local function rint(v)
     local f = math.floor(v)
@@ -88,34 +126,65 @@ describe('F.grid_sample', function()
     if d < 0.5 then return f end
     return f % 2 == 0 and f or f + 1
   end
+  -- Keys' cubic convolution kernel, A = -0.75, at a distance t
+  local function cubic(t)
+    local A = -0.75
+    t = math.abs(t)
+    if t <= 1 then return ((A + 2) * t - (A + 3)) * t * t + 1 end
+    if t < 2 then return A * t ^ 3 - 5 * A * t ^ 2 + 8 * A * t - 4 * A end
+    return 0
+  end
 
+  -- xt: N x C x H x W or N x C x D x H x W (nested tables); gt: the grid, N x H_out x W_out x 2 or
+  -- N x D_out x H_out x W_out x 3
   local function ref(xt, gt, mode, pad, align)
     local out = {}
     for n, xn in ipairs(xt) do
-      local h, w = #xn[1], #xn[1][1]
       out[n] = {}
-      for c, plane in ipairs(xn) do
-        local function at(r, q)
-          if r < 0 or r > h - 1 or q < 0 or q > w - 1 then return 0 end
-          return plane[r + 1][q + 1]
+      for c, vol in ipairs(xn) do
+        local three = type(vol[1][1]) == 'table'
+        local sizes = three and { #vol[1][1], #vol[1], #vol } or { #vol[1], #vol } -- x's first
+        -- the value at 0-based pixel {x, y(, z)}, 0 outside
+        local function at(x, y, z)
+          if x < 0 or x > sizes[1] - 1 or y < 0 or y > sizes[2] - 1 then return 0 end
+          if not three then return vol[y + 1][x + 1] end
+          if z < 0 or z > sizes[3] - 1 then return 0 end
+          return vol[z + 1][y + 1][x + 1]
         end
-        out[n][c] = {}
-        for i, row in ipairs(gt[n]) do
-          out[n][c][i] = {}
-          for j, g in ipairs(row) do
-            local x, y = source(g[1], w, pad, align), source(g[2], h, pad, align)
-            local v
-            if mode == 'nearest' then
-              v = at(rint(y), rint(x))
-            else
-              local x0, y0 = math.floor(x), math.floor(y)
-              local dx, dy = x - x0, y - y0
-              v = at(y0, x0) * (1 - dx) * (1 - dy) + at(y0, x0 + 1) * dx * (1 - dy) + at(y0 + 1, x0) * (1 - dx) * dy
-                + at(y0 + 1, x0 + 1) * dx * dy
+        local function point(g)
+          if mode == 'nearest' then
+            return at(rint(source(g[1], sizes[1], pad, align)), rint(source(g[2], sizes[2], pad, align)),
+              three and rint(source(g[3], sizes[3], pad, align)))
+          elseif mode == 'bilinear' then
+            local x, y = source(g[1], sizes[1], pad, align), source(g[2], sizes[2], pad, align)
+            local x0, y0 = math.floor(x), math.floor(y)
+            local dx, dy = x - x0, y - y0
+            local function plane(z)
+              return at(x0, y0, z) * (1 - dx) * (1 - dy) + at(x0 + 1, y0, z) * dx * (1 - dy)
+                + at(x0, y0 + 1, z) * (1 - dx) * dy + at(x0 + 1, y0 + 1, z) * dx * dy
             end
-            out[n][c][i][j] = v
+            if not three then return plane() end
+            local z = source(g[3], sizes[3], pad, align)
+            local z0 = math.floor(z)
+            return plane(z0) * (1 - (z - z0)) + plane(z0 + 1) * (z - z0)
           end
+          -- bicubic: 4 x 4 pixels around the unpadded point, each pixel's coordinates padded
+          local x, y = unnormalize(g[1], sizes[1], align), unnormalize(g[2], sizes[2], align)
+          local v = 0
+          for j = math.floor(y) - 1, math.floor(y) + 2 do
+            for i = math.floor(x) - 1, math.floor(x) + 2 do
+              v = v + cubic(x - i) * cubic(y - j) * at(padded(i, sizes[1], pad, align), padded(j, sizes[2], pad, align))
+            end
+          end
+          return v
         end
+        local function walk(t)
+          if type(t[1]) == 'number' then return point(t) end
+          local r = {}
+          for i, s in ipairs(t) do r[i] = walk(s) end
+          return r
+        end
+        out[n][c] = walk(gt[n])
       end
     end
     return out
@@ -130,7 +199,7 @@ describe('F.grid_sample', function()
       grid[1][1][1][1], grid[1][1][1][2] = 1, -1
       grid[1][1][2][1], grid[1][1][2][2] = 0, 0.25
       local xt, gt = x:totable(), grid:totable()
-      for _, mode in ipairs { 'bilinear', 'nearest' } do
+      for _, mode in ipairs { 'bilinear', 'nearest', 'bicubic' } do
         for _, pad in ipairs { 'zeros', 'border', 'reflection' } do
           for _, align in ipairs { false, true } do
             local y = F.grid_sample(x, grid, { mode = mode, padding_mode = pad, align_corners = align })
@@ -146,14 +215,42 @@ describe('F.grid_sample', function()
     end
   end)
 
+  it('samples 5-D input (trilinear and nearest) for each padding mode and align_corners, float32 and float64', function()
+    torch.manual_seed(46)
+    for _, dt in ipairs { f64, torch.float32 } do
+      local x = torch.randn(2, 2, 5, 4, 3, { dtype = dt }):permute(1, 2, 5, 4, 3) -- 2 x 2 x 3 x 4 x 5
+      local grid = (torch.rand(2, 3, 2, 4, 3, { dtype = dt }) * 4 - 2):transpose(2, 3) -- 2 x 2 x 3 x 4 x 3
+      grid[1][1][1][1][1], grid[1][1][1][1][2], grid[1][1][1][1][3] = 1, -1, 0.5
+      local xt, gt = x:totable(), grid:totable()
+      for _, mode in ipairs { 'bilinear', 'nearest' } do
+        for _, pad in ipairs { 'zeros', 'border', 'reflection' } do
+          for _, align in ipairs { false, true } do
+            local y = F.grid_sample(x, grid, { mode = mode, padding_mode = pad, align_corners = align })
+            assert.are.same({ 2, 2, 2, 3, 4 }, { table.unpack(y.shape) })
+            H.assert_values(y, ref(xt, gt, mode, pad, align), dt == f64 and 1e-10 or 1e-5,
+              mode .. ' ' .. pad .. ' ' .. tostring(align))
+          end
+        end
+      end
+    end
+  end)
+
   it('with affine_grid: the identity reproduces the input, a shift of one pixel moves it', function()
     torch.manual_seed(42)
     local x = torch.randn(2, 3, 4, 5, { dtype = f64 })
     local id = torch.tensor({ { 1, 0, 0 }, { 0, 1, 0 } }, { dtype = f64 }):view(1, 2, 3):expand(2, 2, 3)
     for _, align in ipairs { false, true } do
-      for _, mode in ipairs { 'bilinear', 'nearest' } do
+      for _, mode in ipairs { 'bilinear', 'nearest', 'bicubic' } do
         local g = F.affine_grid(id, { 2, 3, 4, 5 }, { align_corners = align })
         H.assert_values(F.grid_sample(x, g, { mode = mode, align_corners = align }), x:totable(), 1e-12)
+      end
+    end
+    local v = torch.randn(2, 3, 2, 4, 5, { dtype = f64 })
+    local id3 = torch.eye(3, 4, { dtype = f64 }):view(1, 3, 4):expand(2, 3, 4)
+    for _, align in ipairs { false, true } do
+      for _, mode in ipairs { 'bilinear', 'nearest' } do
+        local g = F.affine_grid(id3, { 2, 3, 2, 4, 5 }, { align_corners = align })
+        H.assert_values(F.grid_sample(v, g, { mode = mode, align_corners = align }), v:totable(), 1e-12)
       end
     end
     -- x + 2 / (W - 1) in normalised coordinates is one pixel right with align_corners
@@ -168,22 +265,37 @@ describe('F.grid_sample', function()
     torch.manual_seed(43)
     for _, pad in ipairs { 'zeros', 'border', 'reflection' } do
       for _, align in ipairs { false, true } do
-        local grid = (torch.rand(1, 2, 3, 2, { dtype = f64 }) * 3 - 1.5):requires_grad_()
+        for _, mode in ipairs { 'bilinear', 'bicubic' } do
+          local grid = (torch.rand(1, 2, 3, 2, { dtype = f64 }) * 3 - 1.5):requires_grad_()
+          assert.is_true(gradcheck(function(x, g)
+            return F.grid_sample(x, g, { mode = mode, padding_mode = pad, align_corners = align })
+          end, { leaf({ 1, 2, 3, 4 }), grid }))
+        end
+        local grid3 = (torch.rand(1, 2, 1, 2, 3, { dtype = f64 }) * 3 - 1.5):requires_grad_()
         assert.is_true(gradcheck(function(x, g) return F.grid_sample(x, g, { padding_mode = pad, align_corners = align }) end,
-          { leaf({ 1, 2, 3, 4 }), grid }))
+          { leaf({ 1, 2, 2, 3, 3 }), grid3 }))
       end
     end
     local grid = torch.rand(1, 2, 2, 2, { dtype = f64 }) * 2 - 1
     assert.is_true(gradcheck(function(x) return F.grid_sample(x, grid, { mode = 'nearest' }) end, { leaf({ 1, 2, 3, 3 }) }))
+    local grid3 = torch.rand(1, 2, 2, 1, 3, { dtype = f64 }) * 2 - 1
+    assert.is_true(gradcheck(function(x) return F.grid_sample(x, grid3, { mode = 'nearest' }) end, { leaf({ 1, 2, 2, 3, 3 }) }))
   end)
 
   it('names bad input', function()
     local x, g = torch.randn(2, 1, 3, 3), torch.rand(2, 2, 2, 2)
-    H.raises(function() return F.grid_sample(x, g, { mode = 'bicubic' }) end, 'grid_sample', 'bicubic')
+    local v, g3 = torch.randn(2, 1, 2, 3, 3), torch.rand(2, 2, 2, 2, 3)
+    H.raises(function() return F.grid_sample(x, g, { mode = 'cubic' }) end, 'grid_sample', 'mode', 'cubic')
+    H.raises(function() return F.grid_sample(v, g3, { mode = 'bicubic' }) end, 'grid_sample', 'bicubic', '4-D', '5-D')
     H.raises(function() return F.grid_sample(x, g, { padding_mode = 'wrap' }) end, 'grid_sample', 'padding_mode')
-    H.raises(function() return F.grid_sample(x[1], g) end, 'grid_sample', '4-D')
+    H.raises(function() return F.grid_sample(x[1], g) end, 'grid_sample', '4-D', '5-D', 'got 3-D')
+    H.raises(function() return F.grid_sample(torch.randn(1, 1, 1, 2, 2, 2), g) end, 'grid_sample', 'got 6-D')
     H.raises(function() return F.grid_sample(x, g:narrow(1, 1, 1)) end, 'grid_sample', 'grid of shape')
     H.raises(function() return F.grid_sample(x, torch.rand(2, 2, 2, 3)) end, 'grid_sample', 'grid of shape')
+    H.raises(function() return F.grid_sample(x, g3) end, 'grid_sample', 'grid of shape (N, H_out, W_out, 2)')
+    H.raises(function() return F.grid_sample(v, g) end, 'grid_sample', 'grid of shape (N, D_out, H_out, W_out, 3)')
+    H.raises(function() return F.grid_sample(v, torch.rand(2, 2, 2, 2, 2)) end, 'grid_sample', 'grid of shape')
+    H.raises(function() return F.grid_sample(torch.randn(2, 1, 0, 3, 3), g3) end, 'grid_sample', 'non-empty spatial')
     H.raises(function() return F.grid_sample(x, g:double()) end, 'grid_sample', 'same dtype')
     H.raises(function() return F.grid_sample(x:long(), g:long()) end, 'grid_sample', 'floating point')
     H.raises(function() return F.grid_sample(x, g, { bogus = 1 }) end, 'grid_sample', 'bogus')

@@ -898,14 +898,33 @@ local function axis_plan(n_in, n_out, scale_factor, mode, align_corners)
   return i0, i1, w1
 end
 
--- PyTorch's cubic convolution weights (A = -0.75) of the four taps floor(src) - 1 .. floor(src) + 2
+-- Keys' cubic convolution kernel with parameter A at a distance v: near for v < 1, far for 1 <= v < 2
+-- (numbers or tensors)
+local function cubic_near(v, A) return ((A + 2) * v - (A + 3)) * v * v + 1 end
+local function cubic_far(v, A) return ((A * v - 5 * A) * v + 8 * A) * v - 4 * A end
+
+-- PyTorch's cubic convolution weights (A = -0.75) of the four taps floor(src) - 1 .. floor(src) + 2,
+-- t = src - floor(src) a number or a tensor
 local CUBIC_A = -0.75
 local function cubic_weights(t)
   local A = CUBIC_A
-  local function near(v) return ((A + 2) * v - (A + 3)) * v * v + 1 end
-  local function far(v) return ((A * v - 5 * A) * v + 8 * A) * v - 4 * A end
-  return { far(t + 1), near(t), near(1 - t), far(2 - t) }
+  return { cubic_far(t + 1, A), cubic_near(t, A), cubic_near(1 - t, A), cubic_far(2 - t, A) }
 end
+
+-- the filters of antialiased resampling (PyTorch's aa_filter of _upsample_bilinear2d_aa and
+-- _upsample_bicubic2d_aa, the bicubic one with A = -0.5 as Pillow's): their support (half-width) and value
+local AA_FILTERS = {
+  bilinear = { support = 1, f = function(v)
+    v = math.abs(v)
+    return v < 1 and 1 - v or 0
+  end },
+  bicubic = { support = 2, f = function(v)
+    v = math.abs(v)
+    if v < 1 then return cubic_near(v, -0.5) end
+    if v < 2 then return cubic_far(v, -0.5) end
+    return 0
+  end },
+}
 
 -- the n_in x n_out matrix (row-major, a flat table) that resamples an axis by a matrix product: for
 -- 'bicubic', the cubic weights of each output on its taps clamped to the axis; for 'area', 1 / the
@@ -931,12 +950,39 @@ local function axis_matrix(n_in, n_out, scale_factor, mode, align_corners)
   return m
 end
 
---- F.interpolate(x, {size, scale_factor, mode = 'nearest', align_corners = false, recompute_scale_factor})
--- -> x resampled over its last dims: N x C x L ('nearest', 'nearest-exact', 'area', 'linear'),
--- N x C x H x W ('nearest', 'nearest-exact', 'area', 'bilinear', 'bicubic') or N x C x D x H x W
--- ('nearest', 'nearest-exact', 'area', 'trilinear'); size and scale_factor a number or one per spatial
--- dim. Every mode is separable: one resampling along each spatial dim in turn, by index_select
--- (nearest), two of them (linear) or a matrix product (bicubic, area). antialias is not supported.
+-- the n_in x n_out matrix (as axis_matrix's) of PyTorch's antialiased resampling of an axis: output d
+-- is mode's filter centred at source position scale (d + 0.5), stretched by the scale where it is
+-- above 1 (downsampling), over the pixels [floor(centre - support + 0.5), floor(centre + support + 0.5))
+-- within the axis, its weights divided by their sum
+local function antialias_matrix(n_in, n_out, scale_factor, mode, align_corners)
+  local filter = AA_FILTERS[mode]
+  local scale = axis_scale(n_in, n_out, scale_factor, align_corners)
+  local stretch = math.max(scale, 1)
+  local support = filter.support * stretch
+  local m = {}
+  for k = 1, n_in * n_out do m[k] = 0 end
+  for d = 0, n_out - 1 do
+    local centre = scale * (d + 0.5)
+    local lo = math.max(math.floor(centre - support + 0.5), 0)
+    local hi = math.min(math.floor(centre + support + 0.5), n_in)
+    local w, total = {}, 0
+    for i = lo, hi - 1 do
+      w[i] = filter.f((i - centre + 0.5) / stretch)
+      total = total + w[i]
+    end
+    for i = lo, hi - 1 do m[i * n_out + d + 1] = total ~= 0 and w[i] / total or w[i] end
+  end
+  return m
+end
+
+--- F.interpolate(x, {size, scale_factor, mode = 'nearest', align_corners = false, recompute_scale_factor,
+-- antialias = false}) -> x resampled over its last dims: N x C x L ('nearest', 'nearest-exact', 'area',
+-- 'linear'), N x C x H x W ('nearest', 'nearest-exact', 'area', 'bilinear', 'bicubic') or
+-- N x C x D x H x W ('nearest', 'nearest-exact', 'area', 'trilinear'); size and scale_factor a number
+-- or one per spatial dim. antialias ('bilinear' and 'bicubic' only) resamples with PyTorch's
+-- antialiasing filters (a triangle, or Keys' cubic with A = -0.5), widened by the scale when
+-- downsampling. Every mode is separable: one resampling along each spatial dim in turn, by
+-- index_select (nearest), two of them (linear) or a matrix product (bicubic, area, antialias).
 local LINEAR_MODE = { 'linear', 'bilinear', 'trilinear' }
 local ANY_DIM_MODE = { nearest = true, ['nearest-exact'] = true, area = true }
 function F.interpolate(x, o)
@@ -958,7 +1004,10 @@ function F.interpolate(x, o)
     error('interpolate: align_corners option can only be set with the interpolating modes: '
       .. 'linear | bilinear | bicubic | trilinear', 2)
   end
-  if o.antialias then error('interpolate: antialias is not supported', 2) end
+  if o.antialias and not ((mode == 'bilinear' or mode == 'bicubic') and nsp == 2) then
+    error(string.format("interpolate: antialias is only supported for the 'bilinear' and 'bicubic' modes of 4-D "
+      .. "input (N, C, H, W), got mode '%s' for %d-D input", mode, x:dim()), 2)
+  end
   if (o.size == nil) == (o.scale_factor == nil) then error('interpolate: exactly one of size or scale_factor must be given', 2) end
   local function per_dim(v, what)
     if type(v) == 'number' then
@@ -988,9 +1037,9 @@ function F.interpolate(x, o)
   for i = 1, nsp do
     local d = 2 + i
     local factor = use_factor and factors[i] or nil
-    if mode == 'bicubic' or mode == 'area' then
+    if mode == 'bicubic' or mode == 'area' or o.antialias then
       reserve('interpolate', x, { x:size(d), sizes[i] }, 2) -- the matrix
-      local m = axis_matrix(x:size(d), sizes[i], factor, mode, o.align_corners)
+      local m = (o.antialias and antialias_matrix or axis_matrix)(x:size(d), sizes[i], factor, mode, o.align_corners)
       local w = torch.tensor(m, { dtype = x.dtype, device = x.device }):view(x:size(d), sizes[i])
       x = torch.matmul(x:transpose(d, -1), w):transpose(d, -1)
     else
@@ -1084,6 +1133,28 @@ function F.layer_norm(x, shape, w, b, o)
 end
 
 -- ---- embedding ----
+-- refuses max_norm and norm_type options of op (F.embedding, F.embedding_bag) that are not numbers
+local function check_max_norm(o, op)
+  if o.max_norm ~= nil and type(o.max_norm) ~= 'number' then
+    error(op .. ': max_norm must be a number, got ' .. type(o.max_norm), 3)
+  end
+  if o.norm_type ~= nil and type(o.norm_type) ~= 'number' then
+    error(op .. ': norm_type must be a number, got ' .. type(o.norm_type), 3)
+  end
+end
+
+-- PyTorch's embedding_renorm_: the rows of w at the 1-based indices flat (1-D, in range) whose
+-- norm_type-norm exceeds max_norm scaled, in place and outside autograd, to max_norm / (norm + 1e-7)
+-- of themselves
+local function embedding_renorm_(w, flat, max_norm, norm_type)
+  torch.no_grad(function()
+    local at = flat:unique()
+    local sel = w:index_select(1, at)
+    local norms = sel:norm(norm_type or 2, 2, true)
+    w:index_copy_(1, at, torch.where(norms:gt(max_norm), sel * (max_norm / (norms + 1e-7)), sel))
+  end)
+end
+
 --- F.embedding(indices, weight, {padding_idx, max_norm, norm_type = 2}) -> the weight's rows at the
 -- 1-based indices, of shape indices' shape x embedding_dim. padding_idx's row gets no gradient;
 -- with max_norm, the rows looked up whose norm_type-norm exceeds max_norm are first scaled, in
@@ -1092,12 +1163,7 @@ function F.embedding(idx, w, o)
   o = opts_of(o, 'embedding', { 'padding_idx', 'max_norm', 'norm_type' })
   check_tensor(idx, 'embedding', 'indices')
   check_tensor(w, 'embedding', 'weight')
-  if o.max_norm ~= nil and type(o.max_norm) ~= 'number' then
-    error('embedding: max_norm must be a number, got ' .. type(o.max_norm), 2)
-  end
-  if o.norm_type ~= nil and type(o.norm_type) ~= 'number' then
-    error('embedding: norm_type must be a number, got ' .. type(o.norm_type), 2)
-  end
+  check_max_norm(o, 'embedding')
   if idx.dtype ~= torch.int64 and idx.dtype ~= torch.int32 then
     error('embedding: expected indices of dtype int64 or int32, got ' .. tostring(idx.dtype), 2)
   end
@@ -1109,14 +1175,7 @@ function F.embedding(idx, w, o)
       error(string.format('embedding: index %d is out of range 1..%d (indices are 1-based rows of the weight)',
         lo < 1 and lo or hi, n), 2)
     end
-    if o.max_norm then
-      torch.no_grad(function()
-        local at = flat:unique()
-        local sel = w:index_select(1, at)
-        local norms = sel:norm(o.norm_type or 2, 2, true)
-        w:index_copy_(1, at, torch.where(norms:gt(o.max_norm), sel * (o.max_norm / (norms + 1e-7)), sel))
-      end)
-    end
+    if o.max_norm then embedding_renorm_(w, flat, o.max_norm, o.norm_type) end
   end
   local rows = w:index_select(1, flat)
   local pad = o.padding_idx
@@ -1618,7 +1677,8 @@ end
 -- the families written in files of their own (lua/torch/nn/functional/*.lua) add their functions to F,
 -- given the checks above
 local util = { check_tensor = check_tensor, opts_of = opts_of, params = params, pair = pair, single = single,
-  reduce = reduce, fp32 = fp32, as_op = as_op }
+  reduce = reduce, fp32 = fp32, as_op = as_op, cubic_weights = cubic_weights, check_max_norm = check_max_norm,
+  embedding_renorm_ = embedding_renorm_ }
 for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activation', 'dropout', 'vision', 'loss', 'ctc',
   'volumetric', 'fractional_pool', 'variants', 'attention' } do
   require('torch.nn.functional.' .. part)(F, util)

@@ -87,10 +87,11 @@ function Embedding.from_pretrained(embeddings, o)
     padding_idx = o.padding_idx, max_norm = o.max_norm, norm_type = o.norm_type })
 end
 
--- EmbeddingBag(num_embeddings, embedding_dim, {mode = 'mean', include_last_offset = false, padding_idx,
--- device, dtype, _weight, _freeze}); forward(input, offsets, per_sample_weights) as F.embedding_bag
--- (1-based indices and offsets). padding_idx (a 1-based row, negative from the end) starts at zero
--- and is left out of every bag. max_norm, scale_grad_by_freq and sparse are not supported.
+-- EmbeddingBag(num_embeddings, embedding_dim, {max_norm, norm_type = 2, mode = 'mean',
+-- include_last_offset = false, padding_idx, device, dtype, _weight, _freeze}); forward(input, offsets,
+-- per_sample_weights) as F.embedding_bag (1-based indices and offsets). padding_idx (a 1-based row,
+-- negative from the end) starts at zero and is left out of every bag; with max_norm the rows looked up
+-- are renormalised in place. scale_grad_by_freq and sparse are not supported.
 local EmbeddingBag = Module:extend('EmbeddingBag')
 M.EmbeddingBag = EmbeddingBag
 
@@ -106,8 +107,13 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, o)
     error(string.format('EmbeddingBag: num_embeddings and embedding_dim must be non-negative integers, got %s and %s',
       tostring(num_embeddings), tostring(embedding_dim)), 3)
   end
-  for _, unsupported in ipairs { 'max_norm', 'scale_grad_by_freq', 'sparse' } do
+  for _, unsupported in ipairs { 'scale_grad_by_freq', 'sparse' } do
     if o[unsupported] then error('EmbeddingBag: ' .. unsupported .. ' is not supported by lutorch', 3) end
+  end
+  for _, name in ipairs { 'max_norm', 'norm_type' } do
+    if o[name] ~= nil and type(o[name]) ~= 'number' then
+      error(string.format('EmbeddingBag: %s must be a number, got %s', name, type(o[name])), 3)
+    end
   end
   local mode = o.mode or 'mean'
   if not BAG_MODES[mode] then error("EmbeddingBag: mode has to be one of 'sum', 'mean' or 'max', got " .. tostring(mode), 3) end
@@ -121,7 +127,7 @@ function EmbeddingBag:init(num_embeddings, embedding_dim, o)
     if pad < 0 then pad = num_embeddings + pad + 1 end
   end
   self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, pad
-  self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = nil, o.norm_type or 2.0, false, false
+  self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = o.max_norm, o.norm_type or 2.0, false, false
   self.mode = mode
   self.include_last_offset = o.include_last_offset and true or false
   if o._weight ~= nil then
@@ -142,19 +148,21 @@ EmbeddingBag._fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero
 
 function EmbeddingBag:forward(input, offsets, per_sample_weights)
   return F.embedding_bag(input, self.weight, offsets, { mode = self.mode, per_sample_weights = per_sample_weights,
-    include_last_offset = self.include_last_offset, padding_idx = self.padding_idx })
+    include_last_offset = self.include_last_offset, padding_idx = self.padding_idx, max_norm = self.max_norm,
+    norm_type = self.norm_type })
 end
 
 function EmbeddingBag:extra_repr()
   local s = string.format('%d, %d', self.num_embeddings, self.embedding_dim)
+  if self.max_norm ~= nil then s = s .. ', max_norm=' .. Module._pyrepr(self.max_norm) end
   if self.norm_type ~= 2 then s = s .. ', norm_type=' .. Module._pyrepr(self.norm_type) end
   s = s .. ', mode=' .. self.mode
   if self.padding_idx ~= nil then s = s .. ', padding_idx=' .. self.padding_idx end
   return s
 end
 
--- EmbeddingBag.from_pretrained(embeddings, {freeze = true, mode = 'mean', include_last_offset = false,
--- padding_idx})
+-- EmbeddingBag.from_pretrained(embeddings, {freeze = true, max_norm, norm_type = 2, mode = 'mean',
+-- include_last_offset = false, padding_idx})
 function EmbeddingBag.from_pretrained(embeddings, o)
   o = F._opts_of(o, 'EmbeddingBag.from_pretrained', { 'freeze', 'max_norm', 'norm_type', 'scale_grad_by_freq',
     'mode', 'sparse', 'include_last_offset', 'padding_idx' })

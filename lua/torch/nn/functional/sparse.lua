@@ -4,18 +4,22 @@ local torch = require 'torch'
 local as_int = require('torch.composite').as_int
 
 return function(F, u)
-  local check_tensor, opts_of = u.check_tensor, u.opts_of
+  local check_tensor, opts_of, check_max_norm, embedding_renorm_ = u.check_tensor, u.opts_of, u.check_max_norm,
+    u.embedding_renorm_
 
   local MODES = { sum = true, mean = true, max = true }
 
   --- F.embedding_bag(input, weight, offsets, {mode = 'mean', per_sample_weights, include_last_offset = false,
-  -- padding_idx}) -> B x D: one reduction ('sum', 'mean' or 'max') of weight's rows a bag.
+  -- padding_idx, max_norm, norm_type = 2}) -> B x D: one reduction ('sum', 'mean' or 'max') of weight's
+  -- rows a bag.
   -- input is 2-D (B bags of equal length, offsets nil; the options may then come third) or 1-D with
   -- offsets, the 1-based position in input where each bag starts (offsets[1] is 1; a bag ends where
   -- the next starts, the last at input's end, or with include_last_offset at offsets' last entry).
   -- Entries equal to padding_idx (a 1-based row; negative counts from the end) are left out of
   -- their bag (a bag of none gives zeros); per_sample_weights (input's shape) scale the rows, 'sum'
-  -- only. max_norm, scale_grad_by_freq and sparse are not supported.
+  -- only. With max_norm, every row input names whose norm_type-norm exceeds max_norm is first scaled,
+  -- in place and outside autograd, to max_norm / (norm + 1e-7) of itself (as F.embedding).
+  -- scale_grad_by_freq and sparse are not supported.
   function F.embedding_bag(input, w, offsets, o)
     local op = 'embedding_bag'
     if type(offsets) == 'table' and not torch.is_tensor(offsets) and o == nil then offsets, o = nil, offsets end
@@ -23,9 +27,10 @@ return function(F, u)
       'scale_grad_by_freq', 'sparse' })
     check_tensor(input, op, 'input')
     check_tensor(w, op, 'weight')
-    for _, unsupported in ipairs { 'max_norm', 'scale_grad_by_freq', 'sparse' } do
+    for _, unsupported in ipairs { 'scale_grad_by_freq', 'sparse' } do
       if o[unsupported] then error(op .. ': ' .. unsupported .. ' is not supported by lutorch', 2) end
     end
+    check_max_norm(o, op)
     if input.dtype ~= torch.int64 and input.dtype ~= torch.int32 then
       error(op .. ': expected input (indices) of dtype int64 or int32, got ' .. tostring(input.dtype), 2)
     end
@@ -95,6 +100,7 @@ return function(F, u)
         error(string.format('%s: index %d is out of range 1..%d (indices are 1-based rows of the weight)', op,
           lo < 1 and lo or hi, n_rows), 2)
       end
+      if o.max_norm then embedding_renorm_(w, flat, o.max_norm, o.norm_type) end
     end
     local f = { dtype = w.dtype, device = w.device }
     if m == 0 or bags == 0 then return torch.zeros(bags, dim, f) end
