@@ -870,6 +870,9 @@ for name, c in pairs(TOPTS) do CASES[name] = c end
 CASES.bincount = { args = { 'R:3' }, f = function(w) return torch.bincount(torch.tensor({ 1, 3, 3 }), { weights = w }) end }
 CASES.unique = { args = { 'R:2,3' }, f = function(x) return (torch.unique(torch.cat({ x, x }))) end }
 CASES.unique_consecutive = { args = { 'R:2,3' }, f = function(x) return (torch.unique_consecutive(x:repeat_interleave(2))) end }
+CASES['unique(dim)'] = { args = { 'R:2,3' }, f = function(x) return (torch.unique(torch.cat({ x, x }, 2), { dim = 2 })) end }
+CASES['unique_consecutive(dim)'] = { args = { 'R:2,3' },
+  f = function(x) return (torch.unique_consecutive(x:repeat_interleave(2, 1), { dim = 1 })) end }
 CASES.floor_divide = { args = { 'R:2,3', 'W:2,3' }, bc = { 'R:2,3', 'W:3' } }
 CASES.heaviside = { args = { 'R:2,3', 'R:2,3' }, f = function(x, v) return torch.heaviside(x * torch.tensor({ 1, 0, 1 }, f64), v) end }
 CASES.nextafter = { args = { 'R:2,3', 'R:2,3' }, no_derivative = 'nextafter' }
