@@ -191,6 +191,21 @@ CASES.tensor_split = unpacked('tensor_split', 2, 2)
 CASES.hsplit, CASES.vsplit = unpacked('hsplit', 2), unpacked('vsplit', 2)
 CASES.dsplit = { args = { 'R:2,2,4' }, f = function(x) return table.unpack(torch.dsplit(x, 2)) end }
 CASES.unbind = unpacked('unbind', 2)
+-- PyTorch's view copies (torch.X_copy): the view's gradient (detach_copy has none: NONDIFF)
+local function copied(name, ...)
+  local extra = table.pack(...)
+  return { args = { 'R:2,3' }, f = function(x) return torch[name .. '_copy'](x, table.unpack(extra, 1, extra.n)) end }
+end
+CASES.alias_copy, CASES.t_copy = copied('alias'), copied('t')
+CASES.as_strided_copy = copied('as_strided', { 2, 2 }, { 1, 2 })
+CASES.diagonal_copy, CASES.permute_copy = copied('diagonal', 1), copied('permute', { 2, 1 })
+CASES.select_copy, CASES.slice_copy = copied('select', 2, 2), copied('slice', 2, 1, 3, 2)
+CASES.transpose_copy, CASES.unfold_copy = copied('transpose', 1, 2), copied('unfold', 2, 2, 1)
+CASES.unsqueeze_copy, CASES.view_copy = copied('unsqueeze', 2), copied('view', { 3, 2 })
+CASES.expand_copy = { args = { 'R:3' }, f = function(x) return torch.expand_copy(x, { 2, 3 }) end }
+CASES.squeeze_copy = { args = { 'R:2,1,3' }, f = torch.squeeze_copy }
+CASES.split_copy, CASES.unbind_copy = unpacked('split_copy', 2, 2), unpacked('unbind_copy', 2)
+CASES.split_with_sizes_copy = unpacked('split_with_sizes_copy', { 1, 3 }, 2)
 local function listed(name, ...)
   local extra = table.pack(...)
   return { args = { 'R:2,3', 'R:2,3' }, f = function(a, b) return torch[name]({ a, b }, table.unpack(extra, 1, extra.n)) end }
@@ -873,6 +888,13 @@ CASES.unique_consecutive = { args = { 'R:2,3' }, f = function(x) return (torch.u
 CASES['unique(dim)'] = { args = { 'R:2,3' }, f = function(x) return (torch.unique(torch.cat({ x, x }, 2), { dim = 2 })) end }
 CASES['unique_consecutive(dim)'] = { args = { 'R:2,3' },
   f = function(x) return (torch.unique_consecutive(x:repeat_interleave(2, 1), { dim = 1 })) end }
+-- angle's gradient is zero for real inputs (as PyTorch's); fill's reaches its 0-D value
+CASES.angle = { args = { 'R:2,3' } }
+CASES.fill = { args = { 'R:' }, f = function(v) return torch.fill(torch.zeros(2, 3, f64), v) end }
+CASES.frobenius_norm = { args = { 'R:2,3' } }
+CASES['frobenius_norm(dim)'] = { args = { 'R:2,3' }, f = function(x) return torch.frobenius_norm(x, 2, true) end }
+CASES.nuclear_norm = { args = { 'R:2,3' } }
+CASES.prelu = { args = { 'R:2,3', 'P:3' } }
 CASES.floor_divide = { args = { 'R:2,3', 'W:2,3' }, bc = { 'R:2,3', 'W:3' } }
 CASES.heaviside = { args = { 'R:2,3', 'R:2,3' }, f = function(x, v) return torch.heaviside(x * torch.tensor({ 1, 0, 1 }, f64), v) end }
 CASES.nextafter = { args = { 'R:2,3', 'R:2,3' }, no_derivative = 'nextafter' }
@@ -899,6 +921,7 @@ local NONDIFF_OUT = 'argmax argmin argsort argwhere bucketize count_nonzero eq n
   .. 'special.hermite_polynomial_he special.laguerre_polynomial_l special.legendre_polynomial_p linalg.matrix_rank '
   .. 'F.one_hot'
 for name in NONDIFF_OUT:gmatch('%S+') do NONDIFF[name] = true end
+NONDIFF.detach_copy = true
 
 -- each non-differentiable function on float64 inputs that require grad, and what it returns
 local BOOLS = function() return torch.tensor({ { true, false, true }, { false, true, true } }) end

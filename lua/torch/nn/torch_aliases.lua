@@ -221,6 +221,7 @@ function torch.pdist(x, p) return F().pdist(x, p) end
 
 -- ---- activations ----
 function torch.prelu(x, w) return F().prelu(x, w) end
+torch.Tensor.prelu = torch.prelu -- (x:prelu(w) and x:hardshrink(lambd) are PyTorch's methods too)
 --- torch.celu(input, alpha = 1), torch.celu_ in place
 function torch.celu(x, alpha) return F().celu(x, alpha or 1, false) end
 function torch.celu_(x, alpha) return F().celu(x, alpha or 1, true) end
@@ -239,6 +240,7 @@ torch.rrelu, torch.rrelu_ = rrelu('rrelu', false), rrelu('rrelu_', true)
 function torch.threshold(x, th, value) return F().threshold(x, th, value, false) end
 function torch.threshold_(x, th, value) return F().threshold(x, th, value, true) end
 function torch.hardshrink(x, lambd) return F().hardshrink(x, lambd) end
+torch.Tensor.hardshrink = torch.hardshrink
 function torch.bilinear(x1, x2, w, b) return F().bilinear(x1, x2, w, b) end
 
 -- ---- losses ----
