@@ -2,8 +2,9 @@
 -- copies torch.*_copy, torch.angle, torch.fill, torch.frobenius_norm and torch.nuclear_norm against
 -- PyTorch's values and float64 gradients (spec/data/api_coverage_reference.lua, written by
 -- tools/gen_api_coverage_reference.py), on contiguous inputs and on a transposed view; the copies
--- own their memory; x.is_cuda, x.is_cpu, x:get_device(), torch.concatenate, torch.detach,
--- x:prelu and x:hardshrink; the errors.
+-- own their memory; the functional recurrent cells (torch.lstm_cell, ...) and
+-- torch.max_pool1d_with_indices against PyTorch's values and gradients; x.is_cuda, x.is_cpu,
+-- x:get_device(), torch.concatenate, torch.detach, x:prelu and x:hardshrink; the errors.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 
@@ -148,6 +149,53 @@ describe('angle, fill, frobenius_norm and nuclear_norm', function()
     H.raises(function() return torch.frobenius_norm(torch.ones(2, 2), 3) end, 'frobenius_norm')
     H.raises(function() return torch.nuclear_norm(torch.ones(2, 2, 2)) end, 'nuclear_norm', '2-D')
     H.raises(function() return torch.nuclear_norm('x') end, 'nuclear_norm', 'tensor')
+  end)
+end)
+
+describe('the functional recurrent cells and max_pool1d_with_indices', function()
+  for _, c in ipairs(REF.cells) do
+    it(string.format('%s (%s) against PyTorch, values and the gradients of every tensor', c.op,
+      c.bias and 'with biases' or 'without biases'), function()
+      local t = {}
+      for k, r in pairs(c.t) do t[k] = torch.tensor(r.v, { dtype = torch.float64 }):reshape(r.s):requires_grad_() end
+      local hx = c.op == 'lstm_cell' and { t.h, t.c } or t.h
+      local outs = { torch[c.op](t.x, hx, t.w_ih, t.w_hh, t.b_ih, t.b_hh) }
+      assert.are.equal(#c.o, #outs)
+      local loss, at = nil, 0
+      for k, o in ipairs(outs) do
+        H.near(c.o[k], H.flatten(o:totable()), 1e-12, c.op .. ' output ' .. k)
+        local l = (o:reshape(-1) * upstream(at, o:numel())):sum()
+        loss, at = loss and loss + l or l, at + o:numel()
+      end
+      loss:backward()
+      for k, g in pairs(c.g) do H.near(g, H.flatten(t[k].grad:totable()), 1e-12, c.op .. ' gradient of ' .. k) end
+    end)
+  end
+
+  it('the cells take nn.RNNCell\'s, nn.GRUCell\'s and nn.LSTMCell\'s weights to the same step; their errors', function()
+    torch.manual_seed(3)
+    local x, h = torch.randn(2, 3), torch.randn(2, 4)
+    local lstm = torch.nn.LSTMCell(3, 4)
+    local h1, c1 = lstm(x, { h, h })
+    local h2, c2 = torch.lstm_cell(x, { h, h }, lstm.weight_ih, lstm.weight_hh, lstm.bias_ih, lstm.bias_hh)
+    assert.is_true(h1:allclose(h2) and c1:allclose(c2))
+    local gru = torch.nn.GRUCell(3, 4, { bias = false })
+    assert.is_true(gru(x, h):allclose(torch.gru_cell(x, h, gru.weight_ih, gru.weight_hh)))
+    local rnn = torch.nn.RNNCell(3, 4, { nonlinearity = 'relu' })
+    assert.is_true(rnn(x, h):allclose(torch.rnn_relu_cell(x, h, rnn.weight_ih, rnn.weight_hh, rnn.bias_ih, rnn.bias_hh)))
+    H.raises(function() return torch.lstm_cell(x, h, lstm.weight_ih, lstm.weight_hh) end, 'lstm_cell', '{h, c}')
+    H.raises(function() return torch.gru_cell(x, h, gru.weight_ih, lstm.weight_hh) end, 'gru_cell', 'w_hh should have 12 rows')
+    H.raises(function() return torch.rnn_tanh_cell(x[1], h, rnn.weight_ih, rnn.weight_hh) end, 'rnn_tanh_cell', '2-D')
+    H.raises(function() return torch.rnn_tanh_cell(x, nil, rnn.weight_ih, rnn.weight_hh) end, 'rnn_tanh_cell', 'hx must be a tensor')
+  end)
+
+  it('max_pool1d_with_indices: values and 1-based indices as PyTorch\'s', function()
+    local P = REF.pool
+    local v, i = torch.max_pool1d_with_indices(torch.tensor(P.x, { dtype = torch.float64 }):reshape(1, 1, #P.x), 3, 2, 1)
+    assert.are.same(P.s, { table.unpack(v.shape) })
+    H.near(P.v, H.flatten(v:totable()))
+    H.assert_values(i, P.i)
+    assert.are.equal(torch.int64, i.dtype)
   end)
 end)
 

@@ -895,6 +895,12 @@ CASES.frobenius_norm = { args = { 'R:2,3' } }
 CASES['frobenius_norm(dim)'] = { args = { 'R:2,3' }, f = function(x) return torch.frobenius_norm(x, 2, true) end }
 CASES.nuclear_norm = { args = { 'R:2,3' } }
 CASES.prelu = { args = { 'R:2,3', 'P:3' } }
+-- the functional recurrent cells, in every tensor (lstm_cell's two outputs)
+CASES.rnn_tanh_cell = { args = { 'R:2,3', 'R:2,2', 'R:2,3', 'R:2,2', 'R:2', 'R:2' } }
+CASES.rnn_relu_cell = { args = { 'R:2,3', 'R:2,2', 'R:2,3', 'R:2,2', 'R:2', 'R:2' } }
+CASES.gru_cell = { args = { 'R:2,3', 'R:2,2', 'R:6,3', 'R:6,2', 'R:6', 'R:6' } }
+CASES.lstm_cell = { args = { 'R:2,3', 'R:2,2', 'R:2,2', 'R:8,3', 'R:8,2', 'R:8', 'R:8' },
+  f = function(x, h, c, wi, wh, bi, bh) return torch.lstm_cell(x, { h, c }, wi, wh, bi, bh) end }
 CASES.floor_divide = { args = { 'R:2,3', 'W:2,3' }, bc = { 'R:2,3', 'W:3' } }
 CASES.heaviside = { args = { 'R:2,3', 'R:2,3' }, f = function(x, v) return torch.heaviside(x * torch.tensor({ 1, 0, 1 }, f64), v) end }
 CASES.nextafter = { args = { 'R:2,3', 'R:2,3' }, no_derivative = 'nextafter' }

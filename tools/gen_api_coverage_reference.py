@@ -1,13 +1,18 @@
 """Writes spec/data/api_coverage_reference.lua: PyTorch 1.13's values for the functions that
 tools/api_coverage.py found missing and lutorch now composes (the view copies torch.*_copy,
-torch.angle, torch.fill, torch.frobenius_norm, torch.nuclear_norm), read by
+torch.angle, torch.fill, torch.frobenius_norm, torch.nuclear_norm, the functional recurrent cells
+torch.rnn_tanh_cell, rnn_relu_cell, gru_cell, lstm_cell, torch.max_pool1d_with_indices), read by
 spec/api_coverage_spec.lua. Run with /usr/bin/python3 (python3-torch).
 
 Each case: op, a = the Lua arguments after x (dims and indices 1-based), x = the name of the input,
 o = the output {s = shape, v = row-major values} (a list of them for the functions that return a
 table), g = the gradient of x for the loss sum(out * u) with u(j) = ((7 j) % 11 - 5) / 4 at the
 output's row-major position j (0-based; each output of a list numbered on from the last), absent
-where PyTorch has no derivative. Input xt is x.transpose(0, 2) (the spec makes it so, a view)."""
+where PyTorch has no derivative. Input xt is x.transpose(0, 2) (the spec makes it so, a view).
+cells[i]: op, bias, t = its tensors {s, v} by name (x, h, c for lstm_cell, w_ih, w_hh, b_ih and b_hh
+where bias), o = the outputs' values (h', and c' for lstm_cell), g = each tensor's gradient for the
+same loss (c' numbered on after h'). pool: max_pool1d_with_indices(x, 3, 2, 1)'s values and
+1-based indices."""
 import math
 
 import torch
@@ -64,9 +69,12 @@ for x in ["x", "xt"]:
     case("split_with_sizes_copy", x, [[1, 2], 2], lambda t: torch.split_with_sizes_copy(t, [1, 2], 1))
     case("unbind_copy", x, [2], lambda t: torch.unbind_copy(t, 1))
     case("slice_copy", x, [3, 2, 4, 2], lambda t: torch.slice_copy(t, 2, 1, 4, 2))
-    case("slice_copy", x, [1, -1], lambda t: torch.slice_copy(t, 0, -1))
-    case("slice_copy", x, [], torch.slice_copy)
-    case("slice_copy", x, [2, 2], lambda t: torch.slice_copy(t, 1, 1))
+    # (PyTorch 1.13's slice_copy without its step reads an unset value for it: from one run to the
+    # next it gives every element or only the first; lutorch's step is 1, as its signature says:
+    # the step is given here)
+    case("slice_copy", x, [1, -1], lambda t: torch.slice_copy(t, 0, -1, None, 1))
+    case("slice_copy", x, [], lambda t: torch.slice_copy(t, 0, None, None, 1))
+    case("slice_copy", x, [2, 2], lambda t: torch.slice_copy(t, 1, 1, None, 1))
 case("view_copy", "x", [[4, 6]], lambda t: torch.view_copy(t, (4, 6)))
 case("view_copy", "x", [[-1]], lambda t: torch.view_copy(t, (-1,)))
 case("t_copy", "m", [], torch.t_copy)
@@ -95,9 +103,42 @@ angle = {
     "bool": torch.angle(torch.tensor([True, False])).tolist(),
 }
 
+# the functional recurrent cells: one step from given weights, with and without biases; the
+# gradients of every tensor for the loss sum(h' * u) (+ sum(c' * u) numbered on after h')
+def vals(n, shape, k):
+    return torch.tensor([((i * k + 3) % 17) / 8 - 1.0 for i in range(n)], dtype=torch.float64).reshape(shape)
+
+
+N, I, HS = 3, 4, 2
+cells = []
+for op, gates in [("rnn_tanh_cell", 1), ("rnn_relu_cell", 1), ("gru_cell", 3), ("lstm_cell", 4)]:
+    for bias in [True, False]:
+        t = {"x": vals(N * I, (N, I), 5), "h": vals(N * HS, (N, HS), 7), "c": vals(N * HS, (N, HS), 3),
+             "w_ih": vals(gates * HS * I, (gates * HS, I), 11) / 2, "w_hh": vals(gates * HS * HS, (gates * HS, HS), 13) / 2,
+             "b_ih": vals(gates * HS, (gates * HS,), 9) / 4, "b_hh": vals(gates * HS, (gates * HS,), 15) / 4}
+        if not bias:
+            del t["b_ih"], t["b_hh"]
+        if op != "lstm_cell":
+            del t["c"]
+        g = {k: v.clone().requires_grad_() for k, v in t.items()}
+        hx = (g["h"], g["c"]) if op == "lstm_cell" else g["h"]
+        out = getattr(torch, op)(g["x"], hx, g["w_ih"], g["w_hh"], g.get("b_ih"), g.get("b_hh"))
+        outs = list(out) if isinstance(out, tuple) else [out]
+        loss = sum((o.reshape(-1) * upstream(k * o.numel() + o.numel())[k * o.numel():]).sum() for k, o in enumerate(outs))
+        loss.backward()
+        cells.append({"op": op, "bias": bias, "t": {k: {"s": list(v.shape), "v": v.reshape(-1).tolist()} for k, v in t.items()},
+                      "o": [o.detach().reshape(-1).tolist() for o in outs],
+                      "g": {k: v.grad.reshape(-1).tolist() for k, v in g.items()}})
+
+# max_pool1d_with_indices (indices 1-based)
+mp = torch.tensor([[[0.5, -1.0, 2.0, 2.0, 0.25, 3.0, -2.0]]], dtype=torch.float64)
+mv, mi = torch.max_pool1d_with_indices(mp, 3, 2, 1)
+pool = {"x": mp.reshape(-1).tolist(), "v": mv.reshape(-1).tolist(), "i": (mi + 1).reshape(-1).tolist(), "s": list(mv.shape)}
+
 write("api_coverage_reference.lua", "gen_api_coverage_reference.py",
-      ["PyTorch's values for the view copies, angle, fill, frobenius_norm and nuclear_norm; the format",
-       "is described in tools/gen_api_coverage_reference.py. Read by spec/api_coverage_spec.lua."],
+      ["PyTorch's values for the view copies, angle, fill, frobenius_norm, nuclear_norm, the recurrent",
+       "cells and max_pool1d_with_indices; the format is described in tools/gen_api_coverage_reference.py.",
+       "Read by spec/api_coverage_spec.lua."],
       {"inputs": {k: {"s": list(v.shape), "v": v.reshape(-1).tolist()} for k, v in INPUTS.items()},
-       "cases": cases, "angle": angle})
+       "cases": cases, "angle": angle, "cells": cells, "pool": pool})
 print(len(cases), "cases")
