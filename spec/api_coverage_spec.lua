@@ -4,7 +4,8 @@
 -- tools/gen_api_coverage_reference.py), on contiguous inputs and on a transposed view; the copies
 -- own their memory; the functional recurrent cells (torch.lstm_cell, ...) and
 -- torch.max_pool1d_with_indices against PyTorch's values and gradients; x.is_cuda, x.is_cpu,
--- x:get_device(), torch.concatenate, torch.detach, x:prelu and x:hardshrink; the errors.
+-- x:get_device(), the autocast queries by device, torch.concatenate, torch.detach, x:prelu and
+-- x:hardshrink; the errors.
 local torch = require 'torch'
 local H = require 'spec.helpers'
 
@@ -218,6 +219,20 @@ describe('device queries and aliases', function()
       assert.are.equal(0, c:get_device())
     end
     H.raises(function() return torch.get_device('cpu') end, 'get_device', 'tensor')
+  end)
+
+  it('the autocast queries by device: is_autocast_cpu_enabled, get_autocast_cpu_dtype, get_autocast_gpu_dtype', function()
+    assert.is_false(torch.is_autocast_cpu_enabled())
+    assert.are.equal(torch.bfloat16, torch.get_autocast_cpu_dtype()) -- (PyTorch's defaults)
+    assert.are.equal(torch.float16, torch.get_autocast_gpu_dtype())
+    torch.autocast('cpu', { dtype = torch.float16 }, function()
+      assert.is_true(torch.is_autocast_cpu_enabled())
+      assert.are.equal(torch.float16, torch.get_autocast_cpu_dtype())
+      assert.is_false(torch.is_autocast_enabled('cuda'))
+      torch.clear_autocast_cache()
+    end)
+    assert.is_false(torch.is_autocast_cpu_enabled())
+    assert.are.equal(torch.bfloat16, torch.get_autocast_cpu_dtype())
   end)
 
   it('torch.concatenate, torch.detach, x:prelu and x:hardshrink are the functions of their PyTorch names', function()

@@ -998,7 +998,7 @@ local SKIP = {
   ['bernoulli multinomial normal poisson manual_seed seed initial_seed cauchy_ geometric_'] = 'random sampling (no gradient in PyTorch)',
   ['no_grad enable_grad inference_mode autocast compiled_with_cxx11_abi are_deterministic_algorithms_enabled '
     .. 'use_deterministic_algorithms finfo iinfo can_cast promote_types result_type broadcast_shapes typename '
-    .. 'isinstance stream current_stream default_stream device print_options'] = 'a setting, context or type query',
+    .. 'isinstance stream current_stream default_stream device print_options clear_autocast_cache'] = 'a setting, context or type query',
   ['backward register_hook retain_grad requires_grad_ detach apply map map2 item tolist totable storage_offset '
     .. 'stride size dim ndimension nelement element_size data_ptr is_contiguous is_pinned pin_memory record_stream '
     .. 'cpu cuda float half bfloat16 int long short char byte bool new'] = 'Tensor plumbing: a device, a '
