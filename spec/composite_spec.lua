@@ -493,8 +493,118 @@ describe('composite reductions', function()
     assert.are.equal(3, torch.tensor({ 0 / 0, 1.0, 0 / 0 }):unique():numel())
     local e, ei, ec = torch.zeros(0):unique({ return_inverse = true, return_counts = true })
     assert.are.same({ 0, 0, 0 }, { e:numel(), ei:numel(), ec:numel() })
-    H.raises(function() return x:unique({ dim = 1 }) end, 'unique', 'dim')
     H.raises(function() return x:unique({ sorted = true, bogus = 1 }) end, 'unique', 'bogus')
+  end)
+
+  -- the slices of the nested table t (of shape `shape`) along dim, each a flat list of its values
+  -- in the order of x:transpose(1, dim) (PyTorch 1.13's, which decides their lexicographic order)
+  local function lua_slices(t, shape, dim)
+    local order, idx, out = {}, {}, {}
+    for d = 1, #shape do order[d] = d end
+    order[1], order[dim] = dim, 1
+    for k = 1, shape[dim] do out[k] = {} end
+    local function walk(p)
+      if p > #shape then
+        local v = t
+        for d = 1, #shape do v = v[idx[d]] end
+        local s = out[idx[dim]]
+        s[#s + 1] = v
+        return
+      end
+      for i = 1, shape[order[p]] do
+        idx[order[p]] = i
+        walk(p + 1)
+      end
+    end
+    walk(1)
+    return out
+  end
+
+  -- unique's slices along dim by plain Lua: the distinct slices in lexicographic order, each
+  -- slice's 1-based place among them and each one's count
+  local function lua_unique_slices(slices)
+    local function less(a, b)
+      for i = 1, #a do
+        if a[i] ~= b[i] then return a[i] < b[i] end
+      end
+      return false
+    end
+    local sorted = { table.unpack(slices) }
+    table.sort(sorted, less)
+    local uniq, counts = {}, {}
+    for _, s in ipairs(sorted) do
+      if #uniq == 0 or less(uniq[#uniq], s) then uniq[#uniq + 1] = s; counts[#uniq] = 0 end
+      counts[#uniq] = counts[#uniq] + 1
+    end
+    local inverse = {}
+    for k, s in ipairs(slices) do
+      for u, v in ipairs(uniq) do
+        if not less(s, v) and not less(v, s) then inverse[k] = u end
+      end
+    end
+    return uniq, inverse, counts
+  end
+
+  it('unique with dim: the distinct slices in lexicographic order, inverse and counts, against plain Lua', function()
+    torch.manual_seed(11)
+    -- small values, so that slices repeat (certainly in {10, 2}, {2, 10, 1} and {12})
+    local shapes = { { 9, 3 }, { 10, 2 }, { 3, 8 }, { 6, 2, 3 }, { 2, 10, 1 }, { 3, 2, 6 }, { 2, 3, 2, 5 }, { 12 } }
+    for _, dt in ipairs(H.all_dtypes) do
+      for _, shape in ipairs(shapes) do
+        local x = torch.randint(0, dt == torch.bool and 2 or 3, shape):to(dt)
+        local t = x:long():totable() -- (bools as 0 and 1, to order them)
+        for dim = 1, #shape do
+          for _, d in ipairs { dim, dim - #shape - 1 } do -- positive and negative
+            local what = string.format('%s %s dim %d', dt.name, table.concat(shape, 'x'), d)
+            local v, inv, c = torch.unique(x, { dim = d, return_inverse = true, return_counts = true })
+            local uniq, want_inv, want_c = lua_unique_slices(lua_slices(t, shape, dim))
+            local want_shape = { table.unpack(shape) }
+            want_shape[dim] = #uniq
+            assert.are.same(want_shape, { table.unpack(v.shape) }, what)
+            assert.are.equal(dt, v.dtype, what)
+            assert.are.same(uniq, lua_slices(v:long():totable(), want_shape, dim), what)
+            H.assert_values(inv, want_inv, 0, what)
+            H.assert_values(c, want_c, 0, what)
+            assert.are.equal(torch.int64, inv.dtype)
+            -- the method, a transposed (non-contiguous) input, and sorted = false (ignored with a dim,
+            -- as PyTorch's) give the same
+            assert.is_true(x:unique({ dim = d, sorted = false }):equal(v), what)
+            local nc = x:transpose(1, #shape):contiguous():transpose(1, #shape)
+            assert.is_true(#shape == 1 or not nc:is_contiguous())
+            local v2, inv2 = torch.unique(nc, { dim = d, return_inverse = true })
+            assert.is_true(v2:equal(v) and inv2:equal(inv), what .. ' non-contiguous')
+          end
+        end
+      end
+    end
+  end)
+
+  it('unique with dim: empty slices, one value per slice, and the errors', function()
+    -- size 0 along dim: no slices (the shape kept); size 0 elsewhere: an error, as PyTorch's
+    local v, inv, c = torch.zeros(0, 3):unique({ dim = 1, return_inverse = true, return_counts = true })
+    assert.are.same({ 0, 3 }, { table.unpack(v.shape) })
+    assert.are.same({ 0, 0 }, { inv:numel(), c:numel() })
+    H.raises(function() return torch.zeros(0, 3):unique({ dim = 2 }) end, 'unique', 'dimension 1 has size 0')
+    H.raises(function() return torch.zeros(0, 0):unique({ dim = 1 }) end, 'unique', 'size 0')
+    -- a single slice; slices equal but for -0 and 0 are one
+    v, inv, c = torch.tensor({ { 1.5, 2 } }):unique({ dim = 1, return_inverse = true, return_counts = true })
+    H.assert_values(v, { { 1.5, 2 } })
+    H.assert_values(inv, { 1 })
+    H.assert_values(c, { 1 })
+    v, inv, c = torch.tensor({ { 0.0, 1 }, { -0.0, 1 } }):unique({ dim = 1, return_inverse = true, return_counts = true })
+    H.assert_values(inv, { 1, 1 })
+    H.assert_values(c, { 2 })
+    -- a slice with a NaN equals no other (NaN sorts last in its column, as in sort)
+    v, inv = torch.tensor({ { 0 / 0, 1 }, { 0 / 0, 1 }, { 2, 1 } }):unique({ dim = 1, return_inverse = true })
+    H.assert_values(v, { { 2, 1 }, { 0 / 0, 1 }, { 0 / 0, 1 } })
+    H.assert_values(inv, { 2, 3, 1 })
+    H.raises(function() return torch.tensor(3):unique({ dim = 1 }) end, 'unique', '0-D')
+    H.raises(function() return torch.ones(2, 3):unique({ dim = 3 }) end, 'unique', 'out of range')
+    H.raises(function() return torch.ones(2, 3):unique({ dim = 0 }) end, 'unique', 'out of range')
+    H.raises(function() return torch.ones(2, 3):unique({ dim = 1.5 }) end, 'unique', 'integer')
+    -- the values pass gradients (each kept slice's, from its first occurrence in sorted order)
+    assert.is_true(gradcheck(function(a) return (torch.unique(torch.cat({ a, a:flip(1) }), { dim = 1 })) end,
+      { leaf({ 3, 2 }) }))
   end)
 
   it('histc against counting in Lua; the data range when min = max', function()

@@ -191,6 +191,21 @@ CASES.tensor_split = unpacked('tensor_split', 2, 2)
 CASES.hsplit, CASES.vsplit = unpacked('hsplit', 2), unpacked('vsplit', 2)
 CASES.dsplit = { args = { 'R:2,2,4' }, f = function(x) return table.unpack(torch.dsplit(x, 2)) end }
 CASES.unbind = unpacked('unbind', 2)
+-- PyTorch's view copies (torch.X_copy): the view's gradient (detach_copy has none: NONDIFF)
+local function copied(name, ...)
+  local extra = table.pack(...)
+  return { args = { 'R:2,3' }, f = function(x) return torch[name .. '_copy'](x, table.unpack(extra, 1, extra.n)) end }
+end
+CASES.alias_copy, CASES.t_copy = copied('alias'), copied('t')
+CASES.as_strided_copy = copied('as_strided', { 2, 2 }, { 1, 2 })
+CASES.diagonal_copy, CASES.permute_copy = copied('diagonal', 1), copied('permute', { 2, 1 })
+CASES.select_copy, CASES.slice_copy = copied('select', 2, 2), copied('slice', 2, 1, 3, 2)
+CASES.transpose_copy, CASES.unfold_copy = copied('transpose', 1, 2), copied('unfold', 2, 2, 1)
+CASES.unsqueeze_copy, CASES.view_copy = copied('unsqueeze', 2), copied('view', { 3, 2 })
+CASES.expand_copy = { args = { 'R:3' }, f = function(x) return torch.expand_copy(x, { 2, 3 }) end }
+CASES.squeeze_copy = { args = { 'R:2,1,3' }, f = torch.squeeze_copy }
+CASES.split_copy, CASES.unbind_copy = unpacked('split_copy', 2, 2), unpacked('unbind_copy', 2)
+CASES.split_with_sizes_copy = unpacked('split_with_sizes_copy', { 1, 3 }, 2)
 local function listed(name, ...)
   local extra = table.pack(...)
   return { args = { 'R:2,3', 'R:2,3' }, f = function(a, b) return torch[name]({ a, b }, table.unpack(extra, 1, extra.n)) end }
@@ -886,6 +901,22 @@ for name, c in pairs(TOPTS) do CASES[name] = c end
 CASES.bincount = { args = { 'R:3' }, f = function(w) return torch.bincount(torch.tensor({ 1, 3, 3 }), { weights = w }) end }
 CASES.unique = { args = { 'R:2,3' }, f = function(x) return (torch.unique(torch.cat({ x, x }))) end }
 CASES.unique_consecutive = { args = { 'R:2,3' }, f = function(x) return (torch.unique_consecutive(x:repeat_interleave(2))) end }
+CASES['unique(dim)'] = { args = { 'R:2,3' }, f = function(x) return (torch.unique(torch.cat({ x, x }, 2), { dim = 2 })) end }
+CASES['unique_consecutive(dim)'] = { args = { 'R:2,3' },
+  f = function(x) return (torch.unique_consecutive(x:repeat_interleave(2, 1), { dim = 1 })) end }
+-- angle's gradient is zero for real inputs (as PyTorch's); fill's reaches its 0-D value
+CASES.angle = { args = { 'R:2,3' } }
+CASES.fill = { args = { 'R:' }, f = function(v) return torch.fill(torch.zeros(2, 3, f64), v) end }
+CASES.frobenius_norm = { args = { 'R:2,3' } }
+CASES['frobenius_norm(dim)'] = { args = { 'R:2,3' }, f = function(x) return torch.frobenius_norm(x, 2, true) end }
+CASES.nuclear_norm = { args = { 'R:2,3' } }
+CASES.prelu = { args = { 'R:2,3', 'P:3' } }
+-- the functional recurrent cells, in every tensor (lstm_cell's two outputs)
+CASES.rnn_tanh_cell = { args = { 'R:2,3', 'R:2,2', 'R:2,3', 'R:2,2', 'R:2', 'R:2' } }
+CASES.rnn_relu_cell = { args = { 'R:2,3', 'R:2,2', 'R:2,3', 'R:2,2', 'R:2', 'R:2' } }
+CASES.gru_cell = { args = { 'R:2,3', 'R:2,2', 'R:6,3', 'R:6,2', 'R:6', 'R:6' } }
+CASES.lstm_cell = { args = { 'R:2,3', 'R:2,2', 'R:2,2', 'R:8,3', 'R:8,2', 'R:8', 'R:8' },
+  f = function(x, h, c, wi, wh, bi, bh) return torch.lstm_cell(x, { h, c }, wi, wh, bi, bh) end }
 CASES.floor_divide = { args = { 'R:2,3', 'W:2,3' }, bc = { 'R:2,3', 'W:3' } }
 CASES.heaviside = { args = { 'R:2,3', 'R:2,3' }, f = function(x, v) return torch.heaviside(x * torch.tensor({ 1, 0, 1 }, f64), v) end }
 CASES.nextafter = { args = { 'R:2,3', 'R:2,3' }, no_derivative = 'nextafter' }
@@ -912,6 +943,7 @@ local NONDIFF_OUT = 'argmax argmin argsort argwhere bucketize count_nonzero eq n
   .. 'special.hermite_polynomial_he special.laguerre_polynomial_l special.legendre_polynomial_p linalg.matrix_rank '
   .. 'F.one_hot'
 for name in NONDIFF_OUT:gmatch('%S+') do NONDIFF[name] = true end
+NONDIFF.detach_copy = true
 
 -- each non-differentiable function on float64 inputs that require grad, and what it returns
 local BOOLS = function() return torch.tensor({ { true, false, true }, { false, true, true } }) end
@@ -982,7 +1014,7 @@ local SKIP = {
   ['bernoulli multinomial normal poisson manual_seed seed initial_seed cauchy_ geometric_'] = 'random sampling (no gradient in PyTorch)',
   ['no_grad enable_grad inference_mode autocast compiled_with_cxx11_abi are_deterministic_algorithms_enabled '
     .. 'use_deterministic_algorithms finfo iinfo can_cast promote_types result_type broadcast_shapes typename '
-    .. 'isinstance stream current_stream default_stream device print_options'] = 'a setting, context or type query',
+    .. 'isinstance stream current_stream default_stream device print_options clear_autocast_cache'] = 'a setting, context or type query',
   ['backward register_hook retain_grad requires_grad_ detach apply map map2 item tolist totable storage_offset '
     .. 'stride size dim ndimension nelement element_size data_ptr is_contiguous is_pinned pin_memory record_stream '
     .. 'cpu cuda float half bfloat16 int long short char byte bool new'] = 'Tensor plumbing: a device, a '

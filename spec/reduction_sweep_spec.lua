@@ -274,12 +274,6 @@ local DEPARTURES = {
       check_tensor(got, { d = 'float64', s = want.shape, v = flat(want:totable()) }, c.op)
     end,
   },
-  -- unique with dim is not supported (spec/composite_spec.lua holds lutorch to the error);
-  -- unique_consecutive with dim is
-  {
-    when = function(c) return c.op == 'unique' and c.n == 1 and c.a[1].dim ~= nil end,
-    check = function(c, x, args) H.raises(function() return run(c, x, args) end, 'unique', 'dim') end,
-  },
 }
 
 local function departure(c)

@@ -608,6 +608,7 @@ case("narrow", z, [1, 1, 1], lambda x: torch.narrow(x, 0, 0, 1))
 case("quantile", z, [0.5, 1], lambda x: torch.quantile(x, 0.5, 0))
 case("norm", z, [2, 1], lambda x: torch.norm(x, 2, 0))
 case("unique_consecutive", z, [{"dim": 1}], lambda x: torch.unique_consecutive(x, dim=0))
+case("unique", z, [{"dim": 1}], lambda x: torch.unique(x, dim=0), grad=False)
 case("masked_fill", z, [T(torch.tensor(True)), 1.0], lambda x, m: torch.masked_fill(x, m, 1.0), extra=[T(torch.tensor(True))])
 case("take", z, [T(z0, True)], lambda x, i: torch.take(x, i), extra=[T(z0, True)])
 case("nonzero", z, [], torch.nonzero, idx=(0,))
@@ -642,8 +643,38 @@ for op, a, py in [("gather", [0, T(I1, True)], no_dim), ("index_select", [0, T(I
                   ("diagonal", [0, 0, 2], no_dim), ("diag_embed", [0, 0, 2], no_dim),
                   ("repeat_interleave", [2, 0], no_dim), ("take_along_dim", [T(torch.zeros(1, 3, dtype=torch.long), True), 0], no_dim),
                   ("scatter_add", [0, T(I1, True), T(x)], no_dim), ("index_fill", [0, T(IX, True), 1.0], no_dim),
-                  ("unique_consecutive", [{"dim": 0}], no_dim), ("quantile", [0.5, 0], no_dim)]:
+                  ("unique_consecutive", [{"dim": 0}], no_dim), ("quantile", [0.5, 0], no_dim),
+                  ("unique", [{"dim": 0}], no_dim), ("unique", [{"dim": 3}], lambda x: torch.unique(x, dim=2)),
+                  ("unique", [{"dim": -3}], lambda x: torch.unique(x, dim=-3))]:
     case(op, x, a, py)
+
+# ---- unique along a dim, more ----
+# slices along the last dim of a 3-D tensor, which PyTorch 1.13 flattens in the order of
+# x.transpose(dim, 0) (x[:, :, k] column by column): the slices [[0, 5], [1, 0]], [[0, 1], [5, 0]]
+# and the first again are in the other order when flattened row by row
+UM = torch.tensor([[[0, 0, 0], [5, 1, 5]], [[1, 5, 1], [0, 0, 0]]])
+# 4-D, a slice repeated along each dim (apart along dims 1 and 2, in a run along dims 3 and 4)
+U4 = torch.tensor([(i * 7 + i // 3) % 4 for i in range(16)]).reshape(2, 2, 2, 2)
+U4 = U4[[1, 0, 1]][:, [1, 0, 1]][:, :, [0, 1, 1]][:, :, :, [1, 0, 0]]
+for d in ALL:
+    for dim in [3, -1]:
+        case("unique", UM.to(DT[d]), [{"dim": dim, "return_inverse": True, "return_counts": True}],
+             lambda x, dim=dim: torch.unique(x, dim=dim - 1 if dim > 0 else dim, return_inverse=True,
+                                             return_counts=True), idx=(1,), grad=False)
+for d in ["int64", "float64", "float16", "bfloat16", "int32", "int8"]:
+    for dim in [1, 2, 3, 4, -3]:
+        for op in ["unique", "unique_consecutive"]:
+            tp = getattr(torch, op)
+            case(op, U4.to(DT[d]), [{"dim": dim, "return_inverse": True, "return_counts": True}],
+                 lambda x, tp=tp, dim=dim: tp(x, dim=dim - 1 if dim > 0 else dim, return_inverse=True,
+                                              return_counts=True), idx=(1,), grad=False)
+# the options one at a time (sorted = false sorts all the same with a dim)
+case("unique", U4, [{"dim": 2, "return_counts": True}], lambda x: torch.unique(x, dim=1, return_counts=True), grad=False)
+case("unique", U4, [{"dim": 4, "return_inverse": True}], lambda x: torch.unique(x, dim=3, return_inverse=True),
+     idx=(1,), grad=False)
+case("unique", U4, [{"dim": 1, "sorted": False}], lambda x: torch.unique(x, dim=0, sorted=False), grad=False)
+case("unique", torch.tensor([3, 1, 3, 2]), [{"dim": 1, "return_inverse": True}],
+     lambda x: torch.unique(x, dim=0, return_inverse=True), idx=(1,), grad=False)
 
 write("reduction_sweep_reference.lua", "gen_reduction_sweep.py",
       ["A differential sweep of reductions, scans, sorts, indexing and shape ops; the format is",

@@ -117,6 +117,11 @@ function torch.get_autocast_dtype(device_type)
   return dt
 end
 amp.is_autocast_available = function(device_type) return device_type == 'cpu' or device_type == 'cuda' end
+-- PyTorch's per-device spellings of the queries, and torch.clear_autocast_cache()
+function torch.is_autocast_cpu_enabled() return torch.is_autocast_enabled('cpu') end
+function torch.get_autocast_cpu_dtype() return torch.get_autocast_dtype('cpu') end
+function torch.get_autocast_gpu_dtype() return torch.get_autocast_dtype('cuda') end
+function torch.clear_autocast_cache() torch._autocast_clear_cache() end
 
 -- ---------------------------------------------------------------- GradScaler
 local READY, UNSCALED, STEPPED = 0, 1, 2

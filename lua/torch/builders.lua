@@ -42,6 +42,7 @@ end
 --- stacking along rows (dim 1), columns (dim 2, or dim 1 of vectors) and depth (dim 3)
 function torch.vstack(ts) return torch.cat(each_at_least('vstack', ts, 2), 1) end
 torch.row_stack = torch.vstack
+torch.concatenate = torch.cat -- (PyTorch's alias, as torch.concat)
 function torch.hstack(ts)
   local a = each_at_least('hstack', ts, 1)
   return torch.cat(a, a[1]:dim() == 1 and 1 or 2)

@@ -245,6 +245,18 @@ both('sgn', function(x) return x:sign() end)
 both('negative', function(x) return -x end)
 both('absolute', function(x) return x:abs() end)
 both('fix', function(x) return x:trunc() end)
+-- the argument of a real number: pi for the negative ones, 0 for the others, NaN for NaN (floating:
+-- the default dtype for integers and bools); its gradient is zero, as PyTorch's for real inputs
+local Angle = torch.autograd.Function:extend('Angle')
+function Angle.forward(_, x)
+  local f = is_float(x) and x or x:to(torch.get_default_dtype())
+  return torch.where(f:ne(f), f, torch.where(f:lt(0), math.pi, torch.zeros_like(f)))
+end
+function Angle.backward(_, g) return torch.zeros_like(g) end
+both('angle', function(x)
+  check_tensor(x, 'angle')
+  return Angle.apply(x)
+end)
 both('float_power', function(x, e)
   if torch.is_tensor(e) then e = e:double() end
   return x:double():pow(e)
@@ -255,6 +267,18 @@ debug.getregistry()['torch.Tensor'].__idiv = function(a, b) return torch.floor_d
 -- div's rounding mode 'trunc' is an op of the C table, reached as torch.div(a, b, {rounding_mode =
 -- 'trunc'}): not a name of PyTorch's
 torch.div_trunc, Tensor.div_trunc, Tensor.div_trunc_ = nil, nil, nil
+
+--- torch.fill(x, value): a tensor of x's shape, dtype and device filled with value (a number or a
+--- 0-D tensor; x's gradient is zero, value's the sum of the upstream one)
+function torch.fill(x, value)
+  check_tensor(x, 'fill')
+  if torch.is_tensor(value) and value.requires_grad then -- (fill_ takes no value that requires grad)
+    if value:dim() ~= 0 then error('fill: the value must be a number or a 0-D tensor, got a ' .. value:dim() .. '-D tensor', 2) end
+    return value:to(x):expand(x.shape):clone()
+  end
+  return x:clone():fill_(value)
+end
+torch.detach = Tensor.detach
 
 both('type_as', function(x, other)
   check_tensor(other, 'type_as', 'other')

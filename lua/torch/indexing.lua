@@ -1,7 +1,8 @@
 -- Writing into tensors at indices, composed in Lua from the primitives (scatter, scatter_add,
 -- index_add_, gather, sort), so that they work on every device and pass gradients: index_copy,
 -- index_put, masked_scatter, scatter_reduce, and the embeddings select_scatter, slice_scatter
--- and diagonal_scatter. Out of place as methods and torch.* functions, in place as x:name_(...).
+-- and diagonal_scatter (with slice_scatter's twin torch.slice_copy). Out of place as methods and
+-- torch.* functions, in place as x:name_(...).
 -- Indices are 1-based, as everywhere in lutorch.
 local torch = require 'torch'
 local Tensor = torch.Tensor
@@ -398,29 +399,47 @@ end)
 --- start and end are 1-based and inclusive (negative from the end; defaults the first and the last,
 --- bounds past the ends clamped), as a {first, last} range in x[{...}]; also as an options table
 --- {dim, start, end, step}
-both('slice_scatter', function(x, src, ...)
-  local op = 'slice_scatter'
-  check_tensor(x, op)
+-- op's slice of x from its arguments (dim = 1, start, end, step = 1; start and end 1-based and
+-- inclusive, negative from the end, clamped to the dim): the dim, its 1-based positions (nil for
+-- none) and the slice's shape
+local function slice_range(op, x, ...)
   local dim, first, last, step = args(op, { ... }, { 'dim', 'start', 'end', 'step' }, { 1, nil, nil, 1 })
-  if x:dim() == 0 then error(op .. ': cannot slice a 0-D tensor', 2) end
+  if x:dim() == 0 then error(op .. ': cannot slice a 0-D tensor', 3) end
   dim = norm_dim(dim, x:dim(), op)
   local size = x:size(dim)
   first, last, step = as_int(first), as_int(last), as_int(step)
   for _, v in ipairs { first or 1, last or -1, step } do
-    if math.type(v) ~= 'integer' then error(op .. ': start, end and step must be integers, got ' .. tostring(v), 2) end
+    if math.type(v) ~= 'integer' then error(op .. ': start, end and step must be integers, got ' .. tostring(v), 3) end
   end
-  if step <= 0 then error(op .. ': slice step must be positive, got ' .. step, 2) end
+  if step <= 0 then error(op .. ': slice step must be positive, got ' .. step, 3) end
   first, last = first or 1, last or size
   if first < 0 then first = first + size + 1 end
   if last < 0 then last = last + size + 1 end
   first, last = math.max(first, 1), math.min(last, size)
   local n = last >= first and (last - first) // step + 1 or 0
-  local expected = x.shape
-  expected[dim] = n
+  local shape = x.shape
+  shape[dim] = n
+  local at = n > 0 and torch.arange(0, n, { dtype = torch.int64, device = x.device }) * step + first or nil
+  return dim, at, shape
+end
+
+-- (naming: their errors raised at the user's call)
+both('slice_scatter', U.naming('slice_scatter', function(x, src, ...)
+  local op = 'slice_scatter'
+  check_tensor(x, op)
+  local dim, at, expected = slice_range(op, x, ...)
   src = fitting(op, src, x, expected)
-  if n == 0 then return x:clone() end
-  local at = torch.arange(0, n, { dtype = torch.int64, device = x.device }) * step + first
+  if at == nil then return x:clone() end
   return copy_slices(x, dim, at, src)
+end))
+
+--- x's slice along dim (dim = 1, start, end, step = 1: 1-based and inclusive, as slice_scatter's)
+--- in a tensor of its own (PyTorch's slice_copy)
+torch.slice_copy = U.naming('slice_copy', function(x, ...)
+  check_tensor(x, 'slice_copy')
+  local dim, at, shape = slice_range('slice_copy', x, ...)
+  if at == nil then return torch.empty(shape, { dtype = x.dtype, device = x.device }) end
+  return x:index_select(dim, at)
 end)
 
 --- x with the diagonal of dims dim1 and dim2 (offset above the main one when positive), the one

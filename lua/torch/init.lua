@@ -91,6 +91,17 @@ function Tensor.allclose(a, b, opts) return a:isclose(b, opts):all():item() end
 torch.isclose, torch.allclose = Tensor.isclose, Tensor.allclose
 torch.isnan, torch.isinf, torch.isfinite = Tensor.isnan, Tensor.isinf, Tensor.isfinite
 
+-- x.is_cuda and x.is_cpu, and x:get_device() (torch.get_device(x)): the index of a CUDA tensor's
+-- device, -1 for a CPU tensor (on any cpu:k, as PyTorch's -1 for its one CPU device)
+Tensor.__properties = Tensor.__properties or {}
+function Tensor.__properties.is_cuda(x) return x.device.type == 'cuda' end
+function Tensor.__properties.is_cpu(x) return x.device.type == 'cpu' end
+function Tensor.get_device(x)
+  if not torch.is_tensor(x) then error('get_device: expected a tensor, got ' .. type(x), 2) end
+  return x.device.type == 'cpu' and -1 or x.device.index
+end
+torch.get_device = Tensor.get_device
+
 -- x:new(...) is Torch7's way to make an empty tensor of the same type
 function Tensor.new(x, ...) return x:new_empty(...) end
 

@@ -456,6 +456,24 @@ local function norm(x, p, ...)
 end
 torch.norm, torch.Tensor.norm = norm, norm
 
+--- torch.frobenius_norm(x, dim, keepdim) (dim: one or two dims; none: every element) and
+--- torch.nuclear_norm(x, keepdim) or (x, dim, keepdim): PyTorch's older spellings of x:norm(2, ...)
+--- and x:norm('nuc', ...)
+local naming = require('torch.composite').naming
+function torch.frobenius_norm(x, dim, keepdim)
+  check_tensor(x, 'frobenius_norm')
+  if type(dim) == 'table' and #dim > 2 then
+    error('frobenius_norm: expected at most 2 dims, got ' .. #dim, 2)
+  end
+  if dim == nil then return naming('frobenius_norm', vector_norms)(x, 2) end
+  return naming('frobenius_norm', vector_norms)(x, 2, dim, keepdim)
+end
+function torch.nuclear_norm(x, dim, keepdim)
+  check_tensor(x, 'nuclear_norm')
+  if dim == nil or type(dim) == 'boolean' then dim, keepdim = nil, dim end
+  return naming('nuclear_norm', norm)(x, 'nuc', dim, keepdim)
+end
+
 -- a name that is not here is an error naming what is
 return setmetatable(linalg, {
   __index = function(_, k)

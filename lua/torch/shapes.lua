@@ -3,7 +3,7 @@
 -- repeat_interleave, flipud/fliplr, rot90, diff, unfold (sliding windows), take, take_along_dim,
 -- index_add, index_fill, msort, argwhere, tensor_split/hsplit/vsplit/dsplit, broadcast_tensors/
 -- broadcast_shapes, sum_to_size, adjoint and the x.mT, x.mH, x.T, x.H properties; methods and
--- torch.* functions, dims 1-based.
+-- torch.* functions, dims 1-based; and PyTorch's view copies (torch.t_copy, ...).
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
@@ -561,4 +561,29 @@ function props.H(x)
     error('tensor.H is only supported on matrices (2-D tensors). Got ' .. x:dim() .. '-D tensor.', 3)
   end
   return x:dim() == 2 and x:t() or x
+end
+
+-- ---- PyTorch's view copies: torch.X_copy(x, ...) is the view x:X(...) in a tensor of its own ----
+-- (torch.slice_copy is in indexing.lua, beside slice_scatter)
+for _, name in ipairs { 'as_strided', 'detach', 'diagonal', 'expand', 'permute', 'select', 'squeeze', 't',
+  'transpose', 'unfold', 'unsqueeze', 'view' } do
+  local op = name .. '_copy'
+  torch[op] = U.naming(op, function(x, ...)
+    check_tensor(x, op)
+    return Tensor[name](x, ...):clone()
+  end)
+end
+function torch.alias_copy(x)
+  check_tensor(x, 'alias_copy')
+  return x:clone()
+end
+-- the views of split, split_with_sizes and unbind, each in a tensor of its own
+for _, name in ipairs { 'split', 'split_with_sizes', 'unbind' } do
+  local op = name .. '_copy'
+  torch[op] = U.naming(op, function(x, ...)
+    check_tensor(x, op)
+    local r = Tensor[name](x, ...)
+    for i, v in ipairs(r) do r[i] = v:clone() end
+    return r
+  end)
 end

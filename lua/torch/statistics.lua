@@ -107,11 +107,23 @@ local function run_lengths(new, n, device)
   return ends - starts
 end
 
--- unique_consecutive along dim: x's slices along dim (each flattened in the order of
--- x:transpose(1, dim), as PyTorch's) with runs of equal ones kept once, and as o asks, each
--- slice's 1-based run and each run's length
-local function unique_consecutive_slices(x, dim, o)
-  local op = 'unique_consecutive'
+-- the 1-based order that sorts the rows of the matrix m lexicographically: stable sorts by each
+-- column, the last first (a radix sort whose digits are the columns)
+local function lex_order(m)
+  m = m:detach()
+  local n = m:size(1)
+  local order = torch.arange(1, n + 1, { dtype = torch.int64, device = m.device })
+  for c = m:size(2), 1, -1 do
+    order = order:index_select(1, m:select(2, c):index_select(1, order):argsort())
+  end
+  return order
+end
+
+-- op (unique or unique_consecutive) along dim: x's slices along dim (each flattened in the order of
+-- x:transpose(1, dim), as PyTorch 1.13's, which decides their lexicographic order), sorted where
+-- `sort` is set, with runs of equal ones kept once, and as o asks, each slice's 1-based place among
+-- those kept and each kept slice's count
+local function unique_slices(op, x, dim, o, sort)
   if x:dim() == 0 then error(op .. ': a 0-D tensor has no dim to take slices along', 3) end
   dim = norm_dim(dim, x:dim(), op)
   for d = 1, x:dim() do
@@ -123,6 +135,8 @@ local function unique_consecutive_slices(x, dim, o)
   local m = x:transpose(1, dim)
   local n = m:size(1)
   local rows = m:reshape({ n, n > 0 and m:numel() // n or 0 })
+  local order = sort and n > 1 and lex_order(rows) or nil
+  if order then rows = rows:index_select(1, order) end
   local new = torch.ones(n, { dtype = torch.bool, device = x.device })
   if n > 1 then new:narrow(1, 2, n - 1):copy_(rows:narrow(1, 2, n - 1):ne(rows:narrow(1, 1, n - 1)):any(2)) end
   local shape = m.shape
@@ -130,17 +144,22 @@ local function unique_consecutive_slices(x, dim, o)
   local sizes = { kept:size(1) }
   for d = 2, #shape do sizes[d] = shape[d] end
   local res = { kept:reshape(sizes):transpose(1, dim) }
-  if o.return_inverse then res[#res + 1] = new:long():cumsum(1) end
+  if o.return_inverse then
+    local group = new:long():cumsum(1)
+    if order then group = torch.zeros(n, { dtype = torch.int64, device = x.device }):scatter_(1, order, group) end
+    res[#res + 1] = group
+  end
   if o.return_counts then res[#res + 1] = run_lengths(new, n, x.device) end
   return table.unpack(res)
 end
 
 --- the distinct values in ascending order; {return_inverse, return_counts, sorted} as PyTorch's
---- options (each NaN is distinct)
+--- options (each NaN is distinct); with {dim}, the distinct slices along dim in lexicographic
+--- order (sorted or not, as PyTorch's)
 both('unique', function(x, o)
   check_tensor(x, 'unique')
   o = opts_of(o, 'unique', { 'sorted', 'return_inverse', 'return_counts', 'dim' })
-  if o.dim ~= nil then error('unique: the dim option is not supported; unique works on the flattened tensor', 2) end
+  if o.dim ~= nil then return unique_slices('unique', x, o.dim, o, true) end
   local flat = x:reshape(-1)
   local n = flat:numel()
   local s, order = flat:sort()
@@ -167,7 +186,7 @@ end)
 both('unique_consecutive', function(x, o)
   check_tensor(x, 'unique_consecutive')
   o = opts_of(o, 'unique_consecutive', { 'return_inverse', 'return_counts', 'dim' })
-  if o.dim ~= nil then return unique_consecutive_slices(x, o.dim, o) end
+  if o.dim ~= nil then return unique_slices('unique_consecutive', x, o.dim, o, false) end
   local flat = x:reshape(-1)
   local n = flat:numel()
   local new = n > 0 and torch.cat({ torch.ones(1, { dtype = torch.bool, device = x.device }), flat:narrow(1, 2, n - 1):ne(flat:narrow(1, 1, n - 1)) })

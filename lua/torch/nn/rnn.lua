@@ -386,4 +386,28 @@ M.RNNCell = cell_class('RNNCell', 'RNN_TANH')
 M.LSTMCell = cell_class('LSTMCell', 'LSTM')
 M.GRUCell = cell_class('GRUCell', 'GRU')
 
+-- one step of the cell of `mode` from its weights, as torch.rnn_tanh_cell, torch.rnn_relu_cell,
+-- torch.gru_cell (-> h') and torch.lstm_cell (hx = {h, c}; -> h', c') take them: x (N, input_size),
+-- h (N, hidden_size), w_ih (gates * hidden_size, input_size), w_hh (gates * hidden_size,
+-- hidden_size), the biases b_ih and b_hh (gates * hidden_size) or nil
+function M.cell_step(op, mode, x, hx, w_ih, w_hh, b_ih, b_hh)
+  local h, c = hx, nil
+  if mode == 'LSTM' then
+    if type(hx) ~= 'table' or torch.is_tensor(hx) or #hx ~= 2 then error(op .. ': hx must be a table {h, c}', 3) end
+    h, c = hx[1], hx[2]
+  end
+  for _, a in ipairs { { x, 'input' }, { h, 'hx' }, { w_ih, 'w_ih' }, { w_hh, 'w_hh' } } do
+    if not torch.is_tensor(a[1]) then error(string.format('%s: %s must be a tensor, got %s', op, a[2], type(a[1])), 3) end
+  end
+  if x:dim() ~= 2 or h:dim() ~= 2 then
+    error(string.format('%s: expected a 2-D input and hidden state (batch, features), got %d-D and %d-D', op, x:dim(),
+      h:dim()), 3)
+  end
+  if w_hh:dim() ~= 2 or w_hh:size(1) ~= GATES[mode] * h:size(2) then
+    error(string.format('%s: w_hh should have %d rows (%d gates of hidden size %d), got shape %s', op,
+      GATES[mode] * h:size(2), GATES[mode], h:size(2), tostring(w_hh.shape)), 3)
+  end
+  return step(mode, projection(mode, x, w_ih, b_ih, b_hh), h, c, w_hh, b_hh)
+end
+
 return M

@@ -86,12 +86,15 @@ for _, d in ipairs { '1d', '2d', '3d' } do
     return F()[tname](x, w, b, { stride = stride, padding = padding, output_padding = output_padding, groups = groups,
       dilation = dilation })
   end
-  -- torch.max_poolNd(input, kernel_size, stride = kernel_size, padding = 0, dilation = 1, ceil_mode = false)
+  -- torch.max_poolNd(input, kernel_size, stride = kernel_size, padding = 0, dilation = 1, ceil_mode = false);
+  -- torch.max_pool1d_with_indices likewise, -> output, 1-based indices
   local pname = 'max_pool' .. d
-  torch[pname] = function(x, k, ...)
-    local stride, padding, dilation, ceil_mode = args(pname, table.pack(...),
-      { 'stride', 'padding', 'dilation', 'ceil_mode' })
-    return F()[pname](x, k, { stride = stride_of(stride), padding = padding, dilation = dilation, ceil_mode = ceil_mode })
+  for _, op in ipairs(d == '1d' and { pname, pname .. '_with_indices' } or { pname }) do
+    torch[op] = function(x, k, ...)
+      local stride, padding, dilation, ceil_mode = args(op, table.pack(...), { 'stride', 'padding', 'dilation', 'ceil_mode' })
+      return F()[pname](x, k, { stride = stride_of(stride), padding = padding, dilation = dilation, ceil_mode = ceil_mode,
+        return_indices = op ~= pname or nil })
+    end
   end
 end
 
@@ -221,6 +224,7 @@ function torch.pdist(x, p) return F().pdist(x, p) end
 
 -- ---- activations ----
 function torch.prelu(x, w) return F().prelu(x, w) end
+torch.Tensor.prelu = torch.prelu -- (x:prelu(w) and x:hardshrink(lambd) are PyTorch's methods too)
 --- torch.celu(input, alpha = 1), torch.celu_ in place
 function torch.celu(x, alpha) return F().celu(x, alpha or 1, false) end
 function torch.celu_(x, alpha) return F().celu(x, alpha or 1, true) end
@@ -239,7 +243,18 @@ torch.rrelu, torch.rrelu_ = rrelu('rrelu', false), rrelu('rrelu_', true)
 function torch.threshold(x, th, value) return F().threshold(x, th, value, false) end
 function torch.threshold_(x, th, value) return F().threshold(x, th, value, true) end
 function torch.hardshrink(x, lambd) return F().hardshrink(x, lambd) end
+torch.Tensor.hardshrink = torch.hardshrink
 function torch.bilinear(x1, x2, w, b) return F().bilinear(x1, x2, w, b) end
+
+-- ---- recurrent cells ----
+--- torch.rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih = nil, b_hh = nil), torch.rnn_relu_cell and
+--- torch.gru_cell -> h'; torch.lstm_cell(input, {h, c}, w_ih, w_hh, b_ih, b_hh) -> h', c': one step
+--- of nn.RNNCell's, nn.GRUCell's and nn.LSTMCell's equations with the weights given
+for op, mode in pairs { rnn_tanh_cell = 'RNN_TANH', rnn_relu_cell = 'RNN_RELU', gru_cell = 'GRU', lstm_cell = 'LSTM' } do
+  torch[op] = function(x, hx, w_ih, w_hh, b_ih, b_hh)
+    return require('torch.nn.rnn').cell_step(op, mode, x, hx, w_ih, w_hh, b_ih, b_hh)
+  end
+end
 
 -- ---- losses ----
 --- torch.kl_div(input, target, reduction = 1, {log_target = false})
