@@ -123,21 +123,6 @@ both('addcdiv', function(x, a, b, o)
   return x + (a / b) * v
 end)
 
---- sqrt(a^2 + b^2) without overflow (scaled by the larger of |a| and |b|); inf where either is
---- infinite, even beside a NaN (C's hypot); an integer operand beside a floating one is promoted
-both('hypot', function(a, b)
-  check_tensor(a, 'hypot')
-  b = operand(a, b)
-  local dt = torch.promote_types(a.dtype, b.dtype)
-  if dt.is_floating_point then a, b = a:to(dt), b:to(dt) end
-  check_floating('hypot', a, b)
-  local aa, ab = a:abs(), b:abs()
-  local m = torch.maximum(aa, ab)
-  local s = torch.where(m:eq(0):logical_or(m:eq(math.huge)), torch.ones_like(m), m)
-  local r = s * ((aa / s) ^ 2 + (ab / s) ^ 2):sqrt()
-  return torch.where(aa:eq(math.huge):logical_or(ab:eq(math.huge)), torch.full_like(r, math.huge), r)
-end)
-
 -- log(base^a + base^b) without overflow, from the larger; equal operands (infinities) give
 -- a + log(2) (a + 1 for base 2). exp and log1p are of base e or 2.
 local function log_add(op, a, b, exp, log1p, log2)
