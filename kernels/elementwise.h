@@ -29,11 +29,13 @@
 /* kinds: LT_INTS ops have an integer body; LT_FLOATS ops convert integer inputs to float32;
    LT_BITS ops have only an integer body (the core refuses floating dtypes for them);
    LT_FLOATS_ONLY ops have only a floating body and the core refuses integer and bool operands (no
-   integer kernel in PyTorch either). */
+   integer kernel in PyTorch either). LT_INTERNAL, or'd into a kind, marks an op that the core uses
+   but the bindings do not export by name (it is no name of PyTorch's). */
 #define LT_INTS 1
 #define LT_FLOATS 0
 #define LT_BITS 2
 #define LT_FLOATS_ONLY 3
+#define LT_INTERNAL 4
 #define LT_KIND(kind) ((kind) & 3)
 /* whether a kind has an integer body, and a floating one that runs */
 #define LT_KIND_HAS_INT(kind) (LT_KIND(kind) == LT_INTS || LT_KIND(kind) == LT_BITS)
@@ -375,8 +377,8 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
    float32 and float64 only (float16 and bfloat16 are computed in float32; torch.nextafter refuses
    them) and has no derivative, as in PyTorch. floor_divide and div_trunc are torch.div's rounding
    modes 'floor' and 'trunc' (PyTorch's formulas; the integer ones wrap the lowest value divided by
-   -1, where PyTorch 1.13 dies of SIGFPE, and the core refuses an integer divisor 0 before).
-   hypot is C's (no overflow of a^2 + b^2; inf beside a NaN). */
+   -1, where PyTorch 1.13 dies of SIGFPE, and the core refuses an integer divisor 0 before);
+   div_trunc is reached only so. hypot is C's (no overflow of a^2 + b^2; inf beside a NaN). */
 #define LT_BINARY_OPS(X)                                                        \
   X(add, LT_INTS, (a) + alpha * (b), LT_IADD(a, LT_IMUL(ialpha, b)))                  \
   X(sub, LT_INTS, (a) - alpha * (b), LT_ISUB(a, LT_IMUL(ialpha, b)))                  \
@@ -411,7 +413,7 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
   X(special_laguerre_polynomial_l, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 2), 0) \
   X(special_legendre_polynomial_p, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 3), 0) \
   X(floor_divide, LT_INTS, (T)lt_fdiv_floor(a, b), lt_idiv_floor(a, b)) \
-  X(div_trunc, LT_INTS, trunc((a) / (b)), lt_idiv_trunc(a, b))
+  X(div_trunc, LT_INTS | LT_INTERNAL, trunc((a) / (b)), lt_idiv_trunc(a, b))
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_BINARY_##name,

@@ -237,9 +237,6 @@ end)
 
 -- on the tensors' metatable, reached without making a tensor (that would fix the CPU device count)
 debug.getregistry()['torch.Tensor'].__idiv = function(a, b) return torch.floor_divide(a, b) end
--- div's rounding mode 'trunc' is an op of the C table, reached as torch.div(a, b, {rounding_mode =
--- 'trunc'}): not a name of PyTorch's
-torch.div_trunc, Tensor.div_trunc, Tensor.div_trunc_ = nil, nil, nil
 
 both('type_as', function(x, other)
   check_tensor(other, 'type_as', 'other')
