@@ -5,6 +5,7 @@
 #include "core/grad.h"
 #include "core/index.h"
 #include "core/iter.h"
+#include "core/reduce.h"
 #include "core/shape.h"
 
 #include <string.h>
@@ -49,7 +50,15 @@ static int ix_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
         gi[0] = c->kind == IX_SCATTER_ADD ? lt_retained(g) : lt_scatter(g, c->dim, aux, lt_F(0), NULL);
       if (need1 && !(gi[1] = lt_gather(g, c->dim, aux))) return LT_ERR;
       break;
-    case IX_MASKED_FILL: gi[0] = lt_masked_fill(g, aux, lt_F(0), NULL); break;
+    case IX_MASKED_FILL: /* x: g where the mask is not set; the value: the sum of g where it is */
+      if (need0) gi[0] = lt_masked_fill(g, aux, lt_F(0), NULL);
+      if (need1) {
+        lt_tensor_t *w = lt_where(aux, lt_T(g), lt_F(0));
+        gi[1] = w ? lt_sum(w, 0, NULL, false, LT_DTYPE_INVALID) : NULL;
+        lt_release(w);
+        if (!gi[1]) return LT_ERR;
+      }
+      break;
     case IX_MASKED_SELECT: { /* zeros of the broadcast shape, the values put back where the mask is true */
       const lt_meta_t *m = &n->in[0].meta;
       int nd;
@@ -114,7 +123,9 @@ static lt_tensor_t *record_ix(ix_kind kind, lt_tensor_t *x, lt_tensor_t *src, lt
   if (!o) return NULL;
   if (!lt_dtype_is_floating(o->dtype)) return o;
   lt_tensor_t *in[2] = {x, src};
-  lt_node_t *n = lt_record(ix_names[kind], ix_bw, src ? 2 : 1, in, o, sizeof(ix_ctx_t));
+  /* PyTorch's name for masked_fill with a value tensor */
+  const char *name = kind == IX_MASKED_FILL && src ? "MaskedFillBackward1" : ix_names[kind];
+  lt_node_t *n = lt_record(name, ix_bw, src ? 2 : 1, in, o, sizeof(ix_ctx_t));
   if (!n) { lt_release(o); return NULL; }
   /* made of recorded ops (masked_select's index_put_ is not) */
   n->backward_graph = kind == IX_MASKED_SELECT ? masked_select_graph_bw : ix_bw;
@@ -154,9 +165,9 @@ static lt_tensor_t *refuse_out(const char *op) {
   return NULL;
 }
 
+/* a 0-dim value tensor is an input of the node (its gradient: the sum of the gradient where the
+   mask is set) */
 lt_tensor_t *lt_ag_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t value, lt_tensor_t *out) {
-  if (value.kind == LT_OPERAND_TENSOR && value.t->requires_grad)
-    return lt_error("masked_fill: a value tensor that requires grad is not supported"), NULL;
   if (out) {
     if (out != x) return refuse_out("masked_fill");
     lt_tensor_t *copy;
@@ -164,7 +175,7 @@ lt_tensor_t *lt_ag_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t v
     return lt_ag_inplace_end(x, copy, lt_masked_fill(copy, mask, value, NULL));
   }
   RAW(lt_masked_fill(x, mask, value, NULL));
-  return record_ix(IX_MASKED_FILL, x, NULL, mask, 0, 1, o);
+  return record_ix(IX_MASKED_FILL, x, value.kind == LT_OPERAND_TENSOR ? value.t : NULL, mask, 0, 1, o);
 }
 
 lt_tensor_t *lt_ag_scatter(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t src, lt_tensor_t *out,

@@ -655,21 +655,6 @@ function torch.where(cond, ...)
   return c_where(cond, ...)
 end
 
--- masked_fill with a 0-dim value tensor that requires grad (the C op refuses one): the value where
--- mask is set, through where, so the value's gradient is the sum of the gradient there (as PyTorch);
--- the C op checks the arguments first
-do
-  local c_masked_fill = Tensor.masked_fill
-  both('masked_fill', function(x, mask, value, ...)
-    if not (torch.is_tensor(value) and value.requires_grad and torch.is_grad_enabled()) then
-      return c_masked_fill(x, mask, value, ...)
-    end
-    check_tensor(x, 'masked_fill')
-    c_masked_fill(x:detach(), mask, value:detach(), ...)
-    return c_where(mask, value:to(x.dtype), x)
-  end)
-end
-
 -- the helpers, for the other composed families
 return { check_tensor = check_tensor, as_int = as_int, norm_dim = norm_dim, opts_of = opts_of, operand = operand, both = both,
   is_float = is_float, in_place = in_place, records = records, broadcast_shape = broadcast_shape, naming = naming }
