@@ -468,6 +468,18 @@ static lt_tensor_t *user_rows(lua_State *L, lt_tensor_t *key, int64_t size) {
   return r;
 }
 
+/* A key at idx that is a 0-dim int64 or int32 tensor (key) stands for the integer it holds, as in
+   PyTorch (x[t] a view, as x[i]): the key is replaced by that integer and true returned; false for
+   any other tensor. */
+static bool number_key(lua_State *L, int idx, lt_tensor_t *key) {
+  if (key->ndim != 0 || (key->dtype != LT_INT64 && key->dtype != LT_INT32)) return false;
+  lt_operand_t n = lt_int_operand(0);
+  lt_lua_check(L, lt_item(key, &n));
+  lua_pushinteger(L, (lua_Integer)n.i);
+  lua_replace(L, idx);
+  return true;
+}
+
 enum { P_NONE, P_SHAPE, P_DTYPE, P_DEVICE, P_NDIM, P_REQUIRES_GRAD, P_IS_LEAF, P_GRAD_FN, P_DATA, P_GRAD,
        P_RETAINS_GRAD };
 static const char *const prop_names[] = {"", "shape", "dtype", "device", "ndim", "requires_grad",
@@ -521,6 +533,7 @@ static int t_index(lua_State *L) {
   }
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
   lt_tensor_t *key = lt_lua_totensor(L, 2);
+  if (key && number_key(L, 2, key)) key = NULL, kt = LUA_TNUMBER;
   if (key) { /* x[mask], x[rows] */
     lt_tensor_t *r;
     if (key->dtype == LT_BOOL) r = lt_index_get(t, key);
@@ -587,6 +600,7 @@ static int t_newindex(lua_State *L) {
     return luaL_error(L, "tensor: cannot set field '%s'", k);
   }
   lt_tensor_t *key = lt_lua_totensor(L, 2);
+  if (key && number_key(L, 2, key)) key = NULL;
   if (key) { /* x[mask] = v, x[rows] = v */
     lt_operand_t v = lt_lua_checkoperand(L, 3);
     int rc;

@@ -15,6 +15,14 @@ local function source(nd) return H.from_ref({ shape = SHAPES[nd], data = REF['x'
 -- the key of a case, built from its Lua source
 local function key_of(case) return assert(load('return ' .. case.key, case.name, 't', { torch = torch }))() end
 
+-- the key with its index tensors moved by f (a key that is a tensor itself too)
+local function moved_key(key, f)
+  if torch.is_tensor(key) then return f(key) end
+  local r = {}
+  for i, k in ipairs(key) do r[i] = torch.is_tensor(k) and f(k) or k end
+  return r
+end
+
 -- the dims of an nd-tensor in reverse order
 local function reversed(nd)
   local r = {}
@@ -119,8 +127,8 @@ describe('indexing with PyTorch\'s forms in the table form', function()
 
   it('works on another device (cpu:1) with index tensors on cpu:0 or on that device', function()
     for _, case in ipairs(REF.cases) do
-      local key, moved = key_of(case), {}
-      for i, k in ipairs(key) do moved[i] = torch.is_tensor(k) and k:to('cpu:1') or k end
+      local key = key_of(case)
+      local moved = moved_key(key, function(k) return k:to('cpu:1') end)
       for _, k in ipairs { key, moved } do
         local r = source(case.nd):to('cpu:1')[k]
         if torch.is_tensor(r) then assert.are.equal('cpu:1', tostring(r.device)) end
@@ -164,6 +172,14 @@ describe('indexing with PyTorch\'s forms in the table form', function()
         H.assert_values(y.grad, case.put_grad_y, 0, case.name .. ': gradient of the value')
       end
     end
+  end)
+
+  it('takes a 0-dim integer tensor key as the number it holds, as PyTorch (the reference cases: a view)', function()
+    assert.are.equal(3, torch.tensor({ 1, 2, 3 })[torch.tensor(3)]) -- an element: a number, as x[3]
+    assert.are.equal(2, torch.tensor({ 1, 2, 3 })[torch.tensor(-2, { dtype = torch.int32 })])
+    H.raises(function() return source(3)[torch.tensor(0)] end, 'index 0 is invalid')
+    local a = source(3):requires_grad_()
+    assert.are.equal('SelectBackward0', a[torch.tensor(2)].grad_fn.name)
   end)
 
   it('keeps the meaning of a plain Lua table in the key: a range, not a list of indices', function()
@@ -242,8 +258,7 @@ describe('indexing on a GPU', function()
   it(name, function()
     for _, case in ipairs(REF.cases) do
       local key = key_of(case)
-      local on_gpu = {}
-      for i, k in ipairs(key) do on_gpu[i] = torch.is_tensor(k) and k:cuda() or k end
+      local on_gpu = moved_key(key, function(k) return k:cuda() end)
       for _, k in ipairs { key, on_gpu } do
         local x = source(case.nd):cuda()
         local r = x[k]
