@@ -212,3 +212,59 @@ int lt_ag_index_add_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_
   lt_release(d);
   return LT_OK;
 }
+
+/* ---- x[key] = value with a basic key: PyTorch's CopySlices ---- */
+typedef struct {
+  int n;
+  lt_key_step_t steps[LT_KEY_MAX_STEPS];
+} key_ctx_t;
+
+/* g with the key's view zero: under create_graph g times a mask (ones, zeros there: a recorded
+   product), else a copy of g cleared there */
+static lt_tensor_t *outside_view(const key_ctx_t *c, lt_tensor_t *g) {
+  bool graph = lt_grad_enabled();
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *r = graph ? lt_full(g->ndim, g->sizes, lt_F(1), g->dtype, g->device) : lt_clone(g);
+  lt_tensor_t *v = r ? lt_key_view(r, c->n, c->steps) : NULL;
+  int rc = v ? lt_fill_(v, lt_F(0)) : LT_ERR;
+  lt_release(v);
+  lt_set_grad_enabled(prev);
+  if (rc != LT_OK) { lt_release(r); return NULL; }
+  return graph ? lt_opc(LT_BINARY_mul, r, lt_T(g)) : r;
+}
+
+/* x: g outside the view; value: the view's part of g (a copy: the engine may add into it), which
+   the engine sums to value's shape. Made of recorded ops under create_graph. */
+static int key_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const key_ctx_t *c = n->ctx;
+  if (lt_node_needs(n, 0) && !(gi[0] = outside_view(c, go[0]))) return LT_ERR;
+  if (n->n_in > 1 && lt_node_needs(n, 1)) {
+    lt_tensor_t *v = lt_key_view(go[0], c->n, c->steps);
+    gi[1] = v ? lt_clone(v) : NULL;
+    lt_release(v);
+    if (!gi[1]) return LT_ERR;
+  }
+  return LT_OK;
+}
+
+int lt_key_assign_(lt_tensor_t *x, int n, const lt_key_step_t *steps, lt_operand_t value) {
+  if (n > LT_KEY_MAX_STEPS) return lt_error("index assignment: a key of more than %d steps", LT_KEY_MAX_STEPS);
+  lt_tensor_t *src = value.kind == LT_OPERAND_TENSOR ? value.t : NULL;
+  bool record = lt_ag_needed(x, src);
+  if (record) LT_TRY(lt_ag_check_inplace("index assignment", x));
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *v = lt_key_view(x, n, steps);
+  int rc = !v ? LT_ERR : src ? lt_copy_(v, src) : lt_fill_(v, value);
+  lt_release(v);
+  lt_set_grad_enabled(prev);
+  if (rc != LT_OK || !record || !lt_dtype_is_floating(x->dtype)) return rc;
+  /* x's history so far becomes the node's input, and x its output */
+  lt_tensor_t *in[2] = {x, src};
+  lt_node_t *node = lt_record("CopySlices", key_bw, src ? 2 : 1, in, x, sizeof(key_ctx_t));
+  if (!node) return LT_ERR;
+  key_ctx_t *c = node->ctx;
+  c->n = n;
+  memcpy(c->steps, steps, sizeof *steps * (size_t)n);
+  node->backward_graph = key_bw;
+  return LT_OK;
+}
