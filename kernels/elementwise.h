@@ -36,7 +36,7 @@
 #define LT_BITS 2
 #define LT_FLOATS_ONLY 3
 #define LT_INTERNAL 4
-#define LT_KIND(kind) ((kind) & 3)
+#define LT_KIND(kind) ((kind) % LT_INTERNAL) /* not & 3: nvcc's host compiler warns of a constant mask */
 /* whether a kind has an integer body, and a floating one that runs */
 #define LT_KIND_HAS_INT(kind) (LT_KIND(kind) == LT_INTS || LT_KIND(kind) == LT_BITS)
 #define LT_KIND_HAS_FLOAT(kind) (LT_KIND(kind) != LT_BITS)
