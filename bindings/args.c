@@ -215,6 +215,7 @@ void lt_lua_checknargs(lua_State *L, int max, const char *op) {
 
 void lt_lua_register(lua_State *L, int torch, int methods, const luaL_Reg *fns, bool in_torch, bool as_method) {
   for (; fns->name; fns++) {
+    if (!fns->func) continue; /* an op table's entry that is not exported (LT_INTERNAL) */
     if (in_torch) {
       lua_pushcfunction(L, fns->func);
       lua_setfield(L, torch, fns->name);

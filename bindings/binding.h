@@ -128,7 +128,8 @@ extern _Thread_local lua_State *lt_lua_finalizing;
 void lt_open_distributed(lua_State *L, int torch); /* bindings/distributed.c: torch._dist */
 void lt_open_amp(lua_State *L, int torch); /* bindings/amp.c: torch._autocast_*, torch._amp_* */
 
-/* Register a function in torch (as torch.name) and/or in the tensor methods. */
+/* Register a function in torch (as torch.name) and/or in the tensor methods; entries without a
+   function are skipped. */
 void lt_lua_register(lua_State *L, int torch, int methods, const luaL_Reg *fns, bool in_torch, bool as_method);
 
 #endif

@@ -91,14 +91,15 @@ static int binary(lua_State *L, lt_binary_op op, bool inplace) {
 LT_BINARY_OPS(LT_X)
 #undef LT_X
 
+/* the op table's internal ops (LT_INTERNAL) get no function: lt_lua_register skips them */
 static const luaL_Reg binary_fns[] = {
-#define LT_X(name, kind, fbody, ibody) {#name, b_##name},
+#define LT_X(name, kind, fbody, ibody) {#name, (kind) & LT_INTERNAL ? NULL : b_##name},
     LT_BINARY_OPS(LT_X)
 #undef LT_X
     {"mul", b_mul}, {"true_divide", b_div}, {"subtract", b_sub}, {"multiply", b_mul}, {"divide", b_div},
     {NULL, NULL}};
 static const luaL_Reg binary_fns_[] = {
-#define LT_X(name, kind, fbody, ibody) {#name "_", b_##name##_},
+#define LT_X(name, kind, fbody, ibody) {#name "_", (kind) & LT_INTERNAL ? NULL : b_##name##_},
     LT_BINARY_OPS(LT_X)
 #undef LT_X
     {NULL, NULL}};

@@ -299,9 +299,22 @@ static int64_t range_bound(lua_State *L, lt_tensor_t *v, int key, int k) {
   return r;
 }
 
+/* The steps of a basic key as index_view takes its view (core/index.h), for an assignment that
+   autograd records; n counts past LT_KEY_MAX_STEPS when they do not fit. NULL: not recorded. */
+typedef struct {
+  int n;
+  lt_key_step_t s[LT_KEY_MAX_STEPS];
+} key_steps_t;
+
+static void add_step(key_steps_t *k, lt_key_kind kind, int dim, int64_t start, int64_t stop, int64_t step) {
+  if (!k) return;
+  if (k->n < LT_KEY_MAX_STEPS) k->s[k->n] = (lt_key_step_t){kind, dim, start, stop, step};
+  k->n++;
+}
+
 /* Apply one index key to a view: number (select), {first, last[, step]} range, {} whole dim.
    Returns the new view (a new reference; v is released) and advances *dim. */
-static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
+static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim, key_steps_t *steps) {
   if (*dim >= v->ndim) view_error(L, v, "index: too many indices for a tensor of dimension %d", v->ndim);
   lt_tensor_t *r;
   if (lua_type(L, key) == LUA_TNUMBER) {
@@ -309,6 +322,7 @@ static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
     if (!lt_lua_toint(L, key, &i)) view_error(L, v, "index: indices must be integers, got %s", luaL_tolstring(L, key, NULL));
     if (i == 0) view_error(L, v, "index: index 0 is invalid: indices are 1-based (1 is the first, -1 the last)");
     r = lt_select(v, *dim, i > 0 ? i - 1 : i);
+    add_step(steps, LT_KEY_SELECT, *dim, i > 0 ? i - 1 : i, 0, 0);
   } else if (lua_istable(L, key)) {
     lua_Integer n = (lua_Integer)lua_rawlen(L, key);
     int64_t size = v->sizes[*dim];
@@ -327,6 +341,7 @@ static lt_tensor_t *index_one(lua_State *L, lt_tensor_t *v, int key, int *dim) {
       view_error(L, v, "index: range {%I, %I} out of bounds for dimension %d of size %I", (lua_Integer)a,
                  (lua_Integer)b, *dim + 1, (lua_Integer)size);
     r = step == 1 ? lt_narrow(v, *dim, a - 1, b - a + 1) : lt_slice(v, *dim, a - 1, b, step);
+    add_step(steps, LT_KEY_SLICE, *dim, a - 1, b, step);
     (*dim)++;
   } else {
     view_error(L, v, "index: expected a number, a {first, last[, step]} range, '...', torch.newaxis or an index "
@@ -390,18 +405,19 @@ static int collect_tensor(lua_State *L, lt_tensor_t **v, int e, lt_tensor_t *k, 
 
 /* The view that key (at stack index key) selects from t with its basic forms (a new reference).
    When the key holds index tensors, *adv is the stack index of the table of their records
-   (pushed on the stack), else 0. */
-static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, int *adv) {
+   (pushed on the stack), else 0. steps (or NULL) receives the steps of a basic key. */
+static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, int *adv, key_steps_t *steps) {
   lt_tensor_t *v = t; /* not an alias: the views keep t's autograd history */
   lt_retain(v);
   int dim = 0, xdim = 0; /* the next dim of the view, and of t */
   *adv = 0;
-  if (!lua_istable(L, key)) return index_one(L, v, key, &dim);
+  if (!lua_istable(L, key)) return index_one(L, v, key, &dim, steps);
   lua_Integer n = (lua_Integer)lua_rawlen(L, key);
   if (n == 0 && is_newaxis(L, key)) { /* x[torch.newaxis] */
     lt_tensor_t *u = lt_unsqueeze(v, 0);
     lt_release(v);
     if (!u) lt_lua_error(L);
+    add_step(steps, LT_KEY_NEWAXIS, 0, 0, 0, 0);
     return u;
   }
   bool ellipsis = false;
@@ -410,12 +426,13 @@ static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, int *adv) 
     int e = lua_gettop(L);
     lt_tensor_t *k;
     if (ty == LUA_TNUMBER || (ty == LUA_TTABLE && !(lua_rawlen(L, e) == 0 && is_newaxis(L, e)))) {
-      v = index_one(L, v, e, &dim);
+      v = index_one(L, v, e, &dim, steps);
       xdim++;
     } else if (ty == LUA_TTABLE) { /* torch.newaxis */
       lt_tensor_t *u = lt_unsqueeze(v, dim);
       lt_release(v);
       if (!(v = u)) lt_lua_error(L);
+      add_step(steps, LT_KEY_NEWAXIS, dim, 0, 0, 0);
       dim++;
     } else if (ty == LUA_TSTRING && strcmp(lua_tostring(L, e), "...") == 0) {
       int rest = ellipsis ? -1 : consumed_after(L, key, i + 1, n);
@@ -430,7 +447,7 @@ static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, int *adv) 
         lt_operand_t n = lt_int_operand(0);
         if (lt_item(k, &n) != LT_OK) { lt_release(v); lt_lua_error(L); }
         lua_pushinteger(L, (lua_Integer)n.i);
-        v = index_one(L, v, lua_gettop(L), &dim);
+        v = index_one(L, v, lua_gettop(L), &dim, steps);
         lua_pop(L, 1);
         xdim++;
       } else {
@@ -439,7 +456,7 @@ static lt_tensor_t *index_view(lua_State *L, lt_tensor_t *t, int key, int *adv) 
     } else if (ty == LUA_TSTRING) {
       view_error(L, v, "index: unknown index string '%s' (the forms are '...' and torch.newaxis)", lua_tostring(L, e));
     } else {
-      v = index_one(L, v, e, &dim); /* raises, naming the type */
+      v = index_one(L, v, e, &dim, NULL); /* raises, naming the type */
     }
     lua_pop(L, 1);
   }
@@ -474,6 +491,18 @@ static lt_tensor_t *user_rows(lua_State *L, lt_tensor_t *key, int64_t size) {
   if (has_zero) luaL_error(L, "index: index 0 is invalid: indices are 1-based (1 is the first, -1 the last)");
   if (!r) lt_lua_error(L);
   return r;
+}
+
+/* A key at idx that is a 0-dim int64 or int32 tensor (key) stands for the integer it holds, as in
+   PyTorch (x[t] a view, as x[i]): the key is replaced by that integer and true returned; false for
+   any other tensor. */
+static bool number_key(lua_State *L, int idx, lt_tensor_t *key) {
+  if (key->ndim != 0 || (key->dtype != LT_INT64 && key->dtype != LT_INT32)) return false;
+  lt_operand_t n = lt_int_operand(0);
+  lt_lua_check(L, lt_item(key, &n));
+  lua_pushinteger(L, (lua_Integer)n.i);
+  lua_replace(L, idx);
+  return true;
 }
 
 enum { P_NONE, P_SHAPE, P_DTYPE, P_DEVICE, P_NDIM, P_REQUIRES_GRAD, P_IS_LEAF, P_GRAD_FN, P_DATA, P_GRAD,
@@ -529,6 +558,7 @@ static int t_index(lua_State *L) {
   }
   lt_tensor_t *t = lt_lua_checktensor(L, 1);
   lt_tensor_t *key = lt_lua_totensor(L, 2);
+  if (key && number_key(L, 2, key)) key = NULL, kt = LUA_TNUMBER;
   if (key) { /* x[mask], x[rows] */
     lt_tensor_t *r;
     if (key->dtype == LT_BOOL) r = lt_index_get(t, key);
@@ -544,7 +574,7 @@ static int t_index(lua_State *L) {
   if (kt != LUA_TNUMBER && kt != LUA_TTABLE)
     return luaL_error(L, "index: expected a number, a table or a tensor as index, got %s", luaL_typename(L, 2));
   int adv;
-  lt_tensor_t *v = index_view(L, t, 2, &adv);
+  lt_tensor_t *v = index_view(L, t, 2, &adv, NULL);
   if (adv) { /* index tensors in the key: Tensor._index_advanced(view, records) */
     lua_getfield(L, lua_upvalueindex(1), "_index_advanced");
     lt_lua_pushtensor(L, v);
@@ -595,6 +625,7 @@ static int t_newindex(lua_State *L) {
     return luaL_error(L, "tensor: cannot set field '%s'", k);
   }
   lt_tensor_t *key = lt_lua_totensor(L, 2);
+  if (key && number_key(L, 2, key)) key = NULL;
   if (key) { /* x[mask] = v, x[rows] = v */
     lt_operand_t v = lt_lua_checkoperand(L, 3);
     int rc;
@@ -615,10 +646,12 @@ static int t_newindex(lua_State *L) {
                       luaL_typename(L, 3));
   lt_operand_t val = src ? lt_tensor_operand(src) : lt_lua_checkoperand(L, 3);
   int adv;
-  lt_tensor_t *v = index_view(L, t, 2, &adv);
-  if (adv || lt_ag_needed(t, src)) {
-    /* index tensors in the key, or autograd to record (not on a view): Tensor._index_put(t, key, value)
-       writes t's elements at their positions, which the same key selects from a tensor of them */
+  key_steps_t steps = {0};
+  lt_tensor_t *v = index_view(L, t, 2, &adv, &steps);
+  bool record = lt_ag_needed(t, src);
+  if (adv || (record && steps.n > LT_KEY_MAX_STEPS)) {
+    /* index tensors in the key: Tensor._index_put(t, key, value) writes t's elements at their
+       positions, which the same key selects from a tensor of them */
     lt_release(v);
     lua_getfield(L, lua_upvalueindex(1), "_index_put");
     lua_pushvalue(L, 1);
@@ -627,18 +660,24 @@ static int t_newindex(lua_State *L) {
     lua_call(L, 3, 0);
     return 0;
   }
-  int rc;
+  lt_tensor_t *s = NULL;
   if (src) {
     /* leading dims of size 1 beyond the view's are dropped, as PyTorch does (x[1] = ones(1, n)) */
     int lead = 0;
     while (lead < src->ndim - v->ndim && src->sizes[lead] == 1) lead++;
-    lt_tensor_t *s = lead ? lt_reshape(src, src->ndim - lead, src->sizes + lead) : (lt_retain(src), src);
-    rc = s ? lt_copy_(v, s) : LT_ERR;
-    lt_release(s);
-  } else {
-    rc = lt_fill_(v, val);
+    s = lead ? lt_reshape(src, src->ndim - lead, src->sizes + lead) : (lt_retain(src), src);
+    if (!s) { lt_release(v); return lt_lua_error(L); }
+    val = lt_tensor_operand(s);
   }
-  lt_release(v);
+  int rc;
+  if (record) { /* written through the view, recorded on t as one node (core/index.h) */
+    lt_release(v);
+    rc = lt_key_assign_(t, steps.n, steps.s, val);
+  } else {
+    rc = s ? lt_copy_(v, s) : lt_fill_(v, val);
+    lt_release(v);
+  }
+  lt_release(s);
   if (rc != LT_OK) return lt_lua_error(L);
   return 0;
 }

@@ -344,6 +344,11 @@ lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double a
     lt_error("pow: Integers to negative integer powers are not allowed.");
     return NULL;
   }
+  if (!lt_dtype_is_floating(dt) && lt_binary_floats_only(op)) {
+    lt_error("%s%s: not implemented for %s tensors (it takes floating ones)", name,
+             out && a.kind == LT_OPERAND_TENSOR && out == a.t ? "_" : "", lt_dtype_name(dt));
+    return NULL;
+  }
   if (!lt_dtype_is_floating(dt) && !lt_binary_has_int(op)) dt = lt_default_float();
   if (!lt_dtype_is_floating(dt) && alpha != (double)(int64_t)alpha) {
     lt_error("%s: for integral input tensors, argument alpha must not be a floating point number", name);

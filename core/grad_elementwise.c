@@ -383,6 +383,11 @@ static lt_tensor_t *binary_grad(lt_node_t *n, int k, lt_tensor_t *g) {
                                 : lt_opc(LT_BINARY_mul, lt_op(LT_BINARY_mul, lt_T(g), a), lt_F(-1));
       return lt_opcc(LT_BINARY_div, num, r);
     }
+    case LT_BINARY_hypot: { /* a: g * a / y, b: g * b / y (PyTorch's formula: NaN at a = b = 0) */
+      lt_tensor_t *y = lt_node_saved(n, 2);
+      if (!y || operand(n, k, &a) != LT_OK) return NULL;
+      return lt_opc(LT_BINARY_div, lt_op(LT_BINARY_mul, lt_T(g), a), lt_T(y));
+    }
     case LT_BINARY_fmod:
     case LT_BINARY_remainder: { /* a: g; b: -g * trunc(a / b) (fmod) or floor(a / b) (remainder) */
       if (k == 0) return lt_retained(g);
@@ -450,6 +455,7 @@ static void binary_saves(lt_binary_op op, bool need[2], bool save[3]) {
     case LT_BINARY_div: save[1] = true; save[0] = need[1]; break;
     case LT_BINARY_pow: save[0] = save[1] = true; save[2] = need[1]; break;
     case LT_BINARY_fmod: case LT_BINARY_remainder: save[0] = save[1] = need[1]; break;
+    case LT_BINARY_hypot: save[0] = need[0]; save[1] = need[1]; save[2] = true; break;
     case LT_BINARY_nextafter: break; /* not differentiable: backward raises */
     case LT_BINARY_special_zeta: case LT_BINARY_igamma: case LT_BINARY_igammac: save[0] = save[1] = need[1]; break;
     default: save[0] = save[1] = true; break;

@@ -5,6 +5,7 @@
 #include "core/grad.h"
 #include "core/index.h"
 #include "core/iter.h"
+#include "core/reduce.h"
 #include "core/shape.h"
 
 #include <string.h>
@@ -49,7 +50,15 @@ static int ix_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
         gi[0] = c->kind == IX_SCATTER_ADD ? lt_retained(g) : lt_scatter(g, c->dim, aux, lt_F(0), NULL);
       if (need1 && !(gi[1] = lt_gather(g, c->dim, aux))) return LT_ERR;
       break;
-    case IX_MASKED_FILL: gi[0] = lt_masked_fill(g, aux, lt_F(0), NULL); break;
+    case IX_MASKED_FILL: /* x: g where the mask is not set; the value: the sum of g where it is */
+      if (need0) gi[0] = lt_masked_fill(g, aux, lt_F(0), NULL);
+      if (need1) {
+        lt_tensor_t *w = lt_where(aux, lt_T(g), lt_F(0));
+        gi[1] = w ? lt_sum(w, 0, NULL, false, LT_DTYPE_INVALID) : NULL;
+        lt_release(w);
+        if (!gi[1]) return LT_ERR;
+      }
+      break;
     case IX_MASKED_SELECT: { /* zeros of the broadcast shape, the values put back where the mask is true */
       const lt_meta_t *m = &n->in[0].meta;
       int nd;
@@ -114,7 +123,9 @@ static lt_tensor_t *record_ix(ix_kind kind, lt_tensor_t *x, lt_tensor_t *src, lt
   if (!o) return NULL;
   if (!lt_dtype_is_floating(o->dtype)) return o;
   lt_tensor_t *in[2] = {x, src};
-  lt_node_t *n = lt_record(ix_names[kind], ix_bw, src ? 2 : 1, in, o, sizeof(ix_ctx_t));
+  /* PyTorch's name for masked_fill with a value tensor */
+  const char *name = kind == IX_MASKED_FILL && src ? "MaskedFillBackward1" : ix_names[kind];
+  lt_node_t *n = lt_record(name, ix_bw, src ? 2 : 1, in, o, sizeof(ix_ctx_t));
   if (!n) { lt_release(o); return NULL; }
   /* made of recorded ops (masked_select's index_put_ is not) */
   n->backward_graph = kind == IX_MASKED_SELECT ? masked_select_graph_bw : ix_bw;
@@ -154,9 +165,9 @@ static lt_tensor_t *refuse_out(const char *op) {
   return NULL;
 }
 
+/* a 0-dim value tensor is an input of the node (its gradient: the sum of the gradient where the
+   mask is set) */
 lt_tensor_t *lt_ag_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t value, lt_tensor_t *out) {
-  if (value.kind == LT_OPERAND_TENSOR && value.t->requires_grad)
-    return lt_error("masked_fill: a value tensor that requires grad is not supported"), NULL;
   if (out) {
     if (out != x) return refuse_out("masked_fill");
     lt_tensor_t *copy;
@@ -164,7 +175,7 @@ lt_tensor_t *lt_ag_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t v
     return lt_ag_inplace_end(x, copy, lt_masked_fill(copy, mask, value, NULL));
   }
   RAW(lt_masked_fill(x, mask, value, NULL));
-  return record_ix(IX_MASKED_FILL, x, NULL, mask, 0, 1, o);
+  return record_ix(IX_MASKED_FILL, x, value.kind == LT_OPERAND_TENSOR ? value.t : NULL, mask, 0, 1, o);
 }
 
 lt_tensor_t *lt_ag_scatter(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_operand_t src, lt_tensor_t *out,
@@ -199,5 +210,61 @@ int lt_ag_index_add_(lt_tensor_t *x, int64_t dim, lt_tensor_t *index, lt_tensor_
   lt_tensor_t *d = lt_ag_inplace_end(x, copy, r);
   if (!d) return LT_ERR;
   lt_release(d);
+  return LT_OK;
+}
+
+/* ---- x[key] = value with a basic key: PyTorch's CopySlices ---- */
+typedef struct {
+  int n;
+  lt_key_step_t steps[LT_KEY_MAX_STEPS];
+} key_ctx_t;
+
+/* g with the key's view zero: under create_graph g times a mask (ones, zeros there: a recorded
+   product), else a copy of g cleared there */
+static lt_tensor_t *outside_view(const key_ctx_t *c, lt_tensor_t *g) {
+  bool graph = lt_grad_enabled();
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *r = graph ? lt_full(g->ndim, g->sizes, lt_F(1), g->dtype, g->device) : lt_clone(g);
+  lt_tensor_t *v = r ? lt_key_view(r, c->n, c->steps) : NULL;
+  int rc = v ? lt_fill_(v, lt_F(0)) : LT_ERR;
+  lt_release(v);
+  lt_set_grad_enabled(prev);
+  if (rc != LT_OK) { lt_release(r); return NULL; }
+  return graph ? lt_opc(LT_BINARY_mul, r, lt_T(g)) : r;
+}
+
+/* x: g outside the view; value: the view's part of g (a copy: the engine may add into it), which
+   the engine sums to value's shape. Made of recorded ops under create_graph. */
+static int key_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
+  const key_ctx_t *c = n->ctx;
+  if (lt_node_needs(n, 0) && !(gi[0] = outside_view(c, go[0]))) return LT_ERR;
+  if (n->n_in > 1 && lt_node_needs(n, 1)) {
+    lt_tensor_t *v = lt_key_view(go[0], c->n, c->steps);
+    gi[1] = v ? lt_clone(v) : NULL;
+    lt_release(v);
+    if (!gi[1]) return LT_ERR;
+  }
+  return LT_OK;
+}
+
+int lt_key_assign_(lt_tensor_t *x, int n, const lt_key_step_t *steps, lt_operand_t value) {
+  if (n > LT_KEY_MAX_STEPS) return lt_error("index assignment: a key of more than %d steps", LT_KEY_MAX_STEPS);
+  lt_tensor_t *src = value.kind == LT_OPERAND_TENSOR ? value.t : NULL;
+  bool record = lt_ag_needed(x, src);
+  if (record) LT_TRY(lt_ag_check_inplace("index assignment", x));
+  bool prev = lt_set_grad_enabled(false);
+  lt_tensor_t *v = lt_key_view(x, n, steps);
+  int rc = !v ? LT_ERR : src ? lt_copy_(v, src) : lt_fill_(v, value);
+  lt_release(v);
+  lt_set_grad_enabled(prev);
+  if (rc != LT_OK || !record || !lt_dtype_is_floating(x->dtype)) return rc;
+  /* x's history so far becomes the node's input, and x its output */
+  lt_tensor_t *in[2] = {x, src};
+  lt_node_t *node = lt_record("CopySlices", key_bw, src ? 2 : 1, in, x, sizeof(key_ctx_t));
+  if (!node) return LT_ERR;
+  key_ctx_t *c = node->ctx;
+  c->n = n;
+  memcpy(c->steps, steps, sizeof *steps * (size_t)n);
+  node->backward_graph = key_bw;
   return LT_OK;
 }

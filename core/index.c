@@ -368,6 +368,23 @@ lt_tensor_t *lt_masked_fill(lt_tensor_t *x, lt_tensor_t *mask, lt_operand_t valu
   return target;
 }
 
+/* ---- the view of a basic key ---- */
+
+lt_tensor_t *lt_key_view(lt_tensor_t *x, int n, const lt_key_step_t *steps) {
+  lt_retain(x);
+  lt_tensor_t *v = x;
+  for (int i = 0; i < n && v; i++) {
+    const lt_key_step_t *s = &steps[i];
+    lt_tensor_t *r = s->kind == LT_KEY_SELECT    ? lt_select(v, s->dim, s->start)
+                     : s->kind == LT_KEY_NEWAXIS ? lt_unsqueeze(v, s->dim)
+                     : s->step == 1              ? lt_narrow(v, s->dim, s->start, s->stop - s->start)
+                                                 : lt_slice(v, s->dim, s->start, s->stop, s->step);
+    lt_release(v);
+    v = r;
+  }
+  return v;
+}
+
 /* ---- gather / scatter ---- */
 
 lt_tensor_t *lt_gather(lt_tensor_t *x, int64_t dim, lt_tensor_t *index) {

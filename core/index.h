@@ -28,4 +28,22 @@ lt_tensor_t *lt_nonzero(lt_tensor_t *x);
 lt_tensor_t *lt_index_get(lt_tensor_t *x, lt_tensor_t *key);
 int lt_index_put_(lt_tensor_t *x, lt_tensor_t *key, lt_operand_t value);
 
+/* ---- x[key] = value with a basic key (numbers, ranges, '...', newaxis) ----
+   The key as the steps that take its view of x, each applied to the view made so far (dims
+   0-based): select index `start` (negative from the end), slice start:stop:step (step >= 1,
+   bounds checked by the caller), or a new dim of size 1 at dim. */
+typedef enum { LT_KEY_SELECT, LT_KEY_SLICE, LT_KEY_NEWAXIS } lt_key_kind;
+typedef struct {
+  lt_key_kind kind;
+  int dim;
+  int64_t start, stop, step;
+} lt_key_step_t;
+#define LT_KEY_MAX_STEPS (2 * LT_MAX_DIM)
+/* the view of x that the steps take (recorded by autograd as the view ops it is made of) */
+lt_tensor_t *lt_key_view(lt_tensor_t *x, int n, const lt_key_step_t *steps);
+/* x[key] = value (a tensor broadcast to the view, or a number), written into the view; when
+   autograd records it, one node on x (PyTorch's CopySlices: x's gradient is g with the view's
+   elements zero, value's the view's part of g), with no pass over the rest of x */
+int lt_key_assign_(lt_tensor_t *x, int n, const lt_key_step_t *steps, lt_operand_t value);
+
 #endif

@@ -27,10 +27,19 @@
 #endif
 
 /* kinds: LT_INTS ops have an integer body; LT_FLOATS ops convert integer inputs to float32;
-   LT_BITS ops have only an integer body (the core refuses floating dtypes for them) */
+   LT_BITS ops have only an integer body (the core refuses floating dtypes for them);
+   LT_FLOATS_ONLY ops have only a floating body and the core refuses integer and bool operands (no
+   integer kernel in PyTorch either). LT_INTERNAL, or'd into a kind, marks an op that the core uses
+   but the bindings do not export by name (it is no name of PyTorch's). */
 #define LT_INTS 1
 #define LT_FLOATS 0
 #define LT_BITS 2
+#define LT_FLOATS_ONLY 3
+#define LT_INTERNAL 4
+#define LT_KIND(kind) ((kind) % LT_INTERNAL) /* not & 3: nvcc's host compiler warns of a constant mask */
+/* whether a kind has an integer body, and a floating one that runs */
+#define LT_KIND_HAS_INT(kind) (LT_KIND(kind) == LT_INTS || LT_KIND(kind) == LT_BITS)
+#define LT_KIND_HAS_FLOAT(kind) (LT_KIND(kind) != LT_BITS)
 /* the floating body of an LT_BITS op: never run, it only names its operands */
 #define LT_NO_FLOAT1(v) (v)
 #define LT_NO_FLOAT2(a, b) ((void)(b), (a))
@@ -368,7 +377,8 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
    float32 and float64 only (float16 and bfloat16 are computed in float32; torch.nextafter refuses
    them) and has no derivative, as in PyTorch. floor_divide and div_trunc are torch.div's rounding
    modes 'floor' and 'trunc' (PyTorch's formulas; the integer ones wrap the lowest value divided by
-   -1, where PyTorch 1.13 dies of SIGFPE, and the core refuses an integer divisor 0 before). */
+   -1, where PyTorch 1.13 dies of SIGFPE, and the core refuses an integer divisor 0 before);
+   div_trunc is reached only so. hypot is C's (no overflow of a^2 + b^2; inf beside a NaN). */
 #define LT_BINARY_OPS(X)                                                        \
   X(add, LT_INTS, (a) + alpha * (b), LT_IADD(a, LT_IMUL(ialpha, b)))                  \
   X(sub, LT_INTS, (a) - alpha * (b), LT_ISUB(a, LT_IMUL(ialpha, b)))                  \
@@ -378,6 +388,7 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
   X(maximum, LT_INTS, ((a) != (a) || (a) > (b) ? (a) : (b)), ((a) > (b) ? (a) : (b))) \
   X(minimum, LT_INTS, ((a) != (a) || (a) < (b) ? (a) : (b)), ((a) < (b) ? (a) : (b))) \
   X(atan2, LT_FLOATS, atan2(a, b), 0)                                                 \
+  X(hypot, LT_FLOATS_ONLY, hypot(a, b), 0)                                            \
   X(fmod, LT_INTS, fmod(a, b), lt_ifmod(a, b))                                        \
   X(remainder, LT_INTS, lt_fremainder(a, b), lt_iremainder(a, b))                    \
   X(bitwise_and, LT_BITS, LT_NO_FLOAT2(a, b), (a) & (b))                             \
@@ -402,7 +413,7 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
   X(special_laguerre_polynomial_l, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 2), 0) \
   X(special_legendre_polynomial_p, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 3), 0) \
   X(floor_divide, LT_INTS, (T)lt_fdiv_floor(a, b), lt_idiv_floor(a, b)) \
-  X(div_trunc, LT_INTS, trunc((a) / (b)), lt_idiv_trunc(a, b))
+  X(div_trunc, LT_INTS | LT_INTERNAL, trunc((a) / (b)), lt_idiv_trunc(a, b))
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_BINARY_##name,
@@ -442,7 +453,7 @@ LT_HD bool lt_unary_has_int(lt_unary_op op) {
 }
 LT_HD bool lt_binary_has_int(lt_binary_op op) {
   switch (op) {
-#define LT_X(name, kind, fbody, ibody) case LT_BINARY_##name: return kind;
+#define LT_X(name, kind, fbody, ibody) case LT_BINARY_##name: return LT_KIND_HAS_INT(kind);
     LT_BINARY_OPS(LT_X)
 #undef LT_X
     default: return false;
@@ -459,7 +470,16 @@ LT_HD bool lt_unary_int_only(lt_unary_op op) {
 }
 LT_HD bool lt_binary_int_only(lt_binary_op op) {
   switch (op) {
-#define LT_X(name, kind, fbody, ibody) case LT_BINARY_##name: return kind == LT_BITS;
+#define LT_X(name, kind, fbody, ibody) case LT_BINARY_##name: return LT_KIND(kind) == LT_BITS;
+    LT_BINARY_OPS(LT_X)
+#undef LT_X
+    default: return false;
+  }
+}
+/* whether a binary op refuses integer and bool operands (LT_FLOATS_ONLY) */
+LT_HD bool lt_binary_floats_only(lt_binary_op op) {
+  switch (op) {
+#define LT_X(name, kind, fbody, ibody) case LT_BINARY_##name: return LT_KIND(kind) == LT_FLOATS_ONLY;
     LT_BINARY_OPS(LT_X)
 #undef LT_X
     default: return false;

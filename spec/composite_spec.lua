@@ -14,7 +14,6 @@ describe('composite elementwise functions', function()
     { 'lerp (weight near 1)', function(a, b) return a:lerp(b, 0.8) end, function(a, b) return b - (b - a) * 0.2 end },
     { 'addcmul', function(a, b) return a:addcmul(a, b, { value = 0.5 }) end, function(a, b) return a + 0.5 * a * b end },
     { 'addcdiv', function(a, b) return a:addcdiv(a, b + 3, { value = 2 }) end, function(a, b) return a + 2 * a / (b + 3) end },
-    { 'hypot', function(a, b) return torch.hypot(a, b) end, function(a, b) return math.sqrt(a * a + b * b) end },
     { 'logaddexp', function(a, b) return torch.logaddexp(a, b) end, function(a, b) return math.log(math.exp(a) + math.exp(b)) end },
     { 'fmax', function(a, b) return torch.fmax(a, b) end, function(a, b) return math.max(a, b) end },
     { 'fmin', function(a, b) return torch.fmin(a, b) end, function(a, b) return math.min(a, b) end },
@@ -82,7 +81,6 @@ describe('composite elementwise functions', function()
       function(a, b) return a:lerp(b, b:sigmoid()) end,
       function(a, b) return a:addcmul(a, b, { value = 0.5 }) end,
       function(a, b) return a:addcdiv(a, b, { value = 2 }) end,
-      function(a, b) return torch.hypot(a, b) end,
       function(a, b) return torch.logaddexp(a, b) end,
       function(a, b) return torch.xlogy(a, b) end,
       function(a) return a:sinc() end,
@@ -283,21 +281,13 @@ describe("diagonal's gradient", function()
     local big = torch.randn({ 1000, 1000 }, { device = d }) -- 4 MB
     local s = big[{ { 1, 2 }, { 1, 2 } }]:requires_grad_()
     local y = s:diagonal():sum()
-    collectgarbage()
-    collectgarbage()
-    local base = torch.memory.allocated(d)
-    torch.memory.reset_peak(d)
-    y:backward()
-    local used = torch.memory.max_allocated(d) - base
+    local used = H.peak_bytes(d, function() y:backward() end)
     assert.is_true(used < 64 * 1024, string.format('backward allocated %d bytes for a 2 x 2 slice', used))
     H.assert_values(s.grad, { { 1, 0 }, { 0, 1 } }, 0)
     s.grad = nil
     local t = big[{ { 3, 5 }, { 2, 4 } }]:requires_grad_()
     local tr = torch.trace(t)
-    torch.memory.reset_peak(d)
-    base = torch.memory.allocated(d)
-    tr:backward()
-    assert.is_true(torch.memory.max_allocated(d) - base < 64 * 1024, 'trace')
+    assert.is_true(H.peak_bytes(d, function() tr:backward() end) < 64 * 1024, 'trace')
     H.assert_values(t.grad, { { 1, 0, 0 }, { 0, 1, 0 }, { 0, 0, 1 } }, 0)
   end)
 end)
@@ -405,6 +395,59 @@ describe('composite shape functions', function()
       { { 61, 2, 3 }, { 144, 5, 6 } })
     H.assert_values(x, { { 1, 2, 3 }, { 4, 5, 6 } }) -- out of place
     H.assert_values(x:index_fill(1, torch.tensor({ 2 }), -1), { { 1, 2, 3 }, { -1, -1, -1 } })
+  end)
+end)
+
+describe("unfold's gradient", function()
+  it('adds the windows\' gradients into zeros of the input\'s shape (overlapping, gapped, non-contiguous)', function()
+    -- u = x:unfold(dim, size, step): u[..., i, ..., j] = x[..., (i - 1) * step + j, ...], so
+    -- dL/dx[p] is the sum of w over the windows and positions that read element p
+    for _, c in ipairs { { 2, 3, 1 }, { 2, 2, 3 }, { 1, 2, 2 }, { 2, 6, 1 } } do
+      local dim, size, step = c[1], c[2], c[3]
+      local x = leaf({ 3, 6 })
+      local u = x:unfold(dim, size, step)
+      assert.is_truthy(u.grad_fn.name:find('^UnfoldBackward0')) -- its own node, not as_strided's
+      local w = torch.randn(u.shape, { dtype = torch.float64 })
+      ;(u * w):sum():backward()
+      local want = H.map(x:detach():totable(), function() return 0 end)
+      local wt = w:totable()
+      for i = 1, u:size(1) do
+        for k = 1, u:size(2) do
+          for j = 1, size do
+            local r, q = i, k
+            if dim == 1 then r = (i - 1) * step + j else q = (k - 1) * step + j end
+            want[r][q] = want[r][q] + wt[i][k][j]
+          end
+        end
+      end
+      H.assert_values(x.grad, want, 1e-12, table.concat(c, ', '))
+    end
+    assert.is_true(gradcheck(function(t) return t:t():unfold(1, 2, 1) end, { leaf({ 3, 4 }) }))
+    assert.is_true(gradcheck(function(t) return t:unfold(1, 2, 3) end, { leaf({ 7 }) }))
+  end)
+
+  it('differentiates twice: the gradient of the fold is unfold again (gradgradcheck)', function()
+    assert.is_true(torch.autograd.gradgradcheck(function(a) return a:unfold(2, 3, 1):pow(3) end, { leaf({ 2, 5 }) }))
+    assert.is_true(torch.autograd.gradgradcheck(function(a) return a:unfold(1, 2, 2):sin() end, { leaf({ 5, 2 }) }))
+    -- the gradient of the windows' squares is 2 n x (n: how many windows read each element), so
+    -- the gradient of sum(w * that) is 2 n w
+    local x = leaf({ 5 })
+    local g = torch.autograd.grad((x:unfold(1, 3, 1) ^ 2):sum(), x, { create_graph = true })[1]
+    local w = torch.randn({ 5 }, { dtype = torch.float64 })
+    local count = { 1, 2, 3, 2, 1 }
+    H.assert_values(g, H.map(x:detach():totable(), function(v, n) return 2 * n * v end, count), 1e-12)
+    local gg = torch.autograd.grad((g * w):sum(), x)[1]
+    H.assert_values(gg, H.map(w:totable(), function(v, n) return 2 * n * v end, count), 1e-12)
+  end)
+
+  it("allocates the input's size in backward, not its storage's (a slice of a large tensor)", function()
+    local d = 'cpu:1'
+    local big = torch.randn({ 1000, 1000 }, { device = d }) -- 4 MB
+    local s = big[{ { 1, 2 }, { 1, 4 } }]:requires_grad_()
+    local y = s:unfold(2, 2, 1):sum()
+    local used = H.peak_bytes(d, function() y:backward() end)
+    assert.is_true(used < 64 * 1024, string.format('backward allocated %d bytes for a 2 x 4 slice', used))
+    H.assert_values(s.grad, { { 1, 2, 2, 1 }, { 1, 2, 2, 1 } }, 0)
   end)
 end)
 

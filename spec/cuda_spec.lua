@@ -196,7 +196,7 @@ describe('torch.cuda with a GPU', function()
       local row = (torch.rand(6) + 0.5):to(dt)
       local ga, gb, grow = a:to('cuda'), b:to('cuda'), row:to('cuda')
       local tol = 4 * H.tol(dt) + 1e-6
-      for _, op in ipairs { 'add', 'sub', 'mul', 'div', 'maximum', 'minimum', 'pow', 'atan2', 'fmod', 'remainder' } do
+      for _, op in ipairs { 'add', 'sub', 'mul', 'div', 'maximum', 'minimum', 'pow', 'atan2', 'hypot', 'fmod', 'remainder' } do
         local ta = op == 'pow' and b or a
         local ga2 = op == 'pow' and gb or ga
         same(ga2[op](ga2, gb):cpu(), ta[op](ta, b), tol, op .. ' ' .. tostring(dt))
@@ -204,6 +204,9 @@ describe('torch.cuda with a GPU', function()
         same(ga2[op](ga2, 1.5):cpu(), ta[op](ta, 1.5), tol, op .. ' number ' .. tostring(dt))
       end
       same(ga:add(gb, { alpha = 2 }):cpu(), a:add(b, { alpha = 2 }), tol, 'add alpha')
+      local special = torch.tensor({ math.huge, 0 / 0, -math.huge, 0 / 0, 2e38 }, { dtype = torch.float64 }):to(dt)
+      local other = torch.tensor({ 0 / 0, -math.huge, 1, 2, -1e38 }, { dtype = torch.float64 }):to(dt)
+      same(torch.hypot(special:cuda(), other:cuda()):cpu(), torch.hypot(special, other), tol, 'hypot inf, nan, overflow')
       for _, op in ipairs { 'eq', 'ne', 'lt', 'le', 'gt', 'ge' } do
         same(ga[op](ga, gb):cpu(), a[op](a, b), 0, op)
         same(ga[op](ga, 0):cpu(), a[op](a, 0), 0, op .. ' number')

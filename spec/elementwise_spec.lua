@@ -385,3 +385,83 @@ describe('the small-op fast path', function()
     assert.are.same({ { 1 }, { 2 }, { 3 } }, z:totable())
   end)
 end)
+
+describe('hypot, a kernel of the binary op table', function()
+  local f64 = { dtype = torch.float64 }
+  local inf, nan = math.huge, 0 / 0
+
+  it('computes sqrt(a^2 + b^2) in each floating dtype, without overflow where the result fits', function()
+    local av, bv = { 3, -5, 0, 1e-3, 2.5, -0.75 }, { 4, 12, 0, -1e-3, -7, 0.5 }
+    for _, dt in ipairs(H.float_dtypes) do
+      local a, b = torch.tensor(av, { dtype = dt }), torch.tensor(bv, { dtype = dt })
+      local want = {}
+      for i = 1, #av do
+        local x, y = a[i], b[i] -- the values as dt holds them
+        want[i] = math.sqrt(x * x + y * y)
+      end
+      local r = torch.hypot(a, b)
+      assert.are.equal(dt, r.dtype)
+      H.assert_values(r, want, H.tol(dt), tostring(dt))
+      H.assert_values(a:hypot(b), want, H.tol(dt), tostring(dt) .. ' method')
+    end
+    -- a^2 + b^2 overflows where the result does not
+    H.assert_values(torch.hypot(torch.tensor({ 1e200, -3e300 }, f64), torch.tensor({ 1e200, 4e300 }, f64)),
+      { 1e200 * math.sqrt(2), 5e300 }, 1e-15)
+    local a32, b32 = torch.tensor({ 2e38 }), torch.tensor({ 1e38 })
+    H.assert_values(torch.hypot(a32, b32), { math.sqrt(a32[1] ^ 2 + b32[1] ^ 2) }, 1e-6, 'float32')
+  end)
+
+  it('is infinite where an operand is, even beside a NaN; NaN beside a finite value', function()
+    local r = torch.hypot(torch.tensor({ inf, nan, -inf, nan, 1 }, f64), torch.tensor({ nan, -inf, 2, 1, nan }, f64))
+    H.assert_values(r, { inf, inf, inf, nan, nan }, 0)
+  end)
+
+  it('takes floating operands only (PyTorch has no integer kernel), promoting an integer one beside them', function()
+    H.raises(function() return torch.hypot(torch.tensor({ 3 }), torch.tensor({ 4 })) end, 'hypot', 'int64')
+    H.raises(function() return torch.tensor({ true }):hypot(torch.tensor({ false })) end, 'hypot', 'bool')
+    H.raises(function() torch.tensor({ 3 }, { dtype = torch.int32 }):hypot_(torch.tensor({ 4 })) end, 'hypot_', 'int64')
+    H.raises(function() torch.tensor({ 3 }):hypot_(2.5) end, "can't be cast")
+    local r = torch.hypot(torch.tensor({ 3 }), torch.tensor({ 4.0 }, f64))
+    assert.are.equal(torch.float64, r.dtype)
+    H.assert_values(r, { 5 }, 0)
+    H.assert_values(torch.hypot(torch.tensor({ 3.0, 6.0 }), 4), { 5, math.sqrt(52) }, 1e-6)
+    local x = torch.tensor({ 3.0, 5.0 }, f64)
+    assert.is_true(rawequal(x, x:hypot_(torch.tensor({ 4.0, 12.0 }, f64))))
+    H.assert_values(x, { 5, 13 }, 0)
+  end)
+
+  it("differentiates as PyTorch, a / hypot and b / hypot (NaN at 0, 0), twice and in place", function()
+    local a, b = H.leaf({ 2, 3 }, 0.5, 2), H.leaf({ 3 }, -2, -0.5)
+    assert.are.equal('HypotBackward0', torch.hypot(a, b).grad_fn.name)
+    assert.is_true(torch.autograd.gradcheck(torch.hypot, { a, b }))
+    assert.is_true(torch.autograd.gradgradcheck(torch.hypot, { a, b }))
+    assert.is_true(torch.autograd.gradcheck(function(x) return torch.hypot(x, -2.5) end, { a }))
+    assert.is_true(torch.autograd.gradcheck(function(x, y)
+      local t = x * 1
+      t:hypot_(y)
+      return t
+    end, { a, b }))
+    local z = torch.zeros(2, f64):requires_grad_()
+    local w = torch.tensor({ 0.0, -2.0 }, f64):requires_grad_()
+    torch.hypot(z, w):sum():backward()
+    H.assert_values(z.grad, { nan, 0 }, 0)
+    H.assert_values(w.grad, { nan, -1 }, 0)
+  end)
+end)
+
+describe("div's rounding modes", function()
+  it("reach the op table's div_trunc, which torch and tensors do not export (no name of PyTorch's)", function()
+    assert.is_nil(rawget(torch, 'div_trunc'))
+    assert.is_nil(torch.div_trunc)
+    assert.is_nil(torch.Tensor.div_trunc)
+    assert.is_nil(torch.Tensor.div_trunc_)
+    local x = torch.tensor({ 7, -7 })
+    assert.is_nil(x.div_trunc)
+    H.assert_values(torch.div(x, 2, { rounding_mode = 'trunc' }), { 3, -3 }, 0)
+    H.assert_values(x:div(-2, { rounding_mode = 'trunc' }), { -3, 3 }, 0)
+    H.assert_values(torch.div(torch.tensor({ 7.5, -7.5 }), 2, { rounding_mode = 'trunc' }), { 3, -3 }, 0)
+    H.assert_values(torch.div(torch.tensor({ 7.5, -7.5 }), 2, { rounding_mode = 'floor' }), { 3, -4 }, 0)
+    x:div_(2, { rounding_mode = 'trunc' })
+    H.assert_values(x, { 3, -3 }, 0)
+  end)
+end)

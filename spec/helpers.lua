@@ -203,6 +203,16 @@ function H.map(t, f, u)
   return r
 end
 
+-- the most memory that f() allocates on device d beyond what was allocated before (bytes)
+function H.peak_bytes(d, f)
+  collectgarbage()
+  collectgarbage()
+  local base = torch.memory.allocated(d)
+  torch.memory.reset_peak(d)
+  f()
+  return torch.memory.max_allocated(d) - base
+end
+
 -- a float64 leaf of the shape with values drawn in [lo, hi) (0.5 to 1.5 by default)
 function H.leaf(shape, lo, hi)
   lo, hi = lo or 0.5, hi or 1.5

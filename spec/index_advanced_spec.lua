@@ -15,6 +15,14 @@ local function source(nd) return H.from_ref({ shape = SHAPES[nd], data = REF['x'
 -- the key of a case, built from its Lua source
 local function key_of(case) return assert(load('return ' .. case.key, case.name, 't', { torch = torch }))() end
 
+-- the key with its index tensors moved by f (a key that is a tensor itself too)
+local function moved_key(key, f)
+  if torch.is_tensor(key) then return f(key) end
+  local r = {}
+  for i, k in ipairs(key) do r[i] = torch.is_tensor(k) and f(k) or k end
+  return r
+end
+
 -- the dims of an nd-tensor in reverse order
 local function reversed(nd)
   local r = {}
@@ -119,8 +127,8 @@ describe('indexing with PyTorch\'s forms in the table form', function()
 
   it('works on another device (cpu:1) with index tensors on cpu:0 or on that device', function()
     for _, case in ipairs(REF.cases) do
-      local key, moved = key_of(case), {}
-      for i, k in ipairs(key) do moved[i] = torch.is_tensor(k) and k:to('cpu:1') or k end
+      local key = key_of(case)
+      local moved = moved_key(key, function(k) return k:to('cpu:1') end)
       for _, k in ipairs { key, moved } do
         local r = source(case.nd):to('cpu:1')[k]
         if torch.is_tensor(r) then assert.are.equal('cpu:1', tostring(r.device)) end
@@ -164,6 +172,67 @@ describe('indexing with PyTorch\'s forms in the table form', function()
         H.assert_values(y.grad, case.put_grad_y, 0, case.name .. ': gradient of the value')
       end
     end
+  end)
+
+  it('takes a 0-dim integer tensor key as the number it holds, as PyTorch (the reference cases: a view)', function()
+    assert.are.equal(3, torch.tensor({ 1, 2, 3 })[torch.tensor(3)]) -- an element: a number, as x[3]
+    assert.are.equal(2, torch.tensor({ 1, 2, 3 })[torch.tensor(-2, { dtype = torch.int32 })])
+    H.raises(function() return source(3)[torch.tensor(0)] end, 'index 0 is invalid')
+    local a = source(3):requires_grad_()
+    assert.are.equal('SelectBackward0', a[torch.tensor(2)].grad_fn.name)
+  end)
+
+  it('records an assignment with a basic key on a tensor with history as one node, written through the view', function()
+    local gradcheck, gradgradcheck = torch.autograd.gradcheck, torch.autograd.gradgradcheck
+    local keys = { { { 1, 2 }, 3 }, 2, { {}, { 1, 4, 2 } }, { '...', -1 }, { torch.newaxis, 2, { 2, 3 } }, { 3, 4 } }
+    for k, key in ipairs(keys) do
+      local r = torch.zeros(3, 4)[key]
+      local shape = type(r) == 'number' and {} or { table.unpack(r.shape) }
+      local a, v, b = H.leaf({ 3, 4 }), H.leaf(shape), H.leaf({ 1 })
+      local function assign(x, value)
+        local z = x * x
+        z[key] = value
+        return z
+      end
+      assert.are.equal('CopySlices', assign(a, v).grad_fn.name, 'key ' .. k)
+      assert.is_true(gradcheck(assign, { a, v }), 'key ' .. k)
+      assert.is_true(gradcheck(function(x) return assign(x, 1.5) * x end, { a }), 'key ' .. k .. ', a number')
+      assert.is_true(gradcheck(function(x, y) return assign(x, y * 2) end, { a, b }), 'key ' .. k .. ', broadcast')
+      assert.is_true(gradgradcheck(function(x, y) return assign(x, y * y) * x end, { a, v }), 'key ' .. k .. ', twice')
+      -- the same gradients as the assignment by put_ (Tensor._index_put, the path of index tensors)
+      local w = torch.randn({ 3, 4 }, { dtype = torch.float64 })
+      local function grads(put)
+        local x, y = a:detach():requires_grad_(), v:detach():requires_grad_()
+        local z = x * x
+        if put then torch.Tensor._index_put(z, key, y) else z[key] = y end
+        local loss = (z * w):sum()
+        loss:backward()
+        return x.grad, y.grad
+      end
+      local gx, gy = grads(false)
+      local px, py = grads(true)
+      H.assert_values(gx, px:totable(), 1e-12, 'key ' .. k .. ': x')
+      H.assert_values(gy, py:dim() == 0 and { py:item() } or py:totable(), 1e-12, 'key ' .. k .. ': value')
+    end
+    -- into a tensor without history, a value that requires grad: the tensor takes history
+    local v = H.leaf({ 4 })
+    local z = torch.zeros(3, 4, { dtype = torch.float64 })
+    z[2] = v
+    assert.is_true(z.requires_grad)
+    local loss = (z * 3):sum()
+    loss:backward()
+    H.assert_values(v.grad, { 3, 3, 3, 3 }, 0)
+  end)
+
+  it('writes a basic key under autograd without a pass over the whole tensor', function()
+    local d = 'cpu:1'
+    local a = torch.randn({ 1000, 1000 }, { device = d }):requires_grad_()
+    local z = a * 1 -- 4 MB
+    local v = torch.ones(3, { device = d })
+    local used = H.peak_bytes(d, function() z[{ 2, { 1, 3 } }] = v end)
+    assert.is_true(used < 64 * 1024, string.format('the assignment allocated %d bytes', used))
+    z:sum():backward()
+    H.assert_values(a.grad[{ { 1, 2 }, { 1, 4 } }], { { 1, 1, 1, 1 }, { 0, 0, 0, 1 } }, 0)
   end)
 
   it('keeps the meaning of a plain Lua table in the key: a range, not a list of indices', function()
@@ -242,8 +311,7 @@ describe('indexing on a GPU', function()
   it(name, function()
     for _, case in ipairs(REF.cases) do
       local key = key_of(case)
-      local on_gpu = {}
-      for i, k in ipairs(key) do on_gpu[i] = torch.is_tensor(k) and k:cuda() or k end
+      local on_gpu = moved_key(key, function(k) return k:cuda() end)
       for _, k in ipairs { key, on_gpu } do
         local x = source(case.nd):cuda()
         local r = x[k]

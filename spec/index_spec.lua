@@ -407,6 +407,37 @@ describe('masked_fill and masked_fill_', function()
       'masked_fill_', 'single memory location')
     H.raises(function() x[torch.ones(3, 3, { dtype = torch.bool })] = 1 end, 'index assignment', 'mask', '[3, 3]')
   end)
+
+  it("record a 0-dim value tensor that requires grad: its gradient is the sum of the gradient where the mask is set", function()
+    local f64 = { dtype = torch.float64 }
+    local mask = torch.tensor({ { true, false, true }, { false, false, true } })
+    local x, v = H.leaf({ 2, 3 }), H.leaf({})
+    local y = x:masked_fill(mask, v)
+    assert.are.equal('MaskedFillBackward1', y.grad_fn.name) -- the C op's node, named as PyTorch's
+    local w = torch.tensor({ { 1, 2, 3 }, { 4, 5, 6 } }, f64)
+    local loss = (y * w):sum()
+    loss:backward()
+    assert.are.equal(1 + 3 + 6, v.grad:item())
+    H.assert_values(x.grad, { { 0, 2, 0 }, { 4, 5, 0 } }, 0)
+    -- against finite differences: both inputs, the value alone, in place on a non-leaf, twice
+    local m = torch.tensor({ true, false, true }) -- broadcast over the rows
+    local gradcheck = torch.autograd.gradcheck
+    assert.is_true(gradcheck(function(a, b) return a:masked_fill(m, b) end, { x, v }))
+    assert.is_true(gradcheck(function(a, b) return torch.masked_fill(a, mask, b) end, { x, v }))
+    local plain = torch.randn({ 2, 3 }, f64)
+    assert.is_true(gradcheck(function(b) return plain:masked_fill(m, b) end, { v }))
+    assert.is_true(gradcheck(function(a, b)
+      local t = a * 2
+      t:masked_fill_(m, b)
+      return t
+    end, { x, v }))
+    assert.is_true(torch.autograd.gradgradcheck(function(a, b) return a:masked_fill(m, b * b) * a end, { x, v }))
+    -- a value of another dtype takes its gradient in its own dtype
+    local v32 = torch.tensor(0.5):requires_grad_()
+    x:masked_fill(mask, v32):sum():backward()
+    assert.are.equal(torch.float32, v32.grad.dtype)
+    assert.are.equal(3, v32.grad:item())
+  end)
 end)
 
 describe('gather', function()

@@ -86,7 +86,8 @@ def lua_item(it):
     raise TypeError(it)
 
 
-# (name, tensor: 3 or 4 dims, items, whether positions repeat)
+# (name, tensor: 3 or 4 dims, items, whether positions repeat); items that are not a list are the
+# key itself (x[t], not x[{ t }])
 A, B = T([3, 1, 4]), T([2, -1])
 CASES = [
     # basic forms: views
@@ -110,6 +111,8 @@ CASES = [
     ("last_dim_negative", 3, [R(), R(), T([-1, 1, -6])], False),
     ("int32", 3, [R(), T([5, 2], "int32")], False),
     ("zero_dim_tensor", 3, [R(), T(2)], False),
+    ("zero_dim_tensor_alone", 3, T(2), False),
+    ("zero_dim_tensor_alone_negative", 3, T(-1, "int32"), False),
     ("number_then_tensor", 3, [2, T([4, 1])], False),
     ("number_gap_tensor", 3, [2, R(), T([4, 1])], False),
     ("ellipsis_tensor", 4, [ELL, B], False),
@@ -173,15 +176,16 @@ def weights(n, k):
 
 ref = {"x3": source(3).reshape(-1), "x4": source(4).reshape(-1), "cases": []}
 for name, nd, items, repeated in CASES:
-    key = tuple(py_item(it) for it in items)
+    bare = not isinstance(items, list)
+    key = py_item(items) if bare else tuple(py_item(it) for it in items)
     x = source(nd)
     r = x[key]
     n = r.numel()
     case = {
         "name": name,
         "nd": nd,
-        "key": "{ " + ", ".join(lua_item(it) for it in items) + " }",
-        "python": "x[" + ", ".join(py_text(k) for k in key) + "]",
+        "key": lua_item(items) if bare else "{ " + ", ".join(lua_item(it) for it in items) + " }",
+        "python": "x[" + (py_text(key) if bare else ", ".join(py_text(k) for k in key)) + "]",
         "shape": list(r.shape),
         "values": r.reshape(-1),
         "view": r._base is x,

@@ -198,7 +198,7 @@ static int binary_t(void *stream, int op, void *out, const void *a, const void *
   switch (op) {
 #define LT_X(name, kind, fbody, ibody)                                                                    \
   case LT_BINARY_##name:                                                                                  \
-    if constexpr (is_floating<ST>::value ? kind != LT_BITS : kind != LT_FLOATS)                           \
+    if constexpr (is_floating<ST>::value ? LT_KIND_HAS_FLOAT(kind) : LT_KIND_HAS_INT(kind))               \
       LAUNCH((binary_k<ST, bin_##name, G>), n, (ST *)out, (const ST *)a, (const ST *)b, from_bits<ST>(sa), \
              from_bits<ST>(sb), alpha, ialpha, g);                                                        \
     else return -1;

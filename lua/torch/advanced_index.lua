@@ -2,8 +2,9 @@
 -- x[{ i1, {}, i2 }] = v. For a read, the binding (bindings/tensor.c) applies the basic forms of the
 -- key (numbers, ranges, '...', torch.newaxis) as a view and hands the index tensors here, each with
 -- the dim of that view it indexes; they are gathered with permute, reshape and index_select. A write
--- reads the same key from a tensor of x's flat positions and put_s the value there. Composed of
--- existing ops, both work on every device and pass gradients.
+-- with index tensors reads the same key from a tensor of x's flat positions and put_s the value
+-- there (a write with a basic key is the binding's, through the view). Composed of existing ops,
+-- both work on every device and pass gradients.
 -- PyTorch's rules: index tensors (int64/int32 values, 1-based, negative from the end; a bool mask
 -- of k dims stands for the k index tensors of its true positions) are broadcast together; their
 -- result dims replace theirs where they are adjacent in the key, and come first otherwise.
@@ -142,8 +143,8 @@ local function put(x, key, value)
   x:put_(at, value)
 end
 
---- x[key] = value for a key with index tensors, or when autograd records the assignment (x or the
---- value requires grad): the elements of x that x[key] reads take value (a number, a boolean or a
+--- x[key] = value for a key with index tensors (or a basic key too long for the binding to record
+--- under autograd): the elements of x that x[key] reads take value (a number, a boolean or a
 --- tensor broadcast to x[key]'s shape), by put_ at their flat positions, so that the write is
 --- recorded on x itself (not on a view of it); repeated positions take one of their values
 function Tensor._index_put(x, key, value)

@@ -123,21 +123,6 @@ both('addcdiv', function(x, a, b, o)
   return x + (a / b) * v
 end)
 
---- sqrt(a^2 + b^2) without overflow (scaled by the larger of |a| and |b|); inf where either is
---- infinite, even beside a NaN (C's hypot); an integer operand beside a floating one is promoted
-both('hypot', function(a, b)
-  check_tensor(a, 'hypot')
-  b = operand(a, b)
-  local dt = torch.promote_types(a.dtype, b.dtype)
-  if dt.is_floating_point then a, b = a:to(dt), b:to(dt) end
-  check_floating('hypot', a, b)
-  local aa, ab = a:abs(), b:abs()
-  local m = torch.maximum(aa, ab)
-  local s = torch.where(m:eq(0):logical_or(m:eq(math.huge)), torch.ones_like(m), m)
-  local r = s * ((aa / s) ^ 2 + (ab / s) ^ 2):sqrt()
-  return torch.where(aa:eq(math.huge):logical_or(ab:eq(math.huge)), torch.full_like(r, math.huge), r)
-end)
-
 -- log(base^a + base^b) without overflow, from the larger; equal operands (infinities) give
 -- a + log(2) (a + 1 for base 2). exp and log1p are of base e or 2.
 local function log_add(op, a, b, exp, log1p, log2)
@@ -264,9 +249,6 @@ end)
 
 -- on the tensors' metatable, reached without making a tensor (that would fix the CPU device count)
 debug.getregistry()['torch.Tensor'].__idiv = function(a, b) return torch.floor_divide(a, b) end
--- div's rounding mode 'trunc' is an op of the C table, reached as torch.div(a, b, {rounding_mode =
--- 'trunc'}): not a name of PyTorch's
-torch.div_trunc, Tensor.div_trunc, Tensor.div_trunc_ = nil, nil, nil
 
 --- torch.fill(x, value): a tensor of x's shape, dtype and device filled with value (a number or a
 --- 0-D tensor; x's gradient is zero, value's the sum of the upstream one)
@@ -695,21 +677,6 @@ function torch.where(cond, ...)
     return nonzero_tuple(cond)
   end
   return c_where(cond, ...)
-end
-
--- masked_fill with a 0-dim value tensor that requires grad (the C op refuses one): the value where
--- mask is set, through where, so the value's gradient is the sum of the gradient there (as PyTorch);
--- the C op checks the arguments first
-do
-  local c_masked_fill = Tensor.masked_fill
-  both('masked_fill', function(x, mask, value, ...)
-    if not (torch.is_tensor(value) and value.requires_grad and torch.is_grad_enabled()) then
-      return c_masked_fill(x, mask, value, ...)
-    end
-    check_tensor(x, 'masked_fill')
-    c_masked_fill(x:detach(), mask, value:detach(), ...)
-    return c_where(mask, value:to(x.dtype), x)
-  end)
 end
 
 -- the helpers, for the other composed families

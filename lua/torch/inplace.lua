@@ -1,7 +1,7 @@
 -- The in-place forms of PyTorch's tensor ops that the C kernels do not provide, their aliases, and
 -- the torch.* forms of the in-place functions PyTorch's torch namespace has (torch.abs_(x), ...):
 -- in-place comparisons and logicals (1/0 written in self's dtype), the in-place composites
--- (addcmul_, cumsum_, lerp_, hypot_, ...), the in-place view ops (squeeze_, t_, transpose_,
+-- (addcmul_, cumsum_, lerp_, xlogy_, ...), the in-place view ops (squeeze_, t_, transpose_,
 -- as_strided_: self's sizes and strides change, not its elements), resize_, fill_diagonal_, and
 -- small helpers (is_same_size, is_signed, split_with_sizes, narrow_copy, torch.range,
 -- torch.scalar_tensor, torch.as_tensor, torch.asarray).
@@ -75,7 +75,7 @@ end
 
 -- the composites, written into self (its shape and dtype kept)
 for _, name in ipairs { 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addr', 'addbmm', 'baddbmm', 'cumsum', 'cumprod',
-  'lerp', 'floor_divide', 'heaviside', 'hypot', 'xlogy', 'logit', 'nan_to_num', 'sinc', 'deg2rad', 'rad2deg',
+  'lerp', 'floor_divide', 'heaviside', 'xlogy', 'logit', 'nan_to_num', 'sinc', 'deg2rad', 'rad2deg',
   'mvlgamma' } do
   assert(Tensor[name], name)
   in_place(name, Tensor[name])

@@ -307,6 +307,26 @@ both('as_strided', function(x, size, stride, offset)
   return x:_as_strided(size, stride, offset)
 end)
 
+-- unfold's gradient is the windows' gradients added back into zeros of the input's shape (PyTorch's
+-- unfold_backward: the input's size, not its storage's, as as_strided's gradient would take), an op
+-- whose own gradient is unfold again, so that both differentiate any number of times.
+local Unfold = torch.autograd.Function:extend('UnfoldBackward0')
+local UnfoldBack = torch.autograd.Function:extend('UnfoldBackwardBackward0')
+function Unfold.forward(ctx, x, dim, size, step, sizes, strides)
+  ctx.shape, ctx.dim, ctx.size, ctx.step = x.shape, dim, size, step
+  return x:_as_strided(sizes, strides, x:storage_offset())
+end
+function Unfold.backward(ctx, g) return UnfoldBack.apply(g, ctx.shape, ctx.dim, ctx.size, ctx.step) end
+function UnfoldBack.forward(ctx, g, shape, dim, size, step)
+  ctx.dim, ctx.size, ctx.step = dim, size, step
+  local z = torch.zeros(shape, { dtype = g.dtype, device = g.device })
+  -- element j of every window is a view of z without overlaps (windows overlap when step < size)
+  local windows, last = z:unfold(dim, size, step), g:dim()
+  for j = 1, size do windows:select(last, j):add_(g:select(last, j)) end
+  return z
+end
+function UnfoldBack.backward(ctx, g) return g:unfold(ctx.dim, ctx.size, ctx.step) end
+
 --- windows of `size` elements every `step` along dim, as a new last dimension
 both('unfold', function(x, dim, size, step)
   check_tensor(x, 'unfold')
@@ -327,7 +347,8 @@ both('unfold', function(x, dim, size, step)
   for i = 1, x:dim() do sizes[i], strides[i] = x:size(i), st[i] end
   sizes[dim], strides[dim] = count, st[dim] * step
   sizes[#sizes + 1], strides[#strides + 1] = size, st[dim]
-  return torch.as_strided(x, sizes, strides)
+  if x.requires_grad and torch.is_grad_enabled() then return Unfold.apply(x, dim, size, step, sizes, strides) end
+  return x:_as_strided(sizes, strides, x:storage_offset())
 end)
 
 both('take', function(x, index)
