@@ -404,8 +404,9 @@ static int work_size(double query) {
     if (rc < 0) return lt_error("linalg.ldl_solve: LAPACK's sytrs rejected argument %d", -rc);   \
     return LT_OK;                                                                                \
   }                                                                                              \
-  /* the LU factorisation of the m x n row-major a in place, pivots 1-based, *info getrf's */   \
-  static bool getrf_##sfx(T *a, int m, int n, int64_t *piv, int64_t *info) {                    \
+  /* lu (m x n row-major) = the LU factorisation of the m x n row-major a (which may be lu),   \
+     pivots 1-based, *info getrf's */                                                          \
+  static bool getrf_##sfx(const T *a, T *lu, int m, int n, int64_t *piv, int64_t *info) {       \
     const int k = m < n ? m : n;                                                               \
     T *w = malloc(sizeof(T) * (size_t)m * n + sizeof(int) * (size_t)k + 1);                     \
     if (!w) return false;                                                                      \
@@ -413,7 +414,7 @@ static int work_size(double query) {
     to_cm_##sfx(a, m, n, w, m);                                                                \
     LP.getrf[L](&m, &n, w, &m, ip, &rc);                                                       \
     if (rc >= 0) {                                                                             \
-      from_cm_##sfx(w, m, m, n, a);                                                            \
+      from_cm_##sfx(w, m, m, n, lu);                                                           \
       for (int i = 0; i < k; i++) piv[i] = ip[i];                                              \
       *info = rc;                                                                              \
     }                                                                                          \
@@ -452,10 +453,10 @@ LAPACK_OPS(double, f64, 1)
 /* sizes LAPACK's 32-bit ints hold, with room for the work arrays' products */
 static bool int_sized(int64_t n, int64_t k) { return n <= INT_MAX / 4 && k <= INT_MAX / 4 && n * (n + k) <= INT_MAX / 4; }
 
-bool lt_lapack_getrf(lt_dtype dt, void *a, int64_t m, int64_t n, int64_t *piv, int64_t *info) {
+bool lt_lapack_getrf(lt_dtype dt, const void *a, void *lu, int64_t m, int64_t n, int64_t *piv, int64_t *info) {
   if (!lt_lapack_available() || m < 1 || n < 1 || !int_sized(m, 0) || !int_sized(n, 0) || m * n > INT_MAX / 4)
     return false;
-  return dt == LT_FLOAT32 ? getrf_f32(a, (int)m, (int)n, piv, info) : getrf_f64(a, (int)m, (int)n, piv, info);
+  return dt == LT_FLOAT32 ? getrf_f32(a, lu, (int)m, (int)n, piv, info) : getrf_f64(a, lu, (int)m, (int)n, piv, info);
 }
 
 bool lt_lapack_getrs(lt_dtype dt, const void *lu, const int64_t *piv, int64_t n, void *b, int64_t k, bool trans) {

@@ -147,26 +147,32 @@ int lt_lu_factor(const lt_tensor_t *a, lt_tensor_t **lu, lt_tensor_t **piv, lt_t
   *lu = *piv = *info = NULL;
   LT_TRY(check_batch("lu_factor", "the input", a, false));
   const int64_t m = a->sizes[a->ndim - 2], n = a->sizes[a->ndim - 1], k = m < n ? m : n, batch = batch_of(a);
-  bool grad = lt_set_grad_enabled(false); /* the copy is written in place: no history for it */
-  lt_tensor_t *c = lt_clone(a);           /* contiguous */
+  bool grad = lt_set_grad_enabled(false); /* a's values only (no history) */
+  lt_tensor_t *src = lt_contiguous((lt_tensor_t *)a);
   lt_set_grad_enabled(grad);
   int64_t psizes[LT_MAX_DIM];
   memcpy(psizes, a->sizes, sizeof(int64_t) * (size_t)(a->ndim - 2));
   psizes[a->ndim - 2] = k;
+  lt_tensor_t *c = src ? lt_empty(a->ndim, a->sizes, a->dtype, a->device) : NULL;
   lt_tensor_t *p = c ? lt_empty(a->ndim - 1, psizes, LT_INT64, a->device) : NULL;
   lt_tensor_t *in = p ? lt_empty(a->ndim - 2, a->sizes, LT_INT64, a->device) : NULL;
   if (!in) {
+    lt_release(src);
     lt_release(c);
     lt_release(p);
     return LT_ERR;
   }
   int64_t *pv = lt_data(p), *iv = lt_data(in);
+  const size_t bytes = (size_t)(m * n) * lt_dtype_size(a->dtype);
   for (int64_t b = 0; b < batch; b++) {
-    void *mb = (char *)lt_data(c) + (size_t)(b * m * n) * lt_dtype_size(a->dtype);
-    if (k >= LU_LAPACK_MIN && lt_lapack_getrf(a->dtype, mb, m, n, pv + b * k, iv + b)) continue;
+    const void *sb = (const char *)lt_data(src) + (size_t)b * bytes;
+    void *mb = (char *)lt_data(c) + (size_t)b * bytes;
+    if (k >= LU_LAPACK_MIN && lt_lapack_getrf(a->dtype, sb, mb, m, n, pv + b * k, iv + b)) continue;
+    memcpy(mb, sb, bytes); /* factored in place by the loops */
     if (a->dtype == LT_FLOAT32) iv[b] = factor_f32((float *)mb, m, n, pv + b * k);
     else iv[b] = factor_f64((double *)mb, m, n, pv + b * k);
   }
+  lt_release(src);
   lt_bump_version(c);
   *lu = c, *piv = p, *info = in;
   return LT_OK;

@@ -290,4 +290,54 @@ describe('torch.linalg det, slogdet, solve and inv', function()
       for j = 1, 33, 8 do H.close(g.grad[i][j], -w[i][1] * xs[j], 1e-9, 'gA ' .. i .. ',' .. j) end
     end
   end)
+
+  it('inv at larger orders: against Gauss-Jordan, batches, one large matrix, singular ones, empty ones', function()
+    torch.manual_seed(12)
+    local f64 = torch.float64
+    -- a batch of 3, laid out transposed, against Gauss-Jordan in float64
+    for _, dt in ipairs { f64, torch.float32 } do
+      local n, tol = 45, dt == f64 and 1e-12 or 2e-6
+      local a = (torch.randn(3, n, n, { dtype = f64 }) + torch.eye(n, { dtype = f64 }) * n):transpose(-2, -1):to(dt)
+      local x = linalg.inv(a)
+      assert.is_true(x:is_contiguous())
+      local eye = torch.eye(n, { dtype = f64 }):totable()
+      for q = 1, 3 do H.assert_values(x[q], solve_ref(a[q]:double():totable(), eye), tol, 'inv ' .. q) end
+      -- small matrices (lu.c's loops): a batch of 2 x 2
+      local s = torch.tensor({ { { 4.0, 7 }, { 2, 6 } }, { { 0.0, 1 }, { 1, 0 } } }, { dtype = dt })
+      H.assert_values(linalg.inv(s), { { { 0.6, -0.7 }, { -0.2, 0.4 } }, { { 0, 1 }, { 1, 0 } } }, tol, '2 x 2')
+    end
+    -- one large matrix (getrf's blocked code, trsm): A X = I, float32 and float64; the input left
+    -- as it was by inv and by lu_factor (which factor copies of it)
+    local big = torch.randn(300, 300, { dtype = f64 }) + torch.eye(300, { dtype = f64 }) * 300
+    local kept = big:clone()
+    for _, dt in ipairs { f64, torch.float32 } do
+      local r = big:to(dt):matmul(linalg.inv(big:to(dt))) - torch.eye(300, { dtype = dt })
+      H.assert_values(r:abs():amax(), 0, dt == f64 and 1e-11 or 1e-4, 'A inv(A) = I at 300, ' .. tostring(dt))
+    end
+    local lu_big, piv_big = linalg.lu_factor(big)
+    assert.is_true(big:equal(kept))
+    local p, l, u = torch.lu_unpack(lu_big, piv_big)
+    H.assert_values((p:matmul(l):matmul(u) - big):abs():amax(), 0, 1e-12 * 300, 'P L U = A at 300')
+    -- a zero column 5 at order 33: PyTorch's error with the pivot; inv_ex's info,
+    -- and an inverse of infs or NaNs (the identity solved with the factors)
+    local z = torch.randn(33, 33, { dtype = f64 }) + torch.eye(33, { dtype = f64 }) * 33
+    z:select(2, 5):zero_()
+    H.raises(function() return linalg.inv(z) end,
+      'linalg.inv: The diagonal element 5 is zero, the inversion could not be completed because the input matrix is singular.')
+    local e = torch.eye(33, { dtype = f64 })
+    H.raises(function() return linalg.inv(torch.stack({ e, e, z })) end, 'linalg.inv: (Batch element 3): The diagonal element 5')
+    local zi, info = linalg.inv_ex(torch.stack({ z, e * 4 }))
+    assert.are.same({ 5, 0 }, info:totable())
+    assert.are.equal(torch.int32, info.dtype)
+    assert.is_false(zi[1]:isfinite():all():item())
+    H.assert_values(zi[2], (e / 4):totable(), 0, 'the regular one beside it')
+    -- empty batches and 0 x 0 matrices
+    assert.are.same({ 0, 3, 3 }, linalg.inv(torch.zeros(0, 3, 3)):size())
+    local i0, info0 = linalg.inv_ex(torch.zeros(2, 0, 0))
+    assert.are.same({ 2, 0, 0 }, i0:size())
+    assert.are.same({ 0, 0 }, info0:totable())
+    -- the gradient -X^T g X^T, and the second derivative, by finite differences
+    local m = (torch.randn(3, 3, { dtype = f64 }) + torch.eye(3, { dtype = f64 }) * 3):requires_grad_()
+    assert.is_true(torch.autograd.gradgradcheck(function(t) return linalg.inv(t) end, { m }))
+  end)
 end)

@@ -499,6 +499,16 @@ return function(linalg, h)
     return tol
   end
 
+  -- U, S^+ and Vh of a's reduced SVD (S^+: the inverses of the singular values above the tolerance,
+  -- zero for the others) and which singular values are kept (a bool mask)
+  local function svd_inverted(a, atol, rtol)
+    local u, s, vh = linalg.svd(a, false)
+    local smax = s:size(-1) > 0 and s:narrow(-1, 1, 1) or s
+    local keep = s:gt(tolerance(smax, a, atol, rtol))
+    local sinv = torch.where(keep, 1 / torch.where(keep, s, torch.ones_like(s)), torch.zeros_like(s))
+    return u, sinv, vh, keep
+  end
+
   --- linalg.pinv(A, {atol, rtol, hermitian = false}): the pseudo-inverse, from the SVD (from eigh
   --- when hermitian), singular values at or below the tolerance dropped
   function linalg.pinv(a, ...)
@@ -511,10 +521,7 @@ return function(linalg, h)
       local winv = torch.where(keep, 1 / torch.where(keep, w, torch.ones_like(w)), torch.zeros_like(w))
       return (v * winv:unsqueeze(-2)):matmul(mT(v))
     end
-    local u, s, vh = linalg.svd(a, false)
-    local smax = s:size(-1) > 0 and s:narrow(-1, 1, 1) or s
-    local keep = s:gt(tolerance(smax, a, atol, rtol))
-    local sinv = torch.where(keep, 1 / torch.where(keep, s, torch.ones_like(s)), torch.zeros_like(s))
+    local u, sinv, vh = svd_inverted(a, atol, rtol)
     return mT(vh):matmul(sinv:unsqueeze(-1) * mT(u))
   end
 
@@ -548,16 +555,19 @@ return function(linalg, h)
       error(string.format('linalg.lstsq: A is %s but B is %s', tostring(a.dtype), tostring(b.dtype)), 2)
     end
     local rcond = named('lstsq', { ... }, { 'rcond', 'driver' })
-    local vector = b:dim() == a:dim() - 1
+    local vector = h.vector_rhs(a, b)
     local bm = vector and b:unsqueeze(-1) or b
     if bm:dim() < 2 or bm:size(-2) ~= a:size(-2) then
       error(string.format('linalg.lstsq: A has %d rows but B %s', a:size(-2),
         bm:dim() < 2 and 'is not a matrix' or ('has ' .. bm:size(-2))), 2)
     end
-    local x = torch.matmul(linalg.pinv(a, { rtol = rcond }), bm)
+    -- A^+ B as V (S^+ (U^T B)), one SVD giving the rank too (matrix_rank's count, of the same
+    -- singular values and tolerance)
+    local u, sinv, vh, keep = svd_inverted(a, nil, rcond)
+    local x = mT(vh):matmul(sinv:unsqueeze(-1) * mT(u):matmul(bm))
     if vector then x = x:squeeze(-1) end
     local empty = torch.empty({ 0 }, { dtype = a.dtype })
-    return x, empty, linalg.matrix_rank(a, { rtol = rcond }), empty:clone()
+    return x, empty, keep:long():sum(-1), empty:clone()
   end
 
   -- the matrices of a along dims r, c moved last (r, c normalised, 1-based)

@@ -207,10 +207,12 @@ local function square_batch(a, op)
   end
 end
 
--- the LU factors and the sign of the permutation (a tensor of the batch shape)
-local function lu(a, op)
+-- the LU factors, pivots and infos; with_sign: and the sign of the permutation (a tensor of the
+-- batch shape)
+local function lu(a, op, with_sign)
   square_batch(a, op)
   local f, piv, info = torch._lu_factor(a)
+  if not with_sign then return f, piv, info end
   local n = a:size(-1)
   local swaps = piv:ne(torch.arange(1, n + 1, { dtype = torch.int64, device = a.device })):sum(-1)
   local sign = 1 - (swaps % 2) * 2
@@ -243,7 +245,7 @@ local function inv_t_graph(a)
 end
 
 function Det.forward(ctx, a)
-  local f, piv, _, sign = lu(a, 'det')
+  local f, piv, _, sign = lu(a, 'det', true)
   local d = f:diagonal(0, -2, -1):prod(-1) * sign:to(f.dtype)
   ctx:save_for_backward(f, piv, d)
   ctx.a = a
@@ -264,7 +266,7 @@ function linalg.det(a) return Det.apply(a) end
 -- logabsdet, the sign left in out.sign (it carries no gradient)
 local LogAbsDet = torch.autograd.Function:extend('LinalgSlogdetBackward0')
 function LogAbsDet.forward(ctx, a, out)
-  local f, piv, _, sign = lu(a, 'slogdet')
+  local f, piv, _, sign = lu(a, 'slogdet', true)
   local diag = f:diagonal(0, -2, -1)
   out.sign = diag:sign():prod(-1) * sign:to(f.dtype)
   ctx:save_for_backward(f, piv)
@@ -319,6 +321,17 @@ function Solve.backward(ctx, g)
   return -gb:matmul(mT(x)), gb
 end
 
+-- whether B is a vector (or a batch of them) for A: 1-D, or A's shape less its last dim (PyTorch's
+-- rule for solve and lstsq)
+local function vector_rhs(a, b)
+  if b:dim() == 1 then return true end
+  if b:dim() ~= a:dim() - 1 then return false end
+  for d = 1, b:dim() do
+    if b:size(d) ~= a:size(d) then return false end
+  end
+  return true
+end
+
 -- X with A X = B (left) or X A = B, the errors naming op (solve or inv); out: see Solve
 local function solve(a, b, op, left, out)
   square_batch(a, op)
@@ -333,12 +346,7 @@ local function solve(a, b, op, left, out)
     return mT(solve(mT(a), mT(b), op, true, out))
   end
   local n = a:size(-1)
-  -- a vector: 1-D, or A's shape less its last dim (PyTorch's rule)
-  local vector = b:dim() == 1
-  if b:dim() > 1 and b:dim() == a:dim() - 1 then
-    vector = true
-    for d = 1, b:dim() do vector = vector and b:size(d) == a:size(d) end
-  end
+  local vector = vector_rhs(a, b)
   local bm = vector and b:unsqueeze(-1) or b
   if bm:size(-2) ~= n then
     error(string.format('linalg.%s: A is %d by %d but B has %d rows', op, n, n, bm:size(-2)), 3)
@@ -399,7 +407,7 @@ torch.Tensor.logdet = torch.logdet
 torch.matrix_power, torch.Tensor.matrix_power = linalg.matrix_power, linalg.matrix_power
 torch.chain_matmul = function(...) return linalg.multi_dot({ ... }) end
 
-helpers.named, helpers.check_tensor, helpers.floating = named, check_tensor, floating
+helpers.named, helpers.check_tensor, helpers.floating, helpers.vector_rhs = named, check_tensor, floating, vector_rhs
 require('torch.lu')(linalg, helpers)
 require('torch.decompositions')(linalg, helpers)
 require('torch.linalg_composed')(linalg, helpers)
