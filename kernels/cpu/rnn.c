@@ -15,9 +15,9 @@ typedef struct {
     const cell_t *a = ctx;                                                                           \
     int64_t H = a->H;                                                                                \
     for (int64_t n = b; n < e; n++) {                                                                \
-      const T *g = (const T *)a->g + n * 4 * H, *c = (const T *)a->c + n * H;                        \
-      T *h = (T *)a->h + n * H, *c2 = (T *)a->c2 + n * H;                                            \
-      for (int64_t j = 0; j < H; j++)                                                                \
+      const T *restrict g = (const T *)a->g + n * 4 * H, *restrict c = (const T *)a->c + n * H;      \
+      T *restrict h = (T *)a->h + n * H, *restrict c2 = (T *)a->c2 + n * H;                          \
+      _Pragma("omp simd") for (int64_t j = 0; j < H; j++)                                            \
         lt_lstm_cell_fwd_##SUF(g[j], g[H + j], g[2 * H + j], g[3 * H + j], c[j], &h[j], &c2[j]);     \
     }                                                                                                \
   }                                                                                                  \
@@ -25,10 +25,11 @@ typedef struct {
     const cell_t *a = ctx;                                                                           \
     int64_t H = a->H;                                                                                \
     for (int64_t n = b; n < e; n++) {                                                                \
-      const T *g = (const T *)a->g + n * 4 * H, *c = (const T *)a->c + n * H;                        \
-      const T *dh = a->dh ? (const T *)a->dh + n * H : NULL, *dc2 = a->dc2 ? (const T *)a->dc2 + n * H : NULL; \
-      T *dg = (T *)a->dg + n * 4 * H, *dc = (T *)a->dc + n * H;                                      \
-      for (int64_t j = 0; j < H; j++) {                                                              \
+      const T *restrict g = (const T *)a->g + n * 4 * H, *restrict c = (const T *)a->c + n * H;      \
+      const T *restrict dh = a->dh ? (const T *)a->dh + n * H : NULL;                                \
+      const T *restrict dc2 = a->dc2 ? (const T *)a->dc2 + n * H : NULL;                             \
+      T *restrict dg = (T *)a->dg + n * 4 * H, *restrict dc = (T *)a->dc + n * H;                    \
+      _Pragma("omp simd") for (int64_t j = 0; j < H; j++) {                                          \
         T d[4];                                                                                      \
         lt_lstm_cell_bwd_##SUF(g[j], g[H + j], g[2 * H + j], g[3 * H + j], c[j], dh ? dh[j] : (T)0, \
                                dc2 ? dc2[j] : (T)0, d, &dc[j]);                                      \
