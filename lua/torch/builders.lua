@@ -28,9 +28,13 @@ local function at_least(x, n)
   if x:dim() == 1 then return x:reshape(1, x:size(1), 1) end
   return x:unsqueeze(3)
 end
-torch.atleast_1d = function(x) return at_least(x, 1) end
-torch.atleast_2d = function(x) return at_least(x, 2) end
-torch.atleast_3d = function(x) return at_least(x, 3) end
+for n = 1, 3 do
+  local op = 'atleast_' .. n .. 'd'
+  torch[op] = function(x)
+    if not torch.is_tensor(x) then error(string.format('%s: expected a tensor, got %s', op, type(x)), 2) end
+    return at_least(x, n)
+  end
+end
 
 -- the tensors of ts, each given at least n dims
 local function each_at_least(op, ts, n)

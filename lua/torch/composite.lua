@@ -58,8 +58,11 @@ local function broadcast_shape(shapes, op, level)
 end
 
 -- a number or tensor operand as a tensor of x's device and dtype
-local function operand(x, v)
+local function operand(x, v, op)
   if torch.is_tensor(v) then return v end
+  if type(v) ~= 'number' and type(v) ~= 'boolean' then
+    error(string.format('%s: expected other to be a tensor or a number, got %s', op or 'operand', type(v)), 3)
+  end
   return torch.full({}, v, { dtype = x.dtype, device = x.device })
 end
 
@@ -145,7 +148,7 @@ end)
 --- x * log(y), 0 where x is 0 (unless y is NaN)
 both('xlogy', function(x, y)
   check_tensor(x, 'xlogy')
-  y = operand(x, y)
+  y = operand(x, y, 'xlogy')
   local r = x * y:log()
   return torch.where(x:eq(0):logical_and(y:eq(y)), torch.zeros_like(r), r)
 end)
@@ -213,7 +216,7 @@ end)
 --- x:heaviside(values): 0 below 0, 1 above, values at 0
 both('heaviside', function(x, values)
   check_tensor(x, 'heaviside')
-  values = operand(x, values)
+  values = operand(x, values, 'heaviside')
   local step = x:gt(0):to(x.dtype)
   return torch.where(x:eq(0), values:to(x.dtype), step)
 end)
@@ -529,6 +532,8 @@ both('vdot', function(a, b) return a:dot(b) end)
 
 --- the Kronecker product
 both('kron', function(a, b)
+  check_tensor(a, 'kron')
+  check_tensor(b, 'kron', 'other')
   local n = math.max(a:dim(), b:dim())
   local function padded(x)
     local s = {}

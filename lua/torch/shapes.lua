@@ -164,7 +164,8 @@ both('diff', function(x, n, dim, prepend, append)
   check_tensor(x, 'diff')
   if x:dim() == 0 then error('diff: expected an input of at least one dimension, got a 0-D tensor', 2) end
   if type(n) == 'table' then n, dim, prepend, append = n.n, n.dim, n.prepend, n.append end
-  n, dim = n or 1, dim or -1
+  n, dim = as_int(n or 1), dim or -1
+  if math.type(n) ~= 'integer' or n < 0 then error('diff: n must be a non-negative integer, got ' .. tostring(n), 2) end
   dim = norm_dim(dim, x:dim(), 'diff')
   if prepend ~= nil or append ~= nil then
     local parts = {}

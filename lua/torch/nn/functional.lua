@@ -204,7 +204,8 @@ end
 --- F.glu(x, dim = -1) -> tensor: a * sigmoid(b), a and b the halves of x along dim
 function F.glu(x, dim)
   check_tensor(x, 'glu')
-  dim = dim or -1
+  dim = as_int(dim or -1)
+  if math.type(dim) ~= 'integer' then error('glu: dim must be an integer, got ' .. tostring(dim), 2) end
   local d = dim < 0 and x:dim() + dim + 1 or dim
   if d < 1 or d > x:dim() then error(string.format('glu: dim %d is out of range for a %d-D input', dim, x:dim()), 2) end
   local n = x:size(d)
