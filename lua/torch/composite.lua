@@ -61,7 +61,7 @@ end
 local function operand(x, v, op)
   if torch.is_tensor(v) then return v end
   if type(v) ~= 'number' and type(v) ~= 'boolean' then
-    error(string.format('%s: expected other to be a tensor or a number, got %s', op or 'operand', type(v)), 3)
+    error(string.format('%s: expected other to be a tensor or a number, got %s', op, type(v)), 3)
   end
   return torch.full({}, v, { dtype = x.dtype, device = x.device })
 end
@@ -130,7 +130,7 @@ end)
 -- a + log(2) (a + 1 for base 2). exp and log1p are of base e or 2.
 local function log_add(op, a, b, exp, log1p, log2)
   check_tensor(a, op)
-  b = operand(a, b)
+  b = operand(a, b, op)
   check_floating(op, a, b)
   local m = torch.maximum(a, b)
   local r = m + log1p(exp(-(a - b):abs()))
@@ -205,11 +205,13 @@ end)
 
 --- the larger (smaller) of a and b, the other when one is NaN
 both('fmax', function(a, b)
-  b = operand(a, b)
+  check_tensor(a, 'fmax')
+  b = operand(a, b, 'fmax')
   return torch.where(a:ne(a), b, torch.where(b:ne(b), a, torch.maximum(a, b)))
 end)
 both('fmin', function(a, b)
-  b = operand(a, b)
+  check_tensor(a, 'fmin')
+  b = operand(a, b, 'fmin')
   return torch.where(a:ne(a), b, torch.where(b:ne(b), a, torch.minimum(a, b)))
 end)
 
