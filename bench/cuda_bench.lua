@@ -9,7 +9,7 @@
 --   where a CUDA PyTorch is installed beside it)
 local torch = require 'torch'
 local B = require 'bench.lib'
-local nn, F = torch.nn, torch.nn.functional
+local F = torch.nn.functional
 
 if not torch.cuda.is_available() then
   local _, why = pcall(torch.ones, 1, { device = 'cuda' })
@@ -20,15 +20,7 @@ local dev = torch.device('cuda:0')
 print('# ' .. torch.cuda.get_device_name(0))
 
 -- ms per call of f (run `iters` times after one warm-up), timed with events on the current stream
-local function gpu_ms(f, iters)
-  f()
-  local e0, e1 = torch.cuda.Event { enable_timing = true }, torch.cuda.Event { enable_timing = true }
-  e0:record()
-  for _ = 1, iters do f() end
-  e1:record()
-  e1:synchronize()
-  return e0:elapsed_time(e1) / iters
-end
+local gpu_ms = B.gpu_ms
 
 -- matrix products
 for _, dt in ipairs { torch.float16, torch.bfloat16, torch.float32 } do
@@ -90,14 +82,7 @@ end
 
 -- the Fashion-MNIST CNN training step at batch 256
 do
-  torch.manual_seed(0)
-  local model = nn.Sequential(
-    nn.Conv2d(1, 32, 3, { padding = 1 }), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Conv2d(32, 64, 3, { padding = 1 }), nn.ReLU(), nn.MaxPool2d(2),
-    nn.Flatten(), nn.Linear(3136, 128), nn.ReLU(), nn.Linear(128, 10)):to(dev)
-  local opt = torch.optim.SGD(model:parameters(), { lr = 0.05, momentum = 0.9 })
-  local x = torch.rand(256, 1, 28, 28, { device = dev })
-  local y = torch.randint(1, 11, { 256 }, { device = dev })
+  local model, opt, x, y = B.cnn_step_setup(dev)
   local ms = gpu_ms(function()
     opt:zero_grad()
     F.cross_entropy(model(x), y):backward()

@@ -3,18 +3,10 @@
 -- cross_entropy), with CUDA events (GPU time) and the process's CPU time (host cost). Two builds run
 -- in turns compare where a step's time went. Usage: build/cuda/lutorch bench/cuda_step_parts.lua
 local torch = require 'torch'
-local nn, F = torch.nn, torch.nn.functional
+local B = require 'bench.lib'
+local F = torch.nn.functional
 local dev = 'cuda'
-local function gpu_ms(f, iters)
-  f(); f()
-  torch.cuda.synchronize()
-  local e0, e1 = torch.cuda.Event { enable_timing = true }, torch.cuda.Event { enable_timing = true }
-  e0:record()
-  for _ = 1, iters do f() end
-  e1:record()
-  e1:synchronize()
-  return e0:elapsed_time(e1) / iters
-end
+local gpu_ms = B.gpu_ms
 local function host_us(f, iters)
   f(); torch.cuda.synchronize()
   local t0 = os.clock()
@@ -29,14 +21,7 @@ row('a + b 1024 (gpu time)', gpu_ms(function() return a + b end, 2000) * 1000, '
 row('a + b 1024 (host cpu time)', host_us(function() return a + b end, 2000), 'us')
 local ag = a:clone():requires_grad_()
 row('ag * 2 with grad (host)', host_us(function() return ag * 2 end, 2000), 'us')
-torch.manual_seed(0)
-local model = nn.Sequential(
-  nn.Conv2d(1, 32, 3, { padding = 1 }), nn.ReLU(), nn.MaxPool2d(2),
-  nn.Conv2d(32, 64, 3, { padding = 1 }), nn.ReLU(), nn.MaxPool2d(2),
-  nn.Flatten(), nn.Linear(3136, 128), nn.ReLU(), nn.Linear(128, 10)):to(dev)
-local opt = torch.optim.SGD(model:parameters(), { lr = 0.05, momentum = 0.9 })
-local x = torch.rand(256, 1, 28, 28, { device = dev })
-local y = torch.randint(1, 11, { 256 }, { device = dev })
+local model, opt, x, y = B.cnn_step_setup(dev)
 local h = torch.rand(256, 32, 14, 14, { device = dev })
 row('model fwd no_grad', gpu_ms(function() torch.no_grad(function() return model(x) end) end, 50), 'ms')
 row('model fwd with grad', gpu_ms(function() return model(x) end, 50), 'ms')

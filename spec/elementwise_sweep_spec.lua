@@ -144,13 +144,8 @@ end)
 
 -- the same cases on the GPU, against the same references (the results are copied back to compare)
 describe('elementwise ops against PyTorch on the GPU, every dtype', function()
-  if not torch.cuda.is_available() then
-    pending('no CUDA device: ' .. (torch._cuda.unavailable_reason() or ''))
-    return
-  end
-  setup(function() device = 'cuda' end)
-  teardown(function() device = 'cpu' end)
-  C.it_per_op(it, REF.cases, 'op', check_case)
+  C.on_gpu({ pending = pending, setup = setup, teardown = teardown }, function(d) device = d end,
+    function() C.it_per_op(it, REF.cases, 'op', check_case) end)
 end)
 
 describe('integer division at its edges', function()

@@ -143,27 +143,23 @@ end)
 
 -- the same cases on the GPU, against the same references
 describe('in-place methods against PyTorch on the GPU', function()
-  if not torch.cuda.is_available() then
-    pending('no CUDA device: ' .. (torch._cuda.unavailable_reason() or ''))
-    return
-  end
-  setup(function() device = 'cuda' end)
-  teardown(function() device = 'cpu' end)
-  -- the matrix products of integer and bool tensors: cuBLAS has none, and lutorch refuses them on
-  -- the GPU naming the op, as PyTorch's CUDA kernels do ("addmm_cuda" not implemented for 'Long')
-  local PRODUCTS = { addmm_ = true, addmv_ = true, addbmm_ = true, baddbmm_ = true }
-  C.it_per_op(it, REF.cases, 'o', function(c, fails)
-    local self = REF.inputs[c.s]
-    if PRODUCTS[c.o] and self and not self.d:match('float') then
-      local ok, err = pcall(call, c, input(c.s))
-      if not ok then
-        if not tostring(err):find(c.o, 1, true) then
-          fails[#fails + 1] = describe_case(c) .. ': the GPU refusal does not name the op: ' .. tostring(err)
+  C.on_gpu({ pending = pending, setup = setup, teardown = teardown }, function(d) device = d end, function()
+    -- the matrix products of integer and bool tensors: cuBLAS has none, and lutorch refuses them on
+    -- the GPU naming the op, as PyTorch's CUDA kernels do ("addmm_cuda" not implemented for 'Long')
+    local PRODUCTS = { addmm_ = true, addmv_ = true, addbmm_ = true, baddbmm_ = true }
+    C.it_per_op(it, REF.cases, 'o', function(c, fails)
+      local self = REF.inputs[c.s]
+      if PRODUCTS[c.o] and self and not self.d:match('float') then
+        local ok, err = pcall(call, c, input(c.s))
+        if not ok then
+          if not tostring(err):find(c.o, 1, true) then
+            fails[#fails + 1] = describe_case(c) .. ': the GPU refusal does not name the op: ' .. tostring(err)
+          end
+          return
         end
-        return
       end
-    end
-    check_case(c, fails)
+      check_case(c, fails)
+    end)
   end)
 end)
 

@@ -66,4 +66,19 @@ function S.it_per_op(it, cases, key, check)
   end
 end
 
+-- inside a describe block: the sweep's tests again on the GPU (body() declares them), with
+-- set_device('cuda') before them and set_device('cpu') after (the spec makes its inputs on that
+-- device); reported pending, with the reason, where no GPU is present. dsl: busted's pending,
+-- setup and teardown, which live in the spec's environment (as it_per_op takes `it`)
+function S.on_gpu(dsl, set_device, body)
+  local torch = require 'torch'
+  if not torch.cuda.is_available() then
+    dsl.pending('no CUDA device: ' .. (torch._cuda.unavailable_reason() or ''))
+    return
+  end
+  dsl.setup(function() set_device('cuda') end)
+  dsl.teardown(function() set_device('cpu') end)
+  body()
+end
+
 return S
