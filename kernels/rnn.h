@@ -21,17 +21,18 @@
     *c2 = cn;                                                                                        \
     *h = o * LT_TANH(cn);                                                                            \
   }                                                                                                  \
-  /* d[0..3]: the gates' gradients; *dc: c's */                                                      \
-  LT_HD void lt_lstm_cell_bwd_##SUF(T gi, T gf, T gg, T go, T c, T dh, T dc2, T *d, T *dc) {         \
+  /* *di, *df, *dg, *do_: the gates' gradients; *dc: c's */                                          \
+  LT_HD void lt_lstm_cell_bwd_##SUF(T gi, T gf, T gg, T go, T c, T dh, T dc2, T *di, T *df, T *dg,    \
+                                    T *do_, T *dc) {                                                 \
     T i = lt_rnn_sigmoid_##SUF(gi), f = lt_rnn_sigmoid_##SUF(gf), g = LT_TANH(gg);                   \
     T o = lt_rnn_sigmoid_##SUF(go);                                                                  \
     T fc = f * c, ig = i * g;                                                                        \
     T tc = LT_TANH(fc + ig);                                                                         \
     T dcn = dc2 + dh * o * ((T)1 - tc * tc);                                                         \
-    d[0] = dcn * g * ((T)1 - i) * i;                                                                 \
-    d[1] = dcn * c * ((T)1 - f) * f;                                                                 \
-    d[2] = dcn * i * ((T)1 - g * g);                                                                 \
-    d[3] = dh * tc * ((T)1 - o) * o;                                                                 \
+    *di = dcn * g * ((T)1 - i) * i;                                                                  \
+    *df = dcn * c * ((T)1 - f) * f;                                                                  \
+    *dg = dcn * i * ((T)1 - g * g);                                                                  \
+    *do_ = dh * tc * ((T)1 - o) * o;                                                                 \
     *dc = dcn * f;                                                                                   \
   }
 

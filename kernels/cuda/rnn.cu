@@ -22,11 +22,9 @@ enum { DT_F32 = 0, DT_F64 = 1 }; /* lt_dtype numbering */
          u += (int64_t)gridDim.x * blockDim.x) {                                                     \
       int64_t n = u / H, j = u % H;                                                                  \
       const T *r = g + n * 4 * H;                                                                    \
-      T d[4];                                                                                        \
-      lt_lstm_cell_bwd_##SUF(r[j], r[H + j], r[2 * H + j], r[3 * H + j], c[u], dh ? dh[u] : (T)0,    \
-                             dc2 ? dc2[u] : (T)0, d, &dc[u]);                                        \
       T *q = dg + n * 4 * H;                                                                         \
-      q[j] = d[0], q[H + j] = d[1], q[2 * H + j] = d[2], q[3 * H + j] = d[3];                        \
+      lt_lstm_cell_bwd_##SUF(r[j], r[H + j], r[2 * H + j], r[3 * H + j], c[u], dh ? dh[u] : (T)0,    \
+                             dc2 ? dc2[u] : (T)0, &q[j], &q[H + j], &q[2 * H + j], &q[3 * H + j], &dc[u]); \
     }                                                                                                \
   }
 CELL_KERNELS(float, f)
