@@ -118,38 +118,26 @@ template <typename ST, typename F> __global__ void reduce_thread_k(const lt_cuda
   }
 }
 
-/* a scan: one thread per line (an output of the plan), its running result written after each
-   element along the one reduced dim, as the CPU's scans (update, then result, element after element) */
-template <typename ST, typename F> __global__ void scan_k(const lt_cuda_reduce_plan_t p) {
-  for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < p.numel_out;
-       o += (int64_t)gridDim.x * blockDim.x) {
-    int64_t io, oo;
-    out_offsets(p, o, &io, &oo);
-    const char *base = p.in + io;
-    typename F::A a = F::init();
-    for (int64_t r = 0; r < p.count; r++) {
-      a = F::update(a, (typename F::In)lt_cu_ld(*(const ST *)(base + r * p.red_stride[0])), r, p.params);
-      write_result<F>(p, oo + r * p.scan_out_stride, a);
-    }
-  }
-}
-
-/* A scan of few long lines, in chunks: scan_part_k folds each chunk (thread (line, chunk)) into
-   scratch[line * chunks + chunk], scan_prefix_k turns each line's chunk accumulators into the
-   accumulators of everything before each chunk (combined in order), and scan_rest_k rescans each
-   chunk from its prefix, writing every running result. */
-template <typename ST, typename F> __global__ void scan_part_k(const lt_cuda_reduce_plan_t p, int64_t chunks, int64_t chunk,
-                                                            typename F::A *scratch) {
+/* A scan, one thread per chunk of a line (line o, chunk c: thread t = o * chunks + c), as the
+   CPU's scans run (update, then result, element after element, along the one reduced dim). Lines
+   that fill the GPU are one chunk each (chunks = 1, no scratch): the thread writes every running
+   result. Few long lines run in three passes: FOLD folds each chunk into scratch[t], scan_prefix_k
+   turns each line's chunk accumulators into those of everything before each chunk (combined in
+   order), and the rescan (not FOLD) runs each chunk again from its prefix, writing every result. */
+template <typename ST, typename F, bool FOLD>
+__global__ void scan_k(const lt_cuda_reduce_plan_t p, int64_t chunks, int64_t chunk, typename F::A *scratch) {
   for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < p.numel_out * chunks;
        t += (int64_t)gridDim.x * blockDim.x) {
     int64_t o = t / chunks, c = t % chunks, io, oo;
     out_offsets(p, o, &io, &oo);
     const char *base = p.in + io;
     int64_t r1 = (c + 1) * chunk < p.count ? (c + 1) * chunk : p.count;
-    typename F::A a = F::init();
-    for (int64_t r = c * chunk; r < r1; r++)
+    typename F::A a = FOLD || !scratch ? F::init() : scratch[t];
+    for (int64_t r = c * chunk; r < r1; r++) {
       a = F::update(a, (typename F::In)lt_cu_ld(*(const ST *)(base + r * p.red_stride[0])), r, p.params);
-    scratch[t] = a;
+      if (!FOLD) write_result<F>(p, oo + r * p.scan_out_stride, a);
+    }
+    if (FOLD) scratch[t] = a;
   }
 }
 
@@ -161,22 +149,6 @@ template <typename F> __global__ void scan_prefix_k(const lt_cuda_reduce_plan_t 
       typename F::A part = scratch[o * chunks + c];
       scratch[o * chunks + c] = run;
       run = F::combine(run, part);
-    }
-  }
-}
-
-template <typename ST, typename F> __global__ void scan_rest_k(const lt_cuda_reduce_plan_t p, int64_t chunks, int64_t chunk,
-                                                            const typename F::A *scratch) {
-  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < p.numel_out * chunks;
-       t += (int64_t)gridDim.x * blockDim.x) {
-    int64_t o = t / chunks, c = t % chunks, io, oo;
-    out_offsets(p, o, &io, &oo);
-    const char *base = p.in + io;
-    int64_t r1 = (c + 1) * chunk < p.count ? (c + 1) * chunk : p.count;
-    typename F::A a = scratch[t];
-    for (int64_t r = c * chunk; r < r1; r++) {
-      a = F::update(a, (typename F::In)lt_cu_ld(*(const ST *)(base + r * p.red_stride[0])), r, p.params);
-      write_result<F>(p, oo + r * p.scan_out_stride, a);
     }
   }
 }
@@ -245,18 +217,18 @@ template <typename ST, typename F> static int launch(const lt_cuda_reduce_plan_t
     if (p->nred != 1) return (int)cudaErrorInvalidValue;
     if (g.chunks == 1) {
       int64_t blocks = (p->numel_out + 127) / 128;
-      scan_k<ST, F><<<(unsigned)(blocks < 65535 ? blocks : 65535), 128, 0, s>>>(*p);
+      scan_k<ST, F, false><<<(unsigned)(blocks < 65535 ? blocks : 65535), 128, 0, s>>>(*p, 1, p->count, (A *)NULL);
       return (int)cudaGetLastError();
     }
     if (!scratch) return (int)cudaErrorInvalidValue;
     int64_t parts = p->numel_out * g.chunks, blocks = (parts + 127) / 128, lines = (p->numel_out + 127) / 128;
     unsigned grid = (unsigned)(blocks < 65535 ? blocks : 65535), lgrid = (unsigned)(lines < 65535 ? lines : 65535);
-    scan_part_k<ST, F><<<grid, 128, 0, s>>>(*p, g.chunks, g.chunk, (A *)scratch);
+    scan_k<ST, F, true><<<grid, 128, 0, s>>>(*p, g.chunks, g.chunk, (A *)scratch);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return (int)e;
     scan_prefix_k<F><<<lgrid, 128, 0, s>>>(*p, g.chunks, (A *)scratch);
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
-    scan_rest_k<ST, F><<<grid, 128, 0, s>>>(*p, g.chunks, g.chunk, (const A *)scratch);
+    scan_k<ST, F, false><<<grid, 128, 0, s>>>(*p, g.chunks, g.chunk, (A *)scratch);
     return (int)cudaGetLastError();
   }
   if (g.per_thread) {
