@@ -179,10 +179,21 @@ local function make_opt(kind, initial_lr)
   return torch.optim.SGD(groups, { momentum = 0.9 })
 end
 
+-- the schedulers' required arguments after the optimizer, by name: with keyword_form, make_sched
+-- passes them as PyTorch's keyword arguments, in the options table
+local REQUIRED = { StepLR = { 'step_size' }, MultiStepLR = { 'milestones' }, LambdaLR = { 'lr_lambda' },
+  MultiplicativeLR = { 'lr_lambda' }, CosineAnnealingLR = { 'T_max' }, ExponentialLR = { 'gamma' },
+  CosineAnnealingWarmRestarts = { 'T_0' }, OneCycleLR = { 'max_lr' }, CyclicLR = { 'base_lr', 'max_lr' },
+  SequentialLR = { 'schedulers', 'milestones' } }
+local keyword_form = false
+
 local function make_sched(opt, spec)
   local subs = {}
   for i, s in ipairs(spec.subs or {}) do subs[i] = make_sched(opt, s) end
-  if spec.sched == 'SequentialLR' then return LS.SequentialLR(opt, subs, spec.milestones) end
+  if spec.sched == 'SequentialLR' then
+    if keyword_form then return LS.SequentialLR(opt, { schedulers = subs, milestones = spec.milestones }) end
+    return LS.SequentialLR(opt, subs, spec.milestones)
+  end
   if spec.sched == 'ChainedScheduler' then return LS.ChainedScheduler(subs) end
   local args = { opt }
   for _, a in ipairs(spec.args or {}) do args[#args + 1] = a end
@@ -201,6 +212,13 @@ local function make_sched(opt, spec)
     for k, v in pairs(spec.opts) do opts[k] = v end
   end
   if opts then args[#args + 1] = opts end
+  local names = REQUIRED[spec.sched]
+  if keyword_form and names then
+    local kw = {}
+    for k, v in pairs(opts or {}) do kw[k] = v end
+    for i, name in ipairs(names) do kw[name] = args[i + 1] end
+    args = { opt, kw }
+  end
   return LS[spec.sched](table.unpack(args, 1, #args))
 end
 
@@ -212,42 +230,46 @@ end
 
 describe('lr schedulers against PyTorch 1.13', function()
   for _, case in ipairs(REF.sched) do
-    it(case.name, function()
-      local plateau = case.spec.sched == 'ReduceLROnPlateau'
-      local function lrs_of(opt, s)
-        if not plateau then return s:get_last_lr() end
-        local lrs = {}
-        for i, g in ipairs(opt.param_groups) do lrs[i] = g.lr end
-        return lrs
-      end
-      local epochs = case.spec.epochs -- step(epoch): the closed form, or WarmRestarts' fractions
-      local function step(s, e)
-        if plateau then s:step(REF.plateau_metrics[e]) elseif epochs then s:step(epochs[e]) else s:step() end
-      end
-      local initial_lr = case.spec.opts ~= nil and case.spec.opts.last_epoch ~= nil
-      local opt = make_opt(case.kind, initial_lr)
-      local s = make_sched(opt, case.spec)
-      H.near(case.lrs[1], lrs_of(opt, s), 1e-12, 'lr after the constructor')
-      if case.moms then H.near(case.moms[1], momenta(opt), 1e-12, 'momentum after the constructor') end
-      local opt2, s2
-      for e = 1, REF.nepochs do
-        opt:step()
-        step(s, e)
-        H.near(case.lrs[e + 1], lrs_of(opt, s), 1e-12, 'lr after step ' .. e)
-        if case.moms then H.near(case.moms[e + 1], momenta(opt), 1e-12, 'momentum after step ' .. e) end
-        if e == case.resume then
-          opt2 = make_opt(case.kind, initial_lr)
-          s2 = make_sched(opt2, case.spec)
-          opt2:load_state_dict(opt:state_dict())
-          s2:load_state_dict(s:state_dict())
+    for _, kw in ipairs { false, true } do
+      it(case.name .. (kw and ', the required arguments by name' or ''), function()
+        keyword_form = kw
+        local plateau = case.spec.sched == 'ReduceLROnPlateau'
+        local function lrs_of(opt, s)
+          if not plateau then return s:get_last_lr() end
+          local lrs = {}
+          for i, g in ipairs(opt.param_groups) do lrs[i] = g.lr end
+          return lrs
         end
-      end
-      for e = case.resume + 1, REF.nepochs do
-        opt2:step()
-        step(s2, e)
-        local want = case.resumed and case.resumed[e - case.resume] or case.lrs[e + 1]
-        H.near(want, lrs_of(opt2, s2), 1e-12, 'resumed from the state dicts: lr after step ' .. e)
-      end
-    end)
+        local epochs = case.spec.epochs -- step(epoch): the closed form, or WarmRestarts' fractions
+        local function step(s, e)
+          if plateau then s:step(REF.plateau_metrics[e]) elseif epochs then s:step(epochs[e]) else s:step() end
+        end
+        local initial_lr = case.spec.opts ~= nil and case.spec.opts.last_epoch ~= nil
+        local opt = make_opt(case.kind, initial_lr)
+        local s = make_sched(opt, case.spec)
+        H.near(case.lrs[1], lrs_of(opt, s), 1e-12, 'lr after the constructor')
+        if case.moms then H.near(case.moms[1], momenta(opt), 1e-12, 'momentum after the constructor') end
+        local opt2, s2
+        for e = 1, REF.nepochs do
+          opt:step()
+          step(s, e)
+          H.near(case.lrs[e + 1], lrs_of(opt, s), 1e-12, 'lr after step ' .. e)
+          if case.moms then H.near(case.moms[e + 1], momenta(opt), 1e-12, 'momentum after step ' .. e) end
+          if e == case.resume then
+            opt2 = make_opt(case.kind, initial_lr)
+            s2 = make_sched(opt2, case.spec)
+            opt2:load_state_dict(opt:state_dict())
+            s2:load_state_dict(s:state_dict())
+          end
+        end
+        for e = case.resume + 1, REF.nepochs do
+          opt2:step()
+          step(s2, e)
+          local want = case.resumed and case.resumed[e - case.resume] or case.lrs[e + 1]
+          H.near(want, lrs_of(opt2, s2), 1e-12, 'resumed from the state dicts: lr after step ' .. e)
+        end
+        keyword_form = false
+      end)
+    end
   end
 end)

@@ -742,4 +742,31 @@ Plateau.get_last_lr = LRScheduler.get_last_lr
 Plateau.state_dict = LRScheduler.state_dict
 Plateau.load_state_dict = LRScheduler.load_state_dict
 
+
+-- PyTorch's keyword form of the required arguments: StepLR(opt, {step_size = 30, gamma = 0.5}) is
+-- StepLR(opt, 30, {gamma = 0.5}), OneCycleLR(opt, {max_lr = 0.1, total_steps = 100}) is
+-- OneCycleLR(opt, 0.1, {total_steps = 100}). When the argument after the optimizer is a plain table
+-- holding the first required argument by name, and nothing follows it, the required arguments are
+-- taken out of it and the rest are the options. (An array -- milestones, one max_lr a group -- has
+-- no such key and stays positional.)
+local function keyword_init(names, init)
+  return function(self, optimizer, first, ...)
+    if type(first) == 'table' and getmetatable(first) == nil and first[names[1]] ~= nil and
+        select('#', ...) == 0 then
+      local o, args = {}, {}
+      for k, v in pairs(first) do o[k] = v end
+      for i, name in ipairs(names) do args[i], o[name] = o[name], nil end
+      args[#names + 1] = o
+      return init(self, optimizer, table.unpack(args, 1, #names + 1))
+    end
+    return init(self, optimizer, first, ...)
+  end
+end
+for cls, names in pairs { [StepLR] = { 'step_size' }, [MultiStepLR] = { 'milestones' }, [LambdaLR] = { 'lr_lambda' },
+  [CosineAnnealingLR] = { 'T_max' }, [MultiplicativeLR] = { 'lr_lambda' }, [ExponentialLR] = { 'gamma' },
+  [WarmRestarts] = { 'T_0' }, [OneCycleLR] = { 'max_lr' }, [CyclicLR] = { 'base_lr', 'max_lr' },
+  [SequentialLR] = { 'schedulers', 'milestones' } } do
+  cls.init = keyword_init(names, cls.init)
+end
+
 return M
