@@ -369,6 +369,27 @@ describe('Dataset:extend', function()
     H.raises(function() Empty():get(1) end, 'does not define get(i)')
     H.raises(function() data.Dataset:extend(3) end, 'expected a class name')
   end)
+
+  it('says that a sample is ds:get(i) when indexed as ds[i], and keeps its own number keys', function()
+    local Pairs = data.Dataset:extend('Pairs')
+    function Pairs:init() self[1] = 'own' end -- a number key the dataset holds
+    function Pairs:__len() return 3 end
+    function Pairs:get(i) return i, -i end
+    local p = Pairs()
+    assert.are.equal('own', p[1])
+    H.raises(function() return p[2] end, 'Pairs[2]: a sample is ds:get(2)')
+    H.raises(function() return p[2.0] end, 'Pairs[2.0]: a sample is ds:get(2.0)')
+    local ok, err = pcall(function() return p[3] end)
+    assert.is_false(ok)
+    assert.truthy(err:find('data_spec.lua:%d+: Pairs%[3%]'), err) -- the user's line
+    local ds = data.TensorDataset(torch.arange(1, 4))
+    H.raises(function() return ds[1] end, 'TensorDataset[1]: a sample is ds:get(1)')
+    -- methods, fields and string keys a dataset lacks are looked up as before
+    assert.are.equal(3, #p)
+    assert.is_nil(p.missing)
+    local a, b = p:get(2)
+    assert.are.same({ 2, -2 }, { a, b })
+  end)
 end)
 
 describe('default_collate', function()

@@ -25,6 +25,18 @@ M.is_instance = class.isinstance
 local Dataset = M.class('Dataset')
 M.Dataset = Dataset
 
+-- ds[i] is not a sample: PyTorch's ds[0] is the sample's tuple, and a Lua index gives one value
+-- where ds:get(i) gives them all (x, y). A number key that a dataset does not hold raises an error
+-- that says so, instead of nil. (The lookup of everything else is the class's, as before.)
+function Dataset.__index(self, k)
+  local v = getmetatable(self)[k]
+  if v == nil and type(k) == 'number' then
+    error(string.format('%s[%s]: a sample is ds:get(%s), which returns all its values (ds[i] would give one)',
+      rawget(getmetatable(self), '__name') or 'Dataset', tostring(k), tostring(k)), 2)
+  end
+  return v
+end
+
 local function dataset_len(self)
   local len = self.len
   if len == Dataset.len then

@@ -62,7 +62,8 @@ end
 local METAMETHODS = { '__len', '__tostring', '__eq', '__lt', '__le', '__concat', '__call', '__close',
   '__add', '__sub', '__mul', '__div', '__unm' }
 local function ready(cls)
-  if rawget(cls, '__index') ~= cls or rawget(cls, '__ready') then return end
+  local idx = rawget(cls, '__index') -- the class itself, or a lookup function (Dataset's)
+  if (idx ~= cls and type(idx) ~= 'function') or rawget(cls, '__ready') then return end
   for _, k in ipairs(METAMETHODS) do
     if rawget(cls, k) == nil then
       local v = cls[k]
