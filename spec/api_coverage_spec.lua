@@ -19,7 +19,7 @@ local function upstream(first, n)
 end
 
 -- a float64 leaf with the values of x (2 x 3 x 4), and the named input as a function of it (xt its
--- transposed view, m and r slices of it copied, e its own values); the gradient of the input from
+-- transposed view, m and r slices of it copied, e, n and its slice nm their own values); the gradient of the input from
 -- the leaf's
 local function input(name)
   local r = REF.inputs[name == 'xt' and 'x' or name]

@@ -26,7 +26,11 @@ INPUTS = {
     "m": X[0],  # 3 x 4
     "r": X[:, :1, :].clone(),  # 2 x 1 x 4 (a size-1 dim)
     "e": torch.tensor([[0.5, -1.0, 2.0]], dtype=torch.float64),  # 1 x 3
+    # 2 x 3 x 4 whose 3 x 4 slices have full rank (x's have rank 2): the nuclear norm's gradient is
+    # unique only there (at a zero singular value it depends on the null vector LAPACK picks)
+    "n": torch.tensor([(i * 5 % 17) / 4 - 2 for i in range(24)], dtype=torch.float64).reshape(2, 3, 4),
 }
+INPUTS["nm"] = INPUTS["n"][0]  # 3 x 4, full rank
 
 
 def upstream(n):
@@ -87,9 +91,9 @@ case("frobenius_norm", "x", [], torch.frobenius_norm)
 case("frobenius_norm", "x", [2], lambda t: torch.frobenius_norm(t, (1,)))
 case("frobenius_norm", "x", [[1, 3], True], lambda t: torch.frobenius_norm(t, (0, 2), True))
 case("frobenius_norm", "xt", [[-1, -2]], lambda t: torch.frobenius_norm(t, (-1, -2)))
-case("nuclear_norm", "m", [], torch.nuclear_norm)
-case("nuclear_norm", "m", [True], lambda t: torch.nuclear_norm(t, True))
-case("nuclear_norm", "x", [[2, 3]], lambda t: torch.nuclear_norm(t, (1, 2)))
+case("nuclear_norm", "nm", [], torch.nuclear_norm)
+case("nuclear_norm", "nm", [True], lambda t: torch.nuclear_norm(t, True))
+case("nuclear_norm", "n", [[2, 3]], lambda t: torch.nuclear_norm(t, (1, 2)))
 case("nuclear_norm", "xt", [[1, 3], True], lambda t: torch.nuclear_norm(t, (0, 2), True))
 
 # angle's values on special numbers and other dtypes (the gradient is zero: checked in the spec)
