@@ -3,6 +3,9 @@
 # every figure with the ratio. `make bench` calls this after installing python3-torch.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# --quick: the per-op, matrix-product, training-step, DataParallel, autocast and sequence rows only
+# (about 5 minutes instead of about 40: no linalg, volumetric, DDP or Fashion-MNIST runs)
+QUICK=; [ "${1:-}" = --quick ] && QUICK=1
 LT=${LUTORCH_BIN:-build/lutorch}
 PY=/usr/bin/python3
 # glibc gives freed large blocks back to the kernel and maps fresh pages for the next, and a page
@@ -49,10 +52,12 @@ run $PY bench/torch_train.py --threads 1 --tag _t1
 OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_train.py --threads 2 --tag _skx_t2
 OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_train.py --threads 1 --tag _skx_t1
 
+if [ -z "$QUICK" ]; then
 # torch.linalg: LAPACK's factorisations and the LU solves, one matrix and batches of small ones
 run "$LT" bench/linalg.lua
 run $PY bench/torch_linalg.py --threads 2 --tag _t2
 run $PY bench/torch_linalg.py --threads 1 --tag _t1
+fi
 
 # DataParallel over the CPU devices, beside PyTorch's plain step (its DataParallel does not split
 # work between CPU threads)
@@ -69,6 +74,7 @@ run "$LT" bench/sequence.lua
 run $PY bench/torch_sequence.py --threads 2 --tag _t2
 run $PY bench/torch_sequence.py --threads 1 --tag _t1
 
+if [ -z "$QUICK" ]; then
 # volumetric layers: Conv3d 8->16 3x3x3 on 4x8x16^3, MaxPool3d(2)
 run "$LT" bench/conv3d.lua
 run $PY bench/torch_conv3d.py --threads 2 --tag _t2
@@ -108,6 +114,7 @@ for s in 1 2; do
   run "$LT" bench/fashion_mnist.lua cnn --epochs 2 --seed $s
   OPENBLAS_CORETYPE=SkylakeX OMP_PROC_BIND=true run $PY $REF/torch_cnn.py --epochs 2 --time-steps 20 --threads 2 --seed $s --tag _seed$s
 done
+fi
 mean() { local sum=0 k=0 v; for n in "$@"; do v=$(val "$n"); [ -z "$v" ] && continue; sum=$(awk "BEGIN{print $sum+$v}"); k=$((k + 1)); done
   [ $k -gt 0 ] && awk "BEGIN{printf \"%.4f\", $sum/$k}"; }
 
