@@ -3,7 +3,9 @@
 -- chunk named user_script.lua, the message is that place followed by the message the library
 -- writes, unchanged (the texts below are the messages before the change, without their place);
 -- the rules for library code called through C functions and for errors caught and raised again;
--- and the same from a script run by the interpreter and by the stock lua5.4 with torch.so.
+-- the same from a script run by the interpreter and by the stock lua5.4 with torch.so; and
+-- lauxlib's argument checks in the bindings (luaL_checkinteger and the others), which name the
+-- user's line when library code passed the bad value on, with lauxlib's messages.
 local torch = require 'torch'
 local SH = require 'spec.support.shell'
 
