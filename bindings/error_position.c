@@ -14,7 +14,7 @@
    - every module of lua/torch runs with a chunk-local `error`, this file's error function (the
      embedding puts `local error = require 'torch._error';` before the module's first line, on that
      line: tools/embed.lua), so that the thousands of error(...) calls need no change, and helpers
-     that compute a level (error(msg, 3), U.raise) go through it too;
+     that compute a level (error(msg, 3)) go through it too;
    - the bindings' luaL_error, luaL_argerror and luaL_typeerror are this file's (bindings/binding.h),
      so that a binding that the library called (F.linear is the C function) blames the user's line
      as well; and so are lauxlib's argument checks (luaL_checkinteger, luaL_checknumber,

@@ -71,6 +71,10 @@ local CASES = {
     'Normal: the parameters do not broadcast to one shape (loc torch.Size([2]), scale torch.Size([3]))' },
   { 'categorical', "torch.distributions.Categorical()",
     'Categorical: either probs or logits must be specified, but not both' },
+  { 'normal_sample', "torch.distributions.Normal(0, 1):sample('x')",
+    'Normal.sample: sample_shape must be sizes or a table of sizes, got string' },
+  { 'lbfgs_closure', "torch.optim.LBFGS(nn.Linear(2, 2):parameters()):step(function() return 'x' end)",
+    'LBFGS: the closure must return the loss (a tensor or a number), got string' },
   { 'load', "torch.load('/nonexistent/dir/file.safetensors')",
     'torch.load: /nonexistent/dir/file.safetensors: No such file or directory' },
   { 'save', "torch.save('/nonexistent/dir/file.safetensors', {a = torch.zeros(2)})",
@@ -190,6 +194,10 @@ describe('an error raised inside the library', function()
     assert.are.same({ false, CASES[1][3] }, { pcall(torch.nn.Linear(8, 2), torch.zeros(3, 7)) })
     assert.are.same({ false, 'add: the shapes [2] and [3] cannot be broadcast together (size 2 and size 3 at dimension 1)' },
       { pcall(torch.add, torch.zeros(2), torch.zeros(3)) })
+    -- the optimizers and the distributions too (they raise with the library's error)
+    assert.are.same({ false, 'SGD: Invalid learning rate: -1' }, { pcall(torch.optim.SGD, torch.nn.Linear(2, 2):parameters(), { lr = -1 }) })
+    assert.are.same({ false, 'Normal: the parameters do not broadcast to one shape (loc torch.Size([2]), scale torch.Size([3]))' },
+      { pcall(torch.distributions.Normal, torch.zeros(2), torch.ones(3)) })
   end)
 end)
 
