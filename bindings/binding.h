@@ -8,6 +8,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <string.h>
 
 #define LT_TENSOR_MT "torch.Tensor"
 #define LT_DEVICE_MT "torch.device"
@@ -37,6 +38,67 @@ int lt_lua_typeerror(lua_State *L, int arg, const char *tname);
 #define luaL_argerror(...) lt_lua_argerror(__VA_ARGS__)
 #define luaL_typeerror(...) lt_lua_typeerror(__VA_ARGS__)
 void lt_open_error_position(lua_State *L);
+/* lauxlib's argument checks, luaL_checkinteger to luaL_checkoption: the same conversions (a string
+   that converts to a number is a number, a number is a string) and the same messages ("bad argument
+   #2 to 'f' (number expected, got string)", "number has no integer representation"), raised
+   through lt_lua_argerror and lt_lua_typeerror, so that a bad value the library's Lua code passed
+   on names the user's line as well. The checks are inline and make the API calls lauxlib's make:
+   only the raise differs (lt_lua_interror, lt_lua_tagerror: lauxlib's interror and tag_error, in
+   bindings/error_position.c). luaL_checkstack is lauxlib's: no argument of the user's. */
+int lt_lua_interror(lua_State *L, int arg);
+int lt_lua_tagerror(lua_State *L, int arg, int tag);
+static inline lua_Integer lt_lua_checkinteger(lua_State *L, int arg) {
+  int isnum;
+  lua_Integer d = lua_tointegerx(L, arg, &isnum);
+  if (luai_unlikely(!isnum)) lt_lua_interror(L, arg);
+  return d;
+}
+static inline lua_Integer lt_lua_optinteger(lua_State *L, int arg, lua_Integer def) {
+  return lua_isnoneornil(L, arg) ? def : lt_lua_checkinteger(L, arg);
+}
+static inline lua_Number lt_lua_checknumber(lua_State *L, int arg) {
+  int isnum;
+  lua_Number d = lua_tonumberx(L, arg, &isnum);
+  if (luai_unlikely(!isnum)) lt_lua_tagerror(L, arg, LUA_TNUMBER);
+  return d;
+}
+static inline lua_Number lt_lua_optnumber(lua_State *L, int arg, lua_Number def) {
+  return lua_isnoneornil(L, arg) ? def : lt_lua_checknumber(L, arg);
+}
+static inline const char *lt_lua_checklstring(lua_State *L, int arg, size_t *len) {
+  const char *s = lua_tolstring(L, arg, len);
+  if (luai_unlikely(s == NULL)) lt_lua_tagerror(L, arg, LUA_TSTRING);
+  return s;
+}
+static inline const char *lt_lua_optlstring(lua_State *L, int arg, const char *def, size_t *len) {
+  if (lua_isnoneornil(L, arg)) {
+    if (len) *len = def ? strlen(def) : 0;
+    return def;
+  }
+  return lt_lua_checklstring(L, arg, len);
+}
+static inline void lt_lua_checktype(lua_State *L, int arg, int t) {
+  if (luai_unlikely(lua_type(L, arg) != t)) lt_lua_tagerror(L, arg, t);
+}
+static inline void lt_lua_checkany(lua_State *L, int arg) {
+  if (luai_unlikely(lua_type(L, arg) == LUA_TNONE)) lt_lua_argerror(L, arg, "value expected");
+}
+static inline void *lt_lua_checkudata(lua_State *L, int arg, const char *tname) {
+  void *p = luaL_testudata(L, arg, tname);
+  if (luai_unlikely(p == NULL)) lt_lua_typeerror(L, arg, tname);
+  return p;
+}
+int lt_lua_checkoption(lua_State *L, int arg, const char *def, const char *const lst[]);
+#define luaL_checkinteger(...) lt_lua_checkinteger(__VA_ARGS__)
+#define luaL_optinteger(...) lt_lua_optinteger(__VA_ARGS__)
+#define luaL_checknumber(...) lt_lua_checknumber(__VA_ARGS__)
+#define luaL_optnumber(...) lt_lua_optnumber(__VA_ARGS__)
+#define luaL_checklstring(...) lt_lua_checklstring(__VA_ARGS__)
+#define luaL_optlstring(...) lt_lua_optlstring(__VA_ARGS__)
+#define luaL_checktype(...) lt_lua_checktype(__VA_ARGS__)
+#define luaL_checkany(...) lt_lua_checkany(__VA_ARGS__)
+#define luaL_checkudata(...) lt_lua_checkudata(__VA_ARGS__)
+#define luaL_checkoption(...) lt_lua_checkoption(__VA_ARGS__)
 /* Raise when the core call failed. */
 static inline void lt_lua_check(lua_State *L, int rc) { if (rc != LT_OK) lt_lua_error(L); }
 

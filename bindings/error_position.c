@@ -14,10 +14,14 @@
    - every module of lua/torch runs with a chunk-local `error`, this file's error function (the
      embedding puts `local error = require 'torch._error';` before the module's first line, on that
      line: tools/embed.lua), so that the thousands of error(...) calls need no change, and helpers
-     that compute a level (error(msg, 3), U.raise) go through it too;
+     that compute a level (error(msg, 3)) go through it too;
    - the bindings' luaL_error, luaL_argerror and luaL_typeerror are this file's (bindings/binding.h),
      so that a binding that the library called (F.linear is the C function) blames the user's line
-     as well (lauxlib's own checks, luaL_checkinteger and the like, still name the library's line).
+     as well; and so are lauxlib's argument checks (luaL_checkinteger, luaL_checknumber,
+     luaL_checkstring, luaL_checktype, luaL_checkudata, the luaL_opt ones, luaL_checkoption), whose
+     lauxlib versions raise through lauxlib's own luaL_argerror: binding.h has them inline with
+     lauxlib's conversions, and their raise is here (nn.init.uniform_(w, 'a') passes 'a' on to
+     w:uniform_: "train.lua:3: bad argument #1 to 'uniform_' (number expected, got string)").
    A message that already starts with the place it would get (an error caught by the library with
    pcall and raised again) is raised as it is, not with the place twice. Only the raise costs: the
    success path of every op is what it was. */
@@ -117,6 +121,21 @@ int lt_lua_typeerror(lua_State *L, int arg, const char *tname) {
   else if (lua_type(L, arg) == LUA_TLIGHTUSERDATA) typearg = "light userdata";
   else typearg = luaL_typename(L, arg);
   return lt_lua_argerror(L, arg, lua_pushfstring(L, "%s expected, got %s", tname, typearg));
+}
+
+/* lauxlib's interror and tag_error (its checks' raise), raising through the functions above */
+int lt_lua_tagerror(lua_State *L, int arg, int tag) { return lt_lua_typeerror(L, arg, lua_typename(L, tag)); }
+int lt_lua_interror(lua_State *L, int arg) {
+  if (lua_isnumber(L, arg)) return lt_lua_argerror(L, arg, "number has no integer representation");
+  return lt_lua_tagerror(L, arg, LUA_TNUMBER);
+}
+
+/* lauxlib's luaL_checkoption */
+int lt_lua_checkoption(lua_State *L, int arg, const char *def, const char *const lst[]) {
+  const char *name = def ? luaL_optstring(L, arg, def) : luaL_checkstring(L, arg);
+  for (int i = 0; lst[i]; i++)
+    if (strcmp(lst[i], name) == 0) return i;
+  return lt_lua_argerror(L, arg, lua_pushfstring(L, "invalid option '%s'", name));
 }
 
 /* error(message [, level]) for the library's modules: Lua's error with the place above */

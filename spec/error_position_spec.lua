@@ -3,7 +3,9 @@
 -- chunk named user_script.lua, the message is that place followed by the message the library
 -- writes, unchanged (the texts below are the messages before the change, without their place);
 -- the rules for library code called through C functions and for errors caught and raised again;
--- and the same from a script run by the interpreter and by the stock lua5.4 with torch.so.
+-- the same from a script run by the interpreter and by the stock lua5.4 with torch.so; and
+-- lauxlib's argument checks in the bindings (luaL_checkinteger and the others), which name the
+-- user's line when library code passed the bad value on, with lauxlib's messages.
 local torch = require 'torch'
 local SH = require 'spec.support.shell'
 
@@ -69,6 +71,10 @@ local CASES = {
     'Normal: the parameters do not broadcast to one shape (loc torch.Size([2]), scale torch.Size([3]))' },
   { 'categorical', "torch.distributions.Categorical()",
     'Categorical: either probs or logits must be specified, but not both' },
+  { 'normal_sample', "torch.distributions.Normal(0, 1):sample('x')",
+    'Normal.sample: sample_shape must be sizes or a table of sizes, got string' },
+  { 'lbfgs_closure', "torch.optim.LBFGS(nn.Linear(2, 2):parameters()):step(function() return 'x' end)",
+    'LBFGS: the closure must return the loss (a tensor or a number), got string' },
   { 'load', "torch.load('/nonexistent/dir/file.safetensors')",
     'torch.load: /nonexistent/dir/file.safetensors: No such file or directory' },
   { 'save', "torch.save('/nonexistent/dir/file.safetensors', {a = torch.zeros(2)})",
@@ -114,6 +120,7 @@ function M.deep(msg, level) M.raise(msg, level) end
 function M.call(f, ...) local r = f(...); return r end
 function M.pcall_again(f, ...) local ok, e = pcall(f, ...); if not ok then error(e, 2) end end
 function M.sort_raise(msg) table.sort({ 2, 1 }, function() M.raise(msg) end) end
+function M.seed(g, s) local r = g:manual_seed(s); return r end
 return M
 ]], '@lua/torch/spec_stand_in.lua'))()
 
@@ -187,6 +194,10 @@ describe('an error raised inside the library', function()
     assert.are.same({ false, CASES[1][3] }, { pcall(torch.nn.Linear(8, 2), torch.zeros(3, 7)) })
     assert.are.same({ false, 'add: the shapes [2] and [3] cannot be broadcast together (size 2 and size 3 at dimension 1)' },
       { pcall(torch.add, torch.zeros(2), torch.zeros(3)) })
+    -- the optimizers and the distributions too (they raise with the library's error)
+    assert.are.same({ false, 'SGD: Invalid learning rate: -1' }, { pcall(torch.optim.SGD, torch.nn.Linear(2, 2):parameters(), { lr = -1 }) })
+    assert.are.same({ false, 'Normal: the parameters do not broadcast to one shape (loc torch.Size([2]), scale torch.Size([3]))' },
+      { pcall(torch.distributions.Normal, torch.zeros(2), torch.ones(3)) })
   end)
 end)
 
@@ -226,5 +237,128 @@ local y = model(torch.zeros(3, 7))
     -- line to name
     _, err = SH.run(SH.quote(BIN) .. ' -i', 'torch.nn.Linear(8, 2)(torch.zeros(3, 7))\n')
     assert.are.equal(BODY, err:match('^[^\n]*'))
+  end)
+end)
+
+-- lauxlib's argument checks in the bindings (luaL_checkinteger and the others, bindings/binding.h):
+-- the message lauxlib writes, at the place above. Each call below is written on one line, in a
+-- function of its own, so that the place is this file's line where the function is written.
+describe("lauxlib's argument checks in the bindings", function()
+  -- the error of f() and the place of f's line in this file
+  local function raised_here(f)
+    local ok, err = pcall(f)
+    assert(not ok, 'no error')
+    local info = debug.getinfo(f, 'S')
+    return err, info.short_src .. ':' .. info.linedefined .. ': '
+  end
+  local function check(msg, f)
+    local err, at = raised_here(f)
+    assert.is_truthy(at:find('error_position_spec.lua:', 1, true), at)
+    assert.are.equal(at .. msg, err)
+  end
+  local nn, G = torch.nn, torch.Generator()
+
+  it("name the user's line for a bad value the library's Lua code passes on", function()
+    -- luaL_optnumber: nn.init.uniform_(t, a, b) calls t:uniform_(a, b), trunc_normal_ t:normal_(mean,
+    -- std), torch.bernoulli(x, p) x:bernoulli_(p)
+    check("bad argument #1 to 'uniform_' (number expected, got string)", function() nn.init.uniform_(torch.zeros(3), 'a') end)
+    check("bad argument #2 to 'normal_' (number expected, got string)", function() nn.init.trunc_normal_(torch.zeros(3), 0, 'x') end)
+    check("bad argument #1 to 'bernoulli_' (number expected, got string)", function() torch.bernoulli(torch.zeros(3), 'a') end)
+    -- luaL_checkinteger: x:narrow_copy(dim, start, length) calls x:narrow, torch.cuda.manual_seed(s)
+    -- the binding's manual_seed
+    check("bad argument #3 to 'narrow' (number has no integer representation)", function() torch.narrow_copy(torch.zeros(4), 1, 1, 1.5) end)
+    check("bad argument #1 to 'manual_seed' (number expected, got string)", function() torch.cuda.manual_seed('x') end)
+    check("bad argument #1 to 'manual_seed' (number has no integer representation)", function() torch.cuda.manual_seed(1.5) end)
+    -- luaL_checknumber: torch.rsub(x, y, {alpha}) calls torch.sub(y, x, {alpha = alpha}), which
+    -- checks the option on top of the stack (lauxlib's argument -1)
+    check("bad argument #-1 to 'sub' (number expected, got string)", function() torch.rsub(torch.zeros(3), torch.zeros(3), { alpha = 'x' }) end)
+  end)
+
+  it("name the user's line for every check, the binding called by the library's code", function()
+    -- the checks that no module passes a user's value to unchecked: a stand-in module calls the
+    -- binding (as f, or as g:manual_seed)
+    check("bad argument #1 to 'f' (string expected, got table)", function() LIB.call(torch._read_idx, {}) end)
+    check("bad argument #1 to 'f' (string expected, got boolean)", function() LIB.call(torch._set_autocast_state, true) end)
+    check("bad argument #2 to 'f' (string expected, got table)", function() LIB.call(torch._qr, torch.eye(2), {}) end)
+    check("bad argument #1 to 'f' (table expected, got string)", function() LIB.call(torch._lua_threads_run, 'x') end)
+    check("bad argument #3 to 'f' (table expected, got string)", function() LIB.call(torch.div, torch.zeros(1), torch.zeros(1), 'x') end)
+    check("bad argument #3 to 'f' (number expected, got string)", function() LIB.call(torch._lua_threads_run, {}, function() end, 'x') end)
+    check("bad argument #3 to 'f' (number has no integer representation)", function() LIB.call(torch._lua_threads_run, {}, function() end, 0.5) end)
+    check("bad argument #1 to 'f' (invalid option 'x')", function() LIB.call(torch.utils.isatty, 'x') end)
+    check("bad argument #1 to 'f' (torch.Generator expected, got table)", function() LIB.call(G.manual_seed, {}, 1) end)
+    check("bad argument #1 to 'f' (torch.Generator expected, got torch.Tensor)", function() LIB.call(G.manual_seed, torch.zeros(1), 1) end)
+    check("bad argument #1 to 'manual_seed' (number expected, got string)", function() LIB.seed(G, 'x') end)
+    check("calling 'manual_seed' on bad self (torch.Generator expected, got table)", function() LIB.seed({ manual_seed = G.manual_seed }, 1) end)
+    check("bad argument #1 to 'f' (number has no integer representation)", function() LIB.call(torch.randperm, '1.5') end)
+    check("bad argument #1 to 'f' (number expected, got no value)", function() LIB.call(torch.randperm) end)
+    check("bad argument #1 to 'f' (number expected, got table)", function() LIB.call(torch.linspace, {}, 1, 3) end)
+    -- luaL_checkany: a DataLoader's worker pool, pool:send(k, seq, task)
+    local pool = torch.data.DataLoader(torch.data.TensorDataset(torch.zeros(2)), { num_workers = 1 }):_new_pool(1)
+    local ok, err = pcall(function() check("bad argument #4 to 'f' (value expected)", function() LIB.call(pool.send, pool, 1, 1) end) end)
+    pool:shutdown()
+    assert(ok, err)
+  end)
+
+  -- {the call, its message; a function of Lua's standard library that makes the same check, its
+  -- message}: called by the user, a binding's message is lauxlib's
+  local DIRECT = {
+    { function() torch.randperm(1.5) end, "bad argument #1 to 'randperm' (number has no integer representation)",
+      function() string.char(1.5) end, "bad argument #1 to 'char' (number has no integer representation)" },
+    { function() torch.randperm(2 ^ 63) end, "bad argument #1 to 'randperm' (number has no integer representation)",
+      function() string.char(2 ^ 63) end, "bad argument #1 to 'char' (number has no integer representation)" },
+    { function() torch.randperm('1.5') end, "bad argument #1 to 'randperm' (number has no integer representation)",
+      function() string.char('1.5') end, "bad argument #1 to 'char' (number has no integer representation)" },
+    { function() torch.randperm('x') end, "bad argument #1 to 'randperm' (number expected, got string)",
+      function() string.char('x') end, "bad argument #1 to 'char' (number expected, got string)" },
+    { function() torch.randperm() end, "bad argument #1 to 'randperm' (number expected, got no value)",
+      function() select() end, "bad argument #1 to 'select' (number expected, got no value)" },
+    { function() torch.linspace({}, 1, 3) end, "bad argument #1 to 'linspace' (number expected, got table)",
+      function() math.abs({}) end, "bad argument #1 to 'abs' (number expected, got table)" },
+    { function() torch.zeros(3):uniform_('a') end, "bad argument #1 to 'uniform_' (number expected, got string)",
+      function() ('x'):rep('a') end, "bad argument #1 to 'rep' (number expected, got string)" },
+    { function() torch._read_idx({}) end, "bad argument #1 to '_read_idx' (string expected, got table)",
+      function() string.upper({}) end, "bad argument #1 to 'upper' (string expected, got table)" },
+    { function() torch._set_autocast_state(true) end, "bad argument #1 to '_set_autocast_state' (string expected, got boolean)",
+      function() string.upper(true) end, "bad argument #1 to 'upper' (string expected, got boolean)" },
+    { function() torch._qr(torch.eye(2), {}) end, "bad argument #2 to '_qr' (string expected, got table)",
+      function() table.concat({}, {}) end, "bad argument #2 to 'concat' (string expected, got table)" },
+    { function() torch._lua_threads_run('x') end, "bad argument #1 to '_lua_threads_run' (table expected, got string)",
+      function() setmetatable('x', {}) end, "bad argument #1 to 'setmetatable' (table expected, got string)" },
+    { function() torch._lua_threads_run({}, function() end, 'x') end, "bad argument #3 to '_lua_threads_run' (number expected, got string)",
+      function() string.sub('x', 1, 'y') end, "bad argument #3 to 'sub' (number expected, got string)" },
+    { function() torch.utils.isatty('x') end, "bad argument #1 to 'isatty' (invalid option 'x')",
+      function() collectgarbage('x') end, "bad argument #1 to 'collectgarbage' (invalid option 'x')" },
+    { function() G.manual_seed(torch.zeros(1), 1) end, "bad argument #1 to 'manual_seed' (torch.Generator expected, got torch.Tensor)",
+      function() io.close(torch.zeros(1)) end, "bad argument #1 to 'close' (FILE* expected, got torch.Tensor)" },
+    { function() local t = { manual_seed = G.manual_seed }; t:manual_seed(1) end, "calling 'manual_seed' on bad self (torch.Generator expected, got table)",
+      function() local t = { close = io.stdout.close }; t:close() end, "calling 'close' on bad self (FILE* expected, got table)" },
+  }
+
+  it("called by the user: the message lauxlib gives, as Lua's own functions do", function()
+    for _, c in ipairs(DIRECT) do
+      check(c[2], c[1])
+      check(c[4], c[3])
+    end
+    -- luaL_checkany: pool:send(k, seq, task), as rawset(t, k, v)
+    local pool = torch.data.DataLoader(torch.data.TensorDataset(torch.zeros(2)), { num_workers = 1 }):_new_pool(1)
+    local ok, err = pcall(function() check("bad argument #3 to 'send' (value expected)", function() pool:send(1, 1) end) end)
+    pool:shutdown()
+    assert(ok, err)
+    check("bad argument #3 to 'rawset' (value expected)", function() rawset({}, 1) end)
+  end)
+
+  it("take what lauxlib takes: numbers as strings, strings that convert to numbers, floats with an integer value", function()
+    assert.are.equal(3, torch.randperm('3'):numel())
+    assert.are.equal(3, torch.randperm(' 0x3 '):numel())
+    assert.are.equal(3, torch.randperm(3.0):numel())
+    assert.are.same({ 0, 0.5, 1 }, torch.linspace('0', '1', '3'):totable())
+    assert.are.same({ 2, 2 }, torch.zeros(2):uniform_('2', '2.0'):totable())
+    assert.are.same({ 1, 1 }, torch.zeros(2):bernoulli_('1'):totable())
+    assert.are.equal(0, torch._lua_threads_run({}, function() end, '2'))
+    -- the luaL_opt ones: nil is the default
+    assert.are.equal(0, torch._lua_threads_run({}, function() end, nil))
+    assert.are.equal(torch.utils.isatty('stdout'), torch.utils.isatty(nil))
+    local q = torch._qr(torch.eye(2), nil)
+    assert.are.same({ 2, 2 }, { q:size(1), q:size(2) })
   end)
 end)

@@ -10,29 +10,10 @@ U.euler_constant = 0.57721566490153286060
 
 -- ---- errors ----
 
--- frames inside these files are skipped when an error is reported: it points at the user's call
-local INTERNAL = { '/torch/distributions/', 'torch/class.lua' }
-
-local function internal(info)
-  if info.what == 'C' then return true end
-  local src = info.source or ''
-  for _, p in ipairs(INTERNAL) do
-    if src:find(p, 1, true) then return true end
-  end
-  return false
-end
-
---- U.raise(fmt, ...): a Lua error with string.format(fmt, ...), at the first frame outside
---- torch.distributions (the user's call of a constructor or a method)
+--- U.raise(fmt, ...): a Lua error with string.format(fmt, ...), at the user's call into the
+--- library (a constructor or a method): the place the library's `error` gives
 function U.raise(fmt, ...)
-  local msg = select('#', ...) > 0 and string.format(fmt, ...) or fmt
-  local level = 2
-  while true do
-    local info = debug.getinfo(level, 'S')
-    if info == nil then error(msg, 0) end
-    if not internal(info) then error(msg, level) end
-    level = level + 1
-  end
+  error(select('#', ...) > 0 and string.format(fmt, ...) or fmt)
 end
 
 -- ---- classes with properties ----

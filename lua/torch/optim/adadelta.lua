@@ -11,19 +11,18 @@
 local Optimizer = require 'torch.optim.optimizer'
 
 local Adadelta = Optimizer:extend('Adadelta')
-local fail = Optimizer._fail
 
 local defaults = { lr = 1.0, rho = 0.9, eps = 1e-6, weight_decay = 0, maximize = false }
 
 function Adadelta:init(params, opts)
   local o = Optimizer._options('Adadelta', opts, defaults)
-  if type(o.lr) ~= 'number' or o.lr < 0 then fail('Adadelta: Invalid learning rate: ' .. tostring(o.lr)) end
+  if type(o.lr) ~= 'number' or o.lr < 0 then error('Adadelta: Invalid learning rate: ' .. tostring(o.lr)) end
   if type(o.rho) ~= 'number' or not (o.rho >= 0 and o.rho <= 1) then
-    fail('Adadelta: Invalid rho value: ' .. tostring(o.rho))
+    error('Adadelta: Invalid rho value: ' .. tostring(o.rho))
   end
-  if type(o.eps) ~= 'number' or o.eps < 0 then fail('Adadelta: Invalid epsilon value: ' .. tostring(o.eps)) end
+  if type(o.eps) ~= 'number' or o.eps < 0 then error('Adadelta: Invalid epsilon value: ' .. tostring(o.eps)) end
   if type(o.weight_decay) ~= 'number' or o.weight_decay < 0 then
-    fail('Adadelta: Invalid weight_decay value: ' .. tostring(o.weight_decay))
+    error('Adadelta: Invalid weight_decay value: ' .. tostring(o.weight_decay))
   end
   Optimizer.init(self, params, o)
 end

@@ -9,22 +9,21 @@ local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
 
 local Adagrad = Optimizer:extend('Adagrad')
-local fail = Optimizer._fail
 
 local defaults = { lr = 1e-2, lr_decay = 0, weight_decay = 0, initial_accumulator_value = 0, eps = 1e-10,
   maximize = false }
 
 function Adagrad:init(params, opts)
   local o = Optimizer._options('Adagrad', opts, defaults)
-  if type(o.lr) ~= 'number' or o.lr < 0 then fail('Adagrad: Invalid learning rate: ' .. tostring(o.lr)) end
-  if type(o.lr_decay) ~= 'number' or o.lr_decay < 0 then fail('Adagrad: Invalid lr_decay value: ' .. tostring(o.lr_decay)) end
+  if type(o.lr) ~= 'number' or o.lr < 0 then error('Adagrad: Invalid learning rate: ' .. tostring(o.lr)) end
+  if type(o.lr_decay) ~= 'number' or o.lr_decay < 0 then error('Adagrad: Invalid lr_decay value: ' .. tostring(o.lr_decay)) end
   if type(o.weight_decay) ~= 'number' or o.weight_decay < 0 then
-    fail('Adagrad: Invalid weight_decay value: ' .. tostring(o.weight_decay))
+    error('Adagrad: Invalid weight_decay value: ' .. tostring(o.weight_decay))
   end
   if type(o.initial_accumulator_value) ~= 'number' or o.initial_accumulator_value < 0 then
-    fail('Adagrad: Invalid initial_accumulator_value value: ' .. tostring(o.initial_accumulator_value))
+    error('Adagrad: Invalid initial_accumulator_value value: ' .. tostring(o.initial_accumulator_value))
   end
-  if type(o.eps) ~= 'number' or o.eps < 0 then fail('Adagrad: Invalid epsilon value: ' .. tostring(o.eps)) end
+  if type(o.eps) ~= 'number' or o.eps < 0 then error('Adagrad: Invalid epsilon value: ' .. tostring(o.eps)) end
   Optimizer.init(self, params, o)
   -- PyTorch makes the state at construction
   for _, group in ipairs(self.param_groups) do

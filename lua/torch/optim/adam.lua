@@ -12,21 +12,20 @@ local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
 
 local Adam = Optimizer:extend('Adam')
-local fail = Optimizer._fail
 
 -- option checks shared with AdamW
 function Adam._check(cname, o)
-  if type(o.lr) ~= 'number' or o.lr < 0 then fail(cname .. ': Invalid learning rate: ' .. tostring(o.lr)) end
-  if type(o.eps) ~= 'number' or o.eps < 0 then fail(cname .. ': Invalid epsilon value: ' .. tostring(o.eps)) end
-  if type(o.betas) ~= 'table' then fail(cname .. ': betas must be a pair {beta1, beta2}') end
+  if type(o.lr) ~= 'number' or o.lr < 0 then error(cname .. ': Invalid learning rate: ' .. tostring(o.lr)) end
+  if type(o.eps) ~= 'number' or o.eps < 0 then error(cname .. ': Invalid epsilon value: ' .. tostring(o.eps)) end
+  if type(o.betas) ~= 'table' then error(cname .. ': betas must be a pair {beta1, beta2}') end
   for i = 1, 2 do
     local b = o.betas[i]
     if type(b) ~= 'number' or not (b >= 0 and b < 1) then
-      fail(cname .. ': Invalid beta parameter at index ' .. i .. ': ' .. tostring(b))
+      error(cname .. ': Invalid beta parameter at index ' .. i .. ': ' .. tostring(b))
     end
   end
   if type(o.weight_decay) ~= 'number' or o.weight_decay < 0 then
-    fail(cname .. ': Invalid weight_decay value: ' .. tostring(o.weight_decay))
+    error(cname .. ': Invalid weight_decay value: ' .. tostring(o.weight_decay))
   end
 end
 
@@ -117,7 +116,7 @@ function Adam:step(closure)
           if amsgrad then state.max_exp_avg_sq = Optimizer._zeros_state(p) end
         end
         if amsgrad and state.max_exp_avg_sq == nil then
-          fail(self.__name .. ': amsgrad was turned on after the first step (no max_exp_avg_sq in the state)')
+          error(self.__name .. ': amsgrad was turned on after the first step (no max_exp_avg_sq in the state)')
         end
         local step = state.step + 1
         state.step = step

@@ -13,18 +13,17 @@ local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
 
 local ASGD = Optimizer:extend('ASGD')
-local fail = Optimizer._fail
 
 local defaults = { lr = 1e-2, lambd = 1e-4, alpha = 0.75, t0 = 1e6, weight_decay = 0, maximize = false }
 
 function ASGD:init(params, opts)
   local o = Optimizer._options('ASGD', opts, defaults)
-  if type(o.lr) ~= 'number' or o.lr < 0 then fail('ASGD: Invalid learning rate: ' .. tostring(o.lr)) end
+  if type(o.lr) ~= 'number' or o.lr < 0 then error('ASGD: Invalid learning rate: ' .. tostring(o.lr)) end
   if type(o.weight_decay) ~= 'number' or o.weight_decay < 0 then
-    fail('ASGD: Invalid weight_decay value: ' .. tostring(o.weight_decay))
+    error('ASGD: Invalid weight_decay value: ' .. tostring(o.weight_decay))
   end
   for _, k in ipairs { 'lambd', 'alpha', 't0' } do
-    if type(o[k]) ~= 'number' then fail(('ASGD: %s must be a number, got %s'):format(k, tostring(o[k]))) end
+    if type(o[k]) ~= 'number' then error(('ASGD: %s must be a number, got %s'):format(k, tostring(o[k]))) end
   end
   Optimizer.init(self, params, o)
 end

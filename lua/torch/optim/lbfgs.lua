@@ -19,36 +19,35 @@ local Optimizer = require 'torch.optim.optimizer'
 local as_int = require('torch.composite').as_int
 
 local LBFGS = Optimizer:extend('LBFGS')
-local fail = Optimizer._fail
 
 local defaults = { lr = 1, max_iter = 20, tolerance_grad = 1e-7, tolerance_change = 1e-9, history_size = 100 }
 local optional = { max_eval = true, line_search_fn = true }
 
 function LBFGS:init(params, opts)
   if type(opts) == 'number' then opts = { lr = opts } end
-  if opts ~= nil and type(opts) ~= 'table' then fail('LBFGS: expected an options table, got ' .. type(opts)) end
+  if opts ~= nil and type(opts) ~= 'table' then error('LBFGS: expected an options table, got ' .. type(opts)) end
   local o = {}
   for k, v in pairs(defaults) do o[k] = v end
   for k, v in pairs(opts or {}) do
-    if defaults[k] == nil and not optional[k] then fail("LBFGS: unknown option '" .. tostring(k) .. "'") end
+    if defaults[k] == nil and not optional[k] then error("LBFGS: unknown option '" .. tostring(k) .. "'") end
     o[k] = v
   end
   for _, k in ipairs { 'lr', 'tolerance_grad', 'tolerance_change' } do
-    if type(o[k]) ~= 'number' then fail(('LBFGS: %s must be a number, got %s'):format(k, tostring(o[k]))) end
+    if type(o[k]) ~= 'number' then error(('LBFGS: %s must be a number, got %s'):format(k, tostring(o[k]))) end
   end
   for _, k in ipairs { 'max_iter', 'history_size' } do
     o[k] = as_int(o[k])
     if math.type(o[k]) ~= 'integer' or o[k] < 1 then
-      fail(('LBFGS: %s must be a positive integer, got %s'):format(k, tostring(o[k])))
+      error(('LBFGS: %s must be a positive integer, got %s'):format(k, tostring(o[k])))
     end
   end
   if o.max_eval == nil then o.max_eval = o.max_iter * 5 // 4 end
-  if type(o.max_eval) ~= 'number' then fail('LBFGS: max_eval must be a number, got ' .. tostring(o.max_eval)) end
+  if type(o.max_eval) ~= 'number' then error('LBFGS: max_eval must be a number, got ' .. tostring(o.max_eval)) end
   if o.line_search_fn ~= nil and o.line_search_fn ~= 'strong_wolfe' then
-    fail("LBFGS: only 'strong_wolfe' is supported as line_search_fn, got " .. tostring(o.line_search_fn))
+    error("LBFGS: only 'strong_wolfe' is supported as line_search_fn, got " .. tostring(o.line_search_fn))
   end
   Optimizer.init(self, params, o)
-  if #self.param_groups ~= 1 then fail("LBFGS doesn't support per-parameter options (parameter groups)") end
+  if #self.param_groups ~= 1 then error("LBFGS doesn't support per-parameter options (parameter groups)") end
 end
 
 -- ---- the parameters as one flat vector ----
@@ -89,7 +88,7 @@ end
 
 local function number(v)
   if torch.is_tensor(v) then return v:item() end
-  if type(v) ~= 'number' then fail('LBFGS: the closure must return the loss (a tensor or a number), got ' .. type(v)) end
+  if type(v) ~= 'number' then error('LBFGS: the closure must return the loss (a tensor or a number), got ' .. type(v)) end
   return v
 end
 
@@ -222,9 +221,9 @@ end
 
 function LBFGS:step(closure)
   if type(closure) ~= 'function' and not (type(getmetatable(closure)) == 'table' and getmetatable(closure).__call) then
-    fail('LBFGS: step requires a closure that reevaluates the model and returns the loss')
+    error('LBFGS: step requires a closure that reevaluates the model and returns the loss')
   end
-  if #self.param_groups ~= 1 then fail("LBFGS doesn't support per-parameter options (parameter groups)") end
+  if #self.param_groups ~= 1 then error("LBFGS doesn't support per-parameter options (parameter groups)") end
   local _ <close> = torch.no_grad()
   local group = self.param_groups[1]
   local params = params_of(self)

@@ -10,7 +10,6 @@ local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
 local as_int = require('torch.composite').as_int
 
-local fail = Optimizer._fail
 local M = {}
 
 local LRScheduler = Optimizer._new_class('LRScheduler')
@@ -18,7 +17,7 @@ M.LRScheduler = LRScheduler
 
 local function check_optimizer(cname, opt)
   if type(opt) ~= 'table' or type(opt.param_groups) ~= 'table' then
-    fail(cname .. ': expected an optimizer, got ' .. type(opt))
+    error(cname .. ': expected an optimizer, got ' .. type(opt))
   end
 end
 
@@ -33,7 +32,7 @@ function LRScheduler:init(optimizer, last_epoch)
   else
     for i, group in ipairs(optimizer.param_groups) do
       if group.initial_lr == nil then
-        fail(("%s: param 'initial_lr' is not specified in param_groups[%d] when resuming an optimizer"):format(self.__name, i))
+        error(("%s: param 'initial_lr' is not specified in param_groups[%d] when resuming an optimizer"):format(self.__name, i))
       end
     end
   end
@@ -44,7 +43,7 @@ function LRScheduler:init(optimizer, last_epoch)
   self:step()
 end
 
-function LRScheduler:get_lr() fail(self.__name .. ': get_lr is not implemented') end
+function LRScheduler:get_lr() error(self.__name .. ': get_lr is not implemented') end
 
 function LRScheduler:_group_lrs()
   local lrs = {}
@@ -88,18 +87,18 @@ function LRScheduler:state_dict()
 end
 
 function LRScheduler:load_state_dict(sd)
-  if type(sd) ~= 'table' then fail(self.__name .. ': load_state_dict expects a table') end
+  if type(sd) ~= 'table' then error(self.__name .. ': load_state_dict expects a table') end
   for k, v in pairs(sd) do
     if k ~= 'optimizer' and k ~= 'lr_lambdas' then self[k] = copy(v) end
   end
 end
 
 local function options(cname, opts, defaults)
-  if opts ~= nil and type(opts) ~= 'table' then fail(cname .. ': expected an options table, got ' .. type(opts)) end
+  if opts ~= nil and type(opts) ~= 'table' then error(cname .. ': expected an options table, got ' .. type(opts)) end
   local o = {}
   for k, v in pairs(defaults) do o[k] = v end
   for k, v in pairs(opts or {}) do
-    if defaults[k] == nil then fail(cname .. ": unknown option '" .. tostring(k) .. "'") end
+    if defaults[k] == nil then error(cname .. ": unknown option '" .. tostring(k) .. "'") end
     o[k] = v
   end
   return o
@@ -112,9 +111,9 @@ function StepLR:init(optimizer, step_size, opts)
   local o = options('StepLR', opts, { gamma = 0.1, last_epoch = -1 })
   step_size = as_int(step_size)
   if math.type(step_size) ~= 'integer' then
-    fail('StepLR: step_size must be an integer, got ' .. tostring(step_size))
+    error('StepLR: step_size must be an integer, got ' .. tostring(step_size))
   end
-  if step_size <= 0 then fail('StepLR: step_size must be positive, got ' .. tostring(step_size)) end
+  if step_size <= 0 then error('StepLR: step_size must be positive, got ' .. tostring(step_size)) end
   self.step_size, self.gamma = step_size, o.gamma
   LRScheduler.init(self, optimizer, o.last_epoch)
 end
@@ -136,7 +135,7 @@ local MultiStepLR = LRScheduler:extend('MultiStepLR')
 M.MultiStepLR = MultiStepLR
 function MultiStepLR:init(optimizer, milestones, opts)
   local o = options('MultiStepLR', opts, { gamma = 0.1, last_epoch = -1 })
-  if type(milestones) ~= 'table' then fail('MultiStepLR: milestones must be an array of epochs') end
+  if type(milestones) ~= 'table' then error('MultiStepLR: milestones must be an array of epochs') end
   self.milestones = {}
   for _, m in ipairs(milestones) do self.milestones[m] = (self.milestones[m] or 0) + 1 end
   self.gamma = o.gamma
@@ -168,11 +167,11 @@ function LambdaLR:init(optimizer, lr_lambda, opts)
   check_optimizer('LambdaLR', optimizer)
   local n = #optimizer.param_groups
   if type(lr_lambda) == 'table' and getmetatable(lr_lambda) == nil then
-    if #lr_lambda ~= n then fail(('LambdaLR: Expected %d lr_lambdas, but got %d'):format(n, #lr_lambda)) end
+    if #lr_lambda ~= n then error(('LambdaLR: Expected %d lr_lambdas, but got %d'):format(n, #lr_lambda)) end
     self.lr_lambdas = {}
     for i, f in ipairs(lr_lambda) do self.lr_lambdas[i] = f end
   else
-    if lr_lambda == nil then fail('LambdaLR: lr_lambda is required') end
+    if lr_lambda == nil then error('LambdaLR: lr_lambda is required') end
     self.lr_lambdas = {}
     for i = 1, n do self.lr_lambdas[i] = lr_lambda end
   end
@@ -190,7 +189,7 @@ M.CosineAnnealingLR = CosineAnnealingLR
 function CosineAnnealingLR:init(optimizer, T_max, opts)
   local o = options('CosineAnnealingLR', opts, { eta_min = 0, last_epoch = -1 })
   if type(T_max) ~= 'number' or T_max <= 0 then
-    fail('CosineAnnealingLR: T_max must be a positive number, got ' .. tostring(T_max))
+    error('CosineAnnealingLR: T_max must be a positive number, got ' .. tostring(T_max))
   end
   self.T_max, self.eta_min = T_max, o.eta_min
   LRScheduler.init(self, optimizer, o.last_epoch)
@@ -226,7 +225,7 @@ end
 -- a positive integer argument, or an error naming it
 local function check_count(cname, what, v)
   v = as_int(v)
-  if math.type(v) ~= 'integer' or v <= 0 then fail(('%s: %s must be a positive integer, got %s'):format(cname, what, tostring(v))) end
+  if math.type(v) ~= 'integer' or v <= 0 then error(('%s: %s must be a positive integer, got %s'):format(cname, what, tostring(v))) end
   return v
 end
 
@@ -250,7 +249,7 @@ local ExponentialLR = LRScheduler:extend('ExponentialLR')
 M.ExponentialLR = ExponentialLR
 function ExponentialLR:init(optimizer, gamma, opts)
   local o = options('ExponentialLR', opts, { last_epoch = -1 })
-  if type(gamma) ~= 'number' then fail('ExponentialLR: gamma must be a number, got ' .. tostring(gamma)) end
+  if type(gamma) ~= 'number' then error('ExponentialLR: gamma must be a number, got ' .. tostring(gamma)) end
   self.gamma = gamma
   LRScheduler.init(self, optimizer, o.last_epoch)
 end
@@ -273,7 +272,7 @@ M.ConstantLR = ConstantLR
 function ConstantLR:init(optimizer, opts)
   local o = options('ConstantLR', opts, { factor = 1.0 / 3, total_iters = 5, last_epoch = -1 })
   if type(o.factor) ~= 'number' or o.factor > 1 or o.factor < 0 then
-    fail('ConstantLR: Constant multiplicative factor expected to be between 0 and 1.')
+    error('ConstantLR: Constant multiplicative factor expected to be between 0 and 1.')
   end
   self.factor, self.total_iters = o.factor, o.total_iters
   LRScheduler.init(self, optimizer, o.last_epoch)
@@ -302,10 +301,10 @@ M.LinearLR = LinearLR
 function LinearLR:init(optimizer, opts)
   local o = options('LinearLR', opts, { start_factor = 1.0 / 3, end_factor = 1.0, total_iters = 5, last_epoch = -1 })
   if type(o.start_factor) ~= 'number' or o.start_factor > 1 or o.start_factor <= 0 then
-    fail('LinearLR: Starting multiplicative factor expected to be greater than 0 and less or equal to 1.')
+    error('LinearLR: Starting multiplicative factor expected to be greater than 0 and less or equal to 1.')
   end
   if type(o.end_factor) ~= 'number' or o.end_factor > 1 or o.end_factor < 0 then
-    fail('LinearLR: Ending multiplicative factor expected to be between 0 and 1.')
+    error('LinearLR: Ending multiplicative factor expected to be between 0 and 1.')
   end
   o.total_iters = check_count('LinearLR', 'total_iters', o.total_iters)
   self.start_factor, self.end_factor, self.total_iters = o.start_factor, o.end_factor, o.total_iters
@@ -362,11 +361,11 @@ function WarmRestarts:init(optimizer, T_0, opts)
   local o = options('CosineAnnealingWarmRestarts', opts, { T_mult = 1, eta_min = 0, last_epoch = -1 })
   T_0 = as_int(T_0)
   if math.type(T_0) ~= 'integer' or T_0 <= 0 then
-    fail('CosineAnnealingWarmRestarts: Expected positive integer T_0, but got ' .. tostring(T_0))
+    error('CosineAnnealingWarmRestarts: Expected positive integer T_0, but got ' .. tostring(T_0))
   end
   o.T_mult = as_int(o.T_mult)
   if math.type(o.T_mult) ~= 'integer' or o.T_mult < 1 then
-    fail('CosineAnnealingWarmRestarts: Expected integer T_mult >= 1, but got ' .. tostring(o.T_mult))
+    error('CosineAnnealingWarmRestarts: Expected integer T_mult >= 1, but got ' .. tostring(o.T_mult))
   end
   self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, o.T_mult, o.eta_min
   self.T_cur = o.last_epoch
@@ -391,7 +390,7 @@ function WarmRestarts:step(epoch)
     end
   else
     if type(epoch) ~= 'number' or epoch < 0 then
-      fail('CosineAnnealingWarmRestarts: Expected non-negative epoch, but got ' .. tostring(epoch))
+      error('CosineAnnealingWarmRestarts: Expected non-negative epoch, but got ' .. tostring(epoch))
     end
     if epoch >= self.T_0 then
       if self.T_mult == 1 then
@@ -420,10 +419,10 @@ local OneCycleLR = LRScheduler:extend('OneCycleLR')
 M.OneCycleLR = OneCycleLR
 local function per_group(cname, what, v, n)
   if type(v) == 'table' then
-    if #v ~= n then fail(('%s: expected %d values for %s, got %d'):format(cname, n, what, #v)) end
+    if #v ~= n then error(('%s: expected %d values for %s, got %d'):format(cname, n, what, #v)) end
     return v
   end
-  if type(v) ~= 'number' then fail(('%s: %s must be a number or an array of numbers, got %s'):format(cname, what, type(v))) end
+  if type(v) ~= 'number' then error(('%s: %s must be a number or an array of numbers, got %s'):format(cname, what, type(v))) end
   local t = {}
   for i = 1, n do t[i] = v end
   return t
@@ -442,14 +441,14 @@ function OneCycleLR:init(optimizer, max_lr, opts)
     o.steps_per_epoch = check_count(cname, 'steps_per_epoch', o.steps_per_epoch)
     total = o.epochs * o.steps_per_epoch
   else
-    fail('OneCycleLR: You must define either total_steps OR (epochs AND steps_per_epoch)')
+    error('OneCycleLR: You must define either total_steps OR (epochs AND steps_per_epoch)')
   end
   self.total_steps = total
   if type(o.pct_start) ~= 'number' or o.pct_start < 0 or o.pct_start > 1 then
-    fail('OneCycleLR: Expected float between 0 and 1 pct_start, but got ' .. tostring(o.pct_start))
+    error('OneCycleLR: Expected float between 0 and 1 pct_start, but got ' .. tostring(o.pct_start))
   end
   if o.anneal_strategy ~= 'cos' and o.anneal_strategy ~= 'linear' then
-    fail("OneCycleLR: anneal_strategy must by one of 'cos' or 'linear', instead got " .. tostring(o.anneal_strategy))
+    error("OneCycleLR: anneal_strategy must by one of 'cos' or 'linear', instead got " .. tostring(o.anneal_strategy))
   end
   self.anneal_strategy = o.anneal_strategy
   local p = o.pct_start
@@ -479,7 +478,7 @@ function OneCycleLR:init(optimizer, max_lr, opts)
   if self.cycle_momentum then
     local d = optimizer.defaults or {}
     if d.momentum == nil and d.betas == nil then
-      fail('OneCycleLR: optimizer must support momentum with `cycle_momentum` option enabled')
+      error('OneCycleLR: optimizer must support momentum with `cycle_momentum` option enabled')
     end
     self.use_beta1 = d.betas ~= nil
     local bases = per_group(cname, 'base_momentum', o.base_momentum, #groups)
@@ -500,7 +499,7 @@ end
 function OneCycleLR:get_lr()
   local step = self.last_epoch
   if step > self.total_steps then
-    fail(('OneCycleLR: Tried to step %d times. The specified number of total steps is %d'):format(step + 1, self.total_steps))
+    error(('OneCycleLR: Tried to step %d times. The specified number of total steps is %d'):format(step + 1, self.total_steps))
   end
   local lrs = {}
   for i, g in ipairs(self.optimizer.param_groups) do
@@ -551,7 +550,7 @@ function CyclicLR:init(optimizer, base_lr, max_lr, opts)
   self.max_lrs = per_group(cname, 'max_lr', max_lr, #groups)
   for _, k in ipairs { 'step_size_up', 'step_size_down' } do
     if o[k] and (type(o[k]) ~= 'number' or o[k] <= 0) then
-      fail(('%s: %s must be a positive number, got %s'):format(cname, k, tostring(o[k])))
+      error(('%s: %s must be a positive number, got %s'):format(cname, k, tostring(o[k])))
     end
   end
   local up = o.step_size_up + 0.0
@@ -559,13 +558,13 @@ function CyclicLR:init(optimizer, base_lr, max_lr, opts)
   self.total_size = up + down
   self.step_ratio = up / self.total_size
   if o.scale_fn then
-    if type(o.scale_fn) ~= 'function' then fail(cname .. ': scale_fn must be a function, got ' .. type(o.scale_fn)) end
+    if type(o.scale_fn) ~= 'function' then error(cname .. ': scale_fn must be a function, got ' .. type(o.scale_fn)) end
     if o.scale_mode ~= 'cycle' and o.scale_mode ~= 'iterations' then
-      fail(cname .. ": scale_mode must be 'cycle' or 'iterations', got " .. tostring(o.scale_mode))
+      error(cname .. ": scale_mode must be 'cycle' or 'iterations', got " .. tostring(o.scale_mode))
     end
     self.scale_fn, self.scale_mode = o.scale_fn, o.scale_mode
   elseif not CYCLIC_SCALES[o.mode] then
-    fail(cname .. ": mode must be 'triangular', 'triangular2' or 'exp_range' when scale_fn is not given, got "
+    error(cname .. ": mode must be 'triangular', 'triangular2' or 'exp_range' when scale_fn is not given, got "
       .. tostring(o.mode))
   else
     self.scale_mode = CYCLIC_SCALES[o.mode][2]
@@ -574,7 +573,7 @@ function CyclicLR:init(optimizer, base_lr, max_lr, opts)
   self.cycle_momentum = o.cycle_momentum and true or false
   if self.cycle_momentum then
     if (optimizer.defaults or {}).momentum == nil then
-      fail(cname .. ': optimizer must support momentum with `cycle_momentum` option enabled')
+      error(cname .. ': optimizer must support momentum with `cycle_momentum` option enabled')
     end
     local bases = per_group(cname, 'base_momentum', o.base_momentum, #groups)
     if o.last_epoch == -1 then
@@ -614,15 +613,15 @@ M.SequentialLR = SequentialLR
 function SequentialLR:init(optimizer, schedulers, milestones, opts)
   local o = options('SequentialLR', opts, { last_epoch = -1 })
   check_optimizer('SequentialLR', optimizer)
-  if type(schedulers) ~= 'table' or #schedulers < 1 then fail('SequentialLR: expected an array of schedulers') end
+  if type(schedulers) ~= 'table' or #schedulers < 1 then error('SequentialLR: expected an array of schedulers') end
   for i, s in ipairs(schedulers) do
     if type(s) ~= 'table' or s.optimizer ~= optimizer then
-      fail(('SequentialLR: Sequential Schedulers expects all schedulers to belong to the same optimizer, but got '
+      error(('SequentialLR: Sequential Schedulers expects all schedulers to belong to the same optimizer, but got '
         .. 'schedulers at index %d to be different than the optimizer passed in.'):format(i))
     end
   end
   if type(milestones) ~= 'table' or #milestones ~= #schedulers - 1 then
-    fail(('SequentialLR: Sequential Schedulers expects number of schedulers provided to be one more than the number '
+    error(('SequentialLR: Sequential Schedulers expects number of schedulers provided to be one more than the number '
       .. 'of milestone points, but got number of schedulers %d and the number of milestones to be equal to %d')
       :format(#schedulers, type(milestones) == 'table' and #milestones or 0))
   end
@@ -658,10 +657,10 @@ end
 local ChainedScheduler = LRScheduler:extend('ChainedScheduler')
 M.ChainedScheduler = ChainedScheduler
 function ChainedScheduler:init(schedulers)
-  if type(schedulers) ~= 'table' or #schedulers < 1 then fail('ChainedScheduler: expected an array of schedulers') end
+  if type(schedulers) ~= 'table' or #schedulers < 1 then error('ChainedScheduler: expected an array of schedulers') end
   for i = 2, #schedulers do
     if schedulers[i].optimizer ~= schedulers[1].optimizer then
-      fail(('ChainedScheduler: ChainedScheduler expects all schedulers to belong to the same optimizer, but got '
+      error(('ChainedScheduler: ChainedScheduler expects all schedulers to belong to the same optimizer, but got '
         .. 'schedulers at index %d and 1 to be different'):format(i))
     end
   end
@@ -693,10 +692,10 @@ function Plateau:init(optimizer, opts)
   local o = options(cname, opts, { mode = 'min', factor = 0.1, patience = 10, threshold = 1e-4, threshold_mode = 'rel',
     cooldown = 0, min_lr = 0, eps = 1e-8, verbose = false })
   check_optimizer(cname, optimizer)
-  if type(o.factor) ~= 'number' or o.factor >= 1 then fail('ReduceLROnPlateau: Factor should be < 1.0.') end
-  if o.mode ~= 'min' and o.mode ~= 'max' then fail('ReduceLROnPlateau: mode ' .. tostring(o.mode) .. ' is unknown!') end
+  if type(o.factor) ~= 'number' or o.factor >= 1 then error('ReduceLROnPlateau: Factor should be < 1.0.') end
+  if o.mode ~= 'min' and o.mode ~= 'max' then error('ReduceLROnPlateau: mode ' .. tostring(o.mode) .. ' is unknown!') end
   if o.threshold_mode ~= 'rel' and o.threshold_mode ~= 'abs' then
-    fail('ReduceLROnPlateau: threshold mode ' .. tostring(o.threshold_mode) .. ' is unknown!')
+    error('ReduceLROnPlateau: threshold mode ' .. tostring(o.threshold_mode) .. ' is unknown!')
   end
   self.optimizer = optimizer
   self.min_lrs = per_group(cname, 'min_lr', o.min_lr, #optimizer.param_groups)
@@ -717,7 +716,7 @@ function Plateau:is_better(a, best)
 end
 function Plateau:step(metric)
   if torch.is_tensor(metric) then metric = metric:item() end
-  if type(metric) ~= 'number' then fail('ReduceLROnPlateau: step expects the metric (a number), got ' .. type(metric)) end
+  if type(metric) ~= 'number' then error('ReduceLROnPlateau: step expects the metric (a number), got ' .. type(metric)) end
   self.last_epoch = self.last_epoch + 1
   if self:is_better(metric, self.best) then
     self.best, self.num_bad_epochs = metric, 0

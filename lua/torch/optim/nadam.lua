@@ -17,7 +17,6 @@ local Optimizer = require 'torch.optim.optimizer'
 local Adam = require 'torch.optim.adam'
 
 local NAdam = Optimizer:extend('NAdam')
-local fail = Optimizer._fail
 
 local defaults = { lr = 2e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay = 0, momentum_decay = 4e-3,
   decoupled_weight_decay = false, maximize = false }
@@ -25,7 +24,7 @@ local defaults = { lr = 2e-3, betas = { 0.9, 0.999 }, eps = 1e-8, weight_decay =
 function NAdam:init(params, opts)
   local o = Adam._options('NAdam', opts, defaults) -- lr, eps, betas, weight_decay checked
   if type(o.momentum_decay) ~= 'number' or o.momentum_decay < 0 then
-    fail('NAdam: Invalid momentum_decay value: ' .. tostring(o.momentum_decay))
+    error('NAdam: Invalid momentum_decay value: ' .. tostring(o.momentum_decay))
   end
   Optimizer.init(self, params, o)
 end

@@ -21,21 +21,6 @@ end
 local Optimizer = new_class('Optimizer')
 Optimizer._new_class = new_class -- for lr_scheduler.lua
 
--- Raise an error at the caller's line outside torch.optim (the user's call).
-local function fail(msg)
-  local level = 2
-  while true do
-    local info = debug.getinfo(level, 'S')
-    if info == nil then return error(msg, 0) end
-    if info.what ~= 'C' and not info.source:find('torch[./]optim') and not info.source:find('torch[./]class') then
-      break
-    end
-    level = level + 1
-  end
-  error(msg, level)
-end
-Optimizer._fail = fail
-
 local function copy_value(v)
   if type(v) ~= 'table' or torch.is_tensor(v) then return v end
   local c = {}
@@ -50,16 +35,16 @@ function Optimizer:init(params, defaults)
   self.param_groups = {}
   local cname = self.__name
   if torch.is_tensor(params) then
-    fail(cname .. ': params argument given to the optimizer should be an iterable of Tensors or dicts, but got torch.Tensor')
+    error(cname .. ': params argument given to the optimizer should be an iterable of Tensors or dicts, but got torch.Tensor')
   end
   if type(params) ~= 'table' then
-    fail(cname .. ': params argument given to the optimizer should be an iterable of Tensors or dicts, but got ' .. type(params))
+    error(cname .. ': params argument given to the optimizer should be an iterable of Tensors or dicts, but got ' .. type(params))
   end
   if getmetatable(params) ~= nil then -- a module (or another object), not an array
-    fail(cname .. ': params argument given to the optimizer should be an iterable of Tensors or dicts, but got '
+    error(cname .. ': params argument given to the optimizer should be an iterable of Tensors or dicts, but got '
       .. (rawget(getmetatable(params), '__name') or 'an object') .. ' (pass model:parameters())')
   end
-  if #params == 0 then fail(cname .. ': optimizer got an empty parameter list') end
+  if #params == 0 then error(cname .. ': optimizer got an empty parameter list') end
   local groups = params
   if type(params[1]) ~= 'table' or getmetatable(params[1]) ~= nil then groups = { { params = params } } end
   for _, g in ipairs(groups) do self:add_param_group(g) end
@@ -71,12 +56,12 @@ end
 -- is accepted and ignored (a hint for how to batch kernels; each parameter takes one fused pass).
 function Optimizer._options(cname, opts, defaults)
   if type(opts) == 'number' then opts = { lr = opts } end
-  if opts ~= nil and type(opts) ~= 'table' then fail(cname .. ': expected an options table, got ' .. type(opts)) end
+  if opts ~= nil and type(opts) ~= 'table' then error(cname .. ': expected an options table, got ' .. type(opts)) end
   local o = {}
   for k, v in pairs(defaults) do o[k] = v end
   for k, v in pairs(opts or {}) do
     if defaults[k] == nil and k ~= 'fused' and k ~= 'foreach' then
-      fail(cname .. ": unknown option '" .. tostring(k) .. "'")
+      error(cname .. ": unknown option '" .. tostring(k) .. "'")
     end
     if k ~= 'foreach' then o[k] = v end
   end
@@ -85,22 +70,22 @@ end
 
 function Optimizer:add_param_group(group)
   local cname = self.__name
-  if type(group) ~= 'table' or torch.is_tensor(group) then fail(cname .. ': param group must be a table') end
+  if type(group) ~= 'table' or torch.is_tensor(group) then error(cname .. ': param group must be a table') end
   local params = group.params
-  if params == nil then fail(cname .. ': a param group needs a params field') end
+  if params == nil then error(cname .. ': a param group needs a params field') end
   local list = {}
   if torch.is_tensor(params) then
     list[1] = params
   elseif type(params) == 'table' then
     for i, p in ipairs(params) do list[i] = p end
   else
-    fail(cname .. ': params must be a tensor or an array of tensors, got ' .. type(params))
+    error(cname .. ': params must be a tensor or an array of tensors, got ' .. type(params))
   end
   for _, p in ipairs(list) do
     if not torch.is_tensor(p) then
-      fail(cname .. ': optimizer can only optimize Tensors, but one of the params is ' .. type(p))
+      error(cname .. ': optimizer can only optimize Tensors, but one of the params is ' .. type(p))
     end
-    if not p.is_leaf then fail(cname .. ": can't optimize a non-leaf Tensor") end
+    if not p.is_leaf then error(cname .. ": can't optimize a non-leaf Tensor") end
   end
   local g = {}
   for k, v in pairs(group) do g[k] = v end
@@ -113,7 +98,7 @@ function Optimizer:add_param_group(group)
     for _, p in ipairs(old.params) do seen[p] = true end
   end
   for _, p in ipairs(list) do
-    if seen[p] then fail(cname .. ': some parameters appear in more than one parameter group') end
+    if seen[p] then error(cname .. ': some parameters appear in more than one parameter group') end
   end
   self.param_groups[#self.param_groups + 1] = g
 end
@@ -147,7 +132,7 @@ function Optimizer._closure(closure)
 end
 
 function Optimizer:step()
-  fail(self.__name .. ': step is not implemented')
+  error(self.__name .. ': step is not implemented')
 end
 
 -- The tensor-op optimizers' step: the closure's loss, then fn(group, p, grad, state) for each
@@ -200,7 +185,7 @@ function Optimizer._fusable(group, p, g, ...)
   if fused == false then return false end
   local ok = torch._optim.can_fuse(p, g, ...)
   if not ok and fused == true then
-    fail('optimizer: fused = true requires contiguous floating-point CPU or CUDA parameters, got a ' ..
+    error('optimizer: fused = true requires contiguous floating-point CPU or CUDA parameters, got a ' ..
       tostring(p.dtype) .. ' parameter on ' .. tostring(p.device) .. (p:is_contiguous() and '' or ' (not contiguous)'))
   end
   return ok
@@ -271,13 +256,13 @@ end
 function Optimizer:load_state_dict(sd)
   local cname = self.__name
   if type(sd) ~= 'table' or type(sd.param_groups) ~= 'table' then
-    fail(cname .. ': load_state_dict expects a table with state and param_groups')
+    error(cname .. ': load_state_dict expects a table with state and param_groups')
   end
   local groups, saved = self.param_groups, sd.param_groups
-  if #groups ~= #saved then fail(cname .. ': loaded state dict has a different number of parameter groups') end
+  if #groups ~= #saved then error(cname .. ': loaded state dict has a different number of parameter groups') end
   for i = 1, #groups do
     if type(saved[i].params) ~= 'table' or #groups[i].params ~= #saved[i].params then
-      fail(cname .. ": loaded state dict contains a parameter group that doesn't match the size of optimizer's group")
+      error(cname .. ": loaded state dict contains a parameter group that doesn't match the size of optimizer's group")
     end
   end
   local id_map = {}

@@ -10,20 +10,19 @@ local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
 
 local RMSprop = Optimizer:extend('RMSprop')
-local fail = Optimizer._fail
 
 local defaults = { lr = 1e-2, alpha = 0.99, eps = 1e-8, weight_decay = 0, momentum = 0, centered = false,
   maximize = false }
 
 function RMSprop:init(params, opts)
   local o = Optimizer._options('RMSprop', opts, defaults)
-  if type(o.lr) ~= 'number' or o.lr < 0 then fail('RMSprop: Invalid learning rate: ' .. tostring(o.lr)) end
-  if type(o.eps) ~= 'number' or o.eps < 0 then fail('RMSprop: Invalid epsilon value: ' .. tostring(o.eps)) end
-  if type(o.momentum) ~= 'number' or o.momentum < 0 then fail('RMSprop: Invalid momentum value: ' .. tostring(o.momentum)) end
+  if type(o.lr) ~= 'number' or o.lr < 0 then error('RMSprop: Invalid learning rate: ' .. tostring(o.lr)) end
+  if type(o.eps) ~= 'number' or o.eps < 0 then error('RMSprop: Invalid epsilon value: ' .. tostring(o.eps)) end
+  if type(o.momentum) ~= 'number' or o.momentum < 0 then error('RMSprop: Invalid momentum value: ' .. tostring(o.momentum)) end
   if type(o.weight_decay) ~= 'number' or o.weight_decay < 0 then
-    fail('RMSprop: Invalid weight_decay value: ' .. tostring(o.weight_decay))
+    error('RMSprop: Invalid weight_decay value: ' .. tostring(o.weight_decay))
   end
-  if type(o.alpha) ~= 'number' or o.alpha < 0 then fail('RMSprop: Invalid alpha value: ' .. tostring(o.alpha)) end
+  if type(o.alpha) ~= 'number' or o.alpha < 0 then error('RMSprop: Invalid alpha value: ' .. tostring(o.alpha)) end
   Optimizer.init(self, params, o)
 end
 

@@ -12,24 +12,23 @@ local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
 
 local Rprop = Optimizer:extend('Rprop')
-local fail = Optimizer._fail
 
 local defaults = { lr = 1e-2, etas = { 0.5, 1.2 }, step_sizes = { 1e-6, 50 }, maximize = false }
 
 local function pair(cname, what, v)
   if type(v) ~= 'table' or torch.is_tensor(v) or type(v[1]) ~= 'number' or type(v[2]) ~= 'number' then
-    fail(('%s: %s must be a pair of numbers {a, b}'):format(cname, what))
+    error(('%s: %s must be a pair of numbers {a, b}'):format(cname, what))
   end
   return { v[1], v[2] }
 end
 
 function Rprop:init(params, opts)
   local o = Optimizer._options('Rprop', opts, defaults)
-  if type(o.lr) ~= 'number' or o.lr < 0 then fail('Rprop: Invalid learning rate: ' .. tostring(o.lr)) end
+  if type(o.lr) ~= 'number' or o.lr < 0 then error('Rprop: Invalid learning rate: ' .. tostring(o.lr)) end
   o.etas = pair('Rprop', 'etas', o.etas)
   o.step_sizes = pair('Rprop', 'step_sizes', o.step_sizes)
   if not (0 < o.etas[1] and o.etas[1] < 1 and 1 < o.etas[2]) then
-    fail(('Rprop: Invalid eta values: %s, %s'):format(tostring(o.etas[1]), tostring(o.etas[2])))
+    error(('Rprop: Invalid eta values: %s, %s'):format(tostring(o.etas[1]), tostring(o.etas[2])))
   end
   Optimizer.init(self, params, o)
 end

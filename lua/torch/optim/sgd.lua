@@ -11,20 +11,19 @@ local torch = require 'torch'
 local Optimizer = require 'torch.optim.optimizer'
 
 local SGD = Optimizer:extend('SGD')
-local fail = Optimizer._fail
 
 local defaults = { lr = 1e-3, momentum = 0, dampening = 0, weight_decay = 0, nesterov = false, maximize = false }
 
 function SGD:init(params, opts)
   local o = Optimizer._options('SGD', opts, defaults)
-  if type(o.lr) ~= 'number' or o.lr < 0 then fail('SGD: Invalid learning rate: ' .. tostring(o.lr)) end
-  if type(o.momentum) ~= 'number' or o.momentum < 0 then fail('SGD: Invalid momentum value: ' .. tostring(o.momentum)) end
-  if type(o.dampening) ~= 'number' then fail('SGD: Invalid dampening value: ' .. tostring(o.dampening)) end
+  if type(o.lr) ~= 'number' or o.lr < 0 then error('SGD: Invalid learning rate: ' .. tostring(o.lr)) end
+  if type(o.momentum) ~= 'number' or o.momentum < 0 then error('SGD: Invalid momentum value: ' .. tostring(o.momentum)) end
+  if type(o.dampening) ~= 'number' then error('SGD: Invalid dampening value: ' .. tostring(o.dampening)) end
   if type(o.weight_decay) ~= 'number' or o.weight_decay < 0 then
-    fail('SGD: Invalid weight_decay value: ' .. tostring(o.weight_decay))
+    error('SGD: Invalid weight_decay value: ' .. tostring(o.weight_decay))
   end
   if o.nesterov and (o.momentum <= 0 or o.dampening ~= 0) then
-    fail('SGD: Nesterov momentum requires a momentum and zero dampening')
+    error('SGD: Nesterov momentum requires a momentum and zero dampening')
   end
   Optimizer.init(self, params, o)
 end

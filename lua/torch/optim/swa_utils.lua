@@ -22,7 +22,6 @@ local lr_scheduler = require 'torch.optim.lr_scheduler'
 local isinstance = require('torch.class').isinstance
 local as_int = require('torch.composite').as_int
 
-local fail = Optimizer._fail
 local M = {}
 
 local function is_device(v)
@@ -41,17 +40,17 @@ end
 local allowed = { device = true, avg_fn = true, use_buffers = true }
 
 function AveragedModel:init(model, opts)
-  if not Module.is_module(model) then fail('AveragedModel: expected a module, got ' .. type(model)) end
+  if not Module.is_module(model) then error('AveragedModel: expected a module, got ' .. type(model)) end
   local o = {}
   if is_device(opts) or type(opts) == 'string' then
     o.device = opts
   elseif type(opts) == 'table' then
     for k, v in pairs(opts) do
-      if not allowed[k] then fail("AveragedModel: unknown option '" .. tostring(k) .. "'") end
+      if not allowed[k] then error("AveragedModel: unknown option '" .. tostring(k) .. "'") end
       o[k] = v
     end
   elseif opts ~= nil then
-    fail('AveragedModel: expected a device or an options table, got ' .. type(opts))
+    error('AveragedModel: expected a device or an options table, got ' .. type(opts))
   end
   local copy = model:_deepcopy()
   if o.device ~= nil then copy:to(o.device) end
@@ -73,7 +72,7 @@ end
 -- avg:update_parameters(model): the first call copies model's parameters (and buffers with
 -- use_buffers), later ones set each to avg_fn(averaged, current, n_averaged); n_averaged += 1
 function AveragedModel:update_parameters(model)
-  if not Module.is_module(model) then fail('AveragedModel.update_parameters: expected a module, got ' .. type(model)) end
+  if not Module.is_module(model) then error('AveragedModel.update_parameters: expected a module, got ' .. type(model)) end
   local mine, theirs
   if self.use_buffers then
     mine = concat(self.module:parameters(), self.module:buffers())
@@ -107,19 +106,19 @@ local swalr_defaults = { swa_lr = true, anneal_epochs = true, anneal_strategy = 
 
 function SWALR:init(optimizer, swa_lr, opts)
   if type(swa_lr) == 'table' and swa_lr.swa_lr ~= nil and opts == nil then swa_lr, opts = swa_lr.swa_lr, swa_lr end
-  if opts ~= nil and type(opts) ~= 'table' then fail('SWALR: expected an options table, got ' .. type(opts)) end
+  if opts ~= nil and type(opts) ~= 'table' then error('SWALR: expected an options table, got ' .. type(opts)) end
   opts = opts or {}
   for k in pairs(opts) do
-    if not swalr_defaults[k] then fail("SWALR: unknown option '" .. tostring(k) .. "'") end
+    if not swalr_defaults[k] then error("SWALR: unknown option '" .. tostring(k) .. "'") end
   end
   if type(optimizer) ~= 'table' or type(optimizer.param_groups) ~= 'table' then
-    fail('SWALR: expected an optimizer, got ' .. type(optimizer))
+    error('SWALR: expected an optimizer, got ' .. type(optimizer))
   end
   local groups = optimizer.param_groups
   local lrs = {}
   if type(swa_lr) == 'table' then
     if #swa_lr ~= #groups then
-      fail(('SWALR: swa_lr must have the same length as optimizer.param_groups: swa_lr has %d, '
+      error(('SWALR: swa_lr must have the same length as optimizer.param_groups: swa_lr has %d, '
         .. 'optimizer.param_groups has %d'):format(#swa_lr, #groups))
     end
     for i, v in ipairs(swa_lr) do lrs[i] = v end
@@ -127,18 +126,18 @@ function SWALR:init(optimizer, swa_lr, opts)
     for i = 1, #groups do lrs[i] = swa_lr end
   end
   for i, v in ipairs(lrs) do
-    if type(v) ~= 'number' then fail('SWALR: swa_lr must be a number or an array of numbers, got ' .. tostring(v)) end
+    if type(v) ~= 'number' then error('SWALR: swa_lr must be a number or an array of numbers, got ' .. tostring(v)) end
     groups[i].swa_lr = v
   end
   local strategy = opts.anneal_strategy or 'cos'
   if strategy ~= 'cos' and strategy ~= 'linear' then
-    fail("SWALR: anneal_strategy must by one of 'cos' or 'linear', instead got " .. tostring(strategy))
+    error("SWALR: anneal_strategy must by one of 'cos' or 'linear', instead got " .. tostring(strategy))
   end
   local epochs = opts.anneal_epochs
   if epochs == nil then epochs = 10 end
   epochs = as_int(epochs)
   if math.type(epochs) ~= 'integer' or epochs < 0 then
-    fail('SWALR: anneal_epochs must be equal or greater than 0, got ' .. tostring(epochs))
+    error('SWALR: anneal_epochs must be equal or greater than 0, got ' .. tostring(epochs))
   end
   self.anneal_strategy, self.anneal_epochs = strategy, epochs
   LRScheduler.init(self, optimizer, opts.last_epoch)
@@ -187,14 +186,14 @@ local function each_input(loader, fn)
   elseif type(loader) == 'table' then
     for _, batch in ipairs(loader) do visit(batch) end
   else
-    fail('update_bn: expected a DataLoader, an array of batches or an iterator, got ' .. type(loader))
+    error('update_bn: expected a DataLoader, an array of batches or an iterator, got ' .. type(loader))
   end
 end
 
 -- update_bn(loader, model, device): recomputes the running statistics of model's BatchNorm layers
 -- over one pass of loader (cumulative averages), then restores their momenta and model's mode
 function M.update_bn(loader, model, device)
-  if not Module.is_module(model) then fail('update_bn: expected a module, got ' .. type(model)) end
+  if not Module.is_module(model) then error('update_bn: expected a module, got ' .. type(model)) end
   local bns, momenta = {}, {}
   for _, m in ipairs(model:modules()) do
     if is_batch_norm(m) and m.running_mean ~= nil then
