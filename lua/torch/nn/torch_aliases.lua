@@ -190,7 +190,7 @@ function torch.embedding_renorm_(w, idx, max_norm, norm_type)
   return w
 end
 
---- torch.norm_except_dim(v, pow = 2, dim = 1): the pow-norms of v over every dimension but dim, of
+--- torch.norm_except_dim(v, pow = 2, dim = 1): the pow-norms (pow an integer, as PyTorch's) of v over every dimension but dim, of
 -- v's number of dimensions (sizes 1 but at dim), as weight_norm's g. dim is 1-based and negative
 -- dims count from the end, as everywhere in lutorch; dim = false is the norm of the whole tensor (a
 -- 0-dim tensor: PyTorch's dim = -1, which in lutorch is the last dimension; nn.utils.weight_norm's
@@ -199,7 +199,8 @@ function torch.norm_except_dim(v, pow, dim)
   local op = 'norm_except_dim'
   if not torch.is_tensor(v) then error(op .. ': expected v to be a tensor, got ' .. type(v), 2) end
   if pow == nil then pow = 2 end
-  if type(pow) ~= 'number' then error(op .. ': pow must be a number, got ' .. type(pow), 2) end
+  pow = as_int(pow)
+  if math.type(pow) ~= 'integer' then error(op .. ': pow must be an integer (as PyTorch\'s int pow), got ' .. tostring(pow), 2) end
   if not v.dtype.is_floating_point then
     error(op .. ': expected a floating point tensor, got ' .. tostring(v.dtype), 2)
   end
