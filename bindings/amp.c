@@ -81,6 +81,40 @@ static int l_query(lua_State *L) {
   return 2;
 }
 
+/* torch._autocast_set(device_type, enabled, dtype): the calling thread's setting for one device
+   type, outside any region's bookkeeping (torch.set_autocast_enabled, set_autocast_*_dtype); nil
+   leaves that field as it is. Leaving a region restores what it found, setters' changes included. */
+static int l_set(lua_State *L) {
+  int d = check_device_type(L, 1);
+  lt_lua_checknargs(L, 3, "_autocast_set");
+  lt_autocast_state_t s;
+  memset(&s, 0, sizeof s);
+  lt_autocast_get_state(&s);
+  if (!lua_isnil(L, 2)) s.enabled[d] = lua_toboolean(L, 2);
+  if (!lua_isnil(L, 3)) {
+    lt_dtype dt = lt_lua_checkdtype(L, 3);
+    if (dt != LT_FLOAT16 && dt != LT_BFLOAT16 && dt != LT_FLOAT32)
+      return luaL_error(L, "autocast: dtype must be float16, bfloat16 or float32, got %s", lt_dtype_name(dt));
+    s.dtype[d] = dt;
+  }
+  lt_lua_check(L, lt_autocast_set_state(&s));
+  return 0;
+}
+
+/* torch._autocast_cache([enabled]) -> cache_enabled before (nil: only reads it) */
+static int l_cache(lua_State *L) {
+  lt_lua_checknargs(L, 1, "_autocast_cache");
+  lt_autocast_state_t s;
+  memset(&s, 0, sizeof s);
+  lt_autocast_get_state(&s);
+  lua_pushboolean(L, s.cache_enabled);
+  if (!lua_isnoneornil(L, 1)) {
+    s.cache_enabled = lua_toboolean(L, 1);
+    lt_lua_check(L, lt_autocast_set_state(&s));
+  }
+  return 1;
+}
+
 /* torch._autocast_clear_cache() */
 static int l_clear_cache(lua_State *L) {
   (void)L;
@@ -146,6 +180,7 @@ void lt_open_amp(lua_State *L, int torch) {
   static const luaL_Reg fns[] = {{"_autocast_state", l_state},   {"_set_autocast_state", l_set_state},
                                  {"_autocast_enter", l_enter},   {"_autocast_query", l_query},
                                  {"_autocast_clear_cache", l_clear_cache}, {"_autocast_fp32", l_fp32},
+                                 {"_autocast_set", l_set},       {"_autocast_cache", l_cache},
                                  {"_amp_unscale_", l_unscale},   {"_amp_update_scale_", l_update},
                                  {NULL, NULL}};
   for (const luaL_Reg *f = fns; f->name; f++) {

@@ -245,6 +245,17 @@ static int f_set_detect_anomaly(lua_State *L) {
   return 1;
 }
 
+/* torch.autograd._set_anomaly_check_nan(on) -> previous */
+static int f_set_anomaly_check_nan(lua_State *L) {
+  lua_pushboolean(L, atomic_exchange(&lt_anomaly_check_nan, lua_toboolean(L, 1)));
+  return 1;
+}
+
+static int f_is_anomaly_check_nan_enabled(lua_State *L) {
+  lua_pushboolean(L, atomic_load(&lt_anomaly_check_nan));
+  return 1;
+}
+
 static int f_is_anomaly_enabled(lua_State *L) {
   lua_pushboolean(L, atomic_load(&lt_anomaly_on));
   return 1;
@@ -593,13 +604,15 @@ void lt_open_autograd(lua_State *L, int torch, int methods) {
   static const luaL_Reg fns[] = {
       {"_set_grad_enabled", f_set_grad_enabled}, {"is_grad_enabled", f_is_grad_enabled},
       {"is_anomaly_enabled", f_is_anomaly_enabled}, {"is_inference_mode_enabled", f_is_inference_mode_enabled},
-      {NULL, NULL}};
+      {"is_anomaly_check_nan_enabled", f_is_anomaly_check_nan_enabled}, {NULL, NULL}};
   lt_lua_register(L, torch, methods, fns, true, false);
   lua_newtable(L);
   static const luaL_Reg ag[] = {
       {"backward", f_backward}, {"grad", f_grad}, {"_record", f_record_function},
       {"_hook_list", f_hook_list}, {"_set_hook_runner", f_set_hook_runner},
-      {"_set_detect_anomaly", f_set_detect_anomaly}, {"_set_inference_mode", f_set_inference_mode}, {NULL, NULL}};
+      {"_set_detect_anomaly", f_set_detect_anomaly},
+      {"_set_anomaly_check_nan", f_set_anomaly_check_nan}, {"_set_inference_mode", f_set_inference_mode},
+      {NULL, NULL}};
   luaL_setfuncs(L, ag, 0);
   lua_setfield(L, torch, "autograd");
   lua_newuserdatauv(L, 1, 0);

@@ -14,6 +14,7 @@
 
 _Thread_local bool lt_grad_off;
 _Atomic bool lt_anomaly_on;
+_Atomic bool lt_anomaly_check_nan = true;
 
 bool lt_ag_needed_n(int n, lt_tensor_t *const *ts) {
   if (lt_grad_off) return false;
@@ -682,7 +683,9 @@ static int run_node(lt_node_t *n, capture_t *cap, nodevec_t *ready, hooked_t *h)
     if (gin != gin_local) free(gin);
     return rc;
   }
-  if (rc == LT_OK && atomic_load_explicit(&lt_anomaly_on, memory_order_relaxed)) rc = check_nan(n, gin);
+  if (rc == LT_OK && atomic_load_explicit(&lt_anomaly_on, memory_order_relaxed) &&
+      atomic_load_explicit(&lt_anomaly_check_nan, memory_order_relaxed))
+    rc = check_nan(n, gin);
   for (int i = 0; i < n->n_in; i++) {
     lt_edge_t *e = &n->in[i];
     lt_tensor_t *g = gin[i];

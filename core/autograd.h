@@ -133,6 +133,8 @@ lt_grad_hooks_t **lt_grad_hooks_slot(lt_tensor_t *t, int *k);
    node recorded in anomaly mode wants a trace (want_trace), which the bindings give it (a Lua
    traceback, malloc'd) when its output first reaches Lua. */
 extern _Atomic bool lt_anomaly_on;
+/* whether anomaly mode checks the gradients for NaN (torch.set_anomaly_enabled's check_nan; true) */
+extern _Atomic bool lt_anomaly_check_nan;
 
 /* ---- recording (used by the ops) ---- */
 /* A node for an op with n_in inputs (NULL entries: no gradient flows there) and n_out outputs,

@@ -6,8 +6,8 @@
 -- exact in every dtype, so only the rounding of the computation differs). Every case runs twice: on
 -- contiguous inputs, and on the same values every other element of larger tensors.
 --
--- Left out, as lutorch does not have them: embedding's and embedding_bag's scale_grad_by_freq,
--- conv_tbc.
+-- Left out, as lutorch does not have them: embedding_bag's scale_grad_by_freq, conv_tbc (embedding's
+-- scale_grad_by_freq is checked in spec/torch_names_spec.lua).
 local torch = require 'torch'
 local H = require 'spec.helpers'
 local F = torch.nn.functional

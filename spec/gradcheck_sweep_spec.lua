@@ -304,6 +304,13 @@ end }
 CASES.qr = { args = { 'M:3,3' }, f = function(a) local q, r = torch.qr(a); return q, r end }
 CASES.svd = { args = { 'M:3,2' }, f = function(a) local u, s, v = torch.svd(a); return s, u:abs(), v:abs() end }
 CASES.orgqr = { args = { 'M:3,3' }, f = function(a) return torch.orgqr(a, torch.tensor({ 1.2, 1.5 }, f64)) end }
+CASES.ormqr = { args = { 'R:4,3', 'R:3', 'R:4,2' } }
+CASES['ormqr(right, transpose)'] = { args = { 'R:4,3', 'R:3', 'R:2,4' },
+  f = function(a, t, c) return torch.ormqr(a, t, c, false, true) end }
+CASES.norm_except_dim = { args = { 'R:2,3,2' } }
+CASES['norm_except_dim(3, 2)'] = { args = { 'R:2,3,2' }, f = function(v) return torch.norm_except_dim(v, 3, 2) end }
+CASES.as_strided_scatter = { args = { 'R:2,3', 'R:2,2' },
+  f = function(x, src) return torch.as_strided_scatter(x, src, { 2, 2 }, { 1, 2 }, 1) end }
 CASES.geqrf = { args = { 'M:3,3' }, f = function(a) return (torch.geqrf(a)) end, no_derivative = 'geqrf' }
 CASES.pca_lowrank = { args = { 'M:4,3' }, nogg = 'random projections',
   f = function(a) torch.manual_seed(1); local _, s = torch.pca_lowrank(a, { q = 2, center = false }); return s end }
@@ -1011,7 +1018,8 @@ local SKIP_PATTERNS = {
 local SKIP = {
   ['tensor as_tensor asarray scalar_tensor arange range linspace logspace eye empty empty_strided full zeros ones '
     .. 'tril_indices triu_indices from_file frombuffer load save'] = 'a factory or I/O: nothing to differentiate',
-  ['bernoulli multinomial normal poisson manual_seed seed initial_seed cauchy_ geometric_'] = 'random sampling (no gradient in PyTorch)',
+  ['matrix_rank'] = 'removed in PyTorch 1.13: it raises, naming linalg.matrix_rank (covered here)',
+  ['bernoulli binomial multinomial normal poisson manual_seed seed initial_seed cauchy_ geometric_'] = 'random sampling (no gradient in PyTorch)',
   ['no_grad enable_grad inference_mode autocast compiled_with_cxx11_abi are_deterministic_algorithms_enabled '
     .. 'use_deterministic_algorithms finfo iinfo can_cast promote_types result_type broadcast_shapes typename '
     .. 'isinstance stream current_stream default_stream device print_options clear_autocast_cache'] = 'a setting, context or type query',

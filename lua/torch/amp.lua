@@ -123,6 +123,51 @@ function torch.get_autocast_cpu_dtype() return torch.get_autocast_dtype('cpu') e
 function torch.get_autocast_gpu_dtype() return torch.get_autocast_dtype('cuda') end
 function torch.clear_autocast_cache() torch._autocast_clear_cache() end
 
+-- PyTorch's setters of the same state (torch.set_autocast_enabled is CUDA's, as in PyTorch 1.13).
+-- They change the state now, with no value to close; a torch.autocast region entered before
+-- restores on leaving the state it found, so a setter's change made inside it lasts until then.
+local function check_bool(v, op)
+  if type(v) ~= 'boolean' then error(op .. ': expected a boolean, got ' .. (torch.typename(v) or type(v)), 3) end
+end
+local function check_dtype(dt, op)
+  if getmetatable(dt) ~= debug.getregistry()['torch.dtype'] then
+    error(op .. ': expected a torch.dtype, got ' .. (torch.typename(dt) or type(dt)), 3)
+  end
+end
+function torch.set_autocast_enabled(enabled)
+  check_bool(enabled, 'set_autocast_enabled')
+  torch._autocast_set('cuda', enabled, nil)
+end
+function torch.set_autocast_cpu_enabled(enabled)
+  check_bool(enabled, 'set_autocast_cpu_enabled')
+  torch._autocast_set('cpu', enabled, nil)
+end
+-- the GPU's low type: float16, bfloat16 or float32 (PyTorch takes any dtype, which no op list can
+-- use: lutorch refuses the others)
+function torch.set_autocast_gpu_dtype(dtype)
+  check_dtype(dtype, 'set_autocast_gpu_dtype')
+  if dtype ~= torch.float16 and dtype ~= torch.bfloat16 and dtype ~= torch.float32 then
+    error('set_autocast_gpu_dtype: autocast on CUDA supports float16, bfloat16 and float32, got ' .. tostring(dtype), 2)
+  end
+  torch._autocast_set('cuda', nil, dtype)
+end
+-- the CPU's low type: bfloat16 (PyTorch 1.13's only one) or float16 (as lutorch's torch.autocast('cpu'))
+function torch.set_autocast_cpu_dtype(dtype)
+  check_dtype(dtype, 'set_autocast_cpu_dtype')
+  if dtype ~= torch.bfloat16 and dtype ~= torch.float16 then
+    error('set_autocast_cpu_dtype: CPU autocast supports bfloat16 and float16 as the autocast_cpu_dtype, got '
+      .. tostring(dtype), 2)
+  end
+  torch._autocast_set('cpu', nil, dtype)
+end
+-- whether the casts of float32 leaves are cached inside a region (true unless turned off here or by
+-- torch.autocast's cache_enabled option)
+function torch.set_autocast_cache_enabled(enabled)
+  check_bool(enabled, 'set_autocast_cache_enabled')
+  torch._autocast_cache(enabled)
+end
+function torch.is_autocast_cache_enabled() return (torch._autocast_cache(nil)) end
+
 -- ---------------------------------------------------------------- GradScaler
 local READY, UNSCALED, STEPPED = 0, 1, 2
 

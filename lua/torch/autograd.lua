@@ -62,8 +62,28 @@ autograd.inference_mode = torch.inference_mode
 -- previous state when closed. While it is on (for every thread) backward runs serially, a backward
 -- function returning NaN is an error naming it, and an error in backward names the node and gives
 -- the Lua traceback of the forward call that recorded it.
-local set_anomaly = autograd._set_detect_anomaly
+-- on (a boolean: check_nan true, as PyTorch's default), or a state {on, check_nan} to restore ->
+-- the state before
+local function set_anomaly(on)
+  local check_nan = true
+  if type(on) == 'table' then on, check_nan = on[1], on[2] end
+  return { autograd._set_detect_anomaly(on), autograd._set_anomaly_check_nan(check_nan) }
+end
 function autograd.detect_anomaly(fn, ...) return run_in(set_anomaly, true, fn, ...) end
+--- torch.set_anomaly_enabled(enabled, check_nan = true): switches anomaly mode now (no value to
+--- close, as PyTorch's); check_nan false keeps the NaN check of the gradients off while it is on.
+--- torch.is_anomaly_check_nan_enabled() reads check_nan. detect_anomaly and set_detect_anomaly
+--- restore both on leaving.
+function torch.set_anomaly_enabled(enabled, check_nan)
+  if type(enabled) ~= 'boolean' then
+    error('set_anomaly_enabled: expected enabled to be a boolean, got ' .. (torch.typename(enabled) or type(enabled)), 2)
+  end
+  if check_nan == nil then check_nan = true end
+  if type(check_nan) ~= 'boolean' then
+    error('set_anomaly_enabled: expected check_nan to be a boolean, got ' .. (torch.typename(check_nan) or type(check_nan)), 2)
+  end
+  set_anomaly({ enabled, check_nan })
+end
 function autograd.set_detect_anomaly(on, fn, ...)
   if type(on) ~= 'boolean' then
     error('set_detect_anomaly: expected a boolean, got ' .. (torch.typename(on) or type(on)), 2)

@@ -165,6 +165,7 @@ view_in_place('transpose', Tensor.transpose)
 view_in_place('swapaxes', Tensor.transpose)
 view_in_place('swapdims', Tensor.transpose)
 view_in_place('as_strided', Tensor.as_strided)
+torch.as_strided_ = Tensor.as_strided_ -- in PyTorch 1.13's torch namespace too
 
 -- sizes given as numbers, one table or a torch.Size
 local function sizes_of(op, ...)

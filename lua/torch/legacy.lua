@@ -120,3 +120,10 @@ function Tensor.map2_(x, y, z, fn) return map_into('map2_', x, fn, y, z) end
 function Tensor.apply(x, fn) return map_into('apply', x, fn) end
 function Tensor.map(x, y, fn) return map_into('map', x, fn, y) end
 function Tensor.map2(x, y, z, fn) return map_into('map2', x, fn, y, z) end
+
+--- torch.matrix_rank(...): removed from PyTorch 1.13 (it raises there, naming its successor); the
+--- same error here
+function torch.matrix_rank()
+  error('matrix_rank: this function was deprecated since version 1.9 and is now removed. Please use the '
+    .. '`torch.linalg.matrix_rank` function instead.', 2)
+end

@@ -103,6 +103,82 @@ return function(linalg, h)
   end
   torch.orgqr, torch.Tensor.orgqr = linalg.householder_product, linalg.householder_product
 
+  --- torch.ormqr(input, tau, other, left = true, transpose = false) / input:ormqr(...): Q other
+  --- (left) or other Q (not left), with Q^T for Q where transpose is true, for Q = H_1 ... H_k the
+  --- product of geqrf's reflectors (input (..., mn, >= k), tau (..., k), other (..., m, n), mn = m
+  --- when left, n when not), as LAPACK's ormqr, without forming Q: one rank-1 update of other per
+  --- reflector. Its gradient is that of the updates (PyTorch 1.13 has none).
+  function torch.ormqr(a, tau, c, left, transpose, ...)
+    local op = 'torch.ormqr'
+    check_tensor(a, 'ormqr', 'input')
+    check_tensor(tau, 'ormqr', 'tau')
+    check_tensor(c, 'ormqr', 'other')
+    if select('#', ...) > 0 then error(op .. ': takes at most 5 arguments', 2) end
+    if type(left) == 'table' and transpose == nil then left, transpose = left.left, left.transpose end
+    if left == nil then left = true end
+    if transpose == nil then transpose = false end
+    if type(left) ~= 'boolean' or type(transpose) ~= 'boolean' then
+      error(op .. ': left and transpose must be booleans', 2)
+    end
+    if a:dim() < 2 then error(op .. ': input must have at least 2 dimensions.', 2) end
+    if c:dim() < 2 then error(op .. ': other must have at least 2 dimensions.', 2) end
+    if c:dim() ~= a:dim() then
+      error(string.format('%s: input and other must have the same number of dimensions, got %d and %d', op, a:dim(),
+        c:dim()), 2)
+    end
+    if tau:dim() ~= a:dim() - 1 then
+      error(string.format('%s: input.dim() must be greater than tau.dim() by 1, got %d and %d', op, a:dim(), tau:dim()), 2)
+    end
+    local mn = a:size(-2)
+    local k = tau:size(-1)
+    if left then
+      if c:size(-2) ~= mn then error(op .. ': other.shape[-2] must be equal to input.shape[-2]', 2) end
+      if k > c:size(-2) then error(op .. ': other.shape[-2] must be greater than or equal to tau.shape[-1]', 2) end
+    else
+      if c:size(-1) ~= mn then error(op .. ': other.shape[-1] must be equal to input.shape[-2]', 2) end
+      if k > c:size(-1) then error(op .. ': other.shape[-1] must be greater than or equal to tau.shape[-1]', 2) end
+    end
+    if k > a:size(-1) then error(op .. ': input.shape[-1] must be greater than or equal to tau.shape[-1]', 2) end
+    for d = 1, a:dim() - 2 do
+      if a:size(d) ~= tau:size(d) or a:size(d) ~= c:size(d) then
+        error(string.format('%s: Expected batch dimensions of input, tau and other to be equal, got %s, %s and %s', op,
+          tostring(a.shape), tostring(tau.shape), tostring(c.shape)), 2)
+      end
+    end
+    if tau.dtype ~= a.dtype then
+      error(string.format('%s: Expected input and tau to have the same dtype, but input has dtype %s and tau has dtype %s',
+        op, tostring(a.dtype), tostring(tau.dtype)), 2)
+    end
+    if c.dtype ~= a.dtype then
+      error(string.format('%s: Expected input and other to have the same dtype, but input has dtype %s and other has dtype %s',
+        op, tostring(a.dtype), tostring(c.dtype)), 2)
+    end
+    if a.dtype ~= torch.float32 and a.dtype ~= torch.float64 then
+      error(op .. ': not implemented for ' .. tostring(a.dtype) .. ' (expected float32 or float64)', 2)
+    end
+    if tau.device ~= a.device or c.device ~= a.device then
+      error(string.format('%s: expected all tensors to be on the same device, got %s, %s and %s', op,
+        tostring(a.device), tostring(tau.device), tostring(c.device)), 2)
+    end
+    if k == 0 then return c:clone() end
+    local v = a:narrow(-1, 1, k):tril(-1) + torch.eye(mn, k, { dtype = a.dtype, device = a.device })
+    -- Q = H_1 ... H_k: Q C applies H_k first, Q^T C H_1 first; C Q applies H_1 first, C Q^T H_k first
+    local forward = left == transpose
+    local x = c
+    for j = 1, k do
+      local i = forward and j or k + 1 - j
+      local vi = v:narrow(-1, i, 1)                             -- (..., mn, 1)
+      local ti = tau:narrow(-1, i, 1):unsqueeze(-1)             -- (..., 1, 1)
+      if left then
+        x = x - (vi * ti):matmul(mT(vi):matmul(x))
+      else
+        x = x - x:matmul(vi):matmul(mT(vi * ti))
+      end
+    end
+    return x
+  end
+  torch.Tensor.ormqr = torch.ormqr
+
   -- ---- tensor inverses and solves ----
 
   local function prod(t, from, to)

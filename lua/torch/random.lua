@@ -1,5 +1,5 @@
 -- The random functions composed in Lua from the generator's in-place samplers: torch.normal with
--- PyTorch's four overloads and torch.poisson. Each takes a trailing {generator = g}.
+-- PyTorch's four overloads, torch.poisson and torch.binomial. Each takes a trailing {generator = g}.
 local torch = require 'torch'
 local C = require 'torch.composite'
 local check_tensor, broadcast_shape = C.check_tensor, C.broadcast_shape
@@ -66,4 +66,50 @@ function torch.poisson(rates, opts)
   check_tensor(rates, 'poisson')
   if not rates:ge(0):all():item() then error('poisson: rates must be non-negative', 2) end
   return require('torch.distributions.samplers').poisson(rates, gen_opts(opts, 'poisson').generator)
+end
+
+-- binomial's result: requires grad where an input does, as PyTorch's, whose derivative is not
+-- implemented
+local Binomial = torch.autograd.Function:extend('BinomialBackward0')
+Binomial.once_differentiable = true
+function Binomial.forward(_, _, _, out) return out end
+function Binomial.backward()
+  error("binomial: the derivative for 'binomial' is not implemented (nor in PyTorch 1.13)", 0)
+end
+
+--- torch.binomial(count, prob[, {generator}]): Binomial(count, prob) draws (the number of successes
+--- in count trials of probability prob), of the broadcast shape and the inputs' dtype (float32 or
+--- float64, the same for both; float16 and bfloat16 on CUDA only, as PyTorch's). prob at or below 0
+--- gives 0, at or above 1 gives count, count <= 0 gives 0, a NaN prob NaN, as PyTorch's; the
+--- distributions' sampler (inversion below count min(p, 1 - p) = 10, BTRS above).
+function torch.binomial(count, prob, opts)
+  local op = 'binomial'
+  check_tensor(count, op, 'count')
+  check_tensor(prob, op, 'prob')
+  local g = gen_opts(opts, op).generator
+  if count.dtype ~= prob.dtype then
+    error(string.format('%s: expected count and prob to have the same dtype, got %s and %s', op, tostring(count.dtype),
+      tostring(prob.dtype)), 2)
+  end
+  if count.device ~= prob.device then
+    error(string.format('%s: expected all tensors to be on the same device, but found at least two devices, %s and %s',
+      op, tostring(count.device), tostring(prob.device)), 2)
+  end
+  local dt = count.dtype
+  local half = dt == torch.float16 or dt == torch.bfloat16
+  if not (dt == torch.float32 or dt == torch.float64 or (half and count.device.type == 'cuda')) then
+    error(string.format('%s: not implemented for %s on %s (expected float32 or float64)', op, tostring(dt),
+      count.device.type), 2)
+  end
+  broadcast_shape({ count.shape, prob.shape }, op, 3)
+  local out = torch.no_grad(function()
+    local S = require 'torch.distributions.samplers'
+    local n, p = count:double(), prob:double()
+    -- prob outside [0, 1] as PyTorch's sampler: at or below 0 none, at or above 1 all
+    return S.binomial(n, p, g):to(dt)
+  end)
+  if (count.requires_grad or prob.requires_grad) and torch.is_grad_enabled() then
+    return Binomial.apply(count, prob, out)
+  end
+  return out
 end

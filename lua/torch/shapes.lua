@@ -308,6 +308,81 @@ both('as_strided', function(x, size, stride, offset)
   return x:_as_strided(size, stride, offset)
 end)
 
+-- the strides of PyTorch's clone of x (empty_like's preserve_format): x's layout when x is dense,
+-- else dense strides in the order of x's (TensorIterator's permutation: by stride, size-0 and
+-- stride-0 dims where they are, equal strides the smaller size first)
+local function clone_strides(x)
+  local n, size, st = x:dim(), x.shape, x:stride()
+  local perm = {}
+  for i = 1, n do perm[i] = n + 1 - i end
+  local function should_swap(d0, d1)
+    local s0, s1 = st[d0], st[d1]
+    if s0 == 0 or s1 == 0 then return 0 end
+    if s0 < s1 then return -1 end
+    if s0 > s1 then return 1 end
+    if size[d0] > size[d1] then return 1 end
+    return 0
+  end
+  for i = 2, n do
+    local d1 = i
+    for d0 = i - 1, 1, -1 do
+      local c = should_swap(perm[d0], perm[d1])
+      if c > 0 then
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+        d1 = d0
+      elseif c < 0 then
+        break
+      end
+    end
+  end
+  local out, curr = {}, 1
+  for i = 1, n do
+    out[perm[i]] = curr
+    curr = curr * math.max(size[perm[i]], 1)
+  end
+  return out
+end
+
+local function shape_string(t) return '[' .. table.concat(t, ', ') .. ']' end
+
+--- torch.as_strided_scatter(input, src, size, stride, storage_offset = 0) / x:as_strided_scatter(...):
+--- a new tensor of input's values with src written where input:clone():as_strided(size, stride,
+--- storage_offset) reads (strides and the 0-based storage_offset in elements of the clone's storage,
+--- which keeps input's layout as PyTorch's clone does). src must have the view's shape and is cast to
+--- input's dtype. Differentiable in both: src gets the view's gradient, input the rest.
+both('as_strided_scatter', function(x, src, size, stride, offset)
+  local op = 'as_strided_scatter'
+  check_tensor(x, op)
+  check_tensor(src, op, 'src')
+  if type(size) ~= 'table' or type(stride) ~= 'table' then
+    error(op .. ': expected the sizes and the strides as two tables of integers', 2)
+  end
+  offset = as_int(offset)
+  if offset ~= nil and math.type(offset) ~= 'integer' then
+    error(op .. ': storage_offset must be an integer, got ' .. tostring(offset), 2)
+  end
+  if src.device ~= x.device then
+    error(string.format('%s: expected all tensors to be on the same device, but found at least two devices, %s and %s',
+      op, tostring(x.device), tostring(src.device)), 2)
+  end
+  local n = x:numel()
+  local shape = x.shape
+  -- elem[p + 1]: the 0-based element (row-major) of x that the clone keeps at storage position p
+  local elem = torch.empty(n, { dtype = torch.int64, device = x.device })
+  elem:_as_strided(shape, clone_strides(x), 0):copy_(torch.arange(n, { device = x.device }):view(shape))
+  local ok, target = pcall(elem.as_strided, elem, size, stride, offset or 0)
+  if not ok then error(op .. ': ' .. tostring(target):gsub('^.-as_strided: ', ''), 2) end
+  local tshape = target.shape
+  local same = #tshape == src:dim()
+  for i = 1, #tshape do same = same and tshape[i] == src:size(i) end
+  if not same then
+    error(string.format('%s: expected src to have a size equal to the slice of self. src size = %s, slice size = %s', op,
+      shape_string(src.shape), shape_string(tshape)), 2)
+  end
+  if src.dtype ~= x.dtype then src = src:to(x.dtype) end
+  return x:reshape(-1):scatter(1, target:reshape(-1) + 1, src:reshape(-1)):view(shape)
+end)
+
 -- unfold's gradient is the windows' gradients added back into zeros of the input's shape (PyTorch's
 -- unfold_backward: the input's size, not its storage's, as as_strided's gradient would take), an op
 -- whose own gradient is unfold again, so that both differentiate any number of times.

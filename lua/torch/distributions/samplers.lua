@@ -204,14 +204,14 @@ local function stirling_tail(k)
 end
 
 -- inversion: the number of geometric jumps (of success probability p) that fit in n trials
-local function binomial_inversion(n, p, mask)
+local function binomial_inversion(n, p, mask, generator)
   local shape, device = n.shape, n.device
   local logq = torch.where(mask, (-p):log1p(), -1)
   local sum = torch.zeros_like(n)
   local num = torch.zeros_like(n)
   local active = mask
   while any(active) do
-    local geom = (uniform(shape, device):log() / logq):ceil()
+    local geom = (uniform(shape, device, generator):log() / logq):ceil()
     sum = sum + torch.where(active, geom, 0)
     active = active:logical_and(sum:le(n))
     num = num + active:double()
@@ -220,7 +220,7 @@ local function binomial_inversion(n, p, mask)
 end
 
 -- BTRS (Hormann 1993, as TensorFlow and PyTorch write it), for n p >= 10 and p <= 1/2
-local function btrs(n, p, mask)
+local function btrs(n, p, mask, generator)
   local shape, device = n.shape, n.device
   n = torch.where(mask, n, 20)
   p = torch.where(mask, p, 0.5)
@@ -236,8 +236,8 @@ local function btrs(n, p, mask)
   local result = torch.zeros_like(n)
   local pending = mask
   while any(pending) do
-    local u = uniform(shape, device) - 0.5
-    local v = uniform(shape, device)
+    local u = uniform(shape, device, generator) - 0.5
+    local v = uniform(shape, device, generator)
     local us = 0.5 - u:abs()
     local k = ((2 * a / us + b) * u + c):floor()
     local valid = k:ge(0):logical_and(k:le(n))
@@ -253,9 +253,9 @@ local function btrs(n, p, mask)
   return result
 end
 
---- S.binomial(count, prob): Binomial(count, prob) draws of the broadcast shape, in prob's dtype
---- (no gradient)
-function S.binomial(count, prob)
+--- S.binomial(count, prob, generator): Binomial(count, prob) draws of the broadcast shape, in prob's
+--- dtype (no gradient; generator nil: the default one)
+function S.binomial(count, prob, generator)
   local n, p = count:detach():double(), prob:detach():double()
   n, p = table.unpack(torch.broadcast_tensors(n, p))
   n, p = n:contiguous(), p:contiguous()
@@ -265,8 +265,8 @@ function S.binomial(count, prob)
   local use_btrs = live:logical_and((n * q):ge(10))
   local use_inv = live:logical_and(use_btrs:logical_not())
   local k = torch.zeros_like(n)
-  if any(use_inv) then k = torch.where(use_inv, binomial_inversion(n, q, use_inv), k) end
-  if any(use_btrs) then k = torch.where(use_btrs, btrs(n, q, use_btrs), k) end
+  if any(use_inv) then k = torch.where(use_inv, binomial_inversion(n, q, use_inv, generator), k) end
+  if any(use_btrs) then k = torch.where(use_btrs, btrs(n, q, use_btrs, generator), k) end
   k = torch.where(flip, n - k, k)
   k = torch.where(live, k, torch.where(p:ge(1):logical_and(n:gt(0)), n, 0))
   k = torch.where(p:isnan(), p, k)

@@ -1156,12 +1156,29 @@ local function embedding_renorm_(w, flat, max_norm, norm_type)
   end)
 end
 
---- F.embedding(indices, weight, {padding_idx, max_norm, norm_type = 2}) -> the weight's rows at the
--- 1-based indices, of shape indices' shape x embedding_dim. padding_idx's row gets no gradient;
--- with max_norm, the rows looked up whose norm_type-norm exceeds max_norm are first scaled, in
--- place and outside autograd, to max_norm / (norm + 1e-7) of themselves (PyTorch's embedding_renorm_)
+F._embedding_renorm_ = embedding_renorm_ -- torch.embedding_renorm_ (lua/torch/nn/torch_aliases.lua)
+
+-- scale_grad_by_freq: the rows looked up, whose gradients are divided by scale (each row's
+-- index's count in the batch)
+local ScaleGradByFreq = torch.autograd.Function:extend('EmbeddingBackward0')
+function ScaleGradByFreq.forward(ctx, rows, freq)
+  ctx.freq = freq
+  return rows:clone()
+end
+function ScaleGradByFreq.backward(ctx, g) return g / ctx.freq:to(g.dtype) end
+
+--- F.embedding(indices, weight, {padding_idx, max_norm, norm_type = 2, scale_grad_by_freq = false})
+-- -> the weight's rows at the 1-based indices, of shape indices' shape x embedding_dim. padding_idx's
+-- row gets no gradient; with max_norm, the rows looked up whose norm_type-norm exceeds max_norm are
+-- first scaled, in place and outside autograd, to max_norm / (norm + 1e-7) of themselves (PyTorch's
+-- embedding_renorm_); with scale_grad_by_freq, the gradient of each row looked up is divided by the
+-- number of times its index occurs in indices
 function F.embedding(idx, w, o)
-  o = opts_of(o, 'embedding', { 'padding_idx', 'max_norm', 'norm_type' })
+  o = opts_of(o, 'embedding', { 'padding_idx', 'max_norm', 'norm_type', 'scale_grad_by_freq', 'sparse' })
+  if o.sparse then error('embedding: sparse is not supported by lutorch', 2) end
+  if o.scale_grad_by_freq ~= nil and type(o.scale_grad_by_freq) ~= 'boolean' then
+    error('embedding: scale_grad_by_freq must be a boolean, got ' .. type(o.scale_grad_by_freq), 2)
+  end
   check_tensor(idx, 'embedding', 'indices')
   check_tensor(w, 'embedding', 'weight')
   check_max_norm(o, 'embedding')
@@ -1179,6 +1196,11 @@ function F.embedding(idx, w, o)
     if o.max_norm then embedding_renorm_(w, flat, o.max_norm, o.norm_type) end
   end
   local rows = w:index_select(1, flat)
+  if o.scale_grad_by_freq and rows.requires_grad then
+    local counts = torch.zeros(n, { dtype = torch.int64, device = flat.device })
+    counts:index_add_(1, flat:long(), torch.ones_like(flat, { dtype = torch.int64 }))
+    rows = ScaleGradByFreq.apply(rows, counts:index_select(1, flat:long()):view(-1, 1))
+  end
   local pad = o.padding_idx
   if pad then
     if pad < 0 then pad = pad + n + 1 end

@@ -24,8 +24,9 @@ function Embedding:init(num_embeddings, embedding_dim, o)
     error(string.format('Embedding: num_embeddings and embedding_dim must be non-negative integers, got %s and %s',
       tostring(num_embeddings), tostring(embedding_dim)), 3)
   end
-  for _, unsupported in ipairs { 'scale_grad_by_freq', 'sparse' } do
-    if o[unsupported] then error('Embedding: ' .. unsupported .. ' is not supported by lutorch', 3) end
+  if o.sparse then error('Embedding: sparse is not supported by lutorch', 3) end
+  if o.scale_grad_by_freq ~= nil and type(o.scale_grad_by_freq) ~= 'boolean' then
+    error('Embedding: scale_grad_by_freq must be a boolean, got ' .. type(o.scale_grad_by_freq), 3)
   end
   local pad = o.padding_idx
   if pad ~= nil then
@@ -37,7 +38,8 @@ function Embedding:init(num_embeddings, embedding_dim, o)
     if pad < 0 then pad = num_embeddings + pad + 1 end
   end
   self.num_embeddings, self.embedding_dim, self.padding_idx = num_embeddings, embedding_dim, pad
-  self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = o.max_norm, o.norm_type or 2.0, false, false
+  self.max_norm, self.norm_type, self.scale_grad_by_freq, self.sparse = o.max_norm, o.norm_type or 2.0,
+    o.scale_grad_by_freq or false, false
   if o._weight ~= nil then
     local w = o._weight
     if not torch.is_tensor(w) or w:dim() ~= 2 or w:size(1) ~= num_embeddings or w:size(2) ~= embedding_dim then
@@ -64,7 +66,7 @@ end
 
 function Embedding:forward(idx)
   return F.embedding(idx, self.weight, { padding_idx = self.padding_idx, max_norm = self.max_norm,
-    norm_type = self.norm_type })
+    norm_type = self.norm_type, scale_grad_by_freq = self.scale_grad_by_freq })
 end
 
 function Embedding:extra_repr()
@@ -72,6 +74,7 @@ function Embedding:extra_repr()
   if self.padding_idx ~= nil then s = s .. ', padding_idx=' .. self.padding_idx end
   if self.max_norm ~= nil then s = s .. ', max_norm=' .. self.max_norm end
   if self.norm_type ~= 2 then s = s .. ', norm_type=' .. self.norm_type end
+  if self.scale_grad_by_freq then s = s .. ', scale_grad_by_freq=True' end
   return s
 end
 
@@ -84,7 +87,8 @@ function Embedding.from_pretrained(embeddings, o)
   local freeze = o.freeze
   if freeze == nil then freeze = true end
   return Embedding(embeddings:size(1), embeddings:size(2), { _weight = embeddings, _freeze = freeze,
-    padding_idx = o.padding_idx, max_norm = o.max_norm, norm_type = o.norm_type })
+    padding_idx = o.padding_idx, max_norm = o.max_norm, norm_type = o.norm_type,
+    scale_grad_by_freq = o.scale_grad_by_freq })
 end
 
 -- EmbeddingBag(num_embeddings, embedding_dim, {max_norm, norm_type = 2, mode = 'mean',

@@ -149,9 +149,76 @@ end
 -- the weight first, as PyTorch's
 function torch.embedding(w, idx, ...)
   local pad, sgbf, sparse = args('embedding', table.pack(...), { 'padding_idx', 'scale_grad_by_freq', 'sparse' })
-  refuse('embedding', 'scale_grad_by_freq', sgbf)
   refuse('embedding', 'sparse', sparse)
-  return F().embedding(idx, w, { padding_idx = padding_row(pad, 'embedding') })
+  return F().embedding(idx, w, { padding_idx = padding_row(pad, 'embedding'), scale_grad_by_freq = sgbf })
+end
+
+--- torch.embedding_renorm_(weight, indices, max_norm, norm_type) -> weight: the rows of weight (2-D,
+-- floating) at the 1-based indices (int64 or int32, any shape) whose norm_type-norm exceeds max_norm
+-- scaled in place to max_norm / (norm + 1e-7) of themselves, outside autograd (a leaf that requires
+-- grad is refused, as by PyTorch, unless grad mode is off)
+function torch.embedding_renorm_(w, idx, max_norm, norm_type)
+  local op = 'embedding_renorm_'
+  if not torch.is_tensor(w) then error(op .. ': expected weight to be a tensor, got ' .. type(w), 2) end
+  if not torch.is_tensor(idx) then error(op .. ': expected indices to be a tensor, got ' .. type(idx), 2) end
+  if type(max_norm) ~= 'number' then error(op .. ': max_norm must be a number, got ' .. type(max_norm), 2) end
+  if type(norm_type) ~= 'number' then error(op .. ': norm_type must be a number, got ' .. type(norm_type), 2) end
+  if w:dim() ~= 2 then
+    error(string.format('%s: expected weight to be a 2-dimensional tensor, got %d dimensions', op, w:dim()), 2)
+  end
+  if not w.dtype.is_floating_point then
+    error(op .. ': expected a floating point weight, got ' .. tostring(w.dtype), 2)
+  end
+  if idx.dtype ~= torch.int64 and idx.dtype ~= torch.int32 then
+    error(op .. ': expected indices of dtype int64 or int32, got ' .. tostring(idx.dtype), 2)
+  end
+  if idx.device ~= w.device then
+    error(string.format('%s: expected indices and weight on the same device, got %s and %s', op,
+      tostring(idx.device), tostring(w.device)), 2)
+  end
+  if w.requires_grad and w.is_leaf and torch.is_grad_enabled() then
+    error(op .. ': a leaf Variable that requires grad is being used in an in-place operation.', 2)
+  end
+  local flat = idx:reshape(-1):long()
+  if flat:numel() == 0 then return w end
+  local lo, hi = flat:min():item(), flat:max():item()
+  if lo < 1 or hi > w:size(1) then
+    error(string.format('%s: index %d is out of range 1..%d (indices are 1-based rows of the weight)', op,
+      lo < 1 and lo or hi, w:size(1)), 2)
+  end
+  F()._embedding_renorm_(w, flat, max_norm, norm_type)
+  return w
+end
+
+--- torch.norm_except_dim(v, pow = 2, dim = 1): the pow-norms (pow an integer, as PyTorch's) of v over every dimension but dim, of
+-- v's number of dimensions (sizes 1 but at dim), as weight_norm's g. dim is 1-based and negative
+-- dims count from the end, as everywhere in lutorch; dim = false is the norm of the whole tensor (a
+-- 0-dim tensor: PyTorch's dim = -1, which in lutorch is the last dimension; nn.utils.weight_norm's
+-- dim = false likewise).
+function torch.norm_except_dim(v, pow, dim)
+  local op = 'norm_except_dim'
+  if not torch.is_tensor(v) then error(op .. ': expected v to be a tensor, got ' .. type(v), 2) end
+  if pow == nil then pow = 2 end
+  pow = as_int(pow)
+  if math.type(pow) ~= 'integer' then error(op .. ': pow must be an integer (as PyTorch\'s int pow), got ' .. tostring(pow), 2) end
+  if not v.dtype.is_floating_point then
+    error(op .. ': expected a floating point tensor, got ' .. tostring(v.dtype), 2)
+  end
+  if dim == false then return v:norm(pow) end
+  if dim == nil then dim = 1 end
+  dim = as_int(dim)
+  local n = v:dim()
+  if math.type(dim) ~= 'integer' then
+    error(op .. ': dim must be an integer or false (the whole tensor), got ' .. tostring(dim), 2)
+  end
+  local d = dim < 0 and dim + n + 1 or dim
+  if dim == 0 or d < 1 or d > n then
+    error(string.format('%s: dim %d is out of range for a tensor with %d dimensions (dims are 1-based; '
+      .. 'false: the whole tensor)', op, dim, n), 2)
+  end
+  local shape = {}
+  for i = 1, n do shape[i] = i == d and v:size(i) or 1 end
+  return v:transpose(1, d):reshape(v:size(d), -1):norm(pow, 2):reshape(shape)
 end
 
 local BAG_MODES = { [0] = 'sum', [1] = 'mean', [2] = 'max' }
