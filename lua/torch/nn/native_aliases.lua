@@ -269,7 +269,7 @@ end
 for _, name in ipairs { 'batch_norm_stats', 'batch_norm_elemt', 'batch_norm_gather_stats',
   'batch_norm_gather_stats_with_counts', 'batch_norm_backward_reduce', 'batch_norm_backward_elemt',
   'batch_norm_update_stats' } do
-  torch[name] = function(...) return require('torch.nn.sync_batchnorm')[name](...) end
+  torch[name] = function(...) return require('torch.nn.sync_batchnorm')._ops[name](...) end
 end
 
 return torch

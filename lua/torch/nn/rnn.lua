@@ -434,7 +434,7 @@ end
 
 local function shape_str(t) return '[' .. table.concat(t.shape, ', ') .. ']' end
 
---- M.sequence_op(op, mode, ...): PyTorch's two call forms of the sequence ops, told apart by the
+--- M._sequence_op(op, mode, ...): PyTorch's two call forms of the sequence ops, told apart by the
 -- fourth argument (has_biases, a boolean, in the first; params, a table, in the second):
 --   (input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
 --     -> output, h_n (LSTM: output, h_n, c_n); input (T, N, input_size) ((N, T, ..) batch_first)
@@ -444,7 +444,7 @@ local function shape_str(t) return '[' .. table.concat(t.shape, ', ') .. ']' end
 -- hx: h_0 (num_layers * directions, N, hidden_size), for LSTM a table {h_0, c_0}; params a table of
 -- the weights in nn.RNN's order (weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0, the _reverse
 -- ones, then the next layer's)
-function M.sequence_op(op, mode, ...)
+function M._sequence_op(op, mode, ...)
   local a = table.pack(...)
   local packed = type(a[4]) == 'table'
   local x, bs_t, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first

@@ -148,7 +148,10 @@ function SyncFn.backward(ctx, dy)
   return gx, gw, gb
 end
 
--- ---- the primitives as PyTorch's torch.* ops, with their arguments checked ----
+-- ---- the primitives as PyTorch's torch.* ops, with their arguments checked (M._ops: torch.nn
+-- copies this file's other names) ----
+local ops = {}
+M._ops = ops
 
 local function check_input(op, x)
   if not torch.is_tensor(x) then error(op .. ': expected input to be a tensor, got ' .. type(x), 3) end
@@ -179,14 +182,14 @@ local function check_number(op, name, v)
 end
 
 --- torch.batch_norm_stats(input, eps) -> mean, invstd (per channel)
-function M.batch_norm_stats(x, eps)
+function ops.batch_norm_stats(x, eps)
   check_input('batch_norm_stats', x)
   check_number('batch_norm_stats', 'eps', eps)
   return stats(x, eps)
 end
 
 --- torch.batch_norm_elemt(input, weight, bias, mean, invstd, eps) -> (input - mean) invstd weight + bias
-function M.batch_norm_elemt(x, weight, bias, mean, invstd, eps)
+function ops.batch_norm_elemt(x, weight, bias, mean, invstd, eps)
   local op = 'batch_norm_elemt'
   local C = check_input(op, x)
   check_vectors(op, { { 'weight', weight, true }, { 'bias', bias, true }, { 'mean', mean }, { 'invstd', invstd } }, { C })
@@ -197,7 +200,7 @@ end
 --- torch.batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum,
 -- eps, counts) -> the global mean and invstd of W ranks' statistics (mean and invstd W x C, counts
 -- W rows each), the running statistics (when given) updated with them; input gives C
-function M.batch_norm_gather_stats_with_counts(x, means, invstds, running_mean, running_var, momentum, eps, counts)
+function ops.batch_norm_gather_stats_with_counts(x, means, invstds, running_mean, running_var, momentum, eps, counts)
   local op = 'batch_norm_gather_stats_with_counts'
   local C = check_input(op, x)
   check_vectors(op, { { 'mean', means }, { 'invstd', invstds } })
@@ -212,20 +215,20 @@ end
 
 --- torch.batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count):
 -- batch_norm_gather_stats_with_counts with every rank's count the integer count
-function M.batch_norm_gather_stats(x, means, invstds, running_mean, running_var, momentum, eps, count)
+function ops.batch_norm_gather_stats(x, means, invstds, running_mean, running_var, momentum, eps, count)
   local op = 'batch_norm_gather_stats'
   check_input(op, x)
   check_vectors(op, { { 'mean', means } })
   local n = require('torch.composite').as_int(count)
   if math.type(n) ~= 'integer' then error(op .. ': expected count to be an integer, got ' .. tostring(count), 2) end
   local counts = torch.full({ means:size(1) }, n, { dtype = means.dtype, device = means.device })
-  return M.batch_norm_gather_stats_with_counts(x, means, invstds, running_mean, running_var, momentum, eps, counts)
+  return ops.batch_norm_gather_stats_with_counts(x, means, invstds, running_mean, running_var, momentum, eps, counts)
 end
 
 --- torch.batch_norm_backward_reduce(grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g)
 -- -> sum_dy, sum_dy_xmu (when input_g), grad_weight (when weight_g), grad_bias (when bias_g); nil
 -- for those not asked for
-function M.batch_norm_backward_reduce(dy, x, mean, invstd, weight, input_g, weight_g, bias_g)
+function ops.batch_norm_backward_reduce(dy, x, mean, invstd, weight, input_g, weight_g, bias_g)
   local op = 'batch_norm_backward_reduce'
   local C = check_input(op, x)
   check_vectors(op, { { 'grad_out', dy } }, x.shape)
@@ -238,7 +241,7 @@ end
 
 --- torch.batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count)
 -- -> grad_input, the sums being over all ranks' rows, sum(count) of them (count: each rank's)
-function M.batch_norm_backward_elemt(dy, x, mean, invstd, weight, sum_dy, sum_dy_xmu, count)
+function ops.batch_norm_backward_elemt(dy, x, mean, invstd, weight, sum_dy, sum_dy_xmu, count)
   local op = 'batch_norm_backward_elemt'
   local C = check_input(op, x)
   check_vectors(op, { { 'grad_out', dy } }, x.shape)
@@ -251,7 +254,7 @@ end
 --- torch.batch_norm_update_stats(input, running_mean, running_var, momentum) -> the batch's mean and
 -- biased variance per channel, the running statistics (when given) updated with the mean and the
 -- unbiased variance
-function M.batch_norm_update_stats(x, running_mean, running_var, momentum)
+function ops.batch_norm_update_stats(x, running_mean, running_var, momentum)
   local op = 'batch_norm_update_stats'
   local C = check_input(op, x)
   check_vectors(op, { { 'running_mean', running_mean, true }, { 'running_var', running_var, true } }, { C })

@@ -259,9 +259,9 @@ end
 --- torch.rnn_tanh, torch.rnn_relu, torch.lstm and torch.gru: (input, hx, params, has_biases, num_layers,
 --- dropout, train, bidirectional, batch_first) -> output, h_n (lstm: output, h_n, c_n), or the packed
 --- form (data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional): nn.RNN's,
---- nn.LSTM's and nn.GRU's layers over the weights given (M.sequence_op in lua/torch/nn/rnn.lua)
+--- nn.LSTM's and nn.GRU's layers over the weights given (M._sequence_op in lua/torch/nn/rnn.lua)
 for op, mode in pairs { rnn_tanh = 'RNN_TANH', rnn_relu = 'RNN_RELU', gru = 'GRU', lstm = 'LSTM' } do
-  torch[op] = function(...) return require('torch.nn.rnn').sequence_op(op, mode, ...) end
+  torch[op] = function(...) return require('torch.nn.rnn')._sequence_op(op, mode, ...) end
 end
 
 -- ---- losses ----
