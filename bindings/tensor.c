@@ -506,9 +506,10 @@ static bool number_key(lua_State *L, int idx, lt_tensor_t *key) {
 }
 
 enum { P_NONE, P_SHAPE, P_DTYPE, P_DEVICE, P_NDIM, P_REQUIRES_GRAD, P_IS_LEAF, P_GRAD_FN, P_DATA, P_GRAD,
-       P_RETAINS_GRAD };
+       P_RETAINS_GRAD, P_OUTPUT_NR };
 static const char *const prop_names[] = {"", "shape", "dtype", "device", "ndim", "requires_grad",
-                                         "is_leaf", "grad_fn", "data", "grad", "retains_grad"};
+                                         "is_leaf", "grad_fn", "data", "grad", "retains_grad",
+                                         "output_nr"};
 
 static int t_index(lua_State *L) {
   int kt = lua_type(L, 2);
@@ -530,6 +531,8 @@ static int t_index(lua_State *L) {
     case P_REQUIRES_GRAD: lua_pushboolean(L, t->requires_grad); return 1;
     case P_IS_LEAF: lua_pushboolean(L, lt_is_leaf(t)); return 1;
     case P_RETAINS_GRAD: lua_pushboolean(L, t->autograd && t->autograd->retains_grad && !lt_is_leaf(t)); return 1;
+    /* which output of its grad_fn x is, counted from 0 as PyTorch's (0 for a leaf) */
+    case P_OUTPUT_NR: lua_pushinteger(L, t->autograd && t->autograd->grad_fn ? t->autograd->output_nr : 0); return 1;
     case P_GRAD_FN: {
       lt_node_t *n = lt_grad_fn(t);
       if (!n) { lua_pushnil(L); return 1; }

@@ -925,6 +925,57 @@ CASES.gru_cell = { args = { 'R:2,3', 'R:2,2', 'R:6,3', 'R:6,2', 'R:6', 'R:6' } }
 CASES.lstm_cell = { args = { 'R:2,3', 'R:2,2', 'R:2,2', 'R:8,3', 'R:8,2', 'R:8', 'R:8' },
   f = function(x, h, c, wi, wh, bi, bh) return torch.lstm_cell(x, { h, c }, wi, wh, bi, bh) end }
 CASES.floor_divide = { args = { 'R:2,3', 'W:2,3' }, bc = { 'R:2,3', 'W:3' } }
+-- PyTorch's native_ and low-level forms (nn/native_aliases.lua), in every output with a gradient
+CASES.native_layer_norm = { args = { 'R:2,3', 'P:3', 'R:3' },
+  f = function(x, w, b) return torch.native_layer_norm(x, { 3 }, w, b, 1e-5) end }
+CASES.native_batch_norm = { args = { 'R:3,2', 'P:2', 'R:2' },
+  f = function(x, w, b) return torch.native_batch_norm(x, w, b, nil, nil, true, 0.1, 1e-5) end }
+CASES.native_group_norm = { args = { 'R:2,4,2', 'P:4', 'R:4' },
+  f = function(x, w, b) return torch.native_group_norm(x, w, b, 2, 4, 2, 2, 1e-5) end }
+CASES.native_dropout = { args = { 'R:2,3' }, f = seeded(function(x) return (torch.native_dropout(x, 0.4, true)) end) }
+CASES.native_channel_shuffle = { args = { 'R:1,4,2' }, f = function(x) return torch.native_channel_shuffle(x, 2) end }
+CASES['F.native_channel_shuffle'] = { args = { 'R:1,4,2' }, f = function(x) return F.native_channel_shuffle(x, 2) end }
+CASES.convolution = { args = { 'R:1,2,4', 'R:2,2,2', 'R:2' },
+  f = function(x, w, b) return torch.convolution(x, w, b, { 1 }, { 1 }, { 1 }, false, { 0 }, 1) end }
+CASES['convolution(transposed)'] = { args = { 'R:1,2,3', 'R:2,2,2', 'R:2' },
+  f = function(x, w, b) return torch.convolution(x, w, b, { 2 }, { 1 }, { 1 }, true, { 1 }, 1) end }
+CASES.conv_tbc = { args = { 'R:4,1,2', 'R:2,2,3', 'R:3' }, f = function(x, w, b) return torch.conv_tbc(x, w, b, 1) end }
+CASES['F.conv_tbc'] = { args = { 'R:4,1,2', 'R:2,2,3', 'R:3' }, f = function(x, w, b) return F.conv_tbc(x, w, b) end }
+CASES.grid_sampler = { args = { 'R:1,1,3,3', 'R:1,2,2,2' }, f = function(x, g) return torch.grid_sampler(x, g * 0.7, 0, 0, false) end }
+CASES.grid_sampler_2d = { args = { 'R:1,1,3,3', 'R:1,2,2,2' },
+  f = function(x, g) return torch.grid_sampler_2d(x, g * 1.3, 0, 2, true) end }
+CASES.grid_sampler_3d = { args = { 'R:1,1,2,2,2', 'R:1,1,2,2,3' },
+  f = function(x, g) return torch.grid_sampler_3d(x, g * 0.7, 0, 1, false) end }
+CASES.affine_grid_generator = { args = { 'R:1,2,3' }, f = function(t) return torch.affine_grid_generator(t, { 1, 1, 2, 3 }, false) end }
+-- SyncBatchNorm's primitives (nn/sync_batchnorm.lua)
+CASES.batch_norm_stats = { args = { 'R:3,2' }, f = function(x) return torch.batch_norm_stats(x, 1e-5) end }
+CASES.batch_norm_elemt = { args = { 'R:3,2', 'P:2', 'R:2', 'R:2', 'P:2' },
+  f = function(x, w, b, m, i) return torch.batch_norm_elemt(x, w, b, m, i, 1e-5) end }
+CASES.batch_norm_gather_stats_with_counts = { args = { 'R:3,2', 'R:2,2', 'P:2,2' },
+  f = function(x, m, i) return torch.batch_norm_gather_stats_with_counts(x, m, i, nil, nil, 0.1, 1e-5, torch.tensor({ 3, 4 }, f64)) end }
+CASES.batch_norm_gather_stats = { args = { 'R:3,2', 'R:2,2', 'P:2,2' },
+  f = function(x, m, i) return torch.batch_norm_gather_stats(x, m, i, nil, nil, 0.1, 1e-5, 3) end }
+CASES.batch_norm_backward_reduce = { args = { 'R:3,2', 'R:3,2', 'R:2', 'P:2', 'P:2' },
+  f = function(dy, x, m, i, w) return torch.batch_norm_backward_reduce(dy, x, m, i, w, true, true, true) end }
+CASES.batch_norm_backward_elemt = { args = { 'R:3,2', 'R:3,2', 'R:2', 'P:2', 'P:2', 'R:2', 'R:2' },
+  f = function(dy, x, m, i, w, sd, sdx)
+    return torch.batch_norm_backward_elemt(dy, x, m, i, w, sd, sdx, torch.tensor({ 3 }, f64)) end }
+CASES.batch_norm_update_stats = { args = { 'R:3,2' }, f = function(x) return torch.batch_norm_update_stats(x, nil, nil, 0.1) end }
+-- the functional RNNs (nn/rnn.lua), one layer over 3 steps
+CASES.rnn_tanh = { args = { 'R:3,2,2', 'R:1,2,2', 'R:2,2', 'R:2,2', 'R:2', 'R:2' },
+  f = function(x, h, wi, wh, bi, bh) return torch.rnn_tanh(x, h, { wi, wh, bi, bh }, true, 1, 0, false, false, false) end }
+CASES.rnn_relu = { args = { 'P:2,3,2', 'P:1,2,2', 'P:2,2', 'P:2,2' },
+  f = function(x, h, wi, wh) return torch.rnn_relu(x, h, { wi, wh }, false, 1, 0, false, false, true) end }
+CASES.gru = { args = { 'R:3,2,2', 'R:1,2,2', 'R:6,2', 'R:6,2', 'R:6', 'R:6' },
+  f = function(x, h, wi, wh, bi, bh) return torch.gru(x, h, { wi, wh, bi, bh }, true, 1, 0, false, false, false) end }
+CASES['gru(packed)'] = { args = { 'R:3,2', 'R:1,2,2', 'R:6,2', 'R:6,2' },
+  f = function(x, h, wi, wh) return torch.gru(x, torch.tensor({ 2, 1 }), h, { wi, wh }, false, 1, 0, false, false) end }
+CASES.lstm = { args = { 'R:3,2,2', 'R:1,2,2', 'R:1,2,2', 'R:8,2', 'R:8,2', 'R:8', 'R:8' },
+  f = function(x, h, c, wi, wh, bi, bh)
+    return torch.lstm(x, { h, c }, { wi, wh, bi, bh }, true, 1, 0, false, false, false) end }
+-- the deprecated out-of-place resize (layout.lua)
+CASES.resize = { args = { 'R:2,3' }, f = function(x) return x:resize(3, 2) end }
+CASES.resize_as = { args = { 'R:2,3' }, f = function(x) return x:resize_as(torch.zeros(6)) end }
 CASES.heaviside = { args = { 'R:2,3', 'R:2,3' }, f = function(x, v) return torch.heaviside(x * torch.tensor({ 1, 0, 1 }, f64), v) end }
 CASES.nextafter = { args = { 'R:2,3', 'R:2,3' }, no_derivative = 'nextafter' }
 CASES.frexp = { args = { 'R:2,3' }, f = function(x) return (torch.frexp(x * 3)) end, scalar = true }

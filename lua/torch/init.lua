@@ -171,6 +171,7 @@ require 'torch.rearrange'
 require 'torch.einsum'
 require 'torch.inplace'
 require 'torch.legacy'
+require 'torch.layout'
 torch.class = require 'torch.class'
 torch.utils.progress = require 'torch.utils.progress'
 torch.utils.checkpoint = require 'torch.utils.checkpoint'
@@ -178,6 +179,7 @@ torch.isinstance = torch.class.isinstance
 require 'torch.serialization'
 require 'torch.amp'
 require 'torch.nn.torch_aliases'
+require 'torch.nn.native_aliases'
 
 -- torch.nn, torch.F (torch.nn.functional), torch.optim, torch.data, torch.distributions and
 -- torch.profiler load on first use

@@ -1707,4 +1707,9 @@ for _, part in ipairs { 'normalization', 'pooling', 'linear', 'sparse', 'activat
   require('torch.nn.functional.' .. part)(F, util)
 end
 
+-- F.conv_tbc(input, weight, bias, pad = 0) and F.native_channel_shuffle(input, groups): PyTorch's F
+-- names of torch.conv_tbc and torch.native_channel_shuffle (lua/torch/nn/native_aliases.lua)
+function F.conv_tbc(x, w, b, pad) return torch.conv_tbc(x, w, b, pad) end
+function F.native_channel_shuffle(x, groups) return torch.native_channel_shuffle(x, groups) end
+
 return F

@@ -122,6 +122,38 @@ local function packed_direction(mode, gi, reverse, h0, c0, w_hh, b_hh, bs, offs)
   return torch.cat(steps, 1), h, c
 end
 
+-- every layer and direction over x (features along feature_dim) of a stack described by cfg (mode,
+-- num_layers, bidirectional, dropout, training), whose weights(cfg, l, d) gives layer l's (from 0)
+-- direction d's (0 forward, 1 reverse) w_ih, w_hh, b_ih, b_hh: each direction's input projection for
+-- every step at once, then run(mode, gi, reverse, h0, c0, w_hh, b_hh, ...) -> its outputs and final
+-- h (and c); dropout between layers in training. Returns the last layer's output, h_n and c_n.
+local function run_layers(cfg, weights, x, h0, c0, feature_dim, run, ...)
+  local dirs = cfg.bidirectional and 2 or 1
+  local hn, cn = {}, {}
+  local layer_in = x
+  for l = 0, cfg.num_layers - 1 do
+    local outs = {}
+    for d = 0, dirs - 1 do
+      local k = l * dirs + d + 1
+      local w_ih, w_hh, b_ih, b_hh = weights(cfg, l, d)
+      local gi = projection(cfg.mode, layer_in, w_ih, b_ih, b_hh)
+      outs[d + 1], hn[k], cn[k] = run(cfg.mode, gi, d == 1, h0[k], c0 and c0[k], w_hh, b_hh, ...)
+    end
+    layer_in = dirs == 2 and torch.cat(outs, feature_dim) or outs[1]
+    if cfg.dropout > 0 and cfg.training and l < cfg.num_layers - 1 then
+      layer_in = F.dropout(layer_in, cfg.dropout, true)
+    end
+  end
+  return layer_in, torch.stack(hn, 1), c0 and torch.stack(cn, 1) or nil
+end
+
+-- the offsets of packed data's steps (1-based rows) from its batch sizes
+local function step_offsets(bs)
+  local offs, at = {}, 1
+  for t = 1, #bs do offs[t], at = at, at + bs[t] end
+  return offs
+end
+
 -- ---- the sequence layers ----
 
 local function rnn_class(name, mode)
@@ -212,29 +244,6 @@ local function rnn_class(name, mode)
     return h0, c0
   end
 
-  -- every layer and direction over x (features along feature_dim): each direction's input projection
-  -- for every step at once, then run(mode, gi, reverse, h0, c0, w_hh, b_hh) -> its outputs and final h
-  -- (and c); dropout between layers in training. Returns the last layer's output, h_n and c_n.
-  local function run_layers(self, x, h0, c0, feature_dim, run, ...)
-    local dirs = self.bidirectional and 2 or 1
-    local hn, cn = {}, {}
-    local layer_in = x
-    for l = 0, self.num_layers - 1 do
-      local outs = {}
-      for d = 0, dirs - 1 do
-        local k = l * dirs + d + 1
-        local w_ih, w_hh, b_ih, b_hh = weights(self, l, d)
-        local gi = projection(self.mode, layer_in, w_ih, b_ih, b_hh)
-        outs[d + 1], hn[k], cn[k] = run(self.mode, gi, d == 1, h0[k], c0 and c0[k], w_hh, b_hh, ...)
-      end
-      layer_in = dirs == 2 and torch.cat(outs, feature_dim) or outs[1]
-      if self.dropout > 0 and self.training and l < self.num_layers - 1 then
-        layer_in = F.dropout(layer_in, self.dropout, true)
-      end
-    end
-    return layer_in, torch.stack(hn, 1), c0 and torch.stack(cn, 1) or nil
-  end
-
   -- forward over a PackedSequence: the same layers, each direction stepped by packed_direction over
   -- the shrinking batch; hx and the final states in the batch's original order
   local function forward_packed(self, seq, hx)
@@ -244,14 +253,13 @@ local function rnn_class(name, mode)
         table.concat(data.shape, ', ')), 3)
     end
     local bs = seq.batch_sizes:totable()
-    local offs, at = {}, 1
-    for t = 1, #bs do offs[t], at = at, at + bs[t] end
+    local offs = step_offsets(bs)
     local h0, c0 = initial_state(self, name, hx, bs[1], true, data)
     if hx ~= nil and seq.sorted_indices then -- into the packed (sorted) order
       h0 = h0:index_select(2, seq.sorted_indices)
       if c0 then c0 = c0:index_select(2, seq.sorted_indices) end
     end
-    local out_data, h_n, c_n = run_layers(self, data, h0, c0, 2, packed_direction, bs, offs)
+    local out_data, h_n, c_n = run_layers(self, weights, data, h0, c0, 2, packed_direction, bs, offs)
     if seq.unsorted_indices then -- back to the original order
       h_n = h_n:index_select(2, seq.unsorted_indices)
       if c_n then c_n = c_n:index_select(2, seq.unsorted_indices) end
@@ -281,7 +289,7 @@ local function rnn_class(name, mode)
     elseif self.batch_first then x = x:transpose(1, 2) end
     local lstm = self.mode == 'LSTM'
     local h0, c0 = initial_state(self, name, hx, x:size(2), batched, x)
-    local out, h_n, c_n = run_layers(self, x, h0, c0, 3, padded_direction)
+    local out, h_n, c_n = run_layers(self, weights, x, h0, c0, 3, padded_direction)
     if not batched then
       out = out:squeeze(2)
       h_n = h_n:squeeze(2)
@@ -410,6 +418,96 @@ function M.cell_step(op, mode, x, hx, w_ih, w_hh, b_ih, b_hh)
       GATES[mode] * h:size(2), GATES[mode], h:size(2), tostring(w_hh.shape)), 3)
   end
   return step(mode, projection(mode, x, w_ih, b_ih, b_hh), h, c, w_hh, b_hh)
+end
+
+-- ---- the functional forms: torch.rnn_tanh, torch.rnn_relu, torch.lstm, torch.gru ----
+
+-- layer l's direction d's weights in a functional call's flat params: per layer, per direction,
+-- w_ih, w_hh (then b_ih, b_hh with biases), as nn.RNN's parameters come
+local function listed_weights(cfg, l, d)
+  local per = cfg.has_biases and 4 or 2
+  local i = (l * (cfg.bidirectional and 2 or 1) + d) * per
+  local p = cfg.params
+  if cfg.has_biases then return p[i + 1], p[i + 2], p[i + 3], p[i + 4] end
+  return p[i + 1], p[i + 2]
+end
+
+local function shape_str(t) return '[' .. table.concat(t.shape, ', ') .. ']' end
+
+--- M._sequence_op(op, mode, ...): PyTorch's two call forms of the sequence ops, told apart by the
+-- fourth argument (has_biases, a boolean, in the first; params, a table, in the second):
+--   (input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first)
+--     -> output, h_n (LSTM: output, h_n, c_n); input (T, N, input_size) ((N, T, ..) batch_first)
+--   (data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional)
+--     -> the packed output data, h_n (LSTM: and c_n); data and batch_sizes a PackedSequence's
+--     (its sequences sorted longest first, hx in that order)
+-- hx: h_0 (num_layers * directions, N, hidden_size), for LSTM a table {h_0, c_0}; params a table of
+-- the weights in nn.RNN's order (weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0, the _reverse
+-- ones, then the next layer's)
+function M._sequence_op(op, mode, ...)
+  local a = table.pack(...)
+  local packed = type(a[4]) == 'table'
+  local x, bs_t, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first
+  if packed then
+    x, bs_t, hx, params, has_biases, num_layers, dropout, train, bidirectional = table.unpack(a, 1, 9)
+    batch_first = false
+  else
+    x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = table.unpack(a, 1, 9)
+  end
+  local function fail(fmt, ...) error(op .. ': ' .. string.format(fmt, ...), 3) end
+  if not torch.is_tensor(x) then fail('expected input to be a tensor, got %s', type(x)) end
+  if packed and (not torch.is_tensor(bs_t) or bs_t:dim() ~= 1) then
+    fail('expected batch_sizes to be a 1-D tensor, got %s', torch.is_tensor(bs_t) and shape_str(bs_t) or type(bs_t))
+  end
+  if type(params) ~= 'table' or torch.is_tensor(params) then fail('expected params to be a table of tensors, got %s', type(params)) end
+  for _, f in ipairs { { 'has_biases', has_biases }, { 'train', train }, { 'bidirectional', bidirectional },
+    { 'batch_first', batch_first } } do
+    if type(f[2]) ~= 'boolean' then fail('expected %s to be a boolean, got %s', f[1], type(f[2])) end
+  end
+  num_layers = as_int(num_layers)
+  if math.type(num_layers) ~= 'integer' or num_layers < 1 then fail('num_layers must be a positive integer, got %s', tostring(num_layers)) end
+  if type(dropout) ~= 'number' or dropout < 0 or dropout > 1 then
+    fail('dropout must be a number in range [0, 1], got %s', tostring(dropout))
+  end
+  local dirs = bidirectional and 2 or 1
+  local per = has_biases and 4 or 2
+  if #params ~= num_layers * dirs * per then
+    fail('expected %d tensors in params (%d layers, %d directions, %d each), got %d', num_layers * dirs * per, num_layers,
+      dirs, per, #params)
+  end
+  for i = 1, #params do
+    if not torch.is_tensor(params[i]) then fail('params[%d] must be a tensor, got %s', i, type(params[i])) end
+  end
+  local want_dim = packed and 2 or 3
+  if x:dim() ~= want_dim then fail('input must have %d dimensions, got %d', want_dim, x:dim()) end
+  local H = params[2]:size(2)
+  if params[1]:size(2) ~= x:size(-1) then
+    fail('input.size(-1) must be equal to input_size. Expected %d, got %d', params[1]:size(2), x:size(-1))
+  end
+  local bs = packed and bs_t:totable()
+  local N = packed and bs[1] or (batch_first and x:size(1) or x:size(2))
+  local h0, c0 = hx, nil
+  if mode == 'LSTM' then
+    if type(hx) ~= 'table' or torch.is_tensor(hx) or #hx ~= 2 then fail('hx must be a table {h_0, c_0}') end
+    h0, c0 = hx[1], hx[2]
+  end
+  local want = { num_layers * dirs, N, H }
+  for _, t in ipairs { h0, c0 } do
+    if not torch.is_tensor(t) or table.concat(t.shape, ',') ~= table.concat(want, ',') then
+      fail('Expected hidden size (%s), got %s', table.concat(want, ', '), torch.is_tensor(t) and shape_str(t) or type(t))
+    end
+  end
+  local cfg = { mode = mode, num_layers = num_layers, bidirectional = bidirectional, dropout = dropout, training = train,
+    params = params, has_biases = has_biases }
+  local out, h_n, c_n
+  if packed then
+    out, h_n, c_n = run_layers(cfg, listed_weights, x, h0, c0, 2, packed_direction, bs, step_offsets(bs))
+  else
+    out, h_n, c_n = run_layers(cfg, listed_weights, batch_first and x:transpose(1, 2) or x, h0, c0, 3, padded_direction)
+    if batch_first then out = out:transpose(1, 2) end
+  end
+  if mode == 'LSTM' then return out, h_n, c_n end
+  return out, h_n
 end
 
 return M

@@ -323,6 +323,14 @@ for op, mode in pairs { rnn_tanh_cell = 'RNN_TANH', rnn_relu_cell = 'RNN_RELU', 
   end
 end
 
+--- torch.rnn_tanh, torch.rnn_relu, torch.lstm and torch.gru: (input, hx, params, has_biases, num_layers,
+--- dropout, train, bidirectional, batch_first) -> output, h_n (lstm: output, h_n, c_n), or the packed
+--- form (data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional): nn.RNN's,
+--- nn.LSTM's and nn.GRU's layers over the weights given (M._sequence_op in lua/torch/nn/rnn.lua)
+for op, mode in pairs { rnn_tanh = 'RNN_TANH', rnn_relu = 'RNN_RELU', gru = 'GRU', lstm = 'LSTM' } do
+  torch[op] = function(...) return require('torch.nn.rnn')._sequence_op(op, mode, ...) end
+end
+
 -- ---- losses ----
 --- torch.kl_div(input, target, reduction = 1, {log_target = false})
 function torch.kl_div(x, t, ...)
