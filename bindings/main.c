@@ -11,6 +11,7 @@
 #define _GNU_SOURCE 1
 #endif
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,14 +284,53 @@ static int pmain(lua_State *L) {
  * after every parallel region and at every barrier. On a quiet machine that is harmless; on a busy
  * one (another program, a data loader's threads, a second training run) a spinning worker holds a
  * core that its partner needs, and a training step can run tens of times slower. libgomp reads
- * GOMP_SPINCOUNT once, when it is loaded, before main; so unless the user chose a policy
+ * GOMP_SPINCOUNT once, in its constructor, before main; so unless the user chose a policy
  * (GOMP_SPINCOUNT or OMP_WAIT_POLICY), the interpreter sets a short spin (about 0.3 ms: longer than
- * the gaps between the kernels of a step) and starts itself again, once. If that fails, it goes on
- * with libgomp's defaults.
+ * the gaps between the kernels of a step).
+ *
+ * It does so before any library's constructor runs, from the executable's .preinit_array: there
+ * libc has not yet set environ (setenv would be lost), but the array of the environment's strings
+ * that libc and libgomp will read is the one the function is given, so the entry of the shell's
+ * `_` (the program's path, which no library reads) lends its place to GOMP_SPINCOUNT until main
+ * puts it back (and sets GOMP_SPINCOUNT properly, for child processes). Without a `_` (env -i),
+ * main starts the program again, once, with the variable set (an exec: about 4 ms more here); if
+ * that fails, it goes on with libgomp's defaults.
  */
 #define SPINCOUNT "10000"
 
+static char spin_entry[] = "GOMP_SPINCOUNT=" SPINCOUNT;
+static char **lent_slot, *lent_entry; /* the `_` entry that spin_entry stands in for */
+
+static bool has_value(char **envp, const char *name) {
+  size_t n = strlen(name);
+  for (char **e = envp; *e; e++)
+    if (strncmp(*e, name, n) == 0 && (*e)[n] == '=' && (*e)[n + 1] != '\0') return true;
+  return false;
+}
+
+static void short_spin_preinit(int argc, char **argv, char **envp) {
+  (void)argc;
+  (void)argv;
+  if (!envp || has_value(envp, "GOMP_SPINCOUNT") || has_value(envp, "OMP_WAIT_POLICY")) return;
+  for (char **e = envp; *e; e++) {
+    if ((*e)[0] == '_' && (*e)[1] == '=') {
+      lent_slot = e;
+      lent_entry = *e;
+      *e = spin_entry;
+      return;
+    }
+  }
+}
+__attribute__((section(".preinit_array"), used)) static void (*const lt_preinit)(int, char **, char **) =
+    short_spin_preinit;
+
 static void exec_with_short_spin(char **argv) {
+  if (lent_slot) { /* libgomp has read it: `_` back, and the variable for child processes */
+    *lent_slot = lent_entry;
+    lent_slot = NULL;
+    (void)setenv("GOMP_SPINCOUNT", SPINCOUNT, 1);
+    return;
+  }
   const char *spin = getenv("GOMP_SPINCOUNT"), *policy = getenv("OMP_WAIT_POLICY");
   if ((spin && *spin) || (policy && *policy)) return;
   if (setenv("GOMP_SPINCOUNT", SPINCOUNT, 1) != 0) return;

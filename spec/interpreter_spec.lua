@@ -210,9 +210,18 @@ print(arg[-1] ~= nil)
     assert.are.same({ '10000', 0 }, { sh('env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY ' .. q .. show) })
     assert.are.same({ '77', 0 }, { sh('env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=77 ' .. q .. show) })
     assert.are.same({ 'nil', 0 }, { sh('env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=active ' .. q .. show) })
-    -- restarted with the spin set, the program sees the same arguments, stdin and status
+    -- libgomp's own value (OMP_DISPLAY_ENV prints what it read, once per start): set before its
+    -- constructor through the shell's `_` entry, which the script then sees as it was
+    local shown = [[ OMP_DISPLAY_ENV=verbose ]] .. q .. [[ -e 'io.write(tostring(os.getenv("_")))' 2>&1 | ]] ..
+      [[sed -n "s/.*GOMP_SPINCOUNT = '\([0-9]*\)'.*/spin \1/p; /^[^ ][^ ]*$/p"]]
+    assert.are.same({ 'spin 10000\n/marker', 0 },
+      { sh('env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY _=/marker' .. shown) })
+    assert.are.same({ 'spin 77\n/marker', 0 }, { sh('env -u OMP_WAIT_POLICY GOMP_SPINCOUNT=77 _=/marker' .. shown) })
+    -- without `_` (env -i), the program starts again with the variable set (libgomp shows its
+    -- default, then the short spin), and sees the same arguments, stdin and status
+    assert.are.same({ 'spin 300000\nspin 10000\nnil', 0 }, { sh('env -i' .. shown) })
     local out, rc = sh([[printf 'io.write(table.concat(arg, ","), io.read("a")) os.exit(3)' | ]] ..
-      'env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY ' .. q .. " - 'a b' c")
+      'env -i ' .. q .. " - 'a b' c")
     assert.are.same({ 'a b,c', 3 }, { out, rc })
   end)
 
