@@ -375,12 +375,17 @@ static void oom_locked(device_pool_t *p, const lt_backend_i *be, lt_device_t d, 
   int64_t allocated = ab[LT_STAT_SMALL_POOL].current + ab[LT_STAT_LARGE_POOL].current;
   int64_t reserved = rb[LT_STAT_SMALL_POOL].current + rb[LT_STAT_LARGE_POOL].current;
   p->num_ooms++;
+  char avail_s[80] = "", r5[32];
+  int64_t avail = be->available_memory_i ? be->available_memory_i(d.index) : -1;
+  if (avail >= 0)
+    snprintf(avail_s, sizeof avail_s, ", of which %s (%lld bytes) available", fmt_bytes(avail, r5, sizeof r5),
+             (long long)avail);
   lt_error("out of memory on %s: tried to allocate %s (%zu bytes); %s (%lld bytes) allocated, %s (%lld bytes) "
-           "reserved, %s (%lld bytes) total memory of the device",
+           "reserved, %s (%lld bytes) total memory of the device%s",
            lt_device_format(d, dev, sizeof dev), fmt_bytes((int64_t)n, r1, sizeof r1), n,
            fmt_bytes(allocated, r2, sizeof r2), (long long)allocated,
            fmt_bytes(reserved, r3, sizeof r3), (long long)reserved,
-           total >= 0 ? fmt_bytes(total, r4, sizeof r4) : "unknown", (long long)total);
+           total >= 0 ? fmt_bytes(total, r4, sizeof r4) : "unknown", (long long)total, avail_s);
 }
 
 /* A device allocation; when the device is out of memory, the cache is given back and the

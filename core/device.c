@@ -4,6 +4,7 @@
 #include "core/stream.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,11 +17,54 @@
 static atomic_int cpu_count = 0; /* 0 until first asked: then LUTORCH_CPU_DEVICES or 1 */
 static atomic_int cpu_count_locked = 0;
 
+/* the number after `key` in a file of "key value" lines (/proc/meminfo: "MemAvailable:  123 kB"),
+   or a file holding one number (cgroup v2's memory.max, memory.current); -1 when absent or "max" */
+static int64_t read_number(const char *path, const char *key) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char line[256];
+  int64_t v = -1;
+  size_t klen = key ? strlen(key) : 0;
+  while (fgets(line, sizeof line, f)) {
+    if (key && strncmp(line, key, klen) != 0) continue;
+    char *end;
+    long long x = strtoll(line + klen, &end, 10);
+    if (end != line + klen && x >= 0) v = (int64_t)x;
+    break;
+  }
+  fclose(f);
+  return v;
+}
+
+/* the memory a new allocation can still have: the kernel's MemAvailable, and below a cgroup's
+   limit (v2) what is left of it; -1 unknown */
+static int64_t cpu_available_memory(int index) {
+  (void)index;
+  int64_t kb = read_number("/proc/meminfo", "MemAvailable:");
+  int64_t avail = kb >= 0 && kb <= INT64_MAX / 1024 ? kb * 1024 : -1;
+  int64_t max = read_number("/sys/fs/cgroup/memory.max", NULL);
+  int64_t cur = max >= 0 ? read_number("/sys/fs/cgroup/memory.current", NULL) : -1;
+  if (max >= 0 && cur >= 0) {
+    int64_t left = max > cur ? max - cur : 0;
+    if (avail < 0 || left < avail) avail = left;
+  }
+  return avail;
+}
+
+/* Allocations from here on are checked against the memory available: Linux hands out more than it
+   has and kills the process when the pages are touched, where an error in the script is wanted.
+   (Smaller ones are not: reading /proc costs ~20 us.) */
+#define CPU_CHECKED_ALLOC ((size_t)256 << 20)
+
 static int cpu_raw_alloc(int index, size_t n, void **out) {
   (void)index;
   atomic_store(&cpu_count_locked, 1);
   size_t sz = (n + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
   if (sz < n) return LT_ERR;
+  if (sz >= CPU_CHECKED_ALLOC) {
+    int64_t avail = cpu_available_memory(index);
+    if (avail >= 0 && sz > (uint64_t)avail) return LT_ERR;
+  }
   void *p = aligned_alloc(CPU_ALIGN, sz ? sz : CPU_ALIGN);
   if (!p) return LT_ERR;
   *out = p;
@@ -67,6 +111,7 @@ static const lt_backend_i cpu_backend = {
     .synchronize = cpu_synchronize,
     .host_accessible = true,
     .total_memory = cpu_total_memory,
+    .available_memory_i = cpu_available_memory,
     .stream_create = lt_cpu_stream_create,
     .stream_synchronize = lt_cpu_stream_synchronize,
     .stream_query = lt_cpu_stream_query,

@@ -40,6 +40,7 @@ typedef struct lt_backend_i {
   bool host_accessible;                     /* its memory can be read by the CPU directly */
   const char *(*unavailable)(void);         /* why device_count() is 0 ("no CUDA driver (...)") */
   int64_t (*total_memory)(int index);       /* bytes of the device (out-of-memory messages); -1 unknown */
+  int64_t (*available_memory_i)(int index); /* bytes free for new allocations now; -1 unknown (NULL: none) */
   /* streams and events (core/stream.h): handles are the backend's; a NULL stream handle is the
      device's default stream */
   int (*stream_create)(int index, void **h);

@@ -349,6 +349,20 @@ describe('composite shape functions', function()
     H.assert_values(torch.tensor({ 5, 6, 7 }):repeat_interleave(torch.tensor({ 0, 3, 1 })), { 6, 6, 6, 7 })
     H.raises(function() return x:repeat_interleave(torch.tensor({ 1, 2, 3 }), 1) end, 'repeat_interleave', 'same size')
     H.raises(function() return x:repeat_interleave(-1) end, 'repeat_interleave', 'non-negative')
+    -- counts with zeros (first, inside, last) against a loop, and a strided input
+    torch.manual_seed(21)
+    local counts = torch.randint(0, 4, { 40 })
+    counts[1], counts[17], counts[40] = 0, 0, 0
+    local src = torch.randn(40, 2):t()
+    local want = {}
+    for i = 1, 40 do for _ = 1, counts[i] do want[#want + 1] = src[2][i] end end
+    H.assert_values(src[2]:repeat_interleave(counts), want, 0, 'strided, with zero counts')
+    H.assert_values(torch.tensor({ 5, 6 }):repeat_interleave(torch.tensor({ 0, 0 })), {})
+    H.raises(function() return x:repeat_interleave(torch.tensor({ 1, -1 }), 1) end, 'repeat_interleave', 'negative')
+    -- one argument: each 1-based index i repeated repeats[i] times (PyTorch's 0-based indices, 1-based)
+    H.assert_values(torch.repeat_interleave(torch.tensor({ 2, 0, 3 })), { 1, 1, 3, 3, 3 })
+    H.assert_values(torch.tensor({ 1, 2 }, { dtype = torch.int32 }):repeat_interleave(), { 1, 2, 2 })
+    H.raises(function() return torch.repeat_interleave(torch.tensor({ 1.5 })) end, 'repeat_interleave', 'integer')
   end)
 
   it('flipud, fliplr, rot90 (every k), diff (n times), unfold, take, take_along_dim', function()
@@ -789,6 +803,17 @@ describe('composite builders', function()
       end
     end
     assert.are.equal(0, torch.combinations(torch.tensor({ 1 }), 2):size(1))
+    -- more elements than positions with replacement, a strided input, and a count: C(n + r - 1, r)
+    local w = torch.arange(1, 13):view(4, 3):select(2, 2) -- 2, 5, 8, 11
+    local c = torch.combinations(w, 5, true)
+    assert.are.same({ 56, 5 }, { c:size(1), c:size(2) })
+    H.assert_values(c[1], { 2, 2, 2, 2, 2 })
+    H.assert_values(c[56], { 11, 11, 11, 11, 11 })
+    H.assert_values(c[2], { 2, 2, 2, 2, 5 })
+    assert.are.equal(0, torch.combinations(w, 5):size(1))
+    -- a size whose positions cannot fit in memory fails at once, saying so
+    H.raises(function() return torch.combinations(torch.zeros(1025, { dtype = torch.float64 }), 4) end, 'combinations',
+      'cannot be made')
   end)
 
   it('block_diag, tensordot, cdist, trapezoid against loops; they pass gradients', function()

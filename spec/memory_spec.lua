@@ -178,6 +178,40 @@ describe('torch.memory', function()
     assert.are.equal(alloc, torch.memory.allocated('cpu:0'))
     keep = nil
   end)
+
+  it('refuses an allocation over the memory available, naming what is available', function()
+    local function meminfo()
+      local f = io.open('/proc/meminfo')
+      if not f then return nil end
+      local info = f:read('a')
+      f:close()
+      return tonumber(info:match('MemTotal:%s*(%d+) kB')) * 1024, tonumber(info:match('MemAvailable:%s*(%d+) kB')) * 1024
+    end
+    local total, avail = meminfo()
+    if not total then pending('no /proc/meminfo') return end
+    -- a request between what is available and the machine's total, which Linux (heuristic
+    -- overcommit) grants, the pages untouched, and whose filling would bring the kernel's
+    -- out-of-memory killer: the allocator refuses it with an error. Under the split policy the
+    -- request is rounded to 2 MB only (the class policy's quarter powers of two could pass the total).
+    local want = (avail + (total - avail) // 2) // (2 << 20) * (2 << 20)
+    if want - avail < (128 << 20) or total - want < (128 << 20) then
+      pending('the machine reports almost all its memory available')
+      return
+    end
+    gc()
+    local previous = torch._memory_set_policy('cpu:0', 'split')
+    local ok, err = pcall(torch.empty, want // 4)
+    torch._memory_set_policy('cpu:0', previous)
+    assert.is_false(ok, 'an allocation of ' .. want .. ' bytes over what is available was made')
+    err = tostring(err)
+    assert.truthy(err:find('out of memory on cpu:0', 1, true), err)
+    assert.truthy(err:find('bytes) available', 1, true), err)
+    -- and one well within it, above the size from which allocations are checked, is made
+    local t = torch.empty(300 << 18) -- 300 MB
+    assert.are.equal(300 << 18, t:numel())
+    t = nil
+    gc()
+  end)
 end)
 
 -- PyTorch's segment splitting and merging (the split policy, CUDA's), run on a CPU device: every

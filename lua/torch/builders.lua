@@ -120,21 +120,32 @@ function torch.combinations(x, r, with_replacement)
     for k = 1, m do count = count * (top - m + k) / k end
   end
   reserve('combinations', x, { count, r }, 2)
-  local rows, cur = {}, {}
-  local function rec(start, depth)
-    if depth > r then
-      rows[#rows + 1] = { table.unpack(cur, 1, r) }
-      return
-    end
-    for i = start, n do
-      cur[depth] = i
-      rec(with_replacement and i or i + 1, depth + 1)
-    end
+  -- the positions' working memory on the CPU, at most about six int64 copies of the output's
+  -- size: a size that fits only the output fails at once, not after filling the memory
+  local work = count * r * 6
+  local ok, e = work < 2.0 ^ 60, 'size is too large'
+  if ok then ok, e = pcall(torch.empty, math.tointeger(work), { dtype = torch.int64 }) end
+  if not ok then
+    error(string.format('combinations: %.0f rows of %d need about %.0f int64 of working memory: %s', count, r, work,
+      (tostring(e):gsub('^[^:]*%.lua:%d+: ', ''))), 2)
   end
-  if r > 0 then rec(1, 1) end
-  if #rows == 0 then return torch.empty(0, r, { dtype = x.dtype, device = x.device }) end
-  local idx = torch.tensor(rows, { dtype = torch.int64 }):to(x.device)
-  return x:index_select(1, idx:reshape(-1)):reshape(#rows, r)
+  e = nil
+  if count == 0 then return torch.empty(0, r, { dtype = x.dtype, device = x.device }) end
+  -- the rows' 0-based positions, in lexicographic order, one column at a time: each row of the
+  -- first d columns is followed by every position after its last (or from it, with replacement)
+  local i64 = { dtype = torch.int64 }
+  local idx = torch.arange(n, i64):view(n, 1)
+  for _ = 2, r do
+    local first = idx:select(2, idx:size(2))
+    if not with_replacement then first = first + 1 end
+    local cnt = (-first):add_(n) -- positions after each row's last: n - first (>= 0)
+    local rows = torch.repeat_interleave(torch.arange(idx:size(1), i64), cnt)
+    local starts = cnt:cumsum(1):sub_(cnt) -- the first new row of each old row
+    local pos = torch.arange(rows:numel(), i64):sub_(starts:index_select(1, rows + 1))
+    local col = first:index_select(1, rows + 1):add_(pos)
+    idx = torch.cat({ idx:index_select(1, rows + 1), col:view(-1, 1) }, 2)
+  end
+  return x:index_select(1, (idx + 1):reshape(-1):to(x.device)):reshape(idx:size(1), r)
 end
 
 --- matrices along the diagonal of a block matrix

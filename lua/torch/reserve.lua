@@ -18,7 +18,7 @@ return function(op, like, shape, level)
     local sizes = {}
     for i, s in ipairs(shape) do sizes[i] = ints[i] and tostring(ints[i]) or string.format('%.0f', s) end
     error(string.format('%s: an output of size [%s] cannot be made: %s', op, table.concat(sizes, ', '),
-      (tostring(t):gsub('^[^:]*:%d+: ', ''))), (level or 1) + 1)
+      (tostring(t):gsub('^[^:]*%.lua:%d+: ', ''))), (level or 1) + 1)
   end
   t:set_(torch.empty(0, { dtype = like.dtype, device = like.device }))
 end

@@ -108,8 +108,17 @@ both('tile', function(x, ...) return tile(x, reps_of(...), 'tile') end)
 
 --- each element repeated (a number of times, or repeats[i] times for element i) along dim
 --- (the flattened tensor without one)
+--- (repeat_interleave(repeats), one argument: each 1-based index i repeated repeats[i] times)
 both('repeat_interleave', function(x, repeats, dim)
   check_tensor(x, 'repeat_interleave')
+  if repeats == nil and dim == nil then
+    if x:dim() > 1 or x.dtype.is_floating_point or x.dtype == torch.bool then
+      error('repeat_interleave: repeats must be a 0-D or 1-D integer tensor, got a ' .. x:dim() .. '-D ' ..
+        tostring(x.dtype) .. ' tensor', 2)
+    end
+    repeats = x:reshape(-1)
+    x = torch.arange(1, repeats:numel() + 1, { dtype = torch.int64, device = x.device })
+  end
   if type(dim) == 'table' then dim = dim.dim end
   if dim == nil then x, dim = x:reshape(-1), 1 end
   dim = norm_dim(dim, x:dim(), 'repeat_interleave')
@@ -127,13 +136,19 @@ both('repeat_interleave', function(x, repeats, dim)
     if repeats:dim() > 1 or repeats:numel() ~= n then
       error(string.format('repeat_interleave: repeats must have the same size as input along dim, got %d and %d', repeats:numel(), n), 2)
     end
-    local counts = repeats:long():totable()
-    local list = {}
-    for i = 1, n do
-      if counts[i] < 0 then error('repeat_interleave: repeats can not be negative', 2) end
-      for _ = 1, counts[i] do list[#list + 1] = i end
-    end
-    idx = torch.tensor(list, { dtype = torch.int64 })
+    local i64 = { dtype = torch.int64 }
+    local counts = repeats:to('cpu', torch.int64)
+    if n > 0 and counts:min():item() < 0 then error('repeat_interleave: repeats can not be negative', 2) end
+    -- the output's source positions without a loop: each element kept (a count above 0) marks the
+    -- first of its copies with the step from the element kept before, and a running sum fills in
+    local keep = counts:gt(0)
+    local ids = torch.arange(1, n + 1, i64):masked_select(keep)
+    local starts = (counts:cumsum(1) - counts):masked_select(keep)
+    local m = ids:numel()
+    local step = ids:clone()
+    if m > 1 then step:narrow(1, 2, m - 1):sub_(ids:narrow(1, 1, m - 1)) end
+    idx = torch.zeros(n > 0 and counts:sum():item() or 0, i64)
+    if m > 0 then idx:index_copy_(1, starts + 1, step):cumsum_(1) end
   end
   return x:index_select(dim, idx:to(x.device))
 end)
