@@ -973,9 +973,6 @@ CASES['gru(packed)'] = { args = { 'R:3,2', 'R:1,2,2', 'R:6,2', 'R:6,2' },
 CASES.lstm = { args = { 'R:3,2,2', 'R:1,2,2', 'R:1,2,2', 'R:8,2', 'R:8,2', 'R:8', 'R:8' },
   f = function(x, h, c, wi, wh, bi, bh)
     return torch.lstm(x, { h, c }, { wi, wh, bi, bh }, true, 1, 0, false, false, false) end }
--- the deprecated out-of-place resize (layout.lua)
-CASES.resize = { args = { 'R:2,3' }, f = function(x) return x:resize(3, 2) end }
-CASES.resize_as = { args = { 'R:2,3' }, f = function(x) return x:resize_as(torch.zeros(6)) end }
 CASES.heaviside = { args = { 'R:2,3', 'R:2,3' }, f = function(x, v) return torch.heaviside(x * torch.tensor({ 1, 0, 1 }, f64), v) end }
 CASES.nextafter = { args = { 'R:2,3', 'R:2,3' }, no_derivative = 'nextafter' }
 CASES.frexp = { args = { 'R:2,3' }, f = function(x) return (torch.frexp(x * 3)) end, scalar = true }
@@ -1078,6 +1075,7 @@ local SKIP = {
     .. 'stride size dim ndimension nelement element_size data_ptr is_contiguous is_pinned pin_memory record_stream '
     .. 'cpu cuda float half bfloat16 int long short char byte bool new'] = 'Tensor plumbing: a device, a '
     .. 'lower-precision or an integer dtype (autograd_spec covers their gradients), or no tensor result',
+  ['resize resize_as resizeAs'] = "Torch7's in-place resize_ and resize_as_ (inplace_spec)",
 }
 local function skipped(ns, name)
   -- torch's positional spellings of F's functions (nn/torch_aliases.lua; nn_aliases_spec checks

@@ -1,8 +1,6 @@
 -- A tensor's layout and identity: torch.strided (the one layout lutorch has: sizes and strides over
 -- a storage), x.layout, x.is_nested (false: lutorch has no nested tensors), x:is_set_to(y) (the
--- same storage, offset, sizes and strides), and PyTorch's deprecated out-of-place x:resize(sizes)
--- and x:resize_as(y) (x's elements in the new shape, which must hold as many; differentiable, as
--- PyTorch's Resize function; x:resize_ changes x in place).
+-- same storage, offset, sizes and strides), and Torch7's in-place x:resize(sizes) and x:resize_as(y).
 local torch = require 'torch'
 local Tensor = torch.Tensor
 local U = require 'torch.composite'
@@ -38,47 +36,20 @@ function Tensor.is_set_to(x, y)
   return true
 end
 
-local warned = {}
-local function warn_once(op)
-  if not warned[op] then
-    warned[op] = true
-    io.stderr:write('UserWarning: non-inplace ' .. op .. ' is deprecated\n')
-  end
-end
-
-local function resize(op, x, sizes)
-  local n = 1
-  for i, s in ipairs(sizes) do
-    if math.type(s) ~= 'integer' or s < 0 then
-      error(string.format('%s: sizes must be non-negative integers, got %s at %d', op, tostring(s), i), 3)
-    end
-    n = n * s
-  end
-  if n ~= x:numel() then
-    error(string.format("%s: requested resize to %s (%d elements in total), but the given tensor has a size of %s (%d "
-      .. "elements). autograd's resize can only change the shape of a given tensor, while preserving the number of "
-      .. 'elements.', op, table.concat(sizes, 'x'), n, table.concat(x.shape, 'x'), x:numel()), 3)
-  end
-  warn_once(op)
-  return x:contiguous():view(sizes)
-end
-
---- x:resize(sizes...) (numbers, or one table or torch.Size) -> x's elements in that shape (a view when
--- x is contiguous); as many elements as x
+-- x:resize(sizes...) and x:resize_as(y) are Torch7's, in place: x:resize_(sizes) and
+-- x:resize_as_(y), returning x (growing moves x to a larger storage, its old elements first), as
+-- Torch7 scripts use them to size buffers. PyTorch's deprecated out-of-place forms (as many
+-- elements, a new tensor) are left out: lutorch's legacy forms follow Torch7 where the two disagree,
+-- as x:apply and x:map do (lua/torch/legacy.lua). Torch7's resizeAs is resize_as.
 function Tensor.resize(x, ...)
   check_tensor(x, 'resize')
-  local sizes = ...
-  if type(sizes) ~= 'table' then sizes = { ... } end
-  local s = {}
-  for i, v in ipairs(sizes) do s[i] = U.as_int(v) end
-  return resize('resize', x, s)
+  return x:resize_(...)
 end
 
---- x:resize_as(y) -> x:resize(y.shape)
 function Tensor.resize_as(x, y)
   check_tensor(x, 'resize_as')
-  check_tensor(y, 'resize_as', 'the_template')
-  return resize('resize_as', x, y.shape)
+  return x:resize_as_(y)
 end
+Tensor.resizeAs = Tensor.resize_as
 
 return torch
