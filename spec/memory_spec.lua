@@ -52,6 +52,42 @@ describe('torch.memory', function()
     assert.is_true(peak < 256 * 1024 * 1024, 'peak allocated ' .. peak)
   end)
 
+  it('spaces full collections by how much of what was allocated they found dead', function()
+    local MiB = 1024 * 1024
+    local t = torch._gc_full_threshold
+    -- everything allocated died: the base, max(live, 32 MiB)
+    assert.are.equal(32 * MiB, t(0, 64 * MiB, 64 * MiB))
+    assert.are.equal(100 * MiB, t(100 * MiB, 200 * MiB, 200 * MiB))
+    -- a quarter of it: the garbage at that rate stays under half the base at 64 MiB
+    assert.are.equal(64 * MiB, t(10 * MiB, 16 * MiB, 64 * MiB))
+    -- little or nothing found dead: at most 96 MiB above the base
+    assert.are.equal(128 * MiB, t(10 * MiB, 1 * MiB, 64 * MiB))
+    assert.are.equal(128 * MiB, t(10 * MiB, 0, 64 * MiB))
+    assert.are.equal(1096 * MiB, t(1000 * MiB, 0, 64 * MiB))
+    H.raises(function() return t(-1, 0, 0) end, '_gc_full_threshold', 'negative')
+  end)
+
+  it('stays bounded when the temporaries start to die old', function()
+    collectgarbage()
+    local d = 'cpu:0'
+    local MiB = 1024 * 1024
+    -- temporaries that die young: the full collections find little and grow apart
+    local x = torch.ones(256, 1024) -- 1 MiB
+    for _ = 1, 300 do local y = x * 2 + 1 end
+    -- then each temporary lives through 16 steps, and minor collections, before it dies (old)
+    local ring = {}
+    torch.memory.reset_peak(d)
+    local base = torch.memory.allocated(d)
+    for i = 1, 400 do ring[i % 16 + 1] = x * 2 end
+    local first = torch.memory.max_allocated(d) - base
+    -- the first full collection found most of it dead: later ones come at the base again
+    torch.memory.reset_peak(d)
+    for i = 1, 400 do ring[i % 16 + 1] = x * 2 end
+    local later = torch.memory.max_allocated(d) - base
+    assert.is_true(first < 32 * MiB + 96 * MiB + 24 * MiB, 'peak above the start ' .. first)
+    assert.is_true(later < 32 * MiB + 24 * MiB, 'peak above the start, later ' .. later)
+  end)
+
   it('leaks nothing when an op raises', function()
     collectgarbage()
     collectgarbage()
