@@ -189,6 +189,14 @@ local function rnn_class(name, mode)
     local dirs = self.bidirectional and 2 or 1
     local gates = GATES[self.mode] * hidden_size
     local f = { dtype = o.dtype, device = o.device }
+    -- sizes no address space holds (2^47 bytes) fail at once: the loop would build layers until
+    -- the memory ran out
+    local per_layer = dirs * (gates * (math.max(input_size, hidden_size * dirs) + hidden_size) + 2.0 * gates)
+    local bytes = layers * per_layer * 8
+    if bytes > 2.0 ^ 47 then
+      error(string.format('%s: num_layers = %d of hidden_size %d needs about %.3g bytes of parameters, more '
+        .. 'than an address space holds', name, layers, hidden_size, bytes), 3)
+    end
     for l = 0, layers - 1 do
       local in_size = l == 0 and input_size or hidden_size * dirs
       for d = 0, dirs - 1 do
