@@ -46,11 +46,18 @@ run "$LT" bench/mm.lua
 OPENBLAS_NUM_THREADS=2 OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_mm.py --tag _skylakex
 OPENBLAS_NUM_THREADS=2 run $PY bench/torch_mm.py --tag _default
 
-run "$LT" bench/train.lua
-run $PY bench/torch_train.py --threads 2 --tag _t2
-run $PY bench/torch_train.py --threads 1 --tag _t1
-OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_train.py --threads 2 --tag _skx_t2
-OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_train.py --threads 1 --tag _skx_t1
+# the training steps in rounds, lutorch and PyTorch's four settings in turns: this machine's speed
+# drifts by up to 1.5x within minutes, so each round's ratio compares runs of the same minute; the
+# table gives the medians over rounds (LUTORCH_BENCH_TRAIN_ROUNDS, 3)
+TRAIN_ROUNDS=${LUTORCH_BENCH_TRAIN_ROUNDS:-3}
+for r in $(seq "$TRAIN_ROUNDS"); do
+  run "$LT" bench/train.lua
+  sed -i "s/name=lutorch_\(mlp_step\|conv_fwd_bwd\) /name=lutorch_\1_r$r /" "$out"
+  run $PY bench/torch_train.py --threads 2 --tag _t2_r$r
+  run $PY bench/torch_train.py --threads 1 --tag _t1_r$r
+  OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_train.py --threads 2 --tag _skx_t2_r$r
+  OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_train.py --threads 1 --tag _skx_t1_r$r
+done
 
 if [ -z "$QUICK" ]; then
 # torch.linalg: LAPACK's factorisations and the LU solves, one matrix and batches of small ones
@@ -147,8 +154,22 @@ done
 share() { [ -n "$1" ] && [ -n "$2" ] && awk "BEGIN{printf \"mm n=1024 at %.0f%%\", 100*$1/$2}"; }
 printf '%-34s %12s %12s %10s\n' "  FMA ceiling, all cores (GFLOP/s)" "$(val machine_fma_peak)" "" \
   "$(share "$(val lutorch_mm_n1024)" "$(val machine_fma_peak)")"
-row "MLP 784-512-256-10 step, batch 64" ms 1 "$(val lutorch_mlp_step)" "$(best min torch_mlp_step_t1 torch_mlp_step_t2 torch_mlp_step_skx_t1 torch_mlp_step_skx_t2)"
-row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" ms 1 "$(val lutorch_conv_fwd_bwd)" "$(best min torch_conv_fwd_bwd_t1 torch_conv_fwd_bwd_t2 torch_conv_fwd_bwd_skx_t1 torch_conv_fwd_bwd_skx_t2)"
+# a training-step row from the rounds: the medians of lutorch's figures and of PyTorch's best
+# setting's, and the median of the rounds' ratios (each round's best PyTorch over lutorch), listed
+round_row() { # label case
+  local l=() t=() q=() r lv tv
+  for r in $(seq "$TRAIN_ROUNDS"); do
+    lv=$(val lutorch_$2_r$r); tv=$(best min torch_$2_t1_r$r torch_$2_t2_r$r torch_$2_skx_t1_r$r torch_$2_skx_t2_r$r)
+    [ -z "$lv" ] || [ -z "$tv" ] && continue
+    l+=("$lv"); t+=("$tv"); q+=("$(awk "BEGIN{printf \"%.2f\", $tv/$lv}")")
+  done
+  if [ ${#q[@]} -eq 0 ]; then row "$1" ms 1 "" ""; return; fi
+  local list; list=$(IFS=,; echo "${q[*]}")
+  printf '%-34s %12s %12s %10s  %s\n' "$1 (ms)" "$(printf '%s\n' "${l[@]}" | median)" \
+    "$(printf '%s\n' "${t[@]}" | median)" "$(printf '%s\n' "${q[@]}" | median)x" "(rounds $list)"
+}
+round_row "MLP 784-512-256-10 step, batch 64" mlp_step
+round_row "Conv2d 32->64 3x3 fwd+bwd, 64x14x14" conv_fwd_bwd
 for c in inv_256 solve_256x16 det_1000x8x8 cholesky_256 cholesky_1000x8x8 qr_512x256 eigh_256 eigh_1000x8x8 svd_256 svd_1000x8x8; do
   row "linalg $c" ms 1 "$(val lutorch_linalg_$c)" "$(best min torch_linalg_${c}_t1 torch_linalg_${c}_t2)"
 done
