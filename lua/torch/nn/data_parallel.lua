@@ -378,7 +378,9 @@ local function replicate(params, buffers, dev, grad)
   return p, b
 end
 
-function DataParallel:_check_devices()
+-- the module's parameters and buffers (listed once a forward: each list walks the module tree),
+-- checked to be on device_ids[1]
+function DataParallel:_check_devices(params, buffers)
   local first = self.device_ids[1]
   local function check(t)
     if t.device ~= first then
@@ -386,8 +388,8 @@ function DataParallel:_check_devices()
         .. 'one of them on device: %s', tostring(first), tostring(t.device)), 0)
     end
   end
-  for _, p in ipairs(self.module:parameters()) do check(p) end
-  for _, b in ipairs(self.module:buffers()) do check(b) end
+  for _, p in ipairs(params) do check(p) end
+  for _, b in ipairs(buffers) do check(b) end
 end
 
 function DataParallel:forward(...)
@@ -398,7 +400,8 @@ function DataParallel:forward(...)
     local packed = chunk_of(args, 1, 1, self.dim, devices[1])
     return self.module(table.unpack(packed, 1, args.n))
   end
-  self:_check_devices()
+  local module_params, module_buffers = self.module:parameters(), self.module:buffers()
+  self:_check_devices(module_params, module_buffers)
   local ok, r = pcall(count_chunks, args, k, self.dim, {})
   if not ok then error(r, 2) end
   r = r or k
@@ -426,7 +429,6 @@ function DataParallel:forward(...)
   local team = per == 1
   -- whether the replicas' kept copies of the module are still good: the module walks as it did at
   -- their copy, and shares nothing with the globals and the arguments sent beside it
-  local module_params, module_buffers = self.module:parameters(), self.module:buffers()
   local desc = rawget(self, '_desc')
   local same, seen = false, nil
   if desc then same, seen = describe(self.module, nil, desc) end
