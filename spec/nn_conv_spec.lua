@@ -512,6 +512,9 @@ describe('conv2d fast paths', function()
       W = 12, padding = { 1, 1 } },
     conv_cfg { name = 'Winograd, 16 -> 24 channels, many blocks', N = 12, Cin = 16, Cout = 24, H = 10, W = 14,
       padding = { 1, 1 } },
+    -- two blocks of tile rows, one a thread, each with its own weight-gradient sums, added after
+    conv_cfg { name = 'Winograd, 16 -> 40 channels, two threads', N = 8, Cin = 16, Cout = 40,
+      H = 12, W = 12, padding = { 1, 1 } },
   }
   for _, c in ipairs(wino) do
     it('match the Lua loops in float32: ' .. c.name, function() check(c, torch.float32, 1e-4) end)
