@@ -54,9 +54,10 @@ static _Thread_local size_t gc_dev_since_full, gc_dev_full_threshold = GC_FULL_M
    GC_FULL_MIN), when most of what is allocated dies old (the garbage then stays below the live
    size); else as much more as keeps the garbage expected at that rate under half the base, by at
    most 3 GC_FULL_MIN (96 MiB: what a program whose temporaries start dying old can hold before the
-   next full collection sets the base again). A training step's temporaries mostly die young (minor collections free them), and a
-   full collection costs ~0.5 ms (the library's Lua heap is marked): the MLP step at batch 64 freed
-   ~4 MB in each full collection of 34 MB allocated, one every 11 steps, ~5% of the step. */
+   next full collection sets the base again). A training step's temporaries mostly die young (minor
+   collections free them), and a full collection costs ~0.5 ms (the library's Lua heap is marked):
+   the MLP step at batch 64 freed ~4 MB in each full collection of 34 MB allocated, one every 11
+   steps, ~5% of the step. */
 static size_t full_threshold(size_t live, size_t freed, size_t since) {
   const double base = (double)(live > GC_FULL_MIN ? live : GC_FULL_MIN), most = base + 3.0 * GC_FULL_MIN;
   double t = freed > 0 ? 0.5 * base * (double)since / (double)freed : most;
