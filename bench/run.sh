@@ -51,8 +51,7 @@ OPENBLAS_NUM_THREADS=2 run $PY bench/torch_mm.py --tag _default
 # table gives the medians over rounds (LUTORCH_BENCH_TRAIN_ROUNDS, 3)
 TRAIN_ROUNDS=${LUTORCH_BENCH_TRAIN_ROUNDS:-3}
 for r in $(seq "$TRAIN_ROUNDS"); do
-  run "$LT" bench/train.lua
-  sed -i "s/name=lutorch_\(mlp_step\|conv_fwd_bwd\) /name=lutorch_\1_r$r /" "$out"
+  run "$LT" bench/train.lua --tag _r$r
   run $PY bench/torch_train.py --threads 2 --tag _t2_r$r
   run $PY bench/torch_train.py --threads 1 --tag _t1_r$r
   OPENBLAS_CORETYPE=SkylakeX run $PY bench/torch_train.py --threads 2 --tag _skx_t2_r$r

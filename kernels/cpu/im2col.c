@@ -416,27 +416,25 @@ static void wino_rows(const float *plane, int64_t H, int64_t W, int64_t ph, int6
   int64_t n = W;
   if (pw + n > w2) n = w2 - pw;
 #if defined(__AVX512F__)
-  if (w2 <= 16 && n > 0) {
-    /* a row in one vector (outputs up to 14 wide): its n floats loaded under a mask and moved pw
-       lanes up, the other lanes zero; 2-3x faster than zeroing and copying each short row */
-    const __mmask16 keep = (__mmask16)((1u << w2) - 1), in = (__mmask16)((1u << n) - 1);
-    const __mmask16 put = (__mmask16)(in << pw);
-    const __m512i idx = _mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                         _mm512_set1_epi32((int)pw));
-    for (int64_t k = 0; k < 2 * rows; k++) {
-      const int64_t ih = 2 * tha + k - ph;
-      float *dst = (k & 1 ? po : pe) + (k >> 1) * w2;
-      __m512 v = _mm512_setzero_ps();
-      if (ih >= 0 && ih < H) v = _mm512_maskz_permutexvar_ps(put, idx, _mm512_maskz_loadu_ps(in, plane + ih * W));
-      _mm512_mask_storeu_ps(dst, keep, v);
-    }
-    pe[rows * w2] = pe[rows * w2 + 1] = po[rows * w2] = po[rows * w2 + 1] = 0;
-    return;
-  }
+  /* a row in one vector (outputs up to 14 wide): its n floats loaded under a mask and moved pw
+     lanes up, the other lanes zero; 2-3x faster than zeroing and copying each short row */
+  const bool vec = w2 <= 16 && n > 0;
+  const __mmask16 keep = vec ? (__mmask16)((1u << w2) - 1) : 0, in = vec ? (__mmask16)((1u << n) - 1) : 0;
+  const __mmask16 put = vec ? (__mmask16)(in << pw) : 0;
+  const __m512i idx = _mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                       _mm512_set1_epi32((int)(vec ? pw : 0)));
 #endif
   for (int64_t k = 0; k < 2 * rows; k++) {
     const int64_t ih = 2 * tha + k - ph;
     float *dst = (k & 1 ? po : pe) + (k >> 1) * w2;
+#if defined(__AVX512F__)
+    if (vec) {
+      __m512 v = _mm512_setzero_ps();
+      if (ih >= 0 && ih < H) v = _mm512_maskz_permutexvar_ps(put, idx, _mm512_maskz_loadu_ps(in, plane + ih * W));
+      _mm512_mask_storeu_ps(dst, keep, v);
+      continue;
+    }
+#endif
     short_zero(dst, w2);
     if (ih >= 0 && ih < H) short_copy(dst + pw, plane + ih * W, n);
   }

@@ -192,7 +192,7 @@ local function rnn_class(name, mode)
     -- sizes no address space holds (2^47 bytes) fail at once: the loop would build layers until
     -- the memory ran out
     local per_layer = dirs * (gates * (math.max(input_size, hidden_size * dirs) + hidden_size) + 2.0 * gates)
-    local bytes = layers * per_layer * 8
+    local bytes = layers * per_layer * (o.dtype or torch.get_default_dtype()).itemsize
     if bytes > 2.0 ^ 47 then
       error(string.format('%s: num_layers = %d of hidden_size %d needs about %.3g bytes of parameters, more '
         .. 'than an address space holds', name, layers, hidden_size, bytes), 3)
