@@ -194,8 +194,8 @@ for _, case in ipairs(GPU_CASES) do
       local ranks, out = gpu_job(case, 'spec/support/dist_collectives.lua')
       local R = case.ranks
       -- NCCL: 9 dtypes x 2 layouts x (5 all_reduce ops, broadcast, R all_gather, 3 reduce_scatter ops), less 4
-      -- for bool; int16's refusal; the 12 others of the MPI run; CPU tensor, CPU list, barrier. MPI: as on the CPU.
-      check_collectives(ranks, out, R, nccl and 18 * (9 + R) - 4 + 1 + 12 + 3 or 20 * (9 + R) - 4 + 12)
+      -- for bool; int16's refusal; the 16 others of the MPI run; CPU tensor, CPU list, barrier. MPI: as on the CPU.
+      check_collectives(ranks, out, R, nccl and 18 * (9 + R) - 4 + 1 + 16 + 3 or 20 * (9 + R) - 4 + 16)
     end)
     gpu_case_it('DistributedDataParallel on the GPU: the gradients and parameters of one process, no_sync, errors', function()
       local ranks, out = gpu_job(case, 'spec/support/dist_ddp.lua')

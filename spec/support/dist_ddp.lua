@@ -147,8 +147,8 @@ do
   local ddp2 = nn.DistributedDataParallel(m, { find_unused_parameters = true })
   for _ = 1, 2 do ddp2(x):sum():backward() end
   result('find_unused_ok', m.b.weight.grad == nil and m.a.weight.grad ~= nil)
-  -- b used on rank 0 only: rank 1 averages a zero gradient in, both get half of rank 0's (its input
-  -- is x + 1 on rank 0, so rank 1 computes that gradient here too)
+  -- b used on rank 0 only: the other ranks average zero gradients in, and every rank gets 1/world of
+  -- rank 0's (its input is x + 1 on rank 0, so each rank computes that gradient here too)
   local SomeRanks = nn.Module:extend('SomeRanks')
   function SomeRanks:init() self.a = nn.Linear(3, 2); self.b = nn.Linear(3, 2) end
   function SomeRanks:forward(z) if rank == 0 then return self.a(z) + self.b(z) end return self.a(z) end
@@ -162,7 +162,7 @@ do
     local F = nn.functional
     local z = x + 1
     (F.linear(z, m3.a.weight:detach(), m3.a.bias:detach()) + F.linear(z, bw, m3.b.bias:detach())):pow(2):sum():backward()
-    want = bw.grad / 2
+    want = bw.grad / world
   end
   result('used_on_one_rank_maxdiff', m3.b.weight.grad and (m3.b.weight.grad - want):abs():max():item() or 'nil')
 end
