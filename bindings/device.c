@@ -240,6 +240,18 @@ static int mem_empty_cache(lua_State *L) {
   return 0;
 }
 
+/* torch._available_memory([device]) -> the bytes a new allocation on the device can still have
+   (the backend's estimate: the host's available memory for a CPU device), or nil when unknown.
+   Private: checks of sizes before long builds (nn.RNN's layers). */
+static int f_available_memory(lua_State *L) {
+  lt_device_t d = memory_device(L, 1);
+  const lt_backend_i *be = lt_backend(d.type);
+  int64_t a = be && be->available_memory_i && (d.index >= 0 || d.type == LT_CPU) ? be->available_memory_i(d.index) : -1;
+  if (a < 0) lua_pushnil(L);
+  else lua_pushinteger(L, a);
+  return 1;
+}
+
 /* torch._memory_set_policy(device, policy) -> the previous policy: 'split' carves device
    allocations into blocks as PyTorch's CUDA allocator (CUDA's default), 'class' reuses whole
    blocks of one size class (the CPU's default). Private: the specs run the splitting code on a
@@ -290,6 +302,8 @@ void lt_open_device(lua_State *L, int torch, int mtab) {
   lua_setfield(L, torch, "_device_alias");
   lua_pushcfunction(L, f_memory_set_policy);
   lua_setfield(L, torch, "_memory_set_policy");
+  lua_pushcfunction(L, f_available_memory);
+  lua_setfield(L, torch, "_available_memory");
 
   static const luaL_Reg cpu[] = {
       {"device_count", cpu_device_count}, {"set_device_count", cpu_set_device_count},

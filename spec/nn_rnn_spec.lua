@@ -133,6 +133,13 @@ describe('recurrent layers', function()
     -- at once, not after building layers until the memory runs out
     H.raises(function() nn.RNN(2, 3, 9007199254740992) end, 'RNN: num_layers = 9007199254740992', 'address space')
     H.raises(function() nn.LSTM(2, 4096, { num_layers = 1 << 30 }) end, 'LSTM: num_layers = 1073741824', 'bytes')
+    -- tiny layers: within the address space, but more than the machine has free (~2 KB each)
+    H.raises(function() nn.RNN(2, 3, 1e9) end, 'RNN: num_layers = 1000000000', 'bytes available on cpu')
+    H.raises(function() nn.GRU(2, 3, { num_layers = 1e9, bidirectional = true }) end, 'GRU: num_layers = 1000000000',
+      'bytes available on cpu')
+    local avail = torch._available_memory()
+    assert.is_true(math.type(avail) == 'integer' and avail > 0, tostring(avail))
+    assert.are.equal(avail > 0, torch._available_memory('cpu:0') > 0)
     H.raises(function() nn.LSTMCell(3, 4)(torch.ones(2, 5)) end, 'LSTMCell: input has inconsistent input_size: got 5 expected 3')
     H.raises(function() nn.GRUCell(3, 4)(torch.ones(2, 2, 3)) end, 'GRUCell: Expected input to be 1D or 2D, got 3D instead')
   end)
