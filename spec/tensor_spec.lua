@@ -132,6 +132,34 @@ describe('properties and conversions', function()
     assert.are.equal(torch.int16, x:to(y).dtype)
     H.raises(function() return x:to(42.5) end, 'to')
   end)
+
+  it('converts expanded and strided sources between every pair of dtypes as contiguous ones', function()
+    local dts = { torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+      torch.int8, torch.uint8, torch.bool }
+    for _, sd in ipairs(dts) do
+      local vals = sd.is_floating_point and { 2.5, 0, 5.75, 1, 7.25, 3 } or { 2, 0, 5, 1, 7, 3 }
+      local base = torch.tensor(vals):to(sd)
+      for _, dd in ipairs(dts) do
+        local what = tostring(sd) .. ' -> ' .. tostring(dd)
+        -- an expanded value (stride 0): every element the value's conversion
+        local one = base:narrow(1, 3, 1)
+        local want = one:to(dd):item()
+        local got = one:expand(7):to(dd)
+        assert.are.equal(dd, got.dtype, what)
+        for _, v in ipairs(got:totable()) do assert.are.equal(want, v, what) end
+        local got2 = one:view(1, 1):expand(3, 5):to(dd)
+        assert.are.same({ 3, 5 }, got2:size(), what)
+        for _, row in ipairs(got2:totable()) do for _, v in ipairs(row) do assert.are.equal(want, v, what) end end
+        -- a strided source (every other element, and a transposed matrix): as its contiguous copy
+        local odd = base:view(3, 2):select(2, 1)
+        assert.are.same(odd:contiguous():to(dd):totable(), odd:to(dd):totable(), what)
+        local m = base:view(2, 3):t()
+        assert.are.same(m:contiguous():to(dd):totable(), m:to(dd):totable(), what)
+        -- the same dtype: clone and contiguous
+        if dd == sd then assert.are.same({ want, want }, one:expand(2):contiguous():totable(), what) end
+      end
+    end
+  end)
 end)
 
 describe('indexing', function()

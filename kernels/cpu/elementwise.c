@@ -357,6 +357,15 @@ lt_loop_fn lt_cpu_fill_loop(size_t size) {
       DT *o = (DT *)d[0];                                                                         \
       const SRCT *x = (const SRCT *)d[1];                                                         \
       _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = dsfx##_FROM_##K(LD(x[i]));       \
+    } else if (s[0] == sizeof(DT) && s[1] == 0) { /* an expanded value: a fill */                 \
+      DT *o = (DT *)d[0];                                                                         \
+      const DT v = dsfx##_FROM_##K(LD(*(const SRCT *)d[1]));                                      \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = v;                               \
+    } else if (s[0] == sizeof(DT) && s[1] % (int64_t)sizeof(SRCT) == 0) { /* a gather */           \
+      DT *o = (DT *)d[0];                                                                         \
+      const SRCT *x = (const SRCT *)d[1];                                                         \
+      const int64_t st = s[1] / (int64_t)sizeof(SRCT);                                            \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = dsfx##_FROM_##K(LD(x[i * st]));  \
     } else {                                                                                      \
       for (int64_t i = 0; i < n; i++)                                                             \
         *(DT *)(d[0] + i * s[0]) = dsfx##_FROM_##K(LD(*(const SRCT *)(d[1] + i * s[1])));         \
