@@ -45,19 +45,31 @@ lt_tensor_t *lt_lua_checktensor(lua_State *L, int idx) {
 }
 
 #define GC_FULL_MIN ((size_t)32 << 20)
+/* tensor memory between two steps (minor collections) of the collector: with 1 MiB the
+   Fashion-MNIST CNN's activations (1.6-6.4 MB each, every push a minor collection) lived through
+   two minor collections, turned old and waited for a full collection, one every step (~1.2 ms of
+   9); with 4 MiB they die young */
+#define GC_STEP ((size_t)4 << 20)
 #define GC_FULL_MIN_DEVICE ((size_t)256 << 20)
 static _Thread_local size_t gc_debt, gc_since_full, gc_full_threshold = GC_FULL_MIN;
 static _Thread_local size_t gc_dev_since_full, gc_dev_full_threshold = GC_FULL_MIN_DEVICE;
+static _Thread_local lua_Integer gc_fulls, gc_steps; /* collections started here (torch._gc_counts) */
 
-/* The host memory to allocate before the next full collection, after one that found `freed` bytes
-   of tensors dead among the `since` allocated before it, with `live` left: the base, max(live,
-   GC_FULL_MIN), when most of what is allocated dies old (the garbage then stays below the live
-   size); else as much more as keeps the garbage expected at that rate under half the base, by at
+/* c + d, not below 0 */
+static size_t gc_add(size_t c, int64_t d) {
+  if (d >= 0) return c + (size_t)d;
+  return (size_t)-d >= c ? 0 : c - (size_t)-d;
+}
+
+/* The host memory to allocate (net of what was given back) before the next full collection, after
+   one that found `freed` bytes of tensors dead among the `since` allocated before it, with `live`
+   left: the base, max(live, GC_FULL_MIN), when most of what is allocated dies old (the garbage
+   then stays below the live size); else as much more as keeps the garbage expected at that rate under half the base, by at
    most 3 GC_FULL_MIN (96 MiB: what a program whose temporaries start dying old can hold before the
    next full collection sets the base again). A training step's temporaries mostly die young (minor
-   collections free them), and a full collection costs ~0.5 ms (the library's Lua heap is marked):
-   the MLP step at batch 64 freed ~4 MB in each full collection of 34 MB allocated, one every 11
-   steps, ~5% of the step. */
+   collections free them, and their memory is then no longer counted), and a full collection costs
+   0.5-1.3 ms (the library's Lua heap is marked): the MLP step at batch 64 runs none in 1000 steps,
+   the Fashion-MNIST CNN ~11 an epoch (one a step when every byte allocated counted). */
 static size_t full_threshold(size_t live, size_t freed, size_t since) {
   const double base = (double)(live > GC_FULL_MIN ? live : GC_FULL_MIN), most = base + 3.0 * GC_FULL_MIN;
   double t = freed > 0 ? 0.5 * base * (double)since / (double)freed : most;
@@ -75,6 +87,14 @@ static int f_gc_full_threshold(lua_State *L) {
   }
   lua_pushinteger(L, (lua_Integer)full_threshold((size_t)a[0], (size_t)a[1], (size_t)a[2]));
   return 1;
+}
+
+/* torch._gc_counts() -> the full collections and the steps the tensor memory started on this
+   thread (for the specs) */
+static int f_gc_counts(lua_State *L) {
+  lua_pushinteger(L, gc_fulls);
+  lua_pushinteger(L, gc_steps);
+  return 2;
 }
 
 lt_tensor_t *lt_lua_one_based(lt_tensor_t *idx) {
@@ -104,22 +124,31 @@ void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
      large, and batches of hundreds of MB a step) is counted apart with a floor of its own,
      GC_FULL_MIN_DEVICE: with the host's floor a CNN step on a GPU ran ~7 full collections and took
      twice as long. When full collections find little dead (most temporaries die young), the host's
-     threshold grows, by up to 96 MiB (full_threshold). */
-  size_t p = lt_alloc_take_pressure(false), pd = lt_alloc_take_pressure(true);
-  gc_debt += p + pd;
-  gc_since_full += p;
-  gc_dev_since_full += pd;
+     threshold grows, by up to 96 MiB (full_threshold). Memory is counted net of what this thread
+     gave back (lt_alloc_take_pressure): a kernel's work buffer or a gradient the engine freed
+     within the op is no garbage of Lua's, and counting it ran a full collection every CNN step. */
+  int64_t p = lt_alloc_take_pressure(false), pd = lt_alloc_take_pressure(true);
+  gc_debt = gc_add(gc_debt, p + pd);
+  gc_since_full = gc_add(gc_since_full, p);
+  gc_dev_since_full = gc_add(gc_dev_since_full, pd);
   if (gc_since_full > gc_full_threshold || gc_dev_since_full > gc_dev_full_threshold) {
     size_t before = lt_alloc_live_bytes(false), since = gc_since_full;
     lua_gc(L, LUA_GCCOLLECT);
+    gc_fulls++;
     gc_debt = gc_since_full = gc_dev_since_full = 0;
     size_t live = lt_alloc_live_bytes(false), dev_live = lt_alloc_live_bytes(true);
     gc_full_threshold = full_threshold(live, before > live ? before - live : 0, since);
     gc_dev_full_threshold = dev_live > GC_FULL_MIN_DEVICE ? dev_live : GC_FULL_MIN_DEVICE;
-  } else if (gc_debt > ((size_t)1 << 20)) {
+  } else if (gc_debt > GC_STEP) {
     size_t kb = gc_debt >> 10;
     gc_debt = 0;
+    gc_steps++;
     lua_gc(L, LUA_GCSTEP, kb > 1000000 ? 1000000 : (int)kb);
+    /* the threshold was set for what was live at the last full collection: at most what is live
+       now allows (a program that held much then and little now would else wait for that much
+       garbage) */
+    size_t cap = full_threshold(lt_alloc_live_bytes(false), 0, 1);
+    if (gc_full_threshold > cap) gc_full_threshold = cap;
   }
 }
 
@@ -763,6 +792,8 @@ void lt_open_tensor(lua_State *L, int torch, int mtab) {
   lua_setfield(L, torch, "newaxis");
   lua_pushcfunction(L, f_gc_full_threshold);
   lua_setfield(L, torch, "_gc_full_threshold");
+  lua_pushcfunction(L, f_gc_counts);
+  lua_setfield(L, torch, "_gc_counts");
   if (!lt_lua_boxes_managed(L)) { /* elsewhere (lua5.4 with torch.so, sanitizer builds) a finalizer */
     lua_pushcfunction(L, t_gc);
     lua_setfield(L, mt, "__gc");

@@ -91,7 +91,7 @@ typedef struct {
 } device_pool_t;
 
 static device_pool_t pools[LT_NDEVTYPES][LT_DEVICE_MAX];
-static _Thread_local size_t pressure, device_pressure; /* host-accessible devices', the others' */
+static _Thread_local int64_t pressure, device_pressure; /* host-accessible devices', the others' */
 
 
 /* Size class of n: its index and rounded size. */
@@ -530,8 +530,8 @@ done:;
   stat_inc(p, LT_STAT_ALLOCATION, b->small, 1);
   if (__builtin_expect(p->pending != NULL, 0)) active_peaks(p);
   spin_unlock(&p->lock);
-  if (be->host_accessible) pressure += b->size;
-  else device_pressure += b->size;
+  if (be->host_accessible) pressure += (int64_t)b->size;
+  else device_pressure += (int64_t)b->size;
   return b;
 }
 
@@ -555,6 +555,8 @@ void lt_free(lt_block_t *b) {
       clear_uses(b);
     }
   }
+  if (be->host_accessible) pressure -= (int64_t)b->size;
+  else device_pressure -= (int64_t)b->size;
   spin_lock(&p->lock);
   stat_dec(p, LT_STAT_ALLOCATED_BYTES, b->small, (int64_t)b->size);
   stat_dec(p, LT_STAT_ALLOCATION, b->small, 1);
@@ -750,8 +752,8 @@ size_t lt_alloc_live_bytes(bool device) {
   return sum > 0 ? (size_t)sum : 0;
 }
 
-size_t lt_alloc_take_pressure(bool device) {
-  size_t *q = device ? &device_pressure : &pressure, p = *q;
+int64_t lt_alloc_take_pressure(bool device) {
+  int64_t *q = device ? &device_pressure : &pressure, p = *q;
   *q = 0;
   return p;
 }

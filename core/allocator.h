@@ -76,10 +76,12 @@ int lt_memory_empty_cache(lt_device_t d);
    device (class) or their segments (split) when freed. */
 int lt_memory_set_split(lt_device_t d, bool split, bool *was);
 
-/* Bytes newly obtained from lt_alloc since the last call (per thread), on the devices the host can
-   read (device false: the CPU's) or on the others (true: CUDA's): the Lua binding feeds this to the
-   garbage collector so that loops making temporaries stay flat in memory. */
-size_t lt_alloc_take_pressure(bool device);
+/* Bytes obtained from lt_alloc less the bytes given back with lt_free since the last call (per
+   thread; negative when more was given back), on the devices the host can read (device false: the
+   CPU's) or on the others (true: CUDA's): the Lua binding feeds this to the garbage collector so
+   that loops making temporaries stay flat in memory. A kernel's work buffer, taken and given back
+   within the op, adds nothing. */
+int64_t lt_alloc_take_pressure(bool device);
 /* Bytes in blocks handed out, over every device the host can read (device false) or every other. */
 size_t lt_alloc_live_bytes(bool device);
 
