@@ -50,10 +50,14 @@ lt_tensor_t *lt_lua_checktensor(lua_State *L, int idx) {
    two minor collections, turned old and waited for a full collection, one every step (~1.2 ms of
    9); with 4 MiB they die young */
 #define GC_STEP ((size_t)4 << 20)
+/* or every 2048 tensors pushed: small tensors' garbage then cycles through ~1 MB of blocks that stay
+   in cache (with 4 MiB of 512-byte blocks `c = a + b` on 16 floats took 190 ns instead of 150) */
+#define GC_STEP_PUSHES 2048
 #define GC_FULL_MIN_DEVICE ((size_t)256 << 20)
 static _Thread_local size_t gc_debt, gc_since_full, gc_full_threshold = GC_FULL_MIN;
 static _Thread_local size_t gc_dev_since_full, gc_dev_full_threshold = GC_FULL_MIN_DEVICE;
 static _Thread_local lua_Integer gc_fulls, gc_steps; /* collections started here (torch._gc_counts) */
+static _Thread_local int gc_pushes; /* tensors pushed since the last step */
 
 /* c + d, not below 0 */
 static size_t gc_add(size_t c, int64_t d) {
@@ -139,7 +143,8 @@ void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
     size_t live = lt_alloc_live_bytes(false), dev_live = lt_alloc_live_bytes(true);
     gc_full_threshold = full_threshold(live, before > live ? before - live : 0, since);
     gc_dev_full_threshold = dev_live > GC_FULL_MIN_DEVICE ? dev_live : GC_FULL_MIN_DEVICE;
-  } else if (gc_debt > GC_STEP) {
+  } else if (gc_debt > GC_STEP || ++gc_pushes > GC_STEP_PUSHES) {
+    gc_pushes = 0;
     size_t kb = gc_debt >> 10;
     gc_debt = 0;
     gc_steps++;
