@@ -67,13 +67,14 @@ static size_t gc_add(size_t c, int64_t d) {
 
 /* The host memory to allocate (net of what was given back) before the next full collection, after
    one that found `freed` bytes of tensors dead among the `since` allocated before it, with `live`
-   left: the base, max(live, GC_FULL_MIN), when most of what is allocated dies old (the garbage
-   then stays below the live size); else as much more as keeps the garbage expected at that rate under half the base, by at
-   most 3 GC_FULL_MIN (96 MiB: what a program whose temporaries start dying old can hold before the
-   next full collection sets the base again). A training step's temporaries mostly die young (minor
-   collections free them, and their memory is then no longer counted), and a full collection costs
-   0.5-1.3 ms (the library's Lua heap is marked): the MLP step at batch 64 runs none in 1000 steps,
-   the Fashion-MNIST CNN ~11 an epoch (one a step when every byte allocated counted). */
+   left: the base, max(live, GC_FULL_MIN), when most of what is allocated dies old (the garbage then
+   stays below the live size); else as much more as keeps the garbage expected at that rate under
+   half the base, by at most 3 GC_FULL_MIN (96 MiB: what a program whose temporaries start dying old
+   can hold before the next full collection sets the base again). A training step's temporaries
+   mostly die young (minor collections free them, and their memory is then no longer counted), and a
+   full collection costs 0.5-1.3 ms (the library's Lua heap is marked): the MLP step at batch 64
+   runs none in 1000 steps, the Fashion-MNIST CNN ~11 an epoch (one a step when every byte allocated
+   counted). */
 static size_t full_threshold(size_t live, size_t freed, size_t since) {
   const double base = (double)(live > GC_FULL_MIN ? live : GC_FULL_MIN), most = base + 3.0 * GC_FULL_MIN;
   double t = freed > 0 ? 0.5 * base * (double)since / (double)freed : most;
