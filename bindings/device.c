@@ -240,13 +240,15 @@ static int mem_empty_cache(lua_State *L) {
   return 0;
 }
 
-/* torch._available_memory([device]) -> the bytes a new allocation on the device can still have
-   (the backend's estimate: the host's available memory for a CPU device), or nil when unknown.
-   Private: checks of sizes before long builds (nn.RNN's layers). */
+/* torch._available_memory([device]) -> the bytes a new allocation on the device (the current one
+   of its type when it has no index) can still have, by the backend's estimate (the host's available
+   memory for a CPU device), or nil when unknown. Private: checks of sizes before long builds
+   (nn.RNN's layers). */
 static int f_available_memory(lua_State *L) {
-  lt_device_t d = memory_device(L, 1);
+  lt_device_t d;
+  lt_lua_check(L, lt_device_resolve(memory_device(L, 1), &d));
   const lt_backend_i *be = lt_backend(d.type);
-  int64_t a = be && be->available_memory_i && (d.index >= 0 || d.type == LT_CPU) ? be->available_memory_i(d.index) : -1;
+  int64_t a = be->available_memory_i ? be->available_memory_i(d.index) : -1;
   if (a < 0) lua_pushnil(L);
   else lua_pushinteger(L, a);
   return 1;

@@ -75,8 +75,10 @@ static size_t gc_add(size_t c, int64_t d) {
    full collection costs 0.5-1.3 ms (the library's Lua heap is marked): the MLP step at batch 64
    runs none in 1000 steps, the Fashion-MNIST CNN ~11 an epoch (one a step when every byte allocated
    counted). */
+static double full_base(size_t live) { return (double)(live > GC_FULL_MIN ? live : GC_FULL_MIN); }
+static size_t full_most(size_t live) { return (size_t)(full_base(live) + 3.0 * GC_FULL_MIN); }
 static size_t full_threshold(size_t live, size_t freed, size_t since) {
-  const double base = (double)(live > GC_FULL_MIN ? live : GC_FULL_MIN), most = base + 3.0 * GC_FULL_MIN;
+  const double base = full_base(live), most = (double)full_most(live);
   double t = freed > 0 ? 0.5 * base * (double)since / (double)freed : most;
   if (t < base) t = base;
   if (t > most) t = most;
@@ -141,6 +143,7 @@ void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
     lua_gc(L, LUA_GCCOLLECT);
     gc_fulls++;
     gc_debt = gc_since_full = gc_dev_since_full = 0;
+    gc_pushes = 0;
     size_t live = lt_alloc_live_bytes(false), dev_live = lt_alloc_live_bytes(true);
     gc_full_threshold = full_threshold(live, before > live ? before - live : 0, since);
     gc_dev_full_threshold = dev_live > GC_FULL_MIN_DEVICE ? dev_live : GC_FULL_MIN_DEVICE;
@@ -153,7 +156,7 @@ void lt_lua_pushtensor(lua_State *L, lt_tensor_t *t) {
     /* the threshold was set for what was live at the last full collection: at most what is live
        now allows (a program that held much then and little now would else wait for that much
        garbage) */
-    size_t cap = full_threshold(lt_alloc_live_bytes(false), 0, 1);
+    size_t cap = full_most(lt_alloc_live_bytes(false));
     if (gc_full_threshold > cap) gc_full_threshold = cap;
   }
 }

@@ -8,7 +8,7 @@
 # interpreter's library path) and mpirun where the machine has none.
 set -eu
 [ -x build/cuda/lutorch ] || { echo "gpu_bundle: build/cuda/lutorch missing: run make CUDA=1 first" >&2; exit 1; }
-lib=/usr/lib/x86_64-linux-gnu
+lib=/usr/lib/$(gcc -print-multiarch)
 kit=$(mktemp -d)
 trap 'rm -rf "$kit"' EXIT
 mkdir -p "$kit/lib" "$kit/share" "$kit/clib" "$kit/bin" .gpu

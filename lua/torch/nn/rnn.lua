@@ -189,21 +189,21 @@ local function rnn_class(name, mode)
     local dirs = self.bidirectional and 2 or 1
     local gates = GATES[self.mode] * hidden_size
     local f = { dtype = o.dtype, device = o.device }
-    -- sizes no address space holds (2^47 bytes), or more than the device has free, fail at once:
-    -- the loop would build layers until the memory ran out (each layer's four tensors also cost
-    -- ~0.5 KB of bookkeeping whatever their size)
+    -- more than the device has free (or, where that is unknown, than an address space holds:
+    -- 2^47 bytes) fails at once: the loop would build small layers until the memory ran out. Each
+    -- layer's four tensors also cost ~0.5 KB of bookkeeping whatever their size. Below 256 MiB (as
+    -- the allocator, which checks larger single blocks itself) the free memory is not read.
     local per_layer = dirs * (gates * (math.max(input_size, hidden_size * dirs) + hidden_size) + 2.0 * gates)
-    local bytes = layers * per_layer * (o.dtype or torch.get_default_dtype()).itemsize
-    if bytes > 2.0 ^ 47 then
-      error(string.format('%s: num_layers = %d of hidden_size %d needs about %.3g bytes of parameters, more '
-        .. 'than an address space holds', name, layers, hidden_size, bytes), 3)
-    end
-    local dev = torch.device(o.device or 'cpu')
-    local avail = torch._available_memory(dev)
-    local need = bytes + layers * dirs * 4 * 512.0
-    if avail and need > avail then
-      error(string.format('%s: num_layers = %d of hidden_size %d needs about %.3g bytes, more than the %.3g '
-        .. 'bytes available on %s', name, layers, hidden_size, need, avail, tostring(dev)), 3)
+    local need = layers * (per_layer * (o.dtype or torch.get_default_dtype()).itemsize + dirs * 4 * 512.0)
+    if need > 2.0 ^ 28 then
+      local dev = torch.device(o.device or 'cpu')
+      local avail = torch._available_memory(dev)
+      local limit = avail and string.format('the %.3g bytes available on %s', avail, tostring(dev))
+        or 'an address space holds'
+      if need > (avail or 2.0 ^ 47) then
+        error(string.format('%s: num_layers = %d of hidden_size %d needs about %.3g bytes, more than %s', name,
+          layers, hidden_size, need, limit), 3)
+      end
     end
     for l = 0, layers - 1 do
       local in_size = l == 0 and input_size or hidden_size * dirs
