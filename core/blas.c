@@ -522,6 +522,21 @@ int lt_blas_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, flo
   return LT_OK;
 }
 
+int lt_blas_sgemm_bias(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t lda, const float *Bm, int64_t ldb, const float *bias,
+                       float *C, int64_t ldc) {
+  LT_TRY(check_gemm_args("sgemm", transA, transB, M, N, K, lda, ldb, ldc));
+  if (M == 0 || N == 0) return LT_OK;
+  if (B.native_sgemm) {
+    if (lt_sgemm_avx512_bias(transA, transB, M, N, K, alpha, A, lda, Bm, ldb, bias, C, ldc,
+                             split_threads((double)M * N * K)) != 0)
+      return lt_error("sgemm: out of memory for the packing buffers");
+    return LT_OK;
+  }
+  for (int64_t i = 0; i < M; i++) memcpy(C + i * ldc, bias, (size_t)N * sizeof(float));
+  return lt_blas_sgemm(transA, transB, M, N, K, alpha, A, lda, Bm, ldb, 1.0f, C, ldc);
+}
+
 int lt_blas_dgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
                   const double *A, int64_t lda, const double *Bm, int64_t ldb, double beta,
                   double *C, int64_t ldc) {

@@ -80,6 +80,12 @@ int lt_blas_sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, flo
 int lt_blas_dgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, double alpha,
                   const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                   double *C, int64_t ldc);
+/* C = alpha * op(A) @ op(B) + bias, the N floats of bias added to every row of C (C is not read):
+   the same bits as C filled with the bias rows, then lt_blas_sgemm with beta 1, without the pass
+   over C (on the AVX-512 kernels each thread starts its own part of C as the bias). */
+int lt_blas_sgemm_bias(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, const float *bias,
+                       float *C, int64_t ldc);
 
 /* y = alpha * op(A) @ x + beta * y, row-major A (M x N, op(A) = A^T when trans); incx, incy > 0.
    beta == 0 means y is not read. */

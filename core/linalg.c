@@ -21,6 +21,21 @@ static int check_pair(const char *op, const lt_tensor_t *a, const lt_tensor_t *b
   return LT_OK;
 }
 
+/* c is n values along a row with a unit stride (a bias: shape (n) or (1, n)), added to every row */
+static bool is_bias_row(const lt_tensor_t *c, int64_t n) {
+  if (c->ndim == 1) return c->sizes[0] == n && (n == 1 || c->strides[0] == 1);
+  return c->ndim == 2 && c->sizes[0] == 1 && c->sizes[1] == n && (n == 1 || c->strides[1] == 1);
+}
+
+/* the CPU product's error, named for op, and out released */
+static lt_tensor_t *gemm_failed(const char *op, lt_tensor_t *out) {
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", lt_last_error());
+  lt_error("%s: %s", op, strncmp(msg, "matmul: ", 8) == 0 ? msg + 8 : msg);
+  lt_release(out);
+  return NULL;
+}
+
 /* out[batch, m, n] (new, contiguous) = a[batch?, m, k] @ b[batch?, k, n]; batch strides given */
 static lt_tensor_t *gemm(const char *op, int nd, const int64_t *out_sizes, int64_t batch, int64_t m,
                          int64_t n, int64_t k, const lt_tensor_t *a, int64_t sab, int64_t sar,
@@ -30,6 +45,12 @@ static lt_tensor_t *gemm(const char *op, int nd, const int64_t *out_sizes, int64
   if (!cuda && lt_check_host(op, a) != LT_OK) return NULL;
   lt_tensor_t *out = lt_empty(nd, out_sizes, a->dtype, a->device);
   if (!out) return NULL;
+  if (c && beta == 1 && !cuda && batch == 1 && is_bias_row(c, n)) { /* a Linear layer's forward */
+    int rc = lt_cpu_gemm_bias(a->dtype, m, n, k, alpha, lt_data(a), sar, sac, lt_data(b), sbr, sbc,
+                              lt_data(c), lt_data(out));
+    if (rc == LT_OK) return out;
+    if (rc != 1) return gemm_failed(op, out);
+  }
   if (c && beta != 0) {
     if (lt_copy_(out, c) != LT_OK) { lt_release(out); return NULL; }
   } else beta = 0;
@@ -41,13 +62,8 @@ static lt_tensor_t *gemm(const char *op, int nd, const int64_t *out_sizes, int64
     return out;
   }
   if (lt_cpu_gemm(a->dtype, batch, m, n, k, alpha, lt_data(a), sab, sar, sac, lt_data(b), sbb, sbr, sbc,
-                  beta, lt_data(out), m * n, n, 1) != LT_OK) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", lt_last_error());
-    lt_error("%s: %s", op, strncmp(msg, "matmul: ", 8) == 0 ? msg + 8 : msg);
-    lt_release(out);
-    return NULL;
-  }
+                  beta, lt_data(out), m * n, n, 1) != LT_OK)
+    return gemm_failed(op, out);
   return out;
 }
 

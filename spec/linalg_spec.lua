@@ -101,6 +101,35 @@ describe('matrix products', function()
     H.assert_values(torch.addmm(nan, x, y, { beta = 0 }), lua_mm(x:totable(), y:totable()), 1e-5)
   end)
 
+  it('addmm with a bias row (a Linear layer): every split of the product, the same bits as a full added matrix', function()
+    -- shapes for the swapped product (x @ W^T with few rows), rows split, columns split, one thread,
+    -- a row or column of output (gemv), tiny; the bias as (n), (1, n), strided (the general path)
+    local cases = {
+      { 64, 784, 512, true }, { 64, 512, 256, true }, { 64, 256, 10, true }, { 300, 50, 40, false },
+      { 37, 200, 301, false }, { 5, 7, 9, false }, { 1, 600, 500, true }, { 600, 500, 1, false },
+      { 2, 3, 4, false },
+    }
+    for _, cs in ipairs(cases) do
+      local m, k, n, wt = cs[1], cs[2], cs[3], cs[4]
+      local x = torch.randn(m, k)
+      local y = wt and torch.randn(n, k):t() or torch.randn(k, n) -- a transposed weight, or row-major
+      local bias = torch.randn(n)
+      local full = bias:expand(m, n):contiguous()
+      local want = torch.addmm(full, x, y) -- the copy-then-product path
+      local ref = torch.mm(x:double(), y:double()) + bias:double()
+      for _, b in ipairs { bias, bias:view(1, n), torch.randn(n, 2):select(2, 1):copy_(bias) } do
+        local got = torch.addmm(b, x, y)
+        assert.are.same({ m, n }, got.shape)
+        assert.is_true(torch.equal(got, want), ('addmm %dx%dx%d'):format(m, k, n))
+        H.assert_values(got:double(), H.flatten(ref:totable()), 1e-4)
+      end
+      -- alpha scales the product only; a transposed x reads as it lies
+      local got = torch.addmm(bias, x:t():contiguous():t(), y, { alpha = 2 })
+      H.assert_values(got:double(), H.flatten((2 * torch.mm(x:double(), y:double()) + bias:double()):totable()), 1e-4)
+      assert.is_true(torch.equal(torch.nn.functional.linear(x, wt and y:t() or y:t():contiguous(), bias), want))
+    end
+  end)
+
   it('degenerate sizes', function()
     assert.are.same({ 3, 0 }, torch.mm(torch.ones(3, 2), torch.ones(2, 0)).shape)
     H.assert_values(torch.mm(torch.ones(2, 0), torch.ones(0, 2)), { 0, 0, 0, 0 })

@@ -573,3 +573,18 @@ int lt_cpu_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k, dou
     return lt_error("matmul: invalid dtype %d", (int)dt);
   }
 }
+
+int lt_cpu_gemm_bias(lt_dtype dt, int64_t m, int64_t n, int64_t k, double alpha, const void *A,
+                     int64_t sAr, int64_t sAc, const void *B, int64_t sBr, int64_t sBc,
+                     const void *bias, void *out) {
+  if (dt != LT_FLOAT32 || m <= 0 || n <= 0 || k <= 0 || sAr < 0 || sAc < 0 || sBr < 0 || sBc < 0)
+    return 1;
+  double mnk = (double)m * n * k;
+  if (m > LT_BLAS_MAX_DIM || n > LT_BLAS_MAX_DIM || k > LT_BLAS_MAX_DIM || mnk < TINY_MNK ||
+      ((m == 1 || n == 1) && mnk >= GEMV_MNK))
+    return 1; /* direct loops, gemv or chunks: the general path */
+  view_t va = blas_view(m, k, sAr, sAc), vb = blas_view(k, n, sBr, sBc);
+  if (!va.ok || !vb.ok) return 1;
+  return lt_blas_sgemm_bias(va.trans, vb.trans, m, n, k, (float)alpha, A, va.ld, B, vb.ld, bias,
+                            out, n);
+}

@@ -23,4 +23,12 @@ int lt_cpu_gemm(lt_dtype dt, int64_t batch, int64_t m, int64_t n, int64_t k, dou
                 const void *B, int64_t sBb, int64_t sBr, int64_t sBc,
                 double beta, void *out, int64_t sOb, int64_t sOr, int64_t sOc);
 
+/* out (m x n, contiguous) = alpha * A @ B + bias, the n values of bias (contiguous) added to every
+   row: a Linear layer's forward without a pass copying the bias into out first. Only float32
+   operands BLAS can read as they are; returns 1 without touching out for anything else (the
+   caller then copies the bias and calls lt_cpu_gemm with beta 1, which gives the same bits). */
+int lt_cpu_gemm_bias(lt_dtype dt, int64_t m, int64_t n, int64_t k, double alpha, const void *A,
+                     int64_t sAr, int64_t sAc, const void *B, int64_t sBr, int64_t sBc,
+                     const void *bias, void *out);
+
 #endif

@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MR 8     /* rows of a tile */
 #define NR 48    /* columns of a tile: three zmm (NR2, two, where that wastes fewer columns) */
@@ -380,14 +381,25 @@ static int tile_width(int64_t N) {
   return (double)((N + NR2 - 1) / NR2 * NR2) * 1.05 < (double)((N + NR - 1) / NR * NR) ? NR2 : NR;
 }
 
-int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
-                    int nt) {
+/* C's rows [r0, r1), columns [c0, c1), each set to bias[c0, c1) */
+static void fill_bias(float *C, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
+                      const float *bias) {
+  for (int64_t i = r0; i < r1; i++) memcpy(C + i * ldc + c0, bias + c0, (size_t)(c1 - c0) * sizeof(float));
+}
+
+/* The product, with bias (a row added to every row of C, beta then unused) or without (NULL) */
+static int sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                 int64_t lda, const float *B, int64_t ldb, float beta, const float *bias, float *C,
+                 int64_t ldc, int nt) {
   if (M <= 0 || N <= 0) return 0;
   if (K <= 0 || alpha == 0) {
-    scale_c(M, N, beta, C, ldc);
+    if (bias) fill_bias(C, ldc, 0, M, 0, N, bias);
+    else scale_c(M, N, beta, C, ldc);
     return 0;
   }
+  /* with a bias, C starts as the bias and the slices add to it as they would to beta C with
+     beta 1: the same bits as copying the bias into C first */
+  const float be = bias ? 1.0f : beta;
   if (!ta && tb && M <= SWAP_M && N >= M && N >= 4 * MR) {
     /* T = B @ A^T (N x M) with B's rows read in place and A's packed, then C = alpha T^T + beta C:
        packing A (M x K) is cheaper than transposing B (N x K) into panels */
@@ -408,8 +420,11 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
         /* T starts as beta C^T and takes the slices as C would: the same roundings in the same
            order, so that for beta 0 or 1 (a bias) C gets the bits the direct product gives */
         float *T = bf->a;
-        if (beta != 0) transpose_into(C + s, ldc, M, e - s, beta, 0.0f, T, M);
-        gemm_part(false, true, e - s, M, K, alpha, B + s * ldb, ldb, A, lda, beta != 0 ? 1.0f : 0.0f, T, M, w2, bf);
+        if (bias) /* row j of T is column s + j of C */
+          for (int64_t j = 0; j < e - s; j++)
+            for (int64_t i = 0; i < M; i++) T[j * M + i] = bias[s + j];
+        else if (beta != 0) transpose_into(C + s, ldc, M, e - s, beta, 0.0f, T, M);
+        gemm_part(false, true, e - s, M, K, alpha, B + s * ldb, ldb, A, lda, be != 0 ? 1.0f : 0.0f, T, M, w2, bf);
         transpose_into(T, M, e - s, M, 1.0f, 0.0f, C + s, ldc);
       }
       give_buffers(bf);
@@ -423,7 +438,8 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
   if (nt <= 1) {
     buffers_t *bf = take_buffers(ta ? size_a(M, K) : 0, size_b(N, K, w));
     if (!bf) return -1;
-    gemm_part(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, w, bf);
+    if (bias) fill_bias(C, ldc, 0, M, 0, N, bias);
+    gemm_part(ta, tb, M, N, K, alpha, A, lda, B, ldb, be, C, ldc, w, bf);
     give_buffers(bf);
     return 0;
   }
@@ -439,13 +455,26 @@ int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alp
     if (e > s && !bf) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
 #pragma omp barrier
     if (__atomic_load_n(&failed, __ATOMIC_RELAXED)) e = s;
+    if (e > s && bias) fill_bias(C, ldc, rows ? s : 0, rows ? e : M, rows ? 0 : s, rows ? N : e, bias);
     if (e > s && rows)
-      gemm_part(ta, tb, pm, pn, K, alpha, ta ? A + s : A + s * lda, lda, B, ldb, beta,
+      gemm_part(ta, tb, pm, pn, K, alpha, ta ? A + s : A + s * lda, lda, B, ldb, be,
                 C + s * ldc, ldc, w, bf);
     else if (e > s)
-      gemm_part(ta, tb, pm, pn, K, alpha, A, lda, tb ? B + s * ldb : B + s, ldb, beta, C + s,
+      gemm_part(ta, tb, pm, pn, K, alpha, A, lda, tb ? B + s * ldb : B + s, ldb, be, C + s,
                 ldc, w, bf);
     give_buffers(bf);
   }
   return failed ? -1 : 0;
+}
+
+int lt_sgemm_avx512(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                    int nt) {
+  return sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, NULL, C, ldc, nt);
+}
+
+int lt_sgemm_avx512_bias(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+                         const float *A, int64_t lda, const float *B, int64_t ldb,
+                         const float *bias, float *C, int64_t ldc, int nt) {
+  return sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, 1.0f, bias, C, ldc, nt);
 }

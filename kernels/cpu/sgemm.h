@@ -22,6 +22,12 @@
 int lt_sgemm_avx512(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                     int64_t ldc, int nt);
+/* C = alpha * op(A) @ op(B) + bias, bias (N floats) added to every row (C is not read): a Linear
+   layer's forward without copying the bias into C first. The same bits as that copy followed by
+   lt_sgemm_avx512 with beta 1. */
+int lt_sgemm_avx512_bias(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+                         const float *A, int64_t lda, const float *B, int64_t ldb,
+                         const float *bias, float *C, int64_t ldc, int nt);
 
 /* The packing buffers of the matrix-product kernels (this and bgemm.c): a set is taken for one
    product by each thread that runs a part of it and given back after; sets are kept for later
