@@ -130,6 +130,17 @@ describe('matrix products', function()
     end
   end)
 
+  it('a weight gradient g^T @ x on every split of the product (rows or columns) against float64', function()
+    for _, cs in ipairs { { 512, 784, 64 }, { 256, 512, 64 }, { 264, 200, 30 }, { 40, 1000, 16 }, { 1000, 40, 16 } } do
+      local m, n, k = cs[1], cs[2], cs[3]
+      local g, x = torch.randn(k, m), torch.randn(k, n)
+      local got = torch.mm(g:t(), x)
+      local ref = torch.mm(g:double():t():contiguous(), x:double())
+      assert.are.same({ m, n }, got.shape)
+      H.assert_values(got:double(), H.flatten(ref:totable()), 1e-4, ('g^T @ x %dx%dx%d'):format(m, n, k))
+    end
+  end)
+
   it('degenerate sizes', function()
     assert.are.same({ 3, 0 }, torch.mm(torch.ones(3, 2), torch.ones(2, 0)).shape)
     H.assert_values(torch.mm(torch.ones(2, 0), torch.ones(0, 2)), { 0, 0, 0, 0 })
