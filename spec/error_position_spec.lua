@@ -362,3 +362,18 @@ describe("lauxlib's argument checks in the bindings", function()
     assert.are.same({ 2, 2 }, { q:size(1), q:size(2) })
   end)
 end)
+
+describe("tracebacks", function()
+  it("name the library's functions by the name users call them by", function()
+    -- Lua names a C function in a traceback by the first loaded module holding it: a part of the
+    -- library that returned the torch table made torch.add read 'torch.layout.add' (or another
+    -- part's name, by the order of package.loaded)
+    for name, v in pairs(package.loaded) do
+      if name ~= 'torch' then assert(v ~= torch, name .. ' is loaded as the torch table') end
+    end
+    local f = assert(load("local torch = require 'torch'\nreturn torch.add(torch.ones(2), torch.ones(3))", '@user_script.lua'))
+    local ok, tb = xpcall(f, debug.traceback)
+    assert.is_false(ok)
+    assert.truthy(tb:find("in function 'torch.add'", 1, true), tb)
+  end)
+end)

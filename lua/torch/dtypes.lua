@@ -71,5 +71,3 @@ function torch.iinfo(d)
   end
   return setmetatable({ bits = d.itemsize * 8, max = i.max, min = i.min, dtype = d.name }, iinfo_mt)
 end
-
-return torch

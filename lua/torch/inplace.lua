@@ -427,5 +427,3 @@ function torch.asarray(obj, o)
   end
   return r
 end
-
-return torch

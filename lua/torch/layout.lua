@@ -51,5 +51,3 @@ function Tensor.resize_as(x, y)
   return x:resize_as_(y)
 end
 Tensor.resizeAs = Tensor.resize_as
-
-return torch

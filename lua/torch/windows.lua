@@ -100,5 +100,3 @@ function torch.kaiser_window(n, ...)
     return torch.i0((1 - r * r):clamp(0, nil):sqrt() * beta) / torch.i0(torch.tensor(beta, { dtype = torch.float64 }))
   end, n, ...)
 end
-
-return torch

@@ -271,5 +271,3 @@ for _, name in ipairs { 'batch_norm_stats', 'batch_norm_elemt', 'batch_norm_gath
   'batch_norm_update_stats' } do
   torch[name] = function(...) return require('torch.nn.sync_batchnorm')._ops[name](...) end
 end
-
-return torch

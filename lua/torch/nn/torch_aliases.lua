@@ -380,5 +380,3 @@ function torch.binary_cross_entropy_with_logits(x, y, ...)
   return F().binary_cross_entropy_with_logits(x, y, { weight = w, pos_weight = pw,
     reduction = reduction(r, 'binary_cross_entropy_with_logits') })
 end
-
-return torch
