@@ -14,8 +14,9 @@
    few rows of C (DIRECT_M) and B row-major, B is not packed either. B transposed is packed through
    8 x 8 transpositions in registers; A @ B^T with few rows of A (a Linear layer's forward) runs
    as (B @ A^T)^T, so that the small A is the transposed side (SWAP_M). Threads: C is split into
-   column blocks (or row blocks, when it is taller than wide) of whole tiles, each thread packing
-   its own panels; products this small are cheaper to pack twice than to synchronise.
+   column blocks (or row blocks, when it is taller than wide, or when that costs less with A packed:
+   split_rows) of whole tiles, each thread packing its own panels; products this small are cheaper
+   to pack twice than to synchronise.
 
    Measured on 2 cores of an AMD EPYC with AVX-512 (FMA ceiling ~210 GFLOP/s a core): n = 1024
    runs at ~150-175 GFLOP/s on one core, OpenBLAS 0.3.21's SkylakeX kernels at ~170 and its Haswell
@@ -290,10 +291,15 @@ lt_gemm_buffers_t *lt_gemm_take_buffers(size_t na, size_t nb) {
    instead of transposing all of B into panels: 1.3-1.5x here at 64 x 512 x 784 */
 #define SWAP_M 128
 
+/* whether gemm_part reads B in place (no packing) for a part of M rows of C */
+static inline bool direct_b(bool tb, int w, int64_t M, int64_t ldb) {
+  return !tb && w == NR && M <= DIRECT_M && ldb <= 1024;
+}
+
 static void gemm_part(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                       float *C, int64_t ldc, int w, const buffers_t *bf) {
-  const bool direct = !tb && w == NR && M <= DIRECT_M && ldb <= 1024, direct_a = !ta;
+  const bool direct = direct_b(tb, w, M, ldb), direct_a = !ta;
   for (int64_t jc = 0; jc < N; jc += NC) {
     int64_t nc = N - jc < NC ? N - jc : NC;
     for (int64_t pc = 0; pc < K; pc += KC) {
@@ -395,10 +401,8 @@ static bool split_rows(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_
   int64_t tr = nt < ur ? nt : ur, tc = nt < uc ? nt : uc;
   int64_t mr = (ur + tr - 1) / tr * MR, nc = (uc + tc - 1) / tc * w; /* the largest parts */
   int64_t mr_in = mr < M ? mr : M, nc_in = nc < N ? nc : N;
-  bool direct_r = !tb && w == NR && mr_in <= DIRECT_M && ldb <= 1024;
-  bool direct_c = !tb && w == NR && M <= DIRECT_M && ldb <= 1024;
-  double rows = (double)mr * N * K + PACK_COST * ((double)mr_in * K + (direct_r ? 0.0 : (double)K * N));
-  double cols = (double)M * nc * K + PACK_COST * ((double)M * K + (direct_c ? 0.0 : (double)K * nc_in));
+  double rows = (double)mr * N * K + PACK_COST * ((double)mr_in * K + (direct_b(tb, w, mr_in, ldb) ? 0.0 : (double)K * N));
+  double cols = (double)M * nc * K + PACK_COST * ((double)M * K + (direct_b(tb, w, M, ldb) ? 0.0 : (double)K * nc_in));
   return rows < cols;
 }
 
