@@ -12,6 +12,7 @@
 #include "core/grad.h"
 #include "core/iter.h"
 #include "core/shape.h"
+#include "core/steal.h"
 #include "kernels/cpu/im2col.h"
 
 #include <omp.h>
@@ -456,9 +457,10 @@ static int wino_threads(int64_t C, int64_t O, int64_t rows, int64_t S, int64_t b
 }
 
 /* y (N, O, g->OH, g->OW) = the convolution of x (N, g->C, g->H, g->W) by the O filters at
-   w + o*so + i*si (rotated when flip), + bias. Each thread takes an equal run of tile rows (so of
-   samples: the part of x and y the batch-split loops before and after it touch on that core) in
-   blocks of R rows. */
+   w + o*so + i*si (rotated when flip), + bias, in blocks of R tile rows. Each thread starts on an
+   equal run of blocks (so of samples: the part of x and y the batch-split loops before and after
+   it touch on that core); a thread done with its run takes blocks from the back of the other's
+   (core/steal.h: each block writes its own part of y, so the bits do not depend on who runs it). */
 static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t O, const float *w, int64_t so,
                     int64_t si, bool flip, const float *x, const float *bias, float *y, lt_device_t dev) {
   const int64_t C = g->C, rows = lt_wino23_tile_rows(g, N), S = lt_wino23_block_cols(g, 1);
@@ -471,11 +473,12 @@ static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t 
   float *U = lt_data(sc);
   lt_wino23_weights_f32(w, O, C, so, si, flip, U);
   int failed = 0;
+  lt_steal_t st;
+  lt_steal_init(&st, blocks, nt);
   LT_WORKERS(nt, {
     float *V = U + 16 * O * C + (int64_t)lt_w * per, *M = V + 16 * C * nbmax, *wk = M + 16 * O * nbmax;
-    const int64_t end = rows * (lt_w + 1) / lt_nw;
-    for (int64_t r0 = rows * lt_w / lt_nw; r0 < end; r0 += R) {
-      const int64_t r1 = r0 + R < end ? r0 + R : end, nb = lt_wino23_block_cols(g, r1 - r0);
+    for (int64_t b; (b = lt_steal_next(&st, lt_w)) >= 0;) {
+      const int64_t r0 = b * R, r1 = r0 + R < rows ? r0 + R : rows, nb = lt_wino23_block_cols(g, r1 - r0);
       lt_wino23_input_f32(g, x, r0, r1, V, wk);
       for (int xi = 0; xi < 16; xi++)
         if (lt_blas_sgemm(false, false, O, nb, C, 1, U + xi * O * C, C, V + xi * C * nb, nb, 0, M + xi * O * nb,
@@ -491,7 +494,10 @@ static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t 
 
 /* gw (O, g->C, 3, 3) = the weight gradient of that convolution for the output gradient gy, by the
    adjoint of Winograd's forward: each thread sums D[xi] @ V[xi]^T over its blocks into its own
-   16 x O x C accumulator; the sum of those is transformed back once. */
+   16 x O x C accumulator; the sum of those is transformed back once. Its blocks are not stolen
+   (core/steal.h): a thread's sums would then depend on which blocks it took. Sums per chunk of
+   blocks instead of per thread (8 or 4 chunks a thread, taken by either) keep the bits, but were
+   slower here (4.55 against 4.40 ms for the Conv2d step): each chunk's accumulator starts cold. */
 static int wino_gw_f32(const lt_conv_geom_t *g, int64_t N, int64_t O, const float *x, const float *gy, float *gw,
                        lt_device_t dev) {
   const int64_t C = g->C, rows = lt_wino23_tile_rows(g, N), S = lt_wino23_block_cols(g, 1), usz = 16 * O * C;

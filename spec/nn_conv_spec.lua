@@ -571,6 +571,40 @@ describe('conv2d fast paths', function()
     assert((wf.grad:double() - wr.grad):abs():max():item() <= 2e-6 * wr.grad:abs():max():item())
   end)
 
+  it('Winograd: the output and the input gradient are the same bits on one thread and on two', function()
+    -- 11 blocks of tile rows: with two threads each starts on its own run and takes blocks from
+    -- the back of the other's when done (core/steal.h), so which thread computes a block varies
+    -- from run to run; a block's values must not depend on it
+    torch.manual_seed(45)
+    local x, w, b = randn({ 64, 16, 14, 14 }):float(), randn({ 24, 16, 3, 3 }):float(), randn({ 24 }):float()
+    local g = randn({ 64, 24, 14, 14 }):float()
+    local function run()
+      local xr = x:clone():requires_grad_()
+      local y = F.conv2d(xr, w, b, { padding = 1 })
+      y:backward(g)
+      return y, xr.grad
+    end
+    local prev = torch.get_num_threads()
+    torch.set_num_threads(1)
+    local y1, gx1 = run()
+    torch.set_num_threads(math.max(prev, 2))
+    local ok, err = pcall(function()
+      for _ = 1, 5 do
+        local y2, gx2 = run()
+        assert.is_true(torch.equal(y1, y2), 'output')
+        assert.is_true(torch.equal(gx1, gx2), 'input gradient')
+      end
+    end)
+    torch.set_num_threads(prev)
+    assert(ok, err)
+    -- and they are right: against float64
+    local xd = x:double():requires_grad_()
+    local yd = F.conv2d(xd, w:double(), b:double(), { padding = 1 })
+    yd:backward(g:double())
+    assert((y1:double() - yd):abs():max():item() <= 1e-5 * yd:abs():max():item())
+    assert((gx1:double() - xd.grad):abs():max():item() <= 1e-5 * xd.grad:abs():max():item())
+  end)
+
   local planes = {
     conv_cfg { name = 'one input channel, 32 filters, padding 1', N = 3, Cin = 1, Cout = 32, H = 9, W = 8,
       padding = { 1, 1 } },
