@@ -6,6 +6,7 @@
 #include "core/blas.h"
 #include "core/iter.h"
 #include "core/settings.h"
+#include "core/steal.h"
 
 #include <lualib.h>
 #include <stdio.h>
@@ -78,6 +79,15 @@ static int f_set_num_threads(lua_State *L) {
   return 0;
 }
 static int f_get_num_threads(lua_State *L) { lua_pushinteger(L, lt_num_threads()); return 1; }
+
+/* torch._set_steal_delay(us) -> the previous setting: for the specs, worker 0 of the loops that
+   hand out work by stealing (core/steal.h) waits us microseconds before each of its own units */
+static int f_set_steal_delay(lua_State *L) {
+  lua_Integer us = luaL_checkinteger(L, 1);
+  if (us < 0 || us > 1000000) return luaL_error(L, "_set_steal_delay: expected 0 to 1000000 microseconds, got %d", (int)us);
+  lua_pushinteger(L, lt_steal_set_delay((int)us));
+  return 1;
+}
 
 /* torch._set_thread_num_threads(n) -> the previous limit: a kernel-thread limit for the calling
    thread only (0: none), used by DataParallel for the replica it runs on the caller's thread */
@@ -189,7 +199,8 @@ int luaopen_torch(lua_State *L) {
   lt_open_amp(L, torch);
   static const luaL_Reg fns[] = {
       {"is_tensor", f_is_tensor}, {"set_num_threads", f_set_num_threads},
-      {"get_num_threads", f_get_num_threads}, {"_set_thread_num_threads", f_set_thread_num_threads}, {"promote_types", f_promote_types},
+      {"get_num_threads", f_get_num_threads}, {"_set_thread_num_threads", f_set_thread_num_threads},
+      {"_set_steal_delay", f_set_steal_delay}, {"promote_types", f_promote_types},
       {"can_cast", f_can_cast}, {"result_type", f_result_type}, {"_blas_info", f_blas_info},
       {"set_default_dtype", f_set_default_dtype}, {"get_default_dtype", f_get_default_dtype},
       {"_set_deterministic", f_set_deterministic}, {"_deterministic", f_deterministic},

@@ -350,6 +350,8 @@ bool lt_blas_sgemm_native(void) {
   return B.native_sgemm;
 }
 
+bool lt_blas_sgemm_adds_once(int64_t K) { return lt_blas_sgemm_native() && K <= LT_SGEMM_KC; }
+
 void *lt_blas_symbol(const char *name) {
   lt_blas_init();
   if (!__atomic_load_n(&B.ready, __ATOMIC_ACQUIRE) || !B.lib) return NULL;

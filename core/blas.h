@@ -60,6 +60,10 @@ void *lt_blas_symbol(const char *name);
 
 /* True when float32 products run on lutorch's AVX-512 kernels (see LUTORCH_GEMM). */
 bool lt_blas_sgemm_native(void);
+/* True when lt_blas_sgemm with alpha 1 and beta 1 at depth K makes each element of C
+   C + (the product's sum) rounded once, the same bits as the product computed with beta 0 and
+   added after (our kernels, K within one slice); false where that is not known (a BLAS library). */
+bool lt_blas_sgemm_adds_once(int64_t K);
 
 /* Threads: OpenBLAS itself runs single-threaded, and these wrappers split a product of more
    than LT_BLAS_SPLIT_MIN multiply-adds into row or column blocks over OpenMP threads, so that the

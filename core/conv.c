@@ -492,12 +492,33 @@ static int wino_f32(const char *op, const lt_conv_geom_t *g, int64_t N, int64_t 
   return LT_OK;
 }
 
+/* Blocks of the weight gradient a thread may take from another's run, at most (each needs a 16 x
+   O x C sum of its own), within WINO_SLOT_FLOATS floats for all threads */
+#define WINO_SLOTS 2
+#define WINO_SLOT_FLOATS ((int64_t)1 << 21)
+
+/* the weight gradient's block bl: its products D[xi] @ V[xi]^T into to (+ beta to) */
+static bool gw_block(const lt_conv_geom_t *g, int64_t O, const float *x, const float *gy, int64_t R, int64_t rows,
+                     int64_t bl, float *V, float *D, float *wk, float *to, float beta) {
+  const int64_t C = g->C, r0 = bl * R, r1 = r0 + R < rows ? r0 + R : rows, nb = lt_wino23_block_cols(g, r1 - r0);
+  lt_wino23_input_f32(g, x, r0, r1, V, wk);
+  lt_wino23_gradout_f32(g, O, gy, r0, r1, D, wk);
+  bool ok = true;
+  for (int xi = 0; xi < 16; xi++)
+    ok = lt_blas_sgemm(false, true, O, C, nb, 1, D + xi * O * nb, nb, V + xi * C * nb, nb, beta, to + xi * O * C,
+                       C) == LT_OK && ok;
+  return ok;
+}
+
 /* gw (O, g->C, 3, 3) = the weight gradient of that convolution for the output gradient gy, by the
-   adjoint of Winograd's forward: each thread sums D[xi] @ V[xi]^T over its blocks into its own
-   16 x O x C accumulator; the sum of those is transformed back once. Its blocks are not stolen
-   (core/steal.h): a thread's sums would then depend on which blocks it took. Sums per chunk of
-   blocks instead of per thread (8 or 4 chunks a thread, taken by either) keep the bits, but were
-   slower here (4.55 against 4.40 ms for the Conv2d step): each chunk's accumulator starts cold. */
+   adjoint of Winograd's forward: the blocks of tile rows fall into one run a thread (core/steal.h),
+   and run v's products D[xi] @ V[xi]^T are summed in block order into its 16 x O x C accumulator;
+   the accumulators are added in run order and the sum transformed back once. A thread done with
+   its run takes blocks from the back of another's, each into a slot of its own (the product
+   alone), and those are added to that run's accumulator after, in block order: where the product
+   adds to C in one rounding (lt_blas_sgemm_adds_once), the same bits as the run's owner summing
+   them itself, so the result does not depend on which thread ran what. (Sums per chunk of blocks,
+   tried first, keep the bits too, but were slower: every chunk's accumulator starts cold.) */
 static int wino_gw_f32(const lt_conv_geom_t *g, int64_t N, int64_t O, const float *x, const float *gy, float *gw,
                        lt_device_t dev) {
   const int64_t C = g->C, rows = lt_wino23_tile_rows(g, N), S = lt_wino23_block_cols(g, 1), usz = 16 * O * C;
@@ -505,32 +526,59 @@ static int wino_gw_f32(const lt_conv_geom_t *g, int64_t N, int64_t O, const floa
   wino_blocks(g, O, rows, S, &R, &blocks, &nbmax);
   const int64_t per = 16 * (C + O) * nbmax + lt_wino23_work(g, R) + usz;
   int nt = wino_threads(C, O, rows, S, blocks);
-  lt_tensor_t *sc = scratch_of(nt * per, LT_FLOAT32, dev);
-  if (!sc) return LT_ERR;
-  float *base = lt_data(sc);
+  if (nt > LT_STEAL_MAX) nt = LT_STEAL_MAX;
+  int64_t slots = nt > 1 && lt_blas_sgemm_adds_once(nbmax) ? WINO_SLOTS : 0;
+  while (slots > 0 && nt * slots * usz > WINO_SLOT_FLOATS) slots--;
+  lt_tensor_t *sc = scratch_of(nt * per + nt * slots * usz, LT_FLOAT32, dev);
+  int32_t *slot_of = malloc(sizeof(int32_t) * (size_t)blocks); /* a stolen block's slot, or -1 */
+  if (!sc || !slot_of) {
+    lt_release(sc), free(slot_of);
+    return sc ? lt_error("conv2d_backward: out of memory") : LT_ERR;
+  }
+  for (int64_t bl = 0; bl < blocks; bl++) slot_of[bl] = -1;
+  float *base = lt_data(sc), *slot_base = base + nt * per;
   int failed = 0;
-  int used = 1; /* the workers the team had: the accumulators to add */
+  bool started[LT_STEAL_MAX] = {false}; /* whether run v's owner ran (else its accumulator is unset) */
+  lt_steal_t st;
+  lt_steal_init(&st, blocks, nt);
   LT_WORKERS(nt, {
-    if (lt_w == 0) used = lt_nw;
     float *dU = base + (int64_t)lt_w * per, *V = dU + usz, *D = V + 16 * C * nbmax, *wk = D + 16 * O * nbmax;
     memset(dU, 0, sizeof(float) * (size_t)usz);
-    const int64_t end = rows * (lt_w + 1) / lt_nw;
-    for (int64_t r0 = rows * lt_w / lt_nw; r0 < end; r0 += R) {
-      const int64_t r1 = r0 + R < end ? r0 + R : end, nb = lt_wino23_block_cols(g, r1 - r0);
-      lt_wino23_input_f32(g, x, r0, r1, V, wk);
-      lt_wino23_gradout_f32(g, O, gy, r0, r1, D, wk);
-      for (int xi = 0; xi < 16; xi++)
-        if (lt_blas_sgemm(false, true, O, C, nb, 1, D + xi * O * nb, nb, V + xi * C * nb, nb, 1, dU + xi * O * C,
-                          C) != LT_OK)
-          __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+    started[lt_w] = true;
+    int64_t taken = 0; /* slots used */
+    for (;;) {
+      int64_t bl = lt_steal_own(&st, lt_w);
+      float *to = dU, beta = 1;
+      if (bl < 0) {
+        if (taken == slots || (bl = lt_steal_other(&st)) < 0) break;
+        slot_of[bl] = (int32_t)(lt_w * slots + taken);
+        to = slot_base + (lt_w * slots + taken++) * usz, beta = 0;
+      }
+      if (!gw_block(g, O, x, gy, R, rows, bl, V, D, wk, to, beta)) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
     }
   });
-  for (int t = 1; t < used; t++) {
-    const float *a = base + (int64_t)t * per;
-    for (int64_t i = 0; i < usz; i++) base[i] += a[i];
+  /* run v's sum: what its owner added in place (a first part of the run), then what no one took
+     (the run of a worker the team lacked, or left when the slots ran out), then the blocks taken
+     from its back, in block order */
+  float *V = base + usz, *D = V + 16 * C * nbmax, *wk = D + 16 * O * nbmax; /* worker 0's, free now */
+  for (int v = 0; v < nt && !failed; v++) {
+    float *acc = base + (int64_t)v * per;
+    if (!started[v]) memset(acc, 0, sizeof(float) * (size_t)usz);
+    int64_t b0, b1;
+    lt_steal_left(&st, v, &b0, &b1);
+    for (int64_t bl = b0; bl < b1; bl++)
+      if (!gw_block(g, O, x, gy, R, rows, bl, V, D, wk, acc, 1)) failed = 1;
+    lt_steal_run(blocks, nt, v, &b0, &b1);
+    for (int64_t bl = b0; bl < b1; bl++)
+      if (slot_of[bl] >= 0) {
+        const float *p = slot_base + (int64_t)slot_of[bl] * usz;
+        for (int64_t i = 0; i < usz; i++) acc[i] += p[i];
+      }
+    if (v > 0)
+      for (int64_t i = 0; i < usz; i++) base[i] += acc[i];
   }
-  lt_wino23_wgrad_f32(base, O, C, gw);
-  lt_release(sc);
+  if (!failed) lt_wino23_wgrad_f32(base, O, C, gw);
+  lt_release(sc), free(slot_of);
   if (failed) return lt_error("conv2d_backward: the matrix product failed");
   return LT_OK;
 }

@@ -30,7 +30,21 @@ typedef struct {
 
 /* units [0, n) over nw workers: worker w's run is [n w / nw, n (w + 1) / nw) */
 void lt_steal_init(lt_steal_t *s, int64_t n, int nw);
-/* the next unit for worker w, or -1 when every run is empty */
+/* the next unit for worker w, or -1 when every run is empty: lt_steal_own's, else lt_steal_other's */
 int64_t lt_steal_next(lt_steal_t *s, int w);
+/* the front unit of worker w's own run, or -1 when it is empty */
+int64_t lt_steal_own(lt_steal_t *s, int w);
+/* a unit from the back of the run with the most left, or -1 when every run is empty: the units a
+   worker takes from run v this way are always the last of v's run, after all that v's owner took */
+int64_t lt_steal_other(lt_steal_t *s);
+/* the units of worker v's run not taken yet: [*next, *end) (after the workers are done: those of a
+   worker the team lacked, or that no one took) */
+void lt_steal_left(lt_steal_t *s, int v, int64_t *next, int64_t *end);
+/* worker v's run as lt_steal_init set it: [*b, *e) */
+void lt_steal_run(int64_t n, int nw, int v, int64_t *b, int64_t *e);
+
+/* For the specs: worker 0 waits us microseconds before each unit of its own run (0: never), so
+   that the others take from its back. Process-wide; returns the previous setting. */
+int lt_steal_set_delay(int us);
 
 #endif

@@ -571,38 +571,72 @@ describe('conv2d fast paths', function()
     assert((wf.grad:double() - wr.grad):abs():max():item() <= 2e-6 * wr.grad:abs():max():item())
   end)
 
-  it('Winograd: the output and the input gradient are the same bits on one thread and on two', function()
-    -- 11 blocks of tile rows: with two threads each starts on its own run and takes blocks from
-    -- the back of the other's when done (core/steal.h), so which thread computes a block varies
-    -- from run to run; a block's values must not depend on it
+  -- blocks of tile rows are handed out by stealing (core/steal.h): each thread starts on its own run
+  -- and takes from the back of the other's when done, so which thread computes a block varies from
+  -- run to run; no value may depend on it
+  describe('Winograd with two threads', function()
     torch.manual_seed(45)
-    local x, w, b = randn({ 64, 16, 14, 14 }):float(), randn({ 24, 16, 3, 3 }):float(), randn({ 24 }):float()
-    local g = randn({ 64, 24, 14, 14 }):float()
+    -- 16 -> 48 channels: 19 blocks of 192 tiles (the weight gradient's blocks are taken only where
+    -- a block's product adds to the sum in one rounding: 256 tiles or fewer)
+    local x, w, b = randn({ 64, 16, 14, 14 }):float(), randn({ 48, 16, 3, 3 }):float(), randn({ 48 }):float()
+    local g = randn({ 64, 48, 14, 14 }):float()
     local function run()
-      local xr = x:clone():requires_grad_()
-      local y = F.conv2d(xr, w, b, { padding = 1 })
+      local xr, wr = x:clone():requires_grad_(), w:clone():requires_grad_()
+      local y = F.conv2d(xr, wr, b, { padding = 1 })
       y:backward(g)
-      return y, xr.grad
+      return { y = y, gx = xr.grad, gw = wr.grad }
     end
-    local prev = torch.get_num_threads()
-    torch.set_num_threads(1)
-    local y1, gx1 = run()
-    torch.set_num_threads(math.max(prev, 2))
-    local ok, err = pcall(function()
-      for _ = 1, 5 do
-        local y2, gx2 = run()
-        assert.is_true(torch.equal(y1, y2), 'output')
-        assert.is_true(torch.equal(gx1, gx2), 'input gradient')
+    local prev
+    setup(function() prev = torch.get_num_threads() torch.set_num_threads(math.max(prev, 2)) end)
+    teardown(function() torch.set_num_threads(prev) torch._set_steal_delay(0) end)
+
+    it('give the same bits however the blocks fall between them', function()
+      local want = run()
+      for _, delay in ipairs { 0, 0, 2000, 0, 5000 } do
+        -- with a delay, worker 0 waits before each block of its own run: the other takes from it
+        torch._set_steal_delay(delay)
+        local got = run()
+        torch._set_steal_delay(0)
+        for _, k in ipairs { 'y', 'gx', 'gw' } do
+          assert.is_true(torch.equal(want[k], got[k]), k .. ' with delay ' .. delay)
+        end
+      end
+      -- the output and the input gradient are each block's alone: the same bits on one thread
+      torch.set_num_threads(1)
+      local one = run()
+      torch.set_num_threads(math.max(prev, 2))
+      assert.is_true(torch.equal(want.y, one.y) and torch.equal(want.gx, one.gx))
+      -- and all are right: against float64
+      local xd, wd = x:double():requires_grad_(), w:double():requires_grad_()
+      local yd = F.conv2d(xd, wd, b:double(), { padding = 1 })
+      yd:backward(g:double())
+      for k, ref in pairs { y = yd, gx = xd.grad, gw = wd.grad } do
+        assert((want[k]:double() - ref):abs():max():item() <= 1e-5 * ref:abs():max():item(), k)
       end
     end)
-    torch.set_num_threads(prev)
-    assert(ok, err)
-    -- and they are right: against float64
-    local xd = x:double():requires_grad_()
-    local yd = F.conv2d(xd, w:double(), b:double(), { padding = 1 })
-    yd:backward(g:double())
-    assert((y1:double() - yd):abs():max():item() <= 1e-5 * yd:abs():max():item())
-    assert((gx1:double() - xd.grad):abs():max():item() <= 1e-5 * xd.grad:abs():max():item())
+
+    it('give the same bits when the team has one thread of the two asked for', function()
+      -- OMP_THREAD_LIMIT=1: the second worker's run is never started, and is summed after the
+      -- parallel part, in its place in the order
+      local want = run()
+      local dir = os.tmpname()
+      os.remove(dir)
+      local inp, out = dir .. '_in.safetensors', dir .. '_out.safetensors'
+      torch.save(inp, { x = x, w = w, b = b, g = g })
+      local code = ("torch.set_num_threads(2); local t = torch.load(%q); " ..
+        "local xr, wr = t.x:clone():requires_grad_(), t.w:clone():requires_grad_(); " ..
+        "local y = torch.nn.functional.conv2d(xr, wr, t.b, { padding = 1 }); y:backward(t.g); " ..
+        "torch.save(%q, { y = y, gx = xr.grad, gw = wr.grad })"):format(inp, out)
+      local bin = os.getenv('LUTORCH_BIN') or 'build/lutorch'
+      local p = io.popen(string.format('OMP_THREAD_LIMIT=1 %s -e %q 2>&1', bin, code))
+      local msg = p:read('a')
+      local ok = p:close()
+      local got = ok and torch.load(out)
+      os.remove(inp)
+      os.remove(out)
+      assert(ok, msg)
+      for _, k in ipairs { 'y', 'gx', 'gw' } do assert.is_true(torch.equal(want[k], got[k]), k) end
+    end)
   end)
 
   local planes = {

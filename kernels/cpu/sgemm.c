@@ -37,7 +37,7 @@
 #define MR 8     /* rows of a tile */
 #define NR 48    /* columns of a tile: three zmm (NR2, two, where that wastes fewer columns) */
 #define NR2 32
-#define KC 256   /* depth of a slice: a KC x NR panel of B is 48 KiB, the L1 cache */
+#define KC LT_SGEMM_KC /* depth of a slice (256): a KC x NR panel of B is 48 KiB, the L1 cache */
 #define MC 144   /* rows of A packed at a time: 144 KiB, in L2 */
 #define NC 1920  /* columns of B packed at a time: 1.9 MiB */
 

@@ -19,6 +19,10 @@
    (OpenMP; the caller decides nt). Needs AVX-512F. Returns 0, or -1 when the packing buffers could
    not be allocated (C is then untouched). Thread-safe: each thread packs into a set of buffers
    taken from a process-wide stack and given back (kept for later products). */
+/* The depth of a slice of the product: with K at most this, beta 1 and alpha 1, each element of
+   C becomes C + (the product's sum), rounded once: the same bits as the product computed with
+   beta 0 and added to C after. */
+#define LT_SGEMM_KC 256
 int lt_sgemm_avx512(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
                     const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                     int64_t ldc, int nt);
