@@ -1,7 +1,8 @@
 /* Tests of core/steal.c: the runs a static split gives, taken from the front by their owner and
    from the back by others; every unit taken exactly once, with one thread or many, with a worker
    the team lacks, with a slow worker (whose units the others then take), and with more workers
-   than units.
+   than units; and the single steps (own front, another's back, what is left, the runs) that the
+   Winograd weight gradient's ordered sums rely on.
 
    Build: make build/test/test_steal (linked with the core, as every C test)
    Run: ./test_steal [-v]
@@ -65,6 +66,32 @@ static void sequential(void) {
   check(u == 2 || u == 5, "a worker without a run steals a back unit (%lld)", (long long)u);
 }
 
+/* the parts of the interface the weight gradient's ordered sums rely on */
+static void parts(void) {
+  lt_steal_t s;
+  lt_steal_init(&s, 11, 2); /* runs [0, 5), [5, 11) */
+  int64_t b, e;
+  lt_steal_run(11, 2, 0, &b, &e);
+  check(b == 0 && e == 5, "lt_steal_run: worker 0's run [0, 5) (%lld, %lld)", (long long)b, (long long)e);
+  lt_steal_run(11, 2, 1, &b, &e);
+  check(b == 5 && e == 11, "lt_steal_run: worker 1's run [5, 11) (%lld, %lld)", (long long)b, (long long)e);
+  lt_steal_run(11, 2, 2, &b, &e);
+  check(b == e, "lt_steal_run: no run for a worker beyond the count");
+  check(lt_steal_own(&s, 1) == 5 && lt_steal_own(&s, 1) == 6, "lt_steal_own: from the front");
+  check(lt_steal_other(&s) == 4, "lt_steal_other: the back of the longest run (worker 0's: 5 left against 4)");
+  check(lt_steal_other(&s) == 3, "lt_steal_other: of runs as long, the first");
+  check(lt_steal_other(&s) == 10, "lt_steal_other: then worker 1's, now the longer");
+  lt_steal_left(&s, 0, &b, &e);
+  check(b == 0 && e == 3, "lt_steal_left: worker 0 has [0, 3) left (%lld, %lld)", (long long)b, (long long)e);
+  lt_steal_left(&s, 1, &b, &e);
+  check(b == 7 && e == 10, "lt_steal_left: worker 1 has [7, 10) left (%lld, %lld)", (long long)b, (long long)e);
+  check(lt_steal_own(&s, 1) == 7 && lt_steal_own(&s, 1) == 8 && lt_steal_own(&s, 1) == 9 && lt_steal_own(&s, 1) == -1,
+        "lt_steal_own: to the end of what is left, then -1");
+  lt_steal_left(&s, 1, &b, &e);
+  check(b == e, "lt_steal_left: nothing left of an emptied run");
+  check(lt_steal_set_delay(7) == 0 && lt_steal_set_delay(0) == 7, "lt_steal_set_delay returns the previous");
+}
+
 static void spin_us(double us) {
   struct timespec t0, t;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -101,6 +128,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (!strcmp(argv[i], "-v")) verbose = 1;
   sequential();
+  parts();
   for (int r = 0; r < 20; r++) {
     team(1000, 2, 2, -1, 0);
     team(1000, 4, 4, -1, 0);
