@@ -98,8 +98,11 @@ static lt_tensor_t *tensor_shell(lt_storage_t *s, lt_dtype dt, int ndim, const i
 }
 
 int64_t lt_numel_of(int ndim, const int64_t *sizes) {
+  for (int i = 0; i < ndim; i++)
+    if (sizes[i] == 0) return 0; /* before any product: [2^62, 33, 0] has 0 elements, no overflow */
   int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= sizes[i];
+  for (int i = 0; i < ndim; i++)
+    if (__builtin_mul_overflow(n, sizes[i], &n)) return INT64_MAX; /* no such tensor can be made */
   return n;
 }
 
@@ -107,7 +110,7 @@ void lt_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
   int64_t s = 1;
   for (int i = ndim - 1; i >= 0; i--) {
     strides[i] = s;
-    s *= sizes[i] > 1 ? sizes[i] : 1;
+    if (__builtin_mul_overflow(s, sizes[i] > 1 ? sizes[i] : 1, &s)) s = INT64_MAX; /* as lt_numel_of */
   }
 }
 

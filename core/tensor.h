@@ -77,7 +77,9 @@ static inline void *lt_data(const lt_tensor_t *t) {
   return (char *)t->storage->data + t->offset * (int64_t)lt_dtype_size(t->dtype);
 }
 bool lt_is_contiguous(const lt_tensor_t *t);
+/* the product of the sizes: 0 when one is 0, INT64_MAX when it overflows (no storage holds it) */
 int64_t lt_numel_of(int ndim, const int64_t *sizes);
+/* row-major strides for sizes (sizes of 0 and 1 count as 1); a stride that overflows is INT64_MAX */
 void lt_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 /* Wrap a (possibly negative, 0-based) dimension for a tensor of ndim dims; error names op. */
 int lt_wrap_dim(const char *op, int64_t dim, int ndim, int *out);

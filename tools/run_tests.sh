@@ -42,6 +42,11 @@ printf '%s\n' "$tap" | grep -v '^ok ' | grep -v '^#' | head -n 200
 if [ "$ok" = 0 ] && [ "$nok" = 0 ]; then
   echo "busted: no test ran (exit $rc)"
   nok=1
+elif [ "$rc" != 0 ] && [ "$nok" = 0 ]; then
+  # the interpreter stopped part way (a sanitizer's abort, a crash): the rest never ran
+  printf '%s\n' "$tap" | tail -n 20
+  echo "busted: stopped after $ok tests with exit status $rc"
+  nok=1
 fi
 echo "busted: $ok passed, $nok failed"
 passed=$((passed + ok))

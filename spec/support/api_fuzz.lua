@@ -522,6 +522,7 @@ M.SKIP = {
   ['torch._memory_set_policy'] = 'switches the caching allocator\'s policy for the process',
   ['torch._safetensors_set_write_limit'] = 'sets the process-wide limit on file writes (a test hook)',
   ['torch._stream_hold'] = 'a test hook that blocks a stream until released',
+  ['torch._set_steal_delay'] = 'a test hook that slows every work-stealing loop\'s first worker, process-wide',
   ['torch._set_grad_enabled'] = 'the raw switch under set_grad_enabled, restored by the state guard only in pairs',
   ['torch.inference_mode'] = 'enters inference mode, which cannot be left from outside while a tensor made in it lives',
   ['torch._set_autocast_state'] = 'takes the opaque bytes of _autocast_state',
