@@ -8,10 +8,14 @@
    units from the back of the run with the most left. A run is one 64-bit word (next, end) changed
    only by compare-and-swap, so owner and thief never both take a unit.
 
-   Use it only where a unit's result does not depend on the thread that computes it (each output
-   element written by one unit, no per-thread partial sums): the results are then the same bits
-   whichever thread takes which unit. A run of a worker the team did not have is taken by the
-   others. */
+   Use it where a unit's result does not depend on the thread that computes it (each output element
+   written by one unit, no per-thread partial sums): the results are then the same bits whichever
+   thread takes which unit. Sums kept per run instead of per thread can be made independent of it
+   too: the owner adds its run's units in order (lt_steal_own takes them from the front), a thief
+   keeps each unit it takes (lt_steal_other: always from a run's back) apart, and after the workers
+   are done each run adds what no one took (lt_steal_left) and then the kept units, in order (see
+   Winograd's weight gradient in core/conv.c). A run of a worker the team did not have is taken by
+   the others (lt_steal_next), or left for lt_steal_left. */
 #ifndef LT_STEAL_H
 #define LT_STEAL_H
 
