@@ -5,33 +5,14 @@
    Winograd weight gradient's ordered sums rely on.
 
    Build: make build/test/test_steal (linked with the core, as every C test)
-   Run: ./test_steal [-v]
+   Run: ./test_steal
    Output: a line per failed check, then "N passed, N failed"; the exit status is 1 on failure. */
 #include "core/steal.h"
+#include "spec/c/tensor_check.h"
 
 #include <omp.h>
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <time.h>
-
-static int passed, failed, verbose;
-
-static bool check(bool ok, const char *fmt, ...) {
-  if (ok) passed++;
-  else failed++;
-  if (!ok || verbose) {
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s", ok ? "ok     " : "FAILED ");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-  }
-  return ok;
-}
 
 /* one thread playing every worker in turn, by hand: the order of what each takes */
 static void sequential(void) {
@@ -124,9 +105,7 @@ static int64_t team(int64_t n, int nw, int nt, int slow, double delay) {
   return lost;
 }
 
-int main(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "-v")) verbose = 1;
+int main(void) {
   sequential();
   parts();
   for (int r = 0; r < 20; r++) {
