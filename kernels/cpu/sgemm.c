@@ -406,6 +406,67 @@ static bool split_rows(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_
   return rows < cols;
 }
 
+/* Split along the depth: A @ B with B row-major and few rows of A (the input gradient of a Linear
+   layer, g @ W, W out x in) on nt threads, thread t taking rows [s_t, e_t) of B (columns of A) and
+   every column of C: its part of the sum goes into C (thread 0) or a buffer of its own, and after
+   a barrier each thread adds the parts in thread order into its share of C's rows. Splitting C by
+   columns would have each thread read its columns of every row of W, while the layer's forward (the
+   swapped product, split by rows of W, the same MR-row units as here) and the optimizer's step
+   (each parameter split flat, so by rows) give each thread its own rows: then every line of W is
+   read by both cores between two steps, and the step's writes must take the other core's copies
+   back (measured here: the SGD step of a 256 x 512 weight 60 us after a column-split input gradient,
+   ~25 after a depth split; `bench/shared_write.c` shows the cost). The parts also balance exactly,
+   where 48-column tiles split 512 columns 240/272. The sums are grouped by part, so the bits
+   depend on the thread count (as PyTorch's do), not on which thread runs what. Used where the parts
+   cost less to add than B to share: A has at most DIRECT_M rows and B at least KSPLIT_RATIO times
+   as many, beta 0 (C is only written), and at most KSPLIT_MAXT threads. */
+#define KSPLIT_RATIO 2
+#define KSPLIT_MAXT 16
+static bool ksplit(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float beta, const float *bias, int nt) {
+  (void)N;
+  return !ta && !tb && !bias && beta == 0 && nt >= 2 && nt <= KSPLIT_MAXT && M <= DIRECT_M &&
+         K >= KSPLIT_RATIO * M && K >= (int64_t)nt * MR;
+}
+
+static int sgemm_ksplit(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                        const float *B, int64_t ldb, float *C, int64_t ldc, int w, int nt) {
+  int64_t units = (K + MR - 1) / MR;
+  if (nt > units) nt = (int)units;
+  int failed = 0, used = nt;
+  float *part[KSPLIT_MAXT] = {0};
+#pragma omp parallel num_threads(lt_team_size())
+  {
+    int t = omp_get_thread_num(), n = omp_get_num_threads() < nt ? omp_get_num_threads() : nt;
+    if (t == 0) used = n; /* read after the barrier */
+    int64_t s = t < n ? units * t / n * MR : 0, e = t < n ? units * (t + 1) / n * MR : 0;
+    if (e > K) e = K;
+    /* thread 0's part is C itself; the others' go into their A buffer (A is read in place) */
+    buffers_t *bf = e > s ? take_buffers(t > 0 ? (size_t)(M * N) : 0, size_b(N, e - s, w)) : NULL;
+    if (e > s && !bf) __atomic_store_n(&failed, 1, __ATOMIC_RELAXED);
+    if (t < n && bf) part[t] = t == 0 ? C : bf->a;
+#pragma omp barrier
+    bool ok = !__atomic_load_n(&failed, __ATOMIC_RELAXED);
+    if (ok && e > s)
+      gemm_part(false, false, M, N, e - s, alpha, A + s, lda, B + s * ldb, ldb, 0.0f, part[t],
+                t == 0 ? ldc : N, w, bf);
+#pragma omp barrier
+    if (ok && t < used) {
+      int64_t r0 = M * t / used, r1 = M * (t + 1) / used;
+      for (int64_t i = r0; i < r1; i++) {
+        float *c = C + i * ldc;
+        for (int j = 1; j < used; j++) {
+          const float *p = part[j] + i * N;
+#pragma omp simd
+          for (int64_t x = 0; x < N; x++) c[x] += p[x];
+        }
+      }
+    }
+#pragma omp barrier
+    give_buffers(bf);
+  }
+  return failed ? -1 : 0;
+}
+
 /* C's rows [r0, r1), columns [c0, c1), each set to bias[c0, c1) */
 static void fill_bias(float *C, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
                       const float *bias) {
@@ -457,6 +518,7 @@ static int sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
     return failed ? -1 : 0;
   }
   const int w = tile_width(N);
+  if (ksplit(ta, tb, M, N, K, beta, bias, nt)) return sgemm_ksplit(M, N, K, alpha, A, lda, B, ldb, C, ldc, w, nt);
   bool rows = split_rows(ta, tb, M, N, K, ldb, w, nt);
   int64_t unit = rows ? MR : w, len = rows ? M : N, units = (len + unit - 1) / unit;
   if (nt > units) nt = (int)units;

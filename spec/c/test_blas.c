@@ -333,69 +333,89 @@ static void matmul_suite(void) {
    beta, NaN in C with beta 0, on one and two threads, against a float64 reference; and the
    padding between C's rows is not written. Whichever kernels run float32 products (lutorch's own
    on AVX-512 CPUs, else BLAS) must pass it. */
+static void sgemm_case(int64_t M, int64_t N, int64_t K, bool ta, bool tb, int64_t pad, int64_t ldc_pad,
+                       float alpha, float beta, int threads, bool nan_c) {
+  int nt0 = lt_blas_num_threads();
+  int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + ldc_pad;
+  int64_t arows = ta ? K : M, brows = tb ? N : K;
+  float *A = malloc(sizeof(float) * arows * lda), *Bm = malloc(sizeof(float) * brows * ldb);
+  float *C = malloc(sizeof(float) * M * ldc), *C0 = malloc(sizeof(float) * M * ldc);
+  if (!A || !Bm || !C || !C0) {
+    check(false, "sgemm %lldx%lldx%lld: test out of memory", (long long)M, (long long)N, (long long)K);
+    free(A), free(Bm), free(C), free(C0);
+    return;
+  }
+  fill_random(LT_FLOAT32, A, arows * lda);
+  fill_random(LT_FLOAT32, Bm, brows * ldb);
+  fill_random(LT_FLOAT32, C, M * ldc);
+  if (nan_c) fill_nan(LT_FLOAT32, C, M * ldc);
+  memcpy(C0, C, sizeof(float) * M * ldc);
+  lt_blas_set_num_threads(threads);
+  int rc = lt_blas_sgemm(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
+  /* the same product again: the same bits (the sums' grouping depends on the thread count only) */
+  float *C2 = malloc(sizeof(float) * M * ldc);
+  bool same = C2 != NULL;
+  if (C2) {
+    memcpy(C2, C0, sizeof(float) * M * ldc);
+    int rc2 = lt_blas_sgemm(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C2, ldc);
+    same = rc2 == rc && memcmp(C, C2, sizeof(float) * M * ldc) == 0;
+    free(C2);
+  }
+  lt_blas_set_num_threads(nt0);
+  double max_ratio = 0;
+  int64_t bad = 0, outside = 0;
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < ldc; j++) {
+      float got = C[i * ldc + j];
+      if (j >= N) { /* padding: untouched, NaN included */
+        if (memcmp(&got, &C0[i * ldc + j], sizeof got) != 0) outside++;
+        continue;
+      }
+      double acc = 0, mag = 0;
+      for (int64_t p = 0; p < K; p++) {
+        double x = ta ? A[p * lda + i] : A[i * lda + p], y = tb ? Bm[j * ldb + p] : Bm[p * ldb + j];
+        acc += x * y, mag += fabs(x * y);
+      }
+      double old = beta == 0 ? 0.0 : beta * (double)C0[i * ldc + j]; /* C0 may be NaN */
+      double want = alpha * acc + old;
+      double tol = 1.2e-7 * (K + 2) * (fabs(alpha) * mag + fabs(old)) + 1e-30;
+      double err = fabs(got - want);
+      if (!(err <= tol)) bad++;
+      else if (err / tol > max_ratio) max_ratio = err / tol;
+    }
+  check(rc == LT_OK && bad == 0 && outside == 0 && same,
+        "sgemm %lldx%lldx%lld ta=%d tb=%d lda/ldb/ldc +%lld/+%lld/+%lld alpha=%g beta=%g "
+        "threads=%d: %s (%.2f of tolerance)%s",
+        (long long)M, (long long)N, (long long)K, ta, tb, (long long)pad, (long long)pad,
+        (long long)(ldc - N), alpha, beta, threads, rc == LT_OK ? "ok" : lt_last_error(), max_ratio,
+        bad ? " WRONG VALUES" : outside ? " WROTE OUTSIDE C" : !same ? " NOT THE SAME BITS TWICE" : "");
+  free(A), free(Bm), free(C), free(C0);
+}
+
 static void sgemm_suite(void) {
   static const int64_t shapes[][3] = {
       {1, 1, 1},     {8, 48, 256},   {7, 47, 255},  {9, 49, 257},  {17, 97, 3},   {64, 512, 300},
       {143, 10, 60}, {145, 95, 513}, {300, 50, 40}, {5, 1925, 20}, {40, 7, 1000}, {2, 3, 2},
       {120, 143, 70}, {128, 1930, 30}, {129, 143, 33}};
-  int nt0 = lt_blas_num_threads();
   printf("%s# float32 products: %s\n", tag, lt_blas_sgemm_native() ? "lutorch's AVX-512 kernels" : "BLAS");
   int n = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
     for (int v = 0; v < 4; v++, n++) {
-      int64_t M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
-      bool ta = v & 1, tb = (v >> 1) & 1;
-      int64_t pad = (s + v) % 3;
-      int64_t lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + (n % 2) * 5;
-      int64_t arows = ta ? K : M, brows = tb ? N : K;
       float alpha = n % 3 == 0 ? 1.0f : n % 3 == 1 ? -0.5f : 2.0f;
       float beta = n % 4 == 0 ? 0.0f : n % 4 == 1 ? 1.0f : n % 4 == 2 ? 0.25f : 0.0f;
-      int threads = n % 2 ? 1 : 2;
-      float *A = malloc(sizeof(float) * arows * lda), *Bm = malloc(sizeof(float) * brows * ldb);
-      float *C = malloc(sizeof(float) * M * ldc), *C0 = malloc(sizeof(float) * M * ldc);
-      if (!A || !Bm || !C || !C0) {
-        check(false, "sgemm %lldx%lldx%lld: test out of memory", (long long)M, (long long)N,
-              (long long)K);
-        free(A), free(Bm), free(C), free(C0);
-        continue;
-      }
-      fill_random(LT_FLOAT32, A, arows * lda);
-      fill_random(LT_FLOAT32, Bm, brows * ldb);
-      fill_random(LT_FLOAT32, C, M * ldc);
-      if (beta == 0 && n % 8 == 0) fill_nan(LT_FLOAT32, C, M * ldc);
-      memcpy(C0, C, sizeof(float) * M * ldc);
-      lt_blas_set_num_threads(threads);
-      int rc = lt_blas_sgemm(ta, tb, M, N, K, alpha, A, lda, Bm, ldb, beta, C, ldc);
-      lt_blas_set_num_threads(nt0);
-      double max_ratio = 0;
-      int64_t bad = 0, outside = 0;
-      for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < ldc; j++) {
-          float got = C[i * ldc + j];
-          if (j >= N) { /* padding: untouched, NaN included */
-            if (memcmp(&got, &C0[i * ldc + j], sizeof got) != 0) outside++;
-            continue;
-          }
-          double acc = 0, mag = 0;
-          for (int64_t p = 0; p < K; p++) {
-            double x = ta ? A[p * lda + i] : A[i * lda + p], y = tb ? Bm[j * ldb + p] : Bm[p * ldb + j];
-            acc += x * y, mag += fabs(x * y);
-          }
-          double old = beta == 0 ? 0.0 : beta * (double)C0[i * ldc + j]; /* C0 may be NaN */
-          double want = alpha * acc + old;
-          double tol = 1.2e-7 * (K + 2) * (fabs(alpha) * mag + fabs(old)) + 1e-30;
-          double err = fabs(got - want);
-          if (!(err <= tol)) bad++;
-          else if (err / tol > max_ratio) max_ratio = err / tol;
-        }
-      check(rc == LT_OK && bad == 0 && outside == 0,
-            "sgemm %lldx%lldx%lld ta=%d tb=%d lda/ldb/ldc +%lld/+%lld/+%lld alpha=%g beta=%g "
-            "threads=%d: %s (%.2f of tolerance)%s",
-            (long long)M, (long long)N, (long long)K, ta, tb, (long long)pad, (long long)pad,
-            (long long)(ldc - N), alpha, beta, threads, rc == LT_OK ? "ok" : lt_last_error(),
-            max_ratio, bad ? " WRONG VALUES" : outside ? " WROTE OUTSIDE C" : "");
-      free(A), free(Bm), free(C), free(C0);
+      sgemm_case(shapes[s][0], shapes[s][1], shapes[s][2], v & 1, (v >> 1) & 1, (int64_t)((s + v) % 3),
+                 (n % 2) * 5, alpha, beta, n % 2 ? 1 : 2, beta == 0 && n % 8 == 0);
     }
+  /* A @ B with few rows of A and deep B, beta 0, on several threads: split along the depth (each
+     thread's part of the sum, added after in thread order), as a Linear layer's input gradient;
+     depths not a whole number of 8-row units, B's rows longer than its in-place limit (1024) and
+     wider than a column block (1920), three threads, NaN in C */
+  static const int64_t deep[][3] = {{64, 512, 256}, {64, 784, 512}, {128, 300, 257}, {33, 1100, 90},
+                                     {100, 1930, 203}, {16, 48, 40}, {1, 600, 1000}};
+  for (size_t s = 0; s < sizeof deep / sizeof deep[0]; s++)
+    for (int threads = 2; threads <= 3; threads++)
+      sgemm_case(deep[s][0], deep[s][1], deep[s][2], false, false, (int64_t)(s % 2), (int64_t)(s % 3),
+                 s % 2 ? -0.5f : 1.0f, 0.0f, threads, s % 3 == 0);
 }
 
 /* kernels/cpu/bgemm.c directly (where the CPU has AVX512_BF16): shapes around its tiles and
