@@ -1060,10 +1060,14 @@ static bool ptr_in(void *const *sorted, int n, const void *p) {
 }
 
 /* autograd.grad: marks the nodes whose backward leads to an input (n->needed), as PyTorch runs only
-   those. In reverse topological order (Kahn's, on a copy of the counts in n->slot, which only the
-   engine across devices uses): a node is needed when an edge goes to an input leaf, to a needed
-   node, or to the node that made an input. */
-static int mark_needed(int n, lt_tensor_t *const *roots, nodevec_t *all, capture_t *cap) {
+   those, and in each the inputs whose gradients lead to none (n->skip: its backward skips them, as
+   PyTorch's should_compute_output does: the input gradient of a convolution whose weight is not
+   asked for computes no weight gradient; not under create_graph, where the graphs those backwards
+   record keep every input they read, as before, so that what a later grad reaches does not
+   change). In reverse topological order (Kahn's, on a copy of the
+   counts in n->slot, which only the engine across devices uses): a node is needed when an edge
+   goes to an input leaf, to a needed node, or to the node that made an input. */
+static int mark_needed(int n, lt_tensor_t *const *roots, nodevec_t *all, capture_t *cap, bool skip) {
   nodevec_t order = {0}, q = {0};
   void **leaves = malloc(sizeof *leaves * (size_t)(cap->n + 1)), **makers = malloc(sizeof *makers * (size_t)(cap->n + 1));
   int nl = 0, nm = 0, rc = leaves && makers ? LT_OK : lt_error("autograd.grad: out of memory");
@@ -1095,10 +1099,12 @@ static int mark_needed(int n, lt_tensor_t *const *roots, nodevec_t *all, capture
   }
   for (int j = order.n - 1; j >= 0 && rc == LT_OK; j--) {
     lt_node_t *d = order.v[j];
-    for (int i = 0; i < d->n_in && !d->needed; i++) {
+    for (int i = 0; i < d->n_in; i++) {
       lt_edge_t *e = &d->in[i];
-      d->needed = e->leaf ? ptr_in(leaves, nl, e->leaf)
+      bool need = e->leaf ? ptr_in(leaves, nl, e->leaf)
                           : e->node && (e->node->needed || ptr_in(makers, nm, e->node));
+      if (need) d->needed = true;
+      else if (skip && i < 64) d->skip |= (uint64_t)1 << i;
     }
   }
   free(leaves);
@@ -1131,6 +1137,7 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
     if (g && g->gen != gen) {
       g->gen = gen;
       g->deps = 0;
+      g->skip = 0;
       if ((rc = vec_push(&all, g)) == LT_OK) rc = vec_push(&stack, g);
     }
   }
@@ -1143,6 +1150,7 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
       if (c->gen != gen) {
         c->gen = gen;
         c->deps = 0;
+        c->skip = 0;
         if ((rc = vec_push(&all, c)) == LT_OK) rc = vec_push(&stack, c);
       }
       c->deps++;
@@ -1173,7 +1181,7 @@ static int engine(int n, lt_tensor_t *const *roots, lt_tensor_t *const *grads, b
     hooked_leaf_t *hl = !node && rc == LT_OK ? hooked_of(hk, r) : NULL;
     if (hl) rc = hooked_done(hl);
   }
-  if (rc == LT_OK && cap) rc = mark_needed(n, roots, &all, cap);
+  if (rc == LT_OK && cap) rc = mark_needed(n, roots, &all, cap, !create_graph);
   for (int i = 0; i < n && rc == LT_OK; i++) {
     lt_node_t *g = lt_grad_fn(roots[i]);
     if (g && g->deps == 0) {

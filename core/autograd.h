@@ -86,6 +86,8 @@ struct lt_node {
   int slot;                /* the device queue it runs from, when backward runs across devices */
   lt_tensor_t **buf;       /* per output: the gradient summed so far */
   bool needed;             /* autograd.grad: its backward leads to an input (else it does not run) */
+  uint64_t skip;           /* autograd.grad: bit i set when input i's gradient leads to no input (its
+                              backward need not compute it: lt_node_needs); 0 for backward */
   lt_grad_hooks_t *hooks;  /* its outputs' tensor hooks, or NULL (the node then runs serially) */
   bool want_trace;         /* recorded in anomaly mode */
   char *trace;             /* anomaly mode: where the forward made it (malloc'd), or NULL */
@@ -151,7 +153,9 @@ void lt_node_set_output(lt_node_t *n, int k, lt_tensor_t *t);
 /* Mark t as a view made by a recorded op (in-place changes to it are refused). */
 void lt_node_mark_view(lt_tensor_t *t);
 /* Whether input i wants a gradient. */
-static inline bool lt_node_needs(const lt_node_t *n, int i) { return n->in[i].node || n->in[i].leaf; }
+static inline bool lt_node_needs(const lt_node_t *n, int i) {
+  return (n->in[i].node || n->in[i].leaf) && !(i < 64 && (n->skip >> i & 1));
+}
 void lt_node_retain(lt_node_t *n);
 void lt_node_release(lt_node_t *n);
 /* Record a one-output node: make it, set output, release the maker's reference. Returns the node

@@ -464,6 +464,40 @@ describe('leaves and graphs', function()
     local g = torch.autograd.grad((h * h):sum(), { h })
     H.assert_values(g[1], { 6, 12 }, 0)
   end)
+  it('torch.autograd.grad computes in each op only the gradients that lead to the inputs asked for', function()
+    -- w's gradient here would be 0 * inf = nan, which anomaly mode reports from any backward that
+    -- computes it; x's is finite
+    local x = torch.tensor({ math.huge, 1.0 }, { requires_grad = true })
+    local w = torch.tensor({ 2.0, 3.0 }, { requires_grad = true })
+    local y = x * w
+    local g = torch.tensor({ 0.0, 1.0 })
+    do
+      local _ <close> = torch.autograd.detect_anomaly()
+      local gx = torch.autograd.grad(y, { x }, { grad_outputs = g, retain_graph = true })
+      H.assert_values(gx[1], { 0, 3 }, 0)
+      H.raises(function() torch.autograd.grad(y, { w }, { grad_outputs = g, retain_graph = true }) end, 'nan')
+    end
+    -- a convolution asked for its input's gradient computes no weight gradient (an inf in x: the
+    -- weight's would be nan), and the same values as when both are asked for
+    local xc = torch.randn(2, 3, 5, 5, { dtype = torch.float64 })
+    xc[1][2][3][3] = math.huge
+    xc.requires_grad = true
+    local wc = torch.randn(4, 3, 3, 3, { dtype = torch.float64, requires_grad = true })
+    local yc = torch.nn.functional.conv2d(xc, wc, nil, { padding = 1 }):relu()
+    local gc = torch.randn(2, 4, 5, 5, { dtype = torch.float64 })
+    gc[1][1][3][3] = 0 -- the inf's own output: its gradient must not meet the inf
+    local both = torch.autograd.grad(yc, { xc, wc }, { grad_outputs = gc, retain_graph = true, allow_unused = true })
+    assert.is_true(both[2]:isnan():any():item())
+    do
+      local _ <close> = torch.autograd.detect_anomaly()
+      local only = torch.autograd.grad(yc, { xc }, { grad_outputs = gc, retain_graph = true })
+      assert.is_true(torch.equal(only[1], both[1]))
+    end
+    -- backward afterwards, on the same graph, computes every gradient again
+    y:backward(torch.tensor({ 1.0, 1.0 }))
+    H.assert_values(w.grad, { math.huge, 1 }, 0)
+    H.assert_values(x.grad, { 2, 3 }, 0)
+  end)
   it('frees a long chain without running out of stack', function()
     local x = torch.ones(1, { requires_grad = true })
     local y = x
