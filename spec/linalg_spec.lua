@@ -130,6 +130,32 @@ describe('matrix products', function()
     end
   end)
 
+  it('one row or one column of output (a batch of one through a Linear layer) at every size, against float64', function()
+    -- products from 64 multiply-adds up go to gemv: a row x @ W or W^T, a column W @ v; operands
+    -- contiguous, transposed and strided (every other element)
+    for _, cs in ipairs { { 8, 8 }, { 16, 32 }, { 32, 16 }, { 32, 32 }, { 100, 300 }, { 512, 256 }, { 784, 512 } } do
+      local k, n = cs[1], cs[2]
+      local xs = torch.randn(1, 2 * k)
+      local rows = { torch.randn(1, k), xs[{ {}, { 1, 2 * k, 2 } }] }
+      local ws = { torch.randn(k, n), torch.randn(n, k):t(), torch.randn(k, 2 * n)[{ {}, { 1, 2 * n, 2 } }] }
+      for _, x in ipairs(rows) do
+        for _, w in ipairs(ws) do
+          local got = torch.mm(x, w)
+          assert.are.same({ 1, n }, got.shape)
+          local ref = torch.mm(x:double(), w:double())
+          H.assert_values(got:double(), H.flatten(ref:totable()), 1e-4, ('row %dx%d'):format(k, n))
+          local col = torch.mm(w:t(), x:t())
+          assert.are.same({ n, 1 }, col.shape)
+          H.assert_values(col:double(), H.flatten(ref:t():totable()), 1e-4, ('column %dx%d'):format(k, n))
+        end
+      end
+      local lin = torch.nn.Linear(k, n)
+      local x = torch.randn(1, k)
+      local want = torch.mm(x:double(), lin.weight:double():t()) + lin.bias:double()
+      H.assert_values(lin(x):double(), H.flatten(want:totable()), 1e-4, ('Linear(%d, %d)'):format(k, n))
+    end
+  end)
+
   it('a weight gradient g^T @ x on every split of the product (rows or columns) against float64', function()
     for _, cs in ipairs { { 512, 784, 64 }, { 256, 512, 64 }, { 264, 200, 30 }, { 40, 1000, 16 }, { 1000, 40, 16 } } do
       local m, n, k = cs[1], cs[2], cs[3]

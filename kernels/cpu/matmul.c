@@ -29,7 +29,7 @@
 enum {
   TINY_MNK = 8,          /* direct loop below this for operands BLAS can read as they are */
   TINY_PACKED_MNK = 64,  /* direct loop below this when temporaries would be needed */
-  GEMV_MNK = 1 << 18,    /* gemv instead of gemm for m == 1 or n == 1 from this size */
+  GEMV_MNK = 1 << 6,    /* gemv instead of gemm for m == 1 or n == 1 from this size */
   GRAB_MNK = 1 << 15     /* multiply-adds a thread takes at a time from a batch */
 };
 /* Up to this, lt_blas_* runs a product on one thread: we parallelise over the batch instead. */
