@@ -28,6 +28,7 @@
 #include "core/iter.h"
 
 #include <immintrin.h>
+#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -467,6 +468,69 @@ static int sgemm_ksplit(int64_t M, int64_t N, int64_t K, float alpha, const floa
   return failed ? -1 : 0;
 }
 
+/* A @ B^T with at most DOT_M rows of A (a Linear layer's forward on a small batch): each element of
+   C is the dot product of a row of A with a row of B, both read where they lie, 16 floats a step, in
+   blocks of 4 x 4 (16 accumulators, 8 loads for 16 multiply-adds), then summed across the lanes.
+   The tiles of the swapped product are 8 rows by 32 or 48 columns, of which only M would be used:
+   at M = 8 three quarters of their work was wasted. The rows of B (C's columns) are split between
+   the threads in blocks of 4. Bits: each element's sum runs by lanes then across them, whichever
+   thread runs it. */
+#define DOT_M 16
+static inline float dot_out(float sum, float alpha, float beta, const float *bias, int64_t j, const float *c) {
+  float v = alpha * sum;
+  if (bias) return fmaf(1.0f, bias[j], v);
+  return beta != 0 ? fmaf(beta, *c, v) : v;
+}
+
+#define DOT_ACC(r, q) __m512 c##r##q = _mm512_setzero_ps();
+#define DOT_FMA(r, q) c##r##q = _mm512_fmadd_ps(a##r, b##q, c##r##q);
+#define DOT_ROW(X, r) X(r, 0) X(r, 1) X(r, 2) X(r, 3)
+#define DOT_ALL(X) DOT_ROW(X, 0) DOT_ROW(X, 1) DOT_ROW(X, 2) DOT_ROW(X, 3)
+#define DOT_STORE(r, q)                                                                            \
+  if (i0 + r < M && j0 + q < N) {                                                                   \
+    float *c = C + (i0 + r) * ldc + j0 + q;                                                         \
+    *c = dot_out(_mm512_reduce_add_ps(c##r##q), alpha, beta, bias, j0 + q, c);                      \
+  }
+
+static void dot_block(int64_t i0, int64_t j0, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                      int64_t lda, const float *B, int64_t ldb, float beta, const float *bias, float *C, int64_t ldc) {
+  const float *pa0 = A + i0 * lda, *pa1 = A + (i0 + 1 < M ? i0 + 1 : M - 1) * lda,
+              *pa2 = A + (i0 + 2 < M ? i0 + 2 : M - 1) * lda, *pa3 = A + (i0 + 3 < M ? i0 + 3 : M - 1) * lda;
+  const float *pb0 = B + j0 * ldb, *pb1 = B + (j0 + 1 < N ? j0 + 1 : N - 1) * ldb,
+              *pb2 = B + (j0 + 2 < N ? j0 + 2 : N - 1) * ldb, *pb3 = B + (j0 + 3 < N ? j0 + 3 : N - 1) * ldb;
+  DOT_ALL(DOT_ACC)
+  int64_t p = 0;
+  for (; p + 16 <= K; p += 16) {
+    __m512 a0 = _mm512_loadu_ps(pa0 + p), a1 = _mm512_loadu_ps(pa1 + p), a2 = _mm512_loadu_ps(pa2 + p),
+           a3 = _mm512_loadu_ps(pa3 + p);
+    __m512 b0 = _mm512_loadu_ps(pb0 + p), b1 = _mm512_loadu_ps(pb1 + p), b2 = _mm512_loadu_ps(pb2 + p),
+           b3 = _mm512_loadu_ps(pb3 + p);
+    DOT_ALL(DOT_FMA)
+  }
+  if (p < K) {
+    __mmask16 m = lt_lanes16((int)(K - p));
+    __m512 a0 = _mm512_maskz_loadu_ps(m, pa0 + p), a1 = _mm512_maskz_loadu_ps(m, pa1 + p),
+           a2 = _mm512_maskz_loadu_ps(m, pa2 + p), a3 = _mm512_maskz_loadu_ps(m, pa3 + p);
+    __m512 b0 = _mm512_maskz_loadu_ps(m, pb0 + p), b1 = _mm512_maskz_loadu_ps(m, pb1 + p),
+           b2 = _mm512_maskz_loadu_ps(m, pb2 + p), b3 = _mm512_maskz_loadu_ps(m, pb3 + p);
+    DOT_ALL(DOT_FMA)
+  }
+  DOT_ALL(DOT_STORE)
+}
+
+static void sgemm_dot(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const float *B,
+                      int64_t ldb, float beta, const float *bias, float *C, int64_t ldc, int nt) {
+  int64_t units = (N + 3) / 4;
+  if (nt > units) nt = (int)units;
+#pragma omp parallel num_threads(lt_team_size()) if (nt > 1)
+  {
+    int t = omp_get_thread_num(), n = omp_get_num_threads() < nt ? omp_get_num_threads() : nt;
+    int64_t s = t < n ? units * t / n : 0, e = t < n ? units * (t + 1) / n : 0;
+    for (int64_t u = s; u < e; u++)
+      for (int64_t i0 = 0; i0 < M; i0 += 4) dot_block(i0, 4 * u, M, N, K, alpha, A, lda, B, ldb, beta, bias, C, ldc);
+  }
+}
+
 /* C's rows [r0, r1), columns [c0, c1), each set to bias[c0, c1) */
 static void fill_bias(float *C, int64_t ldc, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
                       const float *bias) {
@@ -486,6 +550,10 @@ static int sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
   /* with a bias, C starts as the bias and the slices add to it as they would to beta C with
      beta 1: the same bits as copying the bias into C first */
   const float be = bias ? 1.0f : beta;
+  if (!ta && tb && M <= DOT_M) {
+    sgemm_dot(M, N, K, alpha, A, lda, B, ldb, beta, bias, C, ldc, nt);
+    return 0;
+  }
   if (!ta && tb && M <= SWAP_M && N >= M && N >= 4 * MR) {
     /* T = B @ A^T (N x M) with B's rows read in place and A's packed, then C = alpha T^T + beta C:
        packing A (M x K) is cheaper than transposing B (N x K) into panels */
