@@ -13,7 +13,9 @@
    A row-major is not packed at all: the kernels broadcast its values from its rows in place. With
    few rows of C (DIRECT_M) and B row-major, B is not packed either. B transposed is packed through
    8 x 8 transpositions in registers; A @ B^T with few rows of A (a Linear layer's forward) runs
-   as (B @ A^T)^T, so that the small A is the transposed side (SWAP_M). Threads: C is split into
+   as (B @ A^T)^T, so that the small A is the transposed side (SWAP_M), and with at most DOT_M rows
+   as dot products of rows (sgemm_dot). A @ B with few rows of A and a deep B (a Linear layer's
+   input gradient) splits the depth between the threads (sgemm_ksplit). Threads, otherwise: C is split into
    column blocks (or row blocks, when it is taller than wide, or when that costs less with A packed:
    split_rows) of whole tiles, each thread packing its own panels; products this small are cheaper
    to pack twice than to synchronise.
