@@ -293,20 +293,23 @@ static int lua_fn_bw(lt_node_t *n, lt_tensor_t *const *go, lt_tensor_t **gi) {
     lt_lua_pushtensor(L, go[k]);
   }
   /* the backward runs with grad mode off, as the engine does (on under create_graph) */
-  if (lua_pcall(L, n->n_out, n->n_in, 0) != LUA_OK) {
+  if (lua_pcall(L, n->n_out, LUA_MULTRET, 0) != LUA_OK) {
     int rc = lt_error("%s.backward: %s", n->name, lua_tostring(L, -1));
     lua_settop(L, top);
     return rc;
   }
-  int rc = LT_OK;
+  /* one value an input (values past the inputs are ignored); a missing one is an error where the
+     input has an edge (it requires grad), whether or not this backward asks for it */
+  int nret = lua_gettop(L) - top, rc = LT_OK;
   for (int i = 0; i < n->n_in && rc == LT_OK; i++) {
     int idx = top + 1 + i;
-    lt_tensor_t *g = lt_lua_totensor(L, idx);
+    lt_tensor_t *g = i < nret ? lt_lua_totensor(L, idx) : NULL;
     if (g) { lt_retain(g); gi[i] = g; }
-    else if (!lua_isnil(L, idx) && lua_toboolean(L, idx))
+    else if (i < nret && !lua_isnil(L, idx) && lua_toboolean(L, idx))
       rc = lt_error("%s.backward: result %d should be a tensor or nil, got %s", n->name, i + 1, luaL_typename(L, idx));
-    else if (lt_node_needs(n, i) && lua_gettop(L) < idx)
-      rc = lt_error("%s.backward: returned too few gradients", n->name);
+    else if (i >= nret && (n->in[i].node || n->in[i].leaf))
+      rc = lt_error("%s.backward: returned too few gradients (%d for %d inputs; input %d requires grad)", n->name,
+                    nret, n->n_in, i + 1);
   }
   lua_settop(L, top);
   return rc;

@@ -1063,10 +1063,10 @@ static bool ptr_in(void *const *sorted, int n, const void *p) {
    those, and in each the inputs whose gradients lead to none (n->skip: its backward skips them, as
    PyTorch's should_compute_output does: the input gradient of a convolution whose weight is not
    asked for computes no weight gradient; not under create_graph, where the graphs those backwards
-   record keep every input they read, as before, so that what a later grad reaches does not
-   change). In reverse topological order (Kahn's, on a copy of the
-   counts in n->slot, which only the engine across devices uses): a node is needed when an edge
-   goes to an input leaf, to a needed node, or to the node that made an input. */
+   record keep every input they read, so that what a later grad reaches does not change). In
+   reverse topological order (Kahn's, on a copy of the counts in n->slot, which only the engine
+   across devices uses): a node is needed when an edge goes to an input leaf, to a needed node, or
+   to the node that made an input. */
 static int mark_needed(int n, lt_tensor_t *const *roots, nodevec_t *all, capture_t *cap, bool skip) {
   nodevec_t order = {0}, q = {0};
   void **leaves = malloc(sizeof *leaves * (size_t)(cap->n + 1)), **makers = malloc(sizeof *makers * (size_t)(cap->n + 1));

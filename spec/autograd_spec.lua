@@ -646,4 +646,15 @@ describe('custom functions', function()
     local x = torch.ones(2, { requires_grad = true })
     H.raises(function() Bad.apply(x):sum():backward() end, 'BadBackward', 'no gradient here')
   end)
+  it('a backward that returns too few gradients is an error, also where autograd.grad asks for fewer', function()
+    local Short = torch.autograd.Function:extend('Short')
+    function Short.forward(ctx, a, b) return a * b end
+    function Short.backward(ctx, g) return g end
+    local a, b = torch.ones(2, { requires_grad = true }), torch.ones(2, { requires_grad = true })
+    H.raises(function() Short.apply(a, b):sum():backward() end, 'Short', 'too few gradients')
+    H.raises(function() torch.autograd.grad(Short.apply(a, b):sum(), { a }) end, 'Short', 'too few gradients')
+    -- an input without a gradient needs none
+    local g = torch.autograd.grad(Short.apply(a, torch.ones(2)):sum(), { a })
+    H.assert_values(g[1], { 1, 1 }, 0)
+  end)
 end)
