@@ -15,10 +15,10 @@
    8 x 8 transpositions in registers; A @ B^T with few rows of A (a Linear layer's forward) runs
    as (B @ A^T)^T, so that the small A is the transposed side (SWAP_M), and with at most DOT_M rows
    as dot products of rows (sgemm_dot). A @ B with few rows of A and a deep B (a Linear layer's
-   input gradient) splits the depth between the threads (sgemm_ksplit). Threads, otherwise: C is split into
-   column blocks (or row blocks, when it is taller than wide, or when that costs less with A packed:
-   split_rows) of whole tiles, each thread packing its own panels; products this small are cheaper
-   to pack twice than to synchronise.
+   input gradient) splits the depth between the threads (sgemm_ksplit). Threads, otherwise: C is
+   split into column blocks (or row blocks, when it is taller than wide, or when that costs less
+   with A packed: split_rows) of whole tiles, each thread packing its own panels; products this
+   small are cheaper to pack twice than to synchronise.
 
    Measured on 2 cores of an AMD EPYC with AVX-512 (FMA ceiling ~210 GFLOP/s a core): n = 1024
    runs at ~150-175 GFLOP/s on one core, OpenBLAS 0.3.21's SkylakeX kernels at ~170 and its Haswell
