@@ -425,8 +425,7 @@ static bool split_rows(bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_
    as many, beta 0 (C is only written), and at most KSPLIT_MAXT threads. */
 #define KSPLIT_RATIO 2
 #define KSPLIT_MAXT 16
-static bool ksplit(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float beta, const float *bias, int nt) {
-  (void)N;
+static bool ksplit(bool ta, bool tb, int64_t M, int64_t K, float beta, const float *bias, int nt) {
   return !ta && !tb && !bias && beta == 0 && nt >= 2 && nt <= KSPLIT_MAXT && M <= DIRECT_M &&
          K >= KSPLIT_RATIO * M && K >= (int64_t)nt * MR;
 }
@@ -494,12 +493,17 @@ static inline float dot_out(float sum, float alpha, float beta, const float *bia
     *c = dot_out(_mm512_reduce_add_ps(c##r##q), alpha, beta, bias, j0 + q, c);                      \
   }
 
+/* row i of P (ld floats apart), or its last row n - 1 past the end (computed, not stored) */
+static inline const float *row_or_last(const float *P, int64_t ld, int64_t i, int64_t n) {
+  return P + (i < n ? i : n - 1) * ld;
+}
+
 static void dot_block(int64_t i0, int64_t j0, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                       int64_t lda, const float *B, int64_t ldb, float beta, const float *bias, float *C, int64_t ldc) {
-  const float *pa0 = A + i0 * lda, *pa1 = A + (i0 + 1 < M ? i0 + 1 : M - 1) * lda,
-              *pa2 = A + (i0 + 2 < M ? i0 + 2 : M - 1) * lda, *pa3 = A + (i0 + 3 < M ? i0 + 3 : M - 1) * lda;
-  const float *pb0 = B + j0 * ldb, *pb1 = B + (j0 + 1 < N ? j0 + 1 : N - 1) * ldb,
-              *pb2 = B + (j0 + 2 < N ? j0 + 2 : N - 1) * ldb, *pb3 = B + (j0 + 3 < N ? j0 + 3 : N - 1) * ldb;
+  const float *pa0 = row_or_last(A, lda, i0, M), *pa1 = row_or_last(A, lda, i0 + 1, M),
+              *pa2 = row_or_last(A, lda, i0 + 2, M), *pa3 = row_or_last(A, lda, i0 + 3, M);
+  const float *pb0 = row_or_last(B, ldb, j0, N), *pb1 = row_or_last(B, ldb, j0 + 1, N),
+              *pb2 = row_or_last(B, ldb, j0 + 2, N), *pb3 = row_or_last(B, ldb, j0 + 3, N);
   DOT_ALL(DOT_ACC)
   int64_t p = 0;
   for (; p + 16 <= K; p += 16) {
@@ -588,7 +592,7 @@ static int sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
     return failed ? -1 : 0;
   }
   const int w = tile_width(N);
-  if (ksplit(ta, tb, M, N, K, beta, bias, nt)) return sgemm_ksplit(M, N, K, alpha, A, lda, B, ldb, C, ldc, w, nt);
+  if (ksplit(ta, tb, M, K, beta, bias, nt)) return sgemm_ksplit(M, N, K, alpha, A, lda, B, ldb, C, ldc, w, nt);
   bool rows = split_rows(ta, tb, M, N, K, ldb, w, nt);
   int64_t unit = rows ? MR : w, len = rows ? M : N, units = (len + unit - 1) / unit;
   if (nt > units) nt = (int)units;

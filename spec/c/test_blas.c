@@ -409,9 +409,10 @@ static void sgemm_suite(void) {
   /* A @ B with few rows of A and deep B, beta 0, on several threads: split along the depth (each
      thread's part of the sum, added after in thread order), as a Linear layer's input gradient;
      depths not a whole number of 8-row units, B's rows longer than its in-place limit (1024) and
-     wider than a column block (1920), three threads, NaN in C */
+     wider than a column block (1920), three threads, NaN in C; each at least 3 * 2^20 multiply-adds,
+     so that three threads are given it (LT_BLAS_THREAD_WORK a thread) */
   static const int64_t deep[][3] = {{64, 512, 256}, {64, 784, 512}, {128, 300, 257}, {33, 1100, 90},
-                                     {100, 1930, 203}, {16, 48, 40}, {1, 600, 1000}};
+                                     {100, 1930, 203}, {16, 512, 400}, {1, 1000, 3200}};
   for (size_t s = 0; s < sizeof deep / sizeof deep[0]; s++)
     for (int threads = 2; threads <= 3; threads++)
       sgemm_case(deep[s][0], deep[s][1], deep[s][2], false, false, (int64_t)(s % 2), (int64_t)(s % 3),
