@@ -1,5 +1,5 @@
 -- torch.linalg's factorisations and solves (milliseconds a call), the lutorch side of
--- bench/torch_linalg.py: one matrix of a few hundred rows (LAPACK's blocked routines, one thread)
+-- bench/torch_linalg.py: one matrix of a few hundred rows (blocked routines)
 -- and batches of 1000 8 x 8 matrices (split over the threads).
 -- Run: build/lutorch bench/linalg.lua
 package.path = 'bench/?.lua;' .. package.path

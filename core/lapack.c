@@ -28,15 +28,9 @@ typedef void (*orgqr_fn)(const int *, const int *, const int *, void *, const in
                          const int *, int *);
 typedef void (*syevd_fn)(const char *, const char *, const int *, void *, const int *, void *, void *,
                          const int *, int *, const int *, int *, size_t, size_t);
-typedef void (*getrf_fn)(const int *, const int *, void *, const int *, int *, int *);
 typedef void (*sytrf_fn)(const char *, const int *, void *, const int *, int *, void *, const int *, int *, size_t);
 typedef void (*sytrs_fn)(const char *, const int *, const int *, const void *, const int *, const int *, void *,
                          const int *, int *, size_t);
-/* cblas_?trsm(order, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb), alpha as T */
-typedef void (*strsm_fn)(int, int, int, int, int, int, int, float, const float *, int, float *, int);
-typedef void (*dtrsm_fn)(int, int, int, int, int, int, int, double, const double *, int, double *, int);
-enum { CB_ROW_MAJOR = 101, CB_NO_TRANS = 111, CB_TRANS = 112, CB_UPPER = 121, CB_LOWER = 122, CB_NON_UNIT = 131,
-       CB_UNIT = 132, CB_LEFT = 141 };
 typedef void (*gesdd_fn)(const char *, const int *, const int *, void *, const int *, void *, void *,
                          const int *, void *, const int *, void *, const int *, int *, int *, size_t);
 
@@ -47,29 +41,24 @@ static struct {
   orgqr_fn orgqr[2];
   syevd_fn syevd[2];
   gesdd_fn gesdd[2];
-  getrf_fn getrf[2];
   sytrf_fn sytrf[2];
   sytrs_fn sytrs[2];
-  strsm_fn strsm;
-  dtrsm_fn dtrsm;
   bool ok;
 } LP;
 static pthread_once_t lapack_once = PTHREAD_ONCE_INIT;
 
 static void load_once(void) {
-  static const char *names[9][2] = {{"spotrf_", "dpotrf_"}, {"sgeqrf_", "dgeqrf_"}, {"sorgqr_", "dorgqr_"},
-                                    {"ssyevd_", "dsyevd_"}, {"sgesdd_", "dgesdd_"}, {"sgetrf_", "dgetrf_"},
-                                    {"ssytrf_", "dsytrf_"}, {"ssytrs_", "dsytrs_"}, {"cblas_strsm", "cblas_dtrsm"}};
-  void *trsm[2];
-  void **slots[9] = {(void **)LP.potrf, (void **)LP.geqrf, (void **)LP.orgqr, (void **)LP.syevd, (void **)LP.gesdd,
-                     (void **)LP.getrf, (void **)LP.sytrf, (void **)LP.sytrs, trsm};
+  static const char *names[7][2] = {{"spotrf_", "dpotrf_"}, {"sgeqrf_", "dgeqrf_"}, {"sorgqr_", "dorgqr_"},
+                                    {"ssyevd_", "dsyevd_"}, {"sgesdd_", "dgesdd_"}, {"ssytrf_", "dsytrf_"},
+                                    {"ssytrs_", "dsytrs_"}};
+  void **slots[7] = {(void **)LP.potrf, (void **)LP.geqrf, (void **)LP.orgqr, (void **)LP.syevd, (void **)LP.gesdd,
+                     (void **)LP.sytrf, (void **)LP.sytrs};
   bool ok = true;
-  for (int r = 0; r < 9; r++)
+  for (int r = 0; r < 7; r++)
     for (int t = 0; t < 2; t++) {
       slots[r][t] = lt_blas_symbol(names[r][t]);
       ok = ok && slots[r][t];
     }
-  LP.strsm = (strsm_fn)trsm[0], LP.dtrsm = (dtrsm_fn)trsm[1];
   LP.ok = ok;
 }
 
@@ -403,76 +392,9 @@ static int work_size(double query) {
     free(w), free(ip);                                                                           \
     if (rc < 0) return lt_error("linalg.ldl_solve: LAPACK's sytrs rejected argument %d", -rc);   \
     return LT_OK;                                                                                \
-  }                                                                                              \
-  /* lu (m x n row-major) = the LU factorisation of the m x n row-major a (which may be lu),   \
-     pivots 1-based, *info getrf's */                                                          \
-  static bool getrf_##sfx(const T *a, T *lu, int m, int n, int64_t *piv, int64_t *info) {       \
-    const int k = m < n ? m : n;                                                               \
-    T *w = malloc(sizeof(T) * (size_t)m * n + sizeof(int) * (size_t)k + 1);                     \
-    if (!w) return false;                                                                      \
-    int *ip = (int *)(w + (size_t)m * n), rc = 0;                                              \
-    to_cm_##sfx(a, m, n, w, m);                                                                \
-    LP.getrf[L](&m, &n, w, &m, ip, &rc);                                                       \
-    if (rc >= 0) {                                                                             \
-      from_cm_##sfx(w, m, m, n, lu);                                                           \
-      for (int i = 0; i < k; i++) piv[i] = ip[i];                                              \
-      *info = rc;                                                                              \
-    }                                                                                          \
-    free(w);                                                                                   \
-    return rc >= 0;                                                                            \
-  }                                                                                            \
-  /* b (n x k row-major) = A^-1 b (trans: A^-T b) for getrf's factors lu (row-major, as lu.c     \
-     keeps them), in place: the row swaps, then two row-major triangular solves (BLAS's trsm:    \
-     no copies, as getrs would need column-major ones) */                                         \
-  static void swap_rows_##sfx(T *b, int64_t i, int64_t p, int k) {                             \
-    T *ri = b + i * k, *rp = b + p * k;                                                        \
-    for (int c = 0; c < k; c++) {                                                              \
-      T t = ri[c];                                                                             \
-      ri[c] = rp[c];                                                                           \
-      rp[c] = t;                                                                               \
-    }                                                                                          \
-  }                                                                                            \
-  static void getrs_##sfx(const T *lu, const int64_t *piv, int n, T *b, int k, bool trans) {    \
-    if (!trans) {                                                                              \
-      for (int i = 0; i < n; i++)                                                              \
-        if (piv[i] - 1 != i) swap_rows_##sfx(b, i, piv[i] - 1, k);                             \
-      TRSM_##sfx(CB_ROW_MAJOR, CB_LEFT, CB_LOWER, CB_NO_TRANS, CB_UNIT, n, k, 1, lu, n, b, k);  \
-      TRSM_##sfx(CB_ROW_MAJOR, CB_LEFT, CB_UPPER, CB_NO_TRANS, CB_NON_UNIT, n, k, 1, lu, n, b, k); \
-    } else {                                                                                   \
-      TRSM_##sfx(CB_ROW_MAJOR, CB_LEFT, CB_UPPER, CB_TRANS, CB_NON_UNIT, n, k, 1, lu, n, b, k);  \
-      TRSM_##sfx(CB_ROW_MAJOR, CB_LEFT, CB_LOWER, CB_TRANS, CB_UNIT, n, k, 1, lu, n, b, k);      \
-      for (int i = n - 1; i >= 0; i--)                                                         \
-        if (piv[i] - 1 != i) swap_rows_##sfx(b, i, piv[i] - 1, k);                             \
-    }                                                                                          \
   }
-#define TRSM_f32 LP.strsm
-#define TRSM_f64 LP.dtrsm
 LAPACK_OPS(float, f32, 0)
 LAPACK_OPS(double, f64, 1)
-
-/* sizes LAPACK's 32-bit ints hold, with room for the work arrays' products */
-static bool int_sized(int64_t n, int64_t k) { return n <= INT_MAX / 4 && k <= INT_MAX / 4 && n * (n + k) <= INT_MAX / 4; }
-
-bool lt_lapack_getrf(lt_dtype dt, const void *a, void *lu, int64_t m, int64_t n, int64_t *piv, int64_t *info) {
-  if (!lt_lapack_available() || m < 1 || n < 1 || !int_sized(m, 0) || !int_sized(n, 0) || m * n > INT_MAX / 4)
-    return false;
-  return dt == LT_FLOAT32 ? getrf_f32(a, lu, (int)m, (int)n, piv, info) : getrf_f64(a, lu, (int)m, (int)n, piv, info);
-}
-
-bool lt_lapack_getrs(lt_dtype dt, const void *lu, const int64_t *piv, int64_t n, void *b, int64_t k, bool trans) {
-  if (!lt_lapack_available() || n < 1 || k < 1 || !int_sized(n, k)) return false;
-  if (dt == LT_FLOAT32) getrs_f32(lu, piv, (int)n, b, (int)k, trans);
-  else getrs_f64(lu, piv, (int)n, b, (int)k, trans);
-  return true;
-}
-
-bool lt_lapack_trsm(lt_dtype dt, const void *a, int64_t n, void *b, int64_t k, bool upper, bool trans, bool unit) {
-  if (!lt_lapack_available() || n < 1 || k < 1 || !int_sized(n, k)) return false;
-  int uplo = upper ? CB_UPPER : CB_LOWER, tr = trans ? CB_TRANS : CB_NO_TRANS, diag = unit ? CB_UNIT : CB_NON_UNIT;
-  if (dt == LT_FLOAT32) LP.strsm(CB_ROW_MAJOR, CB_LEFT, uplo, tr, diag, (int)n, (int)k, 1, a, (int)n, b, (int)k);
-  else LP.dtrsm(CB_ROW_MAJOR, CB_LEFT, uplo, tr, diag, (int)n, (int)k, 1, a, (int)n, b, (int)k);
-  return true;
-}
 
 /* ---- a batch over the threads ------------------------------------------------------------------ */
 

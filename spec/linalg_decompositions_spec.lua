@@ -261,7 +261,7 @@ describe('linalg.solve_triangular', function()
     end
   end)
 
-  it('from order 32 up (BLAS trsm) as by substitution, every triangle, transpose and diagonal', function()
+  it('from order 32 up (blocked) as by substitution, every triangle, transpose and diagonal', function()
     torch.manual_seed(13)
     for _, dt in ipairs { f64, torch.float32 } do
       local tol = dt == f64 and 1e-11 or 1e-4

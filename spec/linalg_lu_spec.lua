@@ -181,7 +181,7 @@ describe('linalg LU', function()
       assert.is_true(torch.lu_solve(b, f, piv):equal(x))
       assert.is_true(b:lu_solve(f, piv):equal(x))
     end
-    -- from order 32 (LAPACK's getrf) the same
+    -- from order 32 (blocked) the same
     local a = regular({ 40, 40 }, f64)
     local f, piv = linalg.lu_factor(a)
     local b = torch.randn(40, 3, { dtype = f64 })
@@ -320,6 +320,68 @@ describe('linalg LU', function()
     assert.is_true(gradcheck(function(x) return (linalg.inv_ex(x)) end, { regular({ 3, 3 }, f64):requires_grad_() }))
     assert.is_true(gradcheck(function(x, y) return (torch.triangular_solve(y, x, false, true)) end,
       { regular({ 3, 3 }, f64):requires_grad_(), leaf(3, 2) }))
+  end)
+
+  -- From order 32 core/lu.c factors 32 columns a panel and solves 32 rows a block, the rest by
+  -- matrix products, the right-hand sides' columns shared between the threads (2 here when a solve
+  -- has n^2 k / 2 >= 2^20 multiply-adds).
+  it('the blocked factorisation and solves: several panels with a short last one, rectangular, a zero pivot in a later panel, both threads', function()
+    torch.manual_seed(21)
+    -- pivots and factors against the Lua elimination (float64: the same pivots), P L U = A in float32
+    for _, s in ipairs { { 70, 70 }, { 100, 70 }, { 70, 100 }, { 65, 33 } } do
+      local m, n = s[1], s[2]
+      local a = torch.randn(m, n, { dtype = f64 })
+      local f, piv = linalg.lu_factor(a)
+      local want, wpiv, info = lu_ref(a:totable())
+      assert.are.equal(0, info)
+      assert.are.same(wpiv, piv:totable())
+      H.assert_values(f, want, 1e-11, 'LU ' .. m .. ' x ' .. n)
+      local a32 = a:float()
+      local p, l, u = linalg.lu(a32)
+      H.assert_values((p:matmul(l):matmul(u) - a32):abs():amax(), 0, 2e-5 * n, 'P L U = A in float32, ' .. m .. ' x ' .. n)
+    end
+    -- a zero column 40 (in the second panel): info 40, and the rest of the factorisation as LAPACK's
+    local z = torch.randn(70, 70, { dtype = f64 })
+    z:select(2, 40):zero_()
+    local fz, pz, iz = linalg.lu_factor_ex(z)
+    local wz, wpz, wiz = lu_ref(z:totable())
+    assert.are.equal(40, wiz)
+    assert.are.equal(40, iz:item())
+    assert.are.same(wpz, pz:totable())
+    H.assert_values(fz, wz, 1e-11, 'LU with a zero column')
+    -- triangular solves: every triangle, transpose and diagonal, by the residual op(A) X - B in float64;
+    -- 100 x 420 runs on two threads (columns 1-224 and 225-420, the last part not a whole number of
+    -- 32-column steps), 33 x 17 on one
+    for _, dt in ipairs { f64, torch.float32 } do
+      for _, nk in ipairs { { 100, 420 }, { 33, 17 } } do
+        local n, k = nk[1], nk[2]
+        local a = (torch.randn(n, n, { dtype = f64 }) * 0.3 + torch.eye(n, { dtype = f64 }) * 2):to(dt)
+        local b = torch.randn(n, k, { dtype = f64 }):to(dt)
+        for _, upper in ipairs { true, false } do
+          for _, trans in ipairs { false, true } do
+            for _, unit in ipairs { false, true } do
+              local x = torch._solve_triangular(a, b, upper, trans, unit)
+              local t = upper and a:double():triu() or a:double():tril()
+              if unit then t = t - torch.diag(torch.diagonal(t)) + torch.eye(n, { dtype = f64 }) end
+              if trans then t = t:t() end
+              local r = (t:matmul(x:double()) - b:double()):abs():amax():item() / (x:abs():amax():item() * n)
+              H.close(r, 0, dt == f64 and 1e-15 or 1e-6,
+                string.format('%s %d x %d upper %s trans %s unit %s', tostring(dt), n, k, upper, trans, unit))
+            end
+          end
+        end
+        -- the LU solves, plain and transposed, by their residuals
+        local g = (torch.randn(n, n, { dtype = f64 }) + torch.eye(n, { dtype = f64 }) * 4):to(dt)
+        local f, piv = torch._lu_factor(g)
+        for _, trans in ipairs { false, true } do
+          local x = torch._lu_solve(f, piv, b, trans)
+          local gg = trans and g:double():t() or g:double()
+          local scale = x:abs():amax():item() * n -- the residual's size: rounding in n terms of x's size
+          H.close((gg:matmul(x:double()) - b:double()):abs():amax():item() / scale, 0, dt == f64 and 1e-15 or 1e-6,
+            string.format('lu_solve %s %d x %d trans %s', tostring(dt), n, k, trans))
+        end
+      end
+    end
   end)
 
   it('bad calls: integer dtypes, too few dims, no pivoting, mismatched dtypes and shapes, bad pivots', function()

@@ -213,7 +213,7 @@ describe('torch.linalg det, slogdet, solve and inv', function()
     end
   end)
 
-  it('from order 32 up (LAPACK getrf and getrs): solve, inv, det, the transposed solve, a singular matrix', function()
+  it('from order 32 up (the blocked factorisation and solves): solve, inv, det, the transposed solve, a singular matrix', function()
     torch.manual_seed(9)
     -- det by Gaussian elimination with partial pivoting (tables)
     local function det_elim(a)
@@ -263,7 +263,7 @@ describe('torch.linalg det, slogdet, solve and inv', function()
     assert.are.equal(5, info:item())
     assert.are.equal(0, linalg.det(s):item())
     H.raises(function() return linalg.solve(s, torch.ones(33, { dtype = torch.float64 })) end, 'singular')
-    -- inv from order 32 up (the blocked factors and trsm): its gradient -A^-T g A^-T by finite
+    -- inv from order 32 up (the blocked factorisation and solves): its gradient -A^-T g A^-T by finite
     -- differences on a few entries
     local m = (torch.randn(33, 33, { dtype = torch.float64 }) + torch.eye(33, { dtype = torch.float64 }) * 33)
     local mi = linalg.inv(m)
@@ -306,7 +306,7 @@ describe('torch.linalg det, slogdet, solve and inv', function()
       local s = torch.tensor({ { { 4.0, 7 }, { 2, 6 } }, { { 0.0, 1 }, { 1, 0 } } }, { dtype = dt })
       H.assert_values(linalg.inv(s), { { { 0.6, -0.7 }, { -0.2, 0.4 } }, { { 0, 1 }, { 1, 0 } } }, tol, '2 x 2')
     end
-    -- one large matrix (getrf's blocked code, trsm): A X = I, float32 and float64; the input left
+    -- one large matrix (several panels and blocks, both threads): A X = I, float32 and float64; the input left
     -- as it was by inv and by lu_factor (which factor copies of it)
     local big = torch.randn(300, 300, { dtype = f64 }) + torch.eye(300, { dtype = f64 }) * 300
     local kept = big:clone()
