@@ -58,6 +58,14 @@ static int l_lu_solve(lua_State *L) {
   return 1;
 }
 
+/* torch._lu_inverse(lu, pivots) -> A^-1 */
+static int l_lu_inverse(lua_State *L) {
+  lt_tensor_t *lu = lt_lua_checktensor(L, 1), *piv = lt_lua_checktensor(L, 2);
+  lt_lua_checknargs(L, 2, "_lu_inverse");
+  lt_lua_pushtensor(L, lt_lu_inverse(lu, piv));
+  return 1;
+}
+
 /* torch._solve_triangular(a, b, upper, trans, unit) -> op(A)^-1 b */
 static int l_solve_triangular(lua_State *L) {
   lt_tensor_t *a = lt_lua_checktensor(L, 1), *b = lt_lua_checktensor(L, 2);
@@ -154,7 +162,8 @@ void lt_open_linalg(lua_State *L, int torch, int mtab) {
                                  {"dot", l_dot}, {"addmm", l_addmm}, {NULL, NULL}};
   lt_lua_register(L, torch, mtab, fns, true, true);
   static const luaL_Reg lu_fns[] = {{"_lu_factor", l_lu_factor}, {"_lu_solve", l_lu_solve},
-                                    {"_solve_triangular", l_solve_triangular}, {"_cholesky", l_cholesky},
+                                    {"_lu_inverse", l_lu_inverse}, {"_solve_triangular", l_solve_triangular},
+                                    {"_cholesky", l_cholesky},
                                     {"_qr", l_qr}, {"_eigh", l_eigh}, {"_svd", l_svd},
                                     {"_ldl_factor", l_ldl_factor}, {"_ldl_solve", l_ldl_solve}, {"_geqrf", l_geqrf},
                                     {"_lapack_available", l_lapack_available}, {NULL, NULL}};

@@ -21,6 +21,10 @@ int lt_lu_factor(const lt_tensor_t *a, lt_tensor_t **lu, lt_tensor_t **piv, lt_t
    LAPACK's getrs. */
 lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt_tensor_t *b, bool trans);
 
+/* A^-1 for the factorisation of lt_lu_factor (..., n, n): a new contiguous tensor, or NULL + error.
+   The same as lt_lu_solve with the identity, with less work (the forward solve's zeros skipped). */
+lt_tensor_t *lt_lu_inverse(const lt_tensor_t *lu, const lt_tensor_t *piv);
+
 /* x = op(A)^-1 b for triangular A (..., n, n) (its upper triangle when upper, else its lower one;
    the other is not read), op(A) = A^T when trans, a diagonal of ones when unit; b (..., n, k) of A's
    batch shape and dtype. A new contiguous tensor, or NULL + error. A zero on the diagonal gives inf

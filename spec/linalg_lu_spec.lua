@@ -384,6 +384,37 @@ describe('linalg LU', function()
     end
   end)
 
+  it('inv from order 32: the forward solve of the identity skipping its zeros, then the pivots as column swaps', function()
+    torch.manual_seed(22)
+    -- plain random matrices (rows swapped at most steps, unlike A + n I); at 200 the solve with U runs on
+    -- two threads
+    for _, n in ipairs { 32, 33, 100, 200 } do
+      local a = torch.randn(2, n, n, { dtype = f64 })
+      local _, piv = linalg.lu_factor(a)
+      local swaps = piv:ne(torch.arange(1, n + 1, { dtype = torch.int32 })):sum():item()
+      assert.is_true(swaps > n, 'pivoting at ' .. n)
+      for _, dt in ipairs { f64, torch.float32 } do
+        local x = linalg.inv(a:to(dt)):double()
+        local ex, _ = linalg.inv_ex(a:to(dt))
+        assert.is_true(ex:equal(x:to(dt)))
+        for q = 1, 2 do
+          -- A X = I and X A = I, relative to the sizes of A and X
+          local scale = a[q]:abs():amax():item() * x[q]:abs():amax():item() * n
+          local eye = torch.eye(n, { dtype = f64 })
+          for _, r in ipairs { a[q]:matmul(x[q]) - eye, x[q]:matmul(a[q]) - eye } do
+            H.close(r:abs():amax():item() / scale, 0, dt == f64 and 1e-15 or 1e-6, string.format('inv %s at %d', tostring(dt), n))
+          end
+        end
+      end
+    end
+    -- a singular matrix (a zero column 40): inv_ex's info and an inverse of infs and NaNs
+    local z = torch.randn(70, 70, { dtype = f64 })
+    z:select(2, 40):zero_()
+    local zi, info = linalg.inv_ex(z)
+    assert.are.equal(40, info:item())
+    assert.is_false(zi:isfinite():all():item())
+  end)
+
   it('bad calls: integer dtypes, too few dims, no pivoting, mismatched dtypes and shapes, bad pivots', function()
     local e = torch.eye(3)
     local f, piv = linalg.lu_factor(e)

@@ -227,8 +227,7 @@ local function lu_batch(a) return helpers.batch_of(a, 2) end
 -- A^-T for the factors of A: the identity solved with A^T
 local function inv_t(f, piv)
   if f:numel() == 0 then return torch.zeros_like(f) end -- 0 x 0 matrices or an empty batch: none to solve
-  local eye = torch.eye(f:size(-1), { dtype = f.dtype, device = f.device }):expand(f.shape):contiguous()
-  return torch._lu_solve(f, piv, eye, true)
+  return mT(torch._lu_inverse(f, piv))
 end
 
 -- Each function below factors A once, in its forward, and its backward solves with those factors.
@@ -241,7 +240,7 @@ local Det, Solve = torch.autograd.Function:extend('LinalgDetBackward0'), nil
 local function inv_t_graph(a)
   if a:numel() == 0 then return torch.zeros_like(a) end
   local eye = torch.eye(a:size(-1), { dtype = a.dtype, device = a.device }):expand(a.shape)
-  return Solve.apply(mT(a), eye, 'inv')
+  return Solve.apply(mT(a), eye, 'inv', nil, true)
 end
 
 function Det.forward(ctx, a)
@@ -293,9 +292,9 @@ local singular = {
 }
 
 -- X = A^-1 B for A and B of one batch shape; out = {info = ...}: infos (int32) there and no error
--- for a singular A (whose X then has infs or NaNs, as LAPACK's)
+-- for a singular A (whose X then has infs or NaNs, as LAPACK's); eye: B is the identity (an inverse)
 Solve = torch.autograd.Function:extend('LinalgSolveExBackward0')
-function Solve.forward(ctx, a, b, op, out)
+function Solve.forward(ctx, a, b, op, out, eye)
   local f, piv, info = lu(a, op)
   if out then
     out.info = info:to(torch.int32)
@@ -304,6 +303,7 @@ function Solve.forward(ctx, a, b, op, out)
   end
   -- 0 x 0 matrices or an empty batch: nothing to solve (the LU solver wants a factorisation)
   local x = f:numel() == 0 and torch.zeros(b.shape, { dtype = b.dtype, device = b.device })
+    or eye and torch._lu_inverse(f, piv)
     or torch._lu_solve(f, piv, b:contiguous())
   ctx:save_for_backward(f, piv, x)
   ctx.a, ctx.b, ctx.op = a, b, op
@@ -333,7 +333,7 @@ local function vector_rhs(a, b)
 end
 
 -- X with A X = B (left) or X A = B, the errors naming op (solve or inv); out: see Solve
-local function solve(a, b, op, left, out)
+local function solve(a, b, op, left, out, eye)
   square_batch(a, op)
   check_tensor(b, op, 'B')
   if b.dtype ~= a.dtype then
@@ -359,7 +359,7 @@ local function solve(a, b, op, left, out)
   if not ok or bm:dim() > #bshape then
     error(string.format('linalg.%s: B of shape %s does not match the batch of A, %s', op, tostring(b.shape), tostring(a.shape)), 3)
   end
-  local x = Solve.apply(a, be, op, out)
+  local x = Solve.apply(a, be, op, out, eye)
   return vector and x:squeeze(-1) or x
 end
 
@@ -385,14 +385,14 @@ local function identity_of(a)
 end
 
 --- linalg.inv(A): the inverses of a batch of square matrices (an error when one is singular)
-function linalg.inv(a) return solve(a, identity_of(a), 'inv') end
+function linalg.inv(a) return solve(a, identity_of(a), 'inv', true, nil, true) end
 
 --- linalg.inv_ex(A, {check_errors = false}) -> inverse, info: as inv, info (...) int32 0 or the
 --- first zero pivot instead of an error (the inverse then has infs or NaNs)
 function linalg.inv_ex(a, ...)
   local check = named('inv_ex', { ... }, { 'check_errors' })
   local out = {}
-  local x = solve(a, identity_of(a), 'inv', true, not check and out or nil)
+  local x = solve(a, identity_of(a), 'inv', true, not check and out or nil, true)
   return x, out.info or torch.zeros(lu_batch(a), { dtype = torch.int32 })
 end
 torch.det, torch.Tensor.det = linalg.det, linalg.det
