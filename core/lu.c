@@ -491,13 +491,16 @@ lt_tensor_t *lt_lu_inverse(const lt_tensor_t *lu, const lt_tensor_t *piv) {
   const size_t es = lt_dtype_size(lu->dtype), mat = (size_t)(n * n) * es;
   const bool f32 = lu->dtype == LT_FLOAT32, blocked = n >= LU_BLOCKED_MIN;
   lt_tensor_t *x = lt_empty(lu->ndim, lu->sizes, lu->dtype, lu->device);
-  char *y = x && blocked ? malloc(mat + sizeof(int64_t) * (size_t)n) : NULL;
-  if (!x || (blocked && !y)) {
-    if (x) lt_error("lu_inverse: out of memory for a %lld x %lld matrix", (long long)n, (long long)n);
+  /* the work matrix from the allocator's cache (a fresh one is page faults at every call) */
+  lt_tensor_t *yt = x && blocked ? lt_empty(2, lu->sizes + lu->ndim - 2, lu->dtype, lu->device) : NULL;
+  int64_t *f = yt ? malloc(sizeof(int64_t) * (size_t)n) : NULL;
+  if (!x || (blocked && !f)) {
+    if (yt) lt_error("lu_inverse: out of memory for %lld pivots", (long long)n);
     lt_release(x);
+    lt_release(yt);
     return NULL;
   }
-  int64_t *f = y ? (int64_t *)(y + mat) : NULL;
+  char *y = yt ? lt_data(yt) : NULL;
   for (int64_t q = 0; q < batch; q++) {
     const void *lq = (const char *)lt_data(lu) + (size_t)q * mat;
     char *xq = (char *)lt_data(x) + (size_t)q * mat;
@@ -522,7 +525,8 @@ lt_tensor_t *lt_lu_inverse(const lt_tensor_t *lu, const lt_tensor_t *piv) {
     int rc = tri(lu->dtype, lq, n, y, n, false, false, true, true);
     if (rc == LT_OK) rc = tri(lu->dtype, lq, n, y, n, true, false, false, false);
     if (rc != LT_OK) {
-      free(y);
+      free(f);
+      lt_release(yt);
       lt_release(x);
       return NULL;
     }
@@ -536,7 +540,8 @@ lt_tensor_t *lt_lu_inverse(const lt_tensor_t *lu, const lt_tensor_t *piv) {
     }
     gather_columns(y, xq, f, n, es);
   }
-  free(y);
+  free(f);
+  lt_release(yt);
   lt_bump_version(x);
   return x;
 }
