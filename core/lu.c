@@ -17,9 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* From this order up the factorisation and the solves run blocked. They went to LAPACK's getrf and
-   BLAS's trsm before (OpenBLAS): at n = 256 an inverse took 0.93 ms that way and takes 0.58-0.65
-   now, a triangular solve with 256 columns 0.27 -> 0.14 ms, at n = 1024 an inverse 69 -> 34 ms. */
+/* From this order up the factorisation and the solves run blocked. They went to OpenBLAS's getrf and
+   trsm before: at n = 256 an inverse took 0.90-0.93 ms that way and takes 0.50-0.55 now (with
+   lt_lu_inverse), a triangular solve with 256 columns 0.27 -> 0.14 ms; at 1024 (float32) the
+   factorisation 24 -> 11 ms, an inverse 69 -> 31 (bench/RESULTS.md, 2026-11-28). */
 #define LU_BLOCKED_MIN 32
 
 static int check_batch(const char *op, const char *what, const lt_tensor_t *t, bool square) {

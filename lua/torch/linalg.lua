@@ -224,7 +224,7 @@ local function mT(x) return x:transpose(-2, -1) end
 -- the batch shape of a batch of matrices (lua/torch/lu.lua's)
 local function lu_batch(a) return helpers.batch_of(a, 2) end
 
--- A^-T for the factors of A: the identity solved with A^T
+-- A^-T for the factors of A: the inverse, transposed (a view)
 local function inv_t(f, piv)
   if f:numel() == 0 then return torch.zeros_like(f) end -- 0 x 0 matrices or an empty batch: none to solve
   return mT(torch._lu_inverse(f, piv))
