@@ -35,7 +35,26 @@ static int check_batch(const char *op, const char *what, const lt_tensor_t *t, b
 }
 
 #define FACTOR(T, sfx)                                                                           \
-  /* the m x n a in place: min(m, n) steps */                                                    \
+  /* the pivot among x[0], x[s], ... x[(len - 1) s]: the first largest |value| (a number over a NaN) */ \
+  static inline int64_t pivot_##sfx(const T *x, int64_t len, int64_t s) {                       \
+    int64_t p = 0;                                                                               \
+    T best = fabs(x[0]);                                                                         \
+    for (int64_t r = 1; r < len; r++) {                                                          \
+      T v = fabs(x[r * s]);                                                                      \
+      if (v > best || (best != best && v == v)) best = v, p = r;                                 \
+    }                                                                                            \
+    return p;                                                                                    \
+  }                                                                                              \
+  /* x[k s] and y[k s] swapped for k < len */                                                    \
+  static inline void swap_##sfx(T *x, T *y, int64_t len, int64_t s) {                         \
+    for (int64_t k = 0; k < len; k++) {                                                          \
+      T t = x[k * s];                                                                            \
+      x[k * s] = y[k * s];                                                                       \
+      y[k * s] = t;                                                                              \
+    }                                                                                            \
+  }                                                                                              \
+  /* the m x n a in place: min(m, n) steps (pivot and swap written out: with the helpers above   \
+     1000 determinants of 8 x 8 took 8-10% longer) */                                            \
   static int64_t factor_##sfx(T *a, int64_t m, int64_t n, int64_t *piv) {                        \
     int64_t info = 0, k = m < n ? m : n;                                                         \
     for (int64_t i = 0; i < k; i++) {                                                            \
@@ -246,19 +265,9 @@ BLOCKED(double, f64, lt_blas_dgemm)
     int64_t info = 0;                                                                              \
     for (int64_t c = 0; c < w; c++) {                                                              \
       T *col = p + c * r;                                                                          \
-      int64_t q = c;                                                                               \
-      T best = fabs(col[c]);                                                                       \
-      for (int64_t i = c + 1; i < r; i++) {                                                        \
-        T v = fabs(col[i]);                                                                        \
-        if (v > best || (best != best && v == v)) best = v, q = i;                                 \
-      }                                                                                            \
+      const int64_t q = c + pivot_##sfx(col + c, r - c, 1);                                        \
       lp[c] = q;                                                                                   \
-      if (q != c)                                                                                  \
-        for (int64_t k = 0; k < w; k++) {                                                          \
-          T t = p[k * r + c];                                                                      \
-          p[k * r + c] = p[k * r + q];                                                             \
-          p[k * r + q] = t;                                                                        \
-        }                                                                                          \
+      if (q != c) swap_##sfx(p + c, p + q, w, r);                                                  \
       const T d = col[c];                                                                          \
       if (d == 0) {                                                                                \
         if (!info) info = c + 1;                                                                   \
@@ -292,17 +301,8 @@ BLOCKED(double, f64, lt_blas_dgemm)
         const int64_t i = j0 + c, q = j0 + lp[c];                                                  \
         piv[i] = q + 1;                                                                            \
         if (q == i) continue;                                                                      \
-        T *ri = a + i * n, *rq = a + q * n;                                                        \
-        for (int64_t k = 0; k < j0; k++) {                                                         \
-          T t = ri[k];                                                                             \
-          ri[k] = rq[k];                                                                           \
-          rq[k] = t;                                                                               \
-        }                                                                                          \
-        for (int64_t k = right; k < n; k++) {                                                      \
-          T t = ri[k];                                                                             \
-          ri[k] = rq[k];                                                                           \
-          rq[k] = t;                                                                               \
-        }                                                                                          \
+        swap_##sfx(a + i * n, a + q * n, j0, 1);                                                   \
+        swap_##sfx(a + i * n + right, a + q * n + right, n - right, 1);                            \
       }                                                                                            \
       if (right == n) continue;                                                                    \
       /* U's block right of the panel: L11^-1 A12, then A22 -= L21 U12 */                          \
@@ -409,6 +409,17 @@ int lt_lu_factor(const lt_tensor_t *a, lt_tensor_t **lu, lt_tensor_t **piv, lt_t
   return LT_OK;
 }
 
+/* the factorisation contiguous, its pivots lu_factor's (contiguous int64, batch x n, in 1..n) */
+static int check_pivots(const char *op, const lt_tensor_t *lu, const lt_tensor_t *piv, int64_t batch, int64_t n) {
+  if (!lt_is_contiguous(lu) || !lt_is_contiguous(piv) || piv->dtype != LT_INT64 || piv->numel != batch * n)
+    return lt_error("%s: expected the contiguous factorisation and int64 pivots of lu_factor", op);
+  const int64_t *pv = lt_data(piv);
+  for (int64_t i = 0; i < batch * n; i++)
+    if (pv[i] < 1 || pv[i] > n)
+      return lt_error("%s: pivot %lld is out of range 1..%lld", op, (long long)pv[i], (long long)n);
+  return LT_OK;
+}
+
 lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt_tensor_t *b, bool trans) {
   if (check_batch("lu_solve", "the factorisation", lu, true) != LT_OK ||
       check_batch("lu_solve", "the right-hand side", b, false) != LT_OK)
@@ -426,16 +437,8 @@ lt_tensor_t *lt_lu_solve(const lt_tensor_t *lu, const lt_tensor_t *piv, const lt
              (long long)n);
     return NULL;
   }
-  if (!lt_is_contiguous(lu) || !lt_is_contiguous(piv) || piv->dtype != LT_INT64 || piv->numel != batch * n) {
-    lt_error("lu_solve: expected the contiguous factorisation and int64 pivots of lu_factor");
-    return NULL;
-  }
+  if (check_pivots("lu_solve", lu, piv, batch, n) != LT_OK) return NULL;
   const int64_t *pv = lt_data(piv);
-  for (int64_t i = 0; i < batch * n; i++)
-    if (pv[i] < 1 || pv[i] > n) {
-      lt_error("lu_solve: pivot %lld is out of range 1..%lld", (long long)pv[i], (long long)n);
-      return NULL;
-    }
   bool grad = lt_set_grad_enabled(false);
   lt_tensor_t *x = lt_clone(b);
   lt_set_grad_enabled(grad);
@@ -479,16 +482,8 @@ static void gather_columns(const char *y, char *out, const int64_t *f, int64_t n
 lt_tensor_t *lt_lu_inverse(const lt_tensor_t *lu, const lt_tensor_t *piv) {
   if (check_batch("lu_inverse", "the factorisation", lu, true) != LT_OK) return NULL;
   const int64_t n = lu->sizes[lu->ndim - 1], batch = batch_of(lu);
-  if (!lt_is_contiguous(lu) || !lt_is_contiguous(piv) || piv->dtype != LT_INT64 || piv->numel != batch * n) {
-    lt_error("lu_inverse: expected the contiguous factorisation and int64 pivots of lu_factor");
-    return NULL;
-  }
+  if (check_pivots("lu_inverse", lu, piv, batch, n) != LT_OK) return NULL;
   const int64_t *pv = lt_data(piv);
-  for (int64_t i = 0; i < batch * n; i++)
-    if (pv[i] < 1 || pv[i] > n) {
-      lt_error("lu_inverse: pivot %lld is out of range 1..%lld", (long long)pv[i], (long long)n);
-      return NULL;
-    }
   const size_t es = lt_dtype_size(lu->dtype), mat = (size_t)(n * n) * es;
   const bool f32 = lu->dtype == LT_FLOAT32, blocked = n >= LU_BLOCKED_MIN;
   lt_tensor_t *x = lt_empty(lu->ndim, lu->sizes, lu->dtype, lu->device);
