@@ -306,14 +306,14 @@ function Solve.forward(ctx, a, b, op, out, eye)
     or eye and torch._lu_inverse(f, piv)
     or torch._lu_solve(f, piv, b:contiguous())
   ctx:save_for_backward(f, piv, x)
-  ctx.a, ctx.b, ctx.op = a, b, op
+  ctx.a, ctx.b, ctx.op, ctx.eye = a, b, op, eye
   return x
 end
 function Solve.backward(ctx, g)
   -- gB = A^-T g, gA = -gB x^T
   if torch.is_grad_enabled() then
     local gb = Solve.apply(mT(ctx.a), g, ctx.op)
-    return -gb:matmul(mT(Solve.apply(ctx.a, ctx.b, ctx.op))), gb
+    return -gb:matmul(mT(Solve.apply(ctx.a, ctx.b, ctx.op, nil, ctx.eye))), gb
   end
   local f, piv, x = table.unpack(ctx.saved_tensors)
   if f:numel() == 0 then return torch.zeros_like(f), torch.zeros_like(x) end
