@@ -5,6 +5,7 @@
    float16/bfloat16 parameters and gradients are loaded as float and the parameter stored back
    rounded once; their state arrays are float32. */
 #include "kernels/cpu/optim.h"
+#include "kernels/cpu/prefetch.h"
 #include "core/iter.h"
 
 #include <math.h>
@@ -31,22 +32,30 @@ static int chunks_for(int64_t n) {
   return (int)(c < nt ? c : nt);
 }
 
+/* SGD: blocks of SGD_BLOCK elements, the next block's parameters asked for to write while one is
+   updated (kernels/cpu/prefetch.h) */
+#define SGD_BLOCK 128
 #define SGD_LOOPS(ST, T, sfx, m, LD, STO)                                                        \
   static inline __attribute__((always_inline)) void sgd_range_##sfx(                             \
       ST *RESTRICT p, const ST *RESTRICT g, T *RESTRICT buf, int64_t b, int64_t e,                \
       const lt_sgd_args_##m *a, bool has_wd, bool has_mom, bool first, bool nesterov) {           \
     lt_sgd_args_##m s = *a;                                                                       \
-    if (has_mom) {                                                                                \
-      _Pragma("omp simd") for (int64_t i = b; i < e; i++) {                                       \
-        T pv = LD(p[i]);                                                                          \
-        lt_sgd_elem_##m(&pv, LD(g[i]), buf + i, &s, has_wd, true, first, nesterov);               \
-        p[i] = STO(pv);                                                                           \
-      }                                                                                           \
-    } else {                                                                                      \
-      _Pragma("omp simd") for (int64_t i = b; i < e; i++) {                                       \
-        T pv = LD(p[i]);                                                                          \
-        lt_sgd_elem_##m(&pv, LD(g[i]), NULL, &s, has_wd, false, false, false);                    \
-        p[i] = STO(pv);                                                                           \
+    lt_prefetch_for_write(p, b, e, SGD_BLOCK, sizeof(ST));                                        \
+    for (int64_t i0 = b; i0 < e; i0 += SGD_BLOCK) {                                               \
+      int64_t i1 = e - i0 > SGD_BLOCK ? i0 + SGD_BLOCK : e;                                       \
+      lt_prefetch_for_write(p, i1, e, SGD_BLOCK, sizeof(ST));                                     \
+      if (has_mom) {                                                                              \
+        _Pragma("omp simd") for (int64_t i = i0; i < i1; i++) {                                   \
+          T pv = LD(p[i]);                                                                        \
+          lt_sgd_elem_##m(&pv, LD(g[i]), buf + i, &s, has_wd, true, first, nesterov);             \
+          p[i] = STO(pv);                                                                         \
+        }                                                                                         \
+      } else {                                                                                    \
+        _Pragma("omp simd") for (int64_t i = i0; i < i1; i++) {                                   \
+          T pv = LD(p[i]);                                                                        \
+          lt_sgd_elem_##m(&pv, LD(g[i]), NULL, &s, has_wd, false, false, false);                  \
+          p[i] = STO(pv);                                                                         \
+        }                                                                                         \
       }                                                                                           \
     }                                                                                             \
   }                                                                                               \
@@ -111,7 +120,8 @@ static inline void sqrt_block_d(double *x, int n) { for (int i = 0; i < n; i++) 
 #endif
 
 /* Adam: blocks of ADAM_BLOCK elements in three passes: the moments (vectorised), the roots (vector
-   square roots), the parameters (vectorised) */
+   square roots), the parameters (vectorised); the next block's parameters asked for to write first
+   (kernels/cpu/prefetch.h) */
 #define ADAM_BLOCK 256
 #define ADAM_LOOPS(ST, T, sfx, m, LD, STO)                                                       \
   static inline __attribute__((always_inline)) void adam_range_##sfx(                            \
@@ -124,6 +134,7 @@ static inline void sqrt_block_d(double *x, int n) { for (int i = 0; i < n; i++) 
       ST *pk = p + k;                                                                             \
       const ST *gk = g + k;                                                                       \
       T *mk = ea + k, *vk = v + k, *xk = amsgrad ? vmax + k : NULL;                               \
+      lt_prefetch_for_write(p, k + nb, e, ADAM_BLOCK, sizeof(ST));                                \
       if (amsgrad) {                                                                              \
         _Pragma("omp simd") for (int i = 0; i < nb; i++)                                          \
           root[i] = lt_adam_moments_##m(LD(pk[i]), LD(gk[i]), mk + i, vk + i, xk + i, &s, has_wd,  \
