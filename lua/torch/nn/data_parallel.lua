@@ -226,6 +226,7 @@ end
 local WALK_MAX = 100000 -- values walked at most; a larger module is copied at every forward
 local SEEN, TABLE, END, TOKEN, FLOAT, NIL, MODULE = {}, {}, {}, {}, {}, {}, {}
 local VALS, CHANGES = Module._VALS, Module._CHANGES
+local getmetatable_raw = debug.getmetatable
 local libs, nlibs = {}, -1
 
 -- the modules of package.loaded, as a set (rebuilt when a module loads)
@@ -255,11 +256,18 @@ end
 -- Walks v into w.out (w.ref: compares with it instead, clearing w.same at the first difference).
 -- w.tok maps the tensors of the current replicas to their indices (walked as TOKEN, index), and
 -- w.slots, when set, collects where they are: {table, key, j = index}.
--- Modules are walked through their fields (w.modules) or, by default, as any table.
+-- Modules are walked through their fields (w.modules) or, by default, as any table. The loaded
+-- modules are looked up when the walk first meets a table that is not a module (listing them costs
+-- more than walking a small module tree).
 local walk_module
 local function walk(w, v, owner, key)
   local t = type(v)
-  if t == 'table' and not w.lib[v] and rawget(v, '__index') == nil and v ~= _G then
+  local walked = t == 'table' and rawget(v, '__index') == nil and v ~= _G
+  if walked and not (w.modules and rawget(v, VALS) ~= nil) then
+    if not w.lib then w.lib = libset() end
+    walked = not w.lib[v]
+  end
+  if walked then
     local id = w.seen[v]
     if id then
       put(w, SEEN); put(w, id)
@@ -268,7 +276,7 @@ local function walk(w, v, owner, key)
     if w.modules and rawget(v, VALS) ~= nil then return walk_module(w, v) end
     w.nseen = w.nseen + 1
     w.seen[v] = w.nseen
-    put(w, TABLE); put(w, debug.getmetatable(v))
+    put(w, TABLE); put(w, getmetatable_raw(v))
     for k, x in next, v do
       if w.tok[k] or w.n > WALK_MAX then w.same = false; w.toolong = true; return end
       walk(w, k)
@@ -297,7 +305,7 @@ end
 function walk_module(w, m)
   w.nseen = w.nseen + 1
   w.seen[m] = w.nseen
-  put(w, MODULE); put(w, m); put(w, rawget(m, CHANGES)); put(w, debug.getmetatable(m))
+  put(w, MODULE); put(w, m); put(w, rawget(m, CHANGES)); put(w, getmetatable_raw(m))
   local vals = rawget(m, VALS)
   for k, x in next, vals do
     if type(x) == 'table' then -- other fields (tensors included) change only by assignment: counted
@@ -314,7 +322,7 @@ end
 -- parameters and buffers are), every field of every table is walked, modules' too.
 local function describe(m, tok, ref, slots)
   local w = { out = {}, ref = ref, tok = tok or {}, slots = slots, n = 0, seen = {}, nseen = 0, same = true,
-              lib = libset(), modules = not slots }
+              lib = false, modules = not slots }
   walk(w, m)
   if w.toolong then return nil end
   if ref then return w.same and w.n == ref.n, w.seen end
@@ -400,7 +408,19 @@ function DataParallel:forward(...)
     local packed = chunk_of(args, 1, 1, self.dim, devices[1])
     return self.module(table.unpack(packed, 1, args.n))
   end
-  local module_params, module_buffers = self.module:parameters(), self.module:buffers()
+  -- whether the replicas' kept copies of the module are still good: the module walks as it did at
+  -- their copy (and, below, shares nothing with the globals and the arguments sent beside it); the
+  -- parameter and buffer lists taken then are good while it does
+  local desc = rawget(self, '_desc')
+  local same, seen = false, nil
+  if desc then same, seen = describe(self.module, nil, desc) end
+  local lists = same and rawget(self, '_lists')
+  local module_params, module_buffers
+  if lists then
+    module_params, module_buffers = lists[1], lists[2]
+  else
+    module_params, module_buffers = self.module:parameters(), self.module:buffers()
+  end
   self:_check_devices(module_params, module_buffers)
   local ok, r = pcall(count_chunks, args, k, self.dim, {})
   if not ok then error(r, 2) end
@@ -427,14 +447,10 @@ function DataParallel:forward(...)
   -- last wait this thread runs on its share of the cores: lowering its limit also releases its idle
   -- OpenMP workers, which would otherwise spin on the cores the replicas use.
   local team = per == 1
-  -- whether the replicas' kept copies of the module are still good: the module walks as it did at
-  -- their copy, and shares nothing with the globals and the arguments sent beside it
-  local desc = rawget(self, '_desc')
-  local same, seen = false, nil
-  if desc then same, seen = describe(self.module, nil, desc) end
   if not same then
     desc, seen = describe(self.module)
     rawset(self, '_desc', desc)
+    rawset(self, '_lists', desc and { module_params, module_buffers } or nil)
     -- every kept copy is out of date, also those of replicas this forward does not use
     for _, th in pairs(threads) do th.kept = false end
   end
