@@ -117,6 +117,20 @@ describe('nn.DataParallel', function()
     m:eval()
     rows()
     assert.are.equal(5, copies())
+    -- a loaded module in a field is named, not walked: the copy is kept after it is copied once
+    m.functional = require('torch.nn.functional')
+    rows()
+    rows()
+    assert.are.equal(6, copies())
+    -- a parameter replaced: the parameter lists are taken again, and gradients reach the new one
+    local old = m.w
+    m.w = nn.Parameter(torch.full({ 1 }, 5.0))
+    local y = dp(x)
+    assert.are.same({ 125, 125 }, { y[1][1], y[4][1] })
+    y:sum():backward()
+    assert.are.same({ 12 }, m.w.grad:totable())
+    assert.is_nil(old.grad)
+    assert.are.equal(7, copies())
 
     -- a forward that changes the module on the second device only: PyTorch's replicas start from
     -- the wrapped module at every forward, so the change never shows in the next forward
