@@ -6,7 +6,7 @@
    complete in order: one line at a time. Asking for the lines to write a block ahead fetches them
    exclusive, many at once. The optimizers' steps (kernels/cpu/optim.c) do; measured on the
    project's 2-core machine, SGD's step of the MLP's weights right after a DataParallel backward
-   0.31 -> 0.20 ms, after a backward on one device on both cores 0.14 -> 0.11. The in-place
+   0.30-0.32 -> 0.19-0.25 ms, Adam's 0.40-0.43 -> 0.24-0.25 (bench/RESULTS.md). The in-place
    elementwise ops do not: blocked so, `a:add_(b)` on 1000 floats in cache took 20% longer. */
 #ifndef LT_KERNELS_CPU_PREFETCH_H
 #define LT_KERNELS_CPU_PREFETCH_H

@@ -263,7 +263,8 @@ local walk_module
 local function walk(w, v, owner, key)
   local t = type(v)
   local walked = t == 'table' and rawget(v, '__index') == nil and v ~= _G
-  if walked and not (w.modules and rawget(v, VALS) ~= nil) then
+  local module = walked and w.modules and rawget(v, VALS) ~= nil
+  if walked and not module then
     if not w.lib then w.lib = libset() end
     walked = not w.lib[v]
   end
@@ -273,7 +274,7 @@ local function walk(w, v, owner, key)
       put(w, SEEN); put(w, id)
       return
     end
-    if w.modules and rawget(v, VALS) ~= nil then return walk_module(w, v) end
+    if module then return walk_module(w, v) end
     w.nseen = w.nseen + 1
     w.seen[v] = w.nseen
     put(w, TABLE); put(w, getmetatable_raw(v))
