@@ -117,8 +117,14 @@ describe('nn.DataParallel', function()
     m:eval()
     rows()
     assert.are.equal(5, copies())
-    -- a loaded module in a field is named, not walked: the copy is kept after it is copied once
-    m.functional = require('torch.nn.functional')
+    -- a loaded module in a field is named, not walked (the description holds it by identity), and
+    -- the copy is kept after it is copied once
+    local functional = require('torch.nn.functional')
+    m.functional = functional
+    local desc, named = nn.DataParallel._describe(m), false
+    for i = 1, desc.n do named = named or rawequal(desc[i], functional) end
+    assert(named, 'the loaded module is named in the description')
+    assert(desc.n < 40, 'the loaded module is not walked: ' .. desc.n .. ' entries')
     rows()
     rows()
     assert.are.equal(6, copies())
