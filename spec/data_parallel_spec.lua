@@ -162,6 +162,48 @@ describe('nn.DataParallel', function()
     assert.are.equal('2 2 2 2 2 2\n3 3 3 3\n3 3 3 3 3 3\n', out)
   end)
 
+  it('compares a tree of modules alone by their change counts, and still copies it again after any change', function()
+    local Tag = nn.Module:extend('Tag')
+    function Tag:init(k) nn.Module.init(self); self.k = k end
+    function Tag:forward(x)
+      if x.device.index == 1 and self.bump then self.k = self.k + 1 end -- on the second device only
+      return x + self.k
+    end
+    local m = nn.Sequential(nn.Linear(1, 1), Tag(1))
+    torch.no_grad(function() m[1].weight:fill_(1); m[1].bias:zero_() end)
+    local dp = nn.DataParallel(m)
+    local x = torch.ones(4, 1)
+    local function rows() local y = dp(x); return { y[1][1], y[4][1] } end
+    local function copies() return rawget(dp, '_copies') end
+    -- no plain table in the tree: the description keeps the modules, their counts and metatables
+    local desc = nn.DataParallel._describe(m)
+    assert.is_not_nil(desc.fast)
+    assert.are.equal(3, #desc.fast.mods) -- the Sequential, the Linear, the Tag
+    assert.is_nil(nn.DataParallel._describe(nn.Sequential(Tag({}))).fast) -- a plain table: walked
+    assert.are.same({ 2, 2 }, rows())
+    assert.are.same({ 2, 2 }, rows())
+    assert.are.equal(1, copies())
+    m[2].k = 5 -- a field of a submodule
+    assert.are.same({ 6, 6 }, rows())
+    assert.are.equal(2, copies())
+    m[2] = Tag(7) -- a submodule replaced
+    assert.are.same({ 8, 8 }, rows())
+    assert.are.equal(3, copies())
+    local Tag2 = Tag:extend('Tag2')
+    function Tag2:forward(x) return x - self.k end
+    setmetatable(m[2], Tag2) -- another class
+    assert.are.same({ -6, -6 }, rows())
+    assert.are.equal(4, copies())
+    rows()
+    assert.are.equal(4, copies())
+    -- a forward that changes the copy on the second device only: the copy is dropped after it, so
+    -- each forward starts from the wrapped module
+    setmetatable(m[2], Tag)
+    m[2].bump = true
+    for _ = 1, 3 do assert.are.same({ 8, 9 }, rows()) end
+    assert.are.equal(7, copies())
+  end)
+
   it('trains 100 steps to the same parameters as the plain module', function()
     local function make()
       torch.manual_seed(3)

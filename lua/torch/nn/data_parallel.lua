@@ -219,9 +219,10 @@ end
 -- holds (keys and values in iteration order, metatables, functions and tensors by identity, tables
 -- met before by their first visit). The caller describes the module at each forward and copies it
 -- afresh when the description differs; the replica describes its copy after each forward and drops
--- it when the forward changed it. So every forward starts from what the module is, as PyTorch
--- replicates the module at every forward. Classes (tables with an __index), loaded modules and the
--- globals are named, not walked (a copy refers to them by name too).
+-- it when the forward changed it (a tree of modules alone, with no plain table, is compared by its
+-- modules' counts and metatables, without a walk). So every forward starts from what the module
+-- is, as PyTorch replicates the module at every forward. Classes (tables with an __index), loaded
+-- modules and the globals are named, not walked (a copy refers to them by name too).
 
 local WALK_MAX = 100000 -- values walked at most; a larger module is copied at every forward
 local SEEN, TABLE, END, TOKEN, FLOAT, NIL, MODULE = {}, {}, {}, {}, {}, {}, {}
@@ -277,6 +278,7 @@ local function walk(w, v, owner, key)
     if module then return walk_module(w, v) end
     w.nseen = w.nseen + 1
     w.seen[v] = w.nseen
+    w.plain = true
     put(w, TABLE); put(w, getmetatable_raw(v))
     for k, x in next, v do
       if w.tok[k] or w.n > WALK_MAX then w.same = false; w.toolong = true; return end
@@ -306,6 +308,7 @@ end
 function walk_module(w, m)
   w.nseen = w.nseen + 1
   w.seen[m] = w.nseen
+  w.mods[#w.mods + 1] = m
   put(w, MODULE); put(w, m); put(w, rawget(m, CHANGES)); put(w, getmetatable_raw(m))
   local vals = rawget(m, VALS)
   for k, x in next, vals do
@@ -318,16 +321,36 @@ function walk_module(w, m)
   put(w, END)
 end
 
+-- A description that met no plain table (only modules, and values by identity) is fixed by the
+-- modules' counts and metatables alone: every change to a module's fields ticks its count, and
+-- the fields decide which modules the walk meets. It keeps them (fast), and is compared through
+-- them, without a walk.
+local function same_modules(fast, m)
+  local mods, counts, mts = fast.mods, fast.counts, fast.mts
+  if mods[1] ~= m then return false end
+  for i = 1, #mods do
+    local x = mods[i]
+    if rawget(x, CHANGES) ~= counts[i] or getmetatable_raw(x) ~= mts[i] then return false end
+  end
+  return true
+end
+
 -- the description of module m (or, given ref, whether m's equals ref), and the tables met; nil when
 -- m is too large to keep copies of. Given slots (at a copy, to find where the replicas of the
 -- parameters and buffers are), every field of every table is walked, modules' too.
 local function describe(m, tok, ref, slots)
+  if ref and ref.fast then return same_modules(ref.fast, m), ref.fast.seen end
   local w = { out = {}, ref = ref, tok = tok or {}, slots = slots, n = 0, seen = {}, nseen = 0, same = true,
-              lib = false, modules = not slots }
+              lib = false, modules = not slots, mods = {}, plain = false }
   walk(w, m)
   if w.toolong then return nil end
   if ref then return w.same and w.n == ref.n, w.seen end
   w.out.n = w.n
+  if not w.plain and not slots then
+    local counts, mts = {}, {}
+    for i, x in ipairs(w.mods) do counts[i], mts[i] = rawget(x, CHANGES), getmetatable_raw(x) end
+    w.out.fast = { mods = w.mods, counts = counts, mts = mts, seen = w.seen }
+  end
   return w.out, w.seen
 end
 DataParallel._describe = describe
