@@ -143,6 +143,7 @@ row "start-up" ms 1 "$(val lutorch_startup)" "$(val torch_startup)"
 row "c = a + b, 16 floats" ns 1 "$(val lutorch_overhead_add_out)" "$(val torch_overhead_add_out)"
 row "a:add_(b), 16 floats" ns 1 "$(val lutorch_overhead_add_inplace)" "$(val torch_overhead_add_inplace)"
 row "Linear(16,16) train step" ns 1 "$(val lutorch_overhead_linear_step)" "$(val torch_overhead_linear_step)"
+row "cross_entropy 256x10 fwd+bwd" ns 1 "$(val lutorch_overhead_cross_entropy)" "$(val torch_overhead_cross_entropy)"
 for op in add exp sum; do
   row "$op, 1e7 floats" ms 1 "$(val lutorch_elementwise_$op)" "$(best min torch_elementwise_${op}_t1 torch_elementwise_${op}_t2)"
 done
