@@ -19,11 +19,14 @@
 #include <math.h>
 #define LT_EXP(v) exp(v)
 #define LT_TANH(v) tanh(v)
+#define LT_ERF(v) erf(v)
 #else
 #include <tgmath.h>
-/* float exp and tanh through the vectorisable lt_expf and lt_tanhf, double through libm */
+/* float exp, tanh and erf through the vectorisable lt_expf, lt_tanhf and lt_erff, double through
+   libm */
 #define LT_EXP(v) _Generic((v), float: lt_expf, default: exp)(v)
 #define LT_TANH(v) _Generic((v), float: lt_tanhf, default: tanh)(v)
+#define LT_ERF(v) _Generic((v), float: lt_erff, default: erf)(v)
 #endif
 
 /* kinds: LT_INTS ops have an integer body; LT_FLOATS ops convert integer inputs to float32;
@@ -70,7 +73,7 @@
   X(sinh, LT_FLOATS, sinh(v), 0)                                                         \
   X(cosh, LT_FLOATS, cosh(v), 0)                                                         \
   X(tanh, LT_FLOATS, LT_TANH(v), 0)                                                      \
-  X(erf, LT_FLOATS, erf(v), 0)                                                           \
+  X(erf, LT_FLOATS, LT_ERF(v), 0)                                                         \
   X(erfc, LT_FLOATS, erfc(v), 0)                                                         \
   X(erfinv, LT_FLOATS, lt_erfinv(v), 0)                                                  \
   X(lgamma, LT_FLOATS, lt_lgamma(v), 0)                                                  \
@@ -87,7 +90,7 @@
   X(sign, LT_INTS, (T)(((v) > 0) - ((v) < 0)), (int64_t)(((v) > 0) - ((v) < 0))) \
   X(reciprocal, LT_FLOATS, (T)1 / (v), 0)                                                \
   X(square, LT_INTS, (v) * (v), LT_IMUL(v, v))                                          \
-  X(gelu, LT_FLOATS, (T)0.5 * (v) * ((T)1 + erf((v) * (T)0.70710678118654752440)), 0)    \
+  X(gelu, LT_FLOATS, (T)0.5 * (v) * ((T)1 + LT_ERF((v) * (T)0.70710678118654752440)), 0)    \
   X(gelu_tanh, LT_FLOATS, (T)0.5 * (v) * ((T)1 + LT_TANH((T)0.79788456080286535588 * ((v) + (T)0.044715 * (v) * (v) * (v)))), 0) \
   X(silu, LT_FLOATS, (v) / ((T)1 + LT_EXP(-(v))), 0)                                        \
   X(mish, LT_FLOATS, (v) * LT_TANH(lt_softplus1(v)), 0)                                     \
@@ -172,7 +175,7 @@ typedef enum {
   X(sign, 0, 0, (T)0)                                                                              \
   X(reciprocal, 0, 1, -(g) * (y) * (y))                                                            \
   X(square, 1, 0, (g) * ((T)2 * (x)))                                                              \
-  X(gelu, 1, 0, (g) * ((T)0.5 * ((T)1 + erf((x) * (T)0.70710678118654752440)) +                    \
+  X(gelu, 1, 0, (g) * ((T)0.5 * ((T)1 + LT_ERF((x) * (T)0.70710678118654752440)) +                    \
                        (x) * LT_SQRT_2_PI_INV * LT_EXP((T)-0.5 * (x) * (x))))                      \
   X(gelu_tanh, 1, 0, (g) * lt_gelu_tanh_grad(x))                                                   \
   X(silu, 1, 0, (g) * lt_silu_grad(x))                                                             \
