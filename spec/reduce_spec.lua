@@ -1080,3 +1080,60 @@ describe('bad calls raise errors that name the op', function()
     end
   end)
 end)
+
+-- amax and amin over long contiguous rows run four quarters of the row side by side
+-- (kernels/cpu/reduce.c): rows around the 64 elements where that starts, the extreme and NaN in
+-- each quarter and in the tail, every dtype, against a plain loop
+describe('amax and amin over long rows', function()
+  local DTYPES = { torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+    torch.int16, torch.int8, torch.uint8 }
+  local function ref(vals, lo, hi, pick)
+    local m
+    for i = lo, hi do
+      local v = vals[i]
+      if v ~= v then return v end
+      if m == nil or pick(v, m) then m = v end
+    end
+    return m
+  end
+  it('equal a plain loop with the extreme or a NaN anywhere in the row', function()
+    for _, n in ipairs { 63, 64, 67, 256, 1001 } do
+      for _, dt in ipairs(DTYPES) do
+        -- four rows: the maximum (and minimum) in quarters 1 and 3; in the tail; NaN in quarter 2
+        -- (floats) or the type's extremes (integers); one value repeated
+        local rows = {}
+        for r = 1, 4 do
+          rows[r] = {}
+          for i = 1, n do rows[r][i] = ((i * 37 + r * 11) % 50) - 20 end
+        end
+        rows[1][2], rows[1][3 * n // 4 + 1] = 90, -90
+        rows[2][n], rows[2][n - 1] = 95, -95
+        if is_float(dt) then
+          rows[3][n // 4 + 2] = NAN
+        elseif dt == torch.int64 then
+          rows[3][n // 2 + 1], rows[3][n // 4 + 1] = math.maxinteger, math.mininteger
+        end
+        for i = 1, n do rows[4][i] = 7 end
+        if dt == torch.uint8 then
+          for r = 1, 4 do for i = 1, n do rows[r][i] = rows[r][i] % 256 end end
+        end
+        local x = torch.tensor(rows, { dtype = dt })
+        local vals = flat(x:totable())
+        for _, op in ipairs { 'amax', 'amin' } do
+          local pick = op == 'amax' and function(a, b) return a > b end or function(a, b) return a < b end
+          local got = flat(x[op](x, 2):totable())
+          for r = 1, 4 do
+            local want = ref(vals, (r - 1) * n + 1, r * n, pick)
+            local g = got[r]
+            assert(g == want or (g ~= g and want ~= want),
+              string.format('%s %s n=%d row %d: %s, want %s', op, tostring(dt), n, r, tostring(g), tostring(want)))
+          end
+          local all = x[op](x)
+          local want_all = ref(vals, 1, 4 * n, pick)
+          local ga = all:item()
+          assert(ga == want_all or (ga ~= ga and want_all ~= want_all), op .. ' of all ' .. tostring(dt))
+        end
+      end
+    end
+  end)
+end)

@@ -92,6 +92,36 @@ typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, int64_t 
 #define LT_STR(x) #x
 #define LT_PRAGMA(x) _Pragma(LT_STR(x))
 
+/* row for amax and amin: four accumulators over four quarters of a contiguous row, one OpenMP
+   simd reduction, so that four vectors are independent chains (one vector, as a simd reduction of
+   one accumulator keeps, waits on its compare and blend every step) */
+#define ROW_QUARTERS(op, sfx, ST, D)                                                                \
+  static void row_##op##_##sfx(void *accp, const char *x, int64_t s, int64_t n, int64_t i0,          \
+                               const lt_reduce_params_t *pp) {                                       \
+    ACC(op, D) *acc = accp;                                                                          \
+    lt_reduce_params_t p = *pp;                                                                      \
+    ACC(op, D) a = *acc;                                                                             \
+    int64_t i = 0;                                                                                   \
+    if (s == (int64_t)sizeof(ST) && n >= 64) {                                                       \
+      const ST *px = (const ST *)x;                                                                  \
+      int64_t q = n / 4;                                                                             \
+      ACC(op, D) a1 = FN(op, D, init)(), a2 = a1, a3 = a1;                                          \
+      LT_PRAGMA(omp declare reduction(rq : ACC(op, D) : omp_out = FN(op, D, combine)(omp_out, omp_in)) \
+                initializer(omp_priv = FN(op, D, init)()))                                           \
+      LT_PRAGMA(omp simd reduction(rq : a, a1, a2, a3))                                              \
+      for (int64_t j = 0; j < q; j++) {                                                              \
+        a = FN(op, D, update)(a, LD_##sfx(px[j]), i0 + j, p);                                        \
+        a1 = FN(op, D, update)(a1, LD_##sfx(px[q + j]), i0 + q + j, p);                              \
+        a2 = FN(op, D, update)(a2, LD_##sfx(px[2 * q + j]), i0 + 2 * q + j, p);                      \
+        a3 = FN(op, D, update)(a3, LD_##sfx(px[3 * q + j]), i0 + 3 * q + j, p);                      \
+      }                                                                                              \
+      a = FN(op, D, combine)(FN(op, D, combine)(a, a1), FN(op, D, combine)(a2, a3));                 \
+      i = 4 * q;                                                                                     \
+    }                                                                                                \
+    for (; i < n; i++) a = FN(op, D, update)(a, LD_##sfx(*(const ST *)(x + i * s)), i0 + i, p);     \
+    *acc = a;                                                                                        \
+  }
+
 /* row for reductions whose update vectorises (sums, counts): an OpenMP simd reduction with the
    op's own combine and init, in vector registers */
 #define ROW_SIMD(op, sfx, ST, D)                                                                    \
@@ -199,8 +229,8 @@ typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, int64_t 
 #define ROWGEN_norminf ROW_LANES
 #define ROWGEN_normninf ROW_LANES
 #define ROWGEN_logsumexp ROW_LSE
-#define ROWGEN_amax ROW_LANES
-#define ROWGEN_amin ROW_LANES
+#define ROWGEN_amax ROW_QUARTERS
+#define ROWGEN_amin ROW_QUARTERS
 #define ROWGEN_argmax ROW_LANES
 #define ROWGEN_argmin ROW_LANES
 #define ROWGEN_cummax ROW_LANES
