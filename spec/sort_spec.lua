@@ -127,6 +127,24 @@ describe('sort and argsort', function()
     check_sort(x:half(), 1, true, 'nan half')
   end)
 
+  it('sorts slices around the 32 elements where insertion gives way to merging, with ties and NaN', function()
+    torch.manual_seed(12)
+    for _, n in ipairs { 2, 31, 32, 33, 40 } do
+      for _, dt in ipairs { torch.float32, torch.float64, torch.int64, torch.int8 } do
+        local x = torch.randint(0, 6, { 5, n }):to(dt)
+        if dt.is_floating_point then
+          x[2][n] = 0 / 0
+          x[3][1] = 0 / 0
+          x[3][n // 2 + 1] = 0 / 0
+        end
+        for _, desc in ipairs { false, true } do
+          check_sort(x, 2, desc, ('%s n=%d desc %s'):format(tostring(dt), n, tostring(desc)))
+          check_sort(x:t(), 1, desc, ('%s n=%d transposed'):format(tostring(dt), n))
+        end
+      end
+    end
+  end)
+
   it('compares int64 exactly beyond 2^53', function()
     local x = torch.tensor({ 9007199254740993, 9007199254740992, -9007199254740993, math.maxinteger, math.mininteger })
     local _, i = x:sort()
