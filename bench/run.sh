@@ -33,6 +33,10 @@ echo "RESULT name=torch_startup value=$(awk "BEGIN{print $s/1000}") unit=ms" | t
 run "$LT" bench/overhead.lua
 run $PY bench/torch_overhead.py --iters 200000 --samples 5
 
+run "$LT" bench/ops.lua
+run $PY bench/torch_ops.py --threads 2 --tag _t2
+run $PY bench/torch_ops.py --threads 1 --tag _t1
+
 run "$LT" bench/elementwise.lua
 OMP_PROC_BIND=true run $PY bench/torch_elementwise.py --threads 2
 sed -i 's/name=torch_elementwise_\([a-z]*\) /name=torch_elementwise_\1_t2 /' "$out"
@@ -144,6 +148,10 @@ row "c = a + b, 16 floats" ns 1 "$(val lutorch_overhead_add_out)" "$(val torch_o
 row "a:add_(b), 16 floats" ns 1 "$(val lutorch_overhead_add_inplace)" "$(val torch_overhead_add_inplace)"
 row "Linear(16,16) train step" ns 1 "$(val lutorch_overhead_linear_step)" "$(val torch_overhead_linear_step)"
 row "cross_entropy 256x10 fwd+bwd" ns 1 "$(val lutorch_overhead_cross_entropy)" "$(val torch_overhead_cross_entropy)"
+# common ops one at a time (bench/ops.lua): PyTorch's figure is its better of 1 and 2 threads
+for op in $(grep -oE '^RESULT name=lutorch_ops_[a-z0-9_]+' "$out" | sed 's/^RESULT name=lutorch_ops_//'); do
+  row "$op" us 1 "$(val lutorch_ops_$op)" "$(best min torch_ops_${op}_t1 torch_ops_${op}_t2)"
+done
 for op in add exp sum; do
   row "$op, 1e7 floats" ms 1 "$(val lutorch_elementwise_$op)" "$(best min torch_elementwise_${op}_t1 torch_elementwise_${op}_t2)"
 done
