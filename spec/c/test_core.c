@@ -227,23 +227,32 @@ static void test_expf(void) {
   CHECK(lt_expf(-103.27892f) == 0x1p-149f && lt_expf(-104.0f) == 0.0f, "the smallest subnormal and underflow to 0");
 }
 
+/* the worst ulp error of an odd float function f against ref on every 61st float and on every
+   float of the ranges (where it changes method, where it reaches its limit), into *worst (at *at);
+   how many floats break f(-x) = -f(x) */
+static long sweep_odd(float (*f)(float), double (*ref)(double), const float (*ranges)[2], int nranges,
+                      double *worst, float *at) {
+  long odd = 0;
+  for (uint64_t u = 0; u < (1ull << 32); u += 61) {
+    lt_f32u v;
+    v.u = (uint32_t)u;
+    float y = f(v.f);
+    double err = ulp_error(y, ref((double)v.f));
+    if (err > *worst) *worst = err, *at = v.f;
+    if (v.f == v.f && f(-v.f) != -y) odd++;
+  }
+  for (int r = 0; r < nranges; r++) worst_over(ranges[r][0], ranges[r][1], f, ref, worst, at);
+  return odd;
+}
+
 /* the vectorisable float tanh (kernels/fastmath.h) against double tanh: under 1.5 ulp on every 61st
    float and on every float of [0.5, 0.75] (where it changes method) and of [8.9, 9.1] (where it
    reaches 1); odd (the sign put back, -0 kept), +-1 at the infinities, NaN passed through */
 static void test_tanhf(void) {
   double worst = 0;
   float worst_x = 0;
-  long odd = 0;
-  for (uint64_t u = 0; u < (1ull << 32); u += 61) {
-    lt_f32u v;
-    v.u = (uint32_t)u;
-    float y = lt_tanhf(v.f);
-    double err = ulp_error(y, tanh((double)v.f));
-    if (err > worst) worst = err, worst_x = v.f;
-    if (v.f == v.f && lt_tanhf(-v.f) != -y) odd++;
-  }
-  worst_over(0.5f, 0.75f, tanhf_of, tanh, &worst, &worst_x);
-  worst_over(8.9f, 9.1f, tanhf_of, tanh, &worst, &worst_x);
+  static const float ranges[][2] = {{0.5f, 0.75f}, {8.9f, 9.1f}};
+  long odd = sweep_odd(tanhf_of, tanh, ranges, 2, &worst, &worst_x);
   CHECK(worst < 1.5, "lt_tanhf: %.3f ulp at %a", worst, worst_x);
   CHECK(odd == 0, "lt_tanhf(-x) = -lt_tanhf(x) (%ld floats differ)", odd);
   CHECK(signbit(lt_tanhf(-0.0f)) && lt_tanhf(-0.0f) == 0.0f && !signbit(lt_tanhf(0.0f)), "tanh(-0) = -0, tanh(0) = 0");
@@ -261,18 +270,8 @@ static float erff_of(float x) { return lt_erff(x); }
 static void test_erff(void) {
   double worst = 0;
   float worst_x = 0;
-  long odd = 0;
-  for (uint64_t u = 0; u < (1ull << 32); u += 61) {
-    lt_f32u v;
-    v.u = (uint32_t)u;
-    float y = lt_erff(v.f);
-    double err = ulp_error(y, erf((double)v.f));
-    if (err > worst) worst = err, worst_x = v.f;
-    if (v.f == v.f && lt_erff(-v.f) != -y) odd++;
-  }
-  worst_over(0.9f, 0.96f, erff_of, erf, &worst, &worst_x);
-  worst_over(3.8f, 4.0f, erff_of, erf, &worst, &worst_x);
-  worst_over(0x1p-149f, 0x1p-126f, erff_of, erf, &worst, &worst_x);
+  static const float ranges[][2] = {{0.9f, 0.96f}, {3.8f, 4.0f}, {0x1p-149f, 0x1p-126f}};
+  long odd = sweep_odd(erff_of, erf, ranges, 3, &worst, &worst_x);
   CHECK(worst < 1.5, "lt_erff: %.3f ulp at %a", worst, worst_x);
   CHECK(odd == 0, "lt_erff(-x) = -lt_erff(x) (%ld floats differ)", odd);
   CHECK(signbit(lt_erff(-0.0f)) && lt_erff(-0.0f) == 0.0f && !signbit(lt_erff(0.0f)), "erf(-0) = -0, erf(0) = 0");
