@@ -238,10 +238,6 @@ describe('softmax and log_softmax', function()
           end
         end
       end
-      -- large magnitudes in a partial group: no overflow, no NaN from the padding lanes
-      local big = torch.tensor({ { 1000, 1001, 1002 }, { -1000, -1001, -1002 }, { 5000, 0, -5000 } },
-        { dtype = torch.float32 })
-      H.assert_values(fn(big, 2), ref_softmax(flat(big), { 3, 3 }, 2, log), 1e-6)
     end)
 
     it(name .. ' gradients (gradcheck) along every dim, contiguous and transposed', function()

@@ -94,9 +94,12 @@ typedef struct {
       _Pragma("omp simd") for (int64_t k = 0; k < GRP; k++) { mx[k] = t[0][k]; sm[k] = 0; }            \
       for (int64_t i = 1; i < n; i++)                                                                  \
         _Pragma("omp simd") for (int64_t k = 0; k < GRP; k++) mx[k] = t[i][k] > mx[k] ? t[i][k] : mx[k]; \
-      if (a->log) {                                                                                    \
+      if (a->log) { /* (the loops kept apart per case: a store under a condition stays scalar) */    \
         for (int64_t i = 0; i < n; i++)                                                                \
           _Pragma("omp simd") for (int64_t k = 0; k < GRP; k++) sm[k] += (double)EXP_##CT(t[i][k] - mx[k]); \
+        for (int64_t k = 0; k < GRP; k++) cf[k] = (CT)log(sm[k]);                                      \
+        for (int64_t i = 0; i < n; i++)                                                                \
+          _Pragma("omp simd") for (int64_t k = 0; k < GRP; k++) t[i][k] = (t[i][k] - mx[k]) - cf[k];   \
       } else {                                                                                         \
         for (int64_t i = 0; i < n; i++)                                                                \
           _Pragma("omp simd") for (int64_t k = 0; k < GRP; k++) {                                      \
@@ -104,12 +107,6 @@ typedef struct {
             t[i][k] = e;                                                                               \
             sm[k] += (double)e;                                                                        \
           }                                                                                            \
-      }                                                                                                \
-      if (a->log) {                                                                                    \
-        for (int64_t k = 0; k < GRP; k++) cf[k] = (CT)log(sm[k]);                                      \
-        for (int64_t i = 0; i < n; i++)                                                                \
-          _Pragma("omp simd") for (int64_t k = 0; k < GRP; k++) t[i][k] = (t[i][k] - mx[k]) - cf[k];   \
-      } else {                                                                                         \
         _Pragma("omp simd") for (int64_t k = 0; k < GRP; k++) cf[k] = (CT)(1.0 / sm[k]);               \
         for (int64_t i = 0; i < n; i++)                                                                \
           _Pragma("omp simd") for (int64_t k = 0; k < GRP; k++) t[i][k] = t[i][k] * cf[k];             \

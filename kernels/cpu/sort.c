@@ -96,6 +96,8 @@ bool lt_cpu_argsort(const void *x, lt_dtype dt, int ndim, const int64_t *sizes, 
   bool floating = lt_dtype_is_floating(dt);
   int (*cmp)(const void *, const void *) =
       floating ? (descending ? cmp_d_desc : cmp_d_asc) : (descending ? cmp_i_desc : cmp_i_asc);
+  void (*isort)(item_t *, int64_t) =
+      floating ? (descending ? isort_d_desc : isort_d_asc) : (descending ? isort_i_desc : isort_i_asc);
   bool ok = true;
   /* a thread sorts at least 16384 elements (core/iter.h: each thread's work worth its wake-up) */
   nt = slices * n < 32768 ? 1 : lt_threads_for((double)slices * (double)n, 16384, nt);
@@ -126,10 +128,7 @@ bool lt_cpu_argsort(const void *x, lt_dtype dt, int ndim, const int64_t *sizes, 
         buf[j].pos = j;
       }
       if (n > ISORT_N) qsort(buf, (size_t)n, sizeof(item_t), cmp);
-      else if (cmp == cmp_d_asc) isort_d_asc(buf, n);
-      else if (cmp == cmp_d_desc) isort_d_desc(buf, n);
-      else if (cmp == cmp_i_asc) isort_i_asc(buf, n);
-      else isort_i_desc(buf, n);
+      else isort(buf, n);
       for (int64_t j = 0; j < n; j++) out[ooff + j * ostride] = buf[j].pos;
     }
     free(buf);

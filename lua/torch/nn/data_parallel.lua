@@ -308,7 +308,7 @@ end
 function walk_module(w, m)
   w.nseen = w.nseen + 1
   w.seen[m] = w.nseen
-  w.mods[#w.mods + 1] = m
+  if w.mods then w.mods[#w.mods + 1] = m end
   put(w, MODULE); put(w, m); put(w, rawget(m, CHANGES)); put(w, getmetatable_raw(m))
   local vals = rawget(m, VALS)
   for k, x in next, vals do
@@ -327,7 +327,7 @@ end
 -- them, without a walk.
 local function same_modules(fast, m)
   local mods, counts, mts = fast.mods, fast.counts, fast.mts
-  if mods[1] ~= m then return false end
+  if not rawequal(mods[1], m) then return false end
   for i = 1, #mods do
     local x = mods[i]
     if rawget(x, CHANGES) ~= counts[i] or getmetatable_raw(x) ~= mts[i] then return false end
@@ -341,12 +341,13 @@ end
 local function describe(m, tok, ref, slots)
   if ref and ref.fast then return same_modules(ref.fast, m), ref.fast.seen end
   local w = { out = {}, ref = ref, tok = tok or {}, slots = slots, n = 0, seen = {}, nseen = 0, same = true,
-              lib = false, modules = not slots, mods = {}, plain = false }
+              lib = false, modules = not slots, mods = not ref and not slots and {} or nil,
+              plain = false }
   walk(w, m)
   if w.toolong then return nil end
   if ref then return w.same and w.n == ref.n, w.seen end
   w.out.n = w.n
-  if not w.plain and not slots then
+  if w.mods and not w.plain then
     local counts, mts = {}, {}
     for i, x in ipairs(w.mods) do counts[i], mts[i] = rawget(x, CHANGES), getmetatable_raw(x) end
     w.out.fast = { mods = w.mods, counts = counts, mts = mts, seen = w.seen }
