@@ -459,16 +459,39 @@ static const luaL_Reg method_only[] = {
     {"clamp_max_", m_clamp_max_}, {"fill_", m_fill_}, {"zero_", m_zero_}, {"copy_", m_copy_},
     {"contiguous", m_contiguous}, {NULL, NULL}};
 /* torch._argsort(x, dim, descending): the 1-based positions that sort x along dim (core/sort.h);
-   torch.sort, argsort and topk (lua/torch/sort.lua) take values through gather */
+   torch.sort and argsort (lua/torch/sort.lua) take values through gather when autograd needs them */
 static int t_argsort(lua_State *L) {
   lt_tensor_t *x = lt_lua_checktensor(L, 1);
   int64_t dim = lt_lua_checkdim(L, 2, "sort");
   bool descending = lua_toboolean(L, 3);
-  lt_lua_pushtensor(L, lt_lua_one_based(lt_argsort(x, dim, descending)));
+  lt_lua_pushtensor(L, lt_argsort(x, dim, descending, 1));
   return 1;
 }
 
-static const luaL_Reg torch_only[] = {{"where", m_where}, {"_argsort", t_argsort}, {NULL, NULL}};
+/* torch._topk(x, k, dim, largest) -> values, 1-based positions of the first k (nil: all) of the
+   stable order along dim (largest: descending); the values have no autograd history
+   (lua/torch/sort.lua) */
+static int t_topk(lua_State *L) {
+  lt_tensor_t *x = lt_lua_checktensor(L, 1);
+  int64_t dim = lt_lua_checkdim(L, 3, "sort");
+  bool largest = lua_toboolean(L, 4);
+  int64_t k;
+  if (lua_isnil(L, 2)) {
+    int d;
+    if (lt_wrap_dim("sort", dim, x->ndim, &d) != LT_OK) return lt_lua_error(L);
+    k = x->ndim ? x->sizes[d] : 1;
+  } else {
+    k = luaL_checkinteger(L, 2);
+  }
+  lt_tensor_t *v = NULL;
+  lt_tensor_t *i = lt_topk(x, k, dim, largest, 1, &v);
+  if (!i) return lt_lua_error(L);
+  lt_lua_pushtensor(L, v);
+  lt_lua_pushtensor(L, i);
+  return 2;
+}
+
+static const luaL_Reg torch_only[] = {{"where", m_where}, {"_argsort", t_argsort}, {"_topk", t_topk}, {NULL, NULL}};
 
 void lt_open_math(lua_State *L, int torch, int mtab) {
   lt_lua_register(L, torch, mtab, unary_fns, true, true);

@@ -85,6 +85,35 @@ local function check_sort(x, dim, descending, what)
   end
 end
 
+-- checks x:topk(k, dim, largest) against the reference order on every slice
+local function check_topk(x, k, dim, largest, what)
+  local shape = x:size()
+  local vals = x:totable()
+  local v, idx = x:topk(k, dim, largest)
+  local d = dim < 0 and #shape + dim + 1 or dim
+  local want_shape = { table.unpack(shape) }
+  want_shape[d] = k
+  assert.are.same(want_shape, { table.unpack(idx:size()) }, what)
+  assert.are.same(want_shape, { table.unpack(v:size()) }, what)
+  assert.are.equal(x.dtype, v.dtype, what)
+  local vt, it = v:totable(), idx:totable()
+  for _, c in ipairs(slices(shape, d)) do
+    local sv = {}
+    for j = 1, shape[d] do
+      c[d] = j
+      sv[j] = at(vals, c)
+    end
+    local want = ref_order(sv, largest)
+    for j = 1, k do
+      c[d] = j
+      local gi, gv = at(it, c), at(vt, c)
+      assert(gi == want[j], string.format('%s: position %d is %s, want %d', what, j, tostring(gi), want[j]))
+      local w = sv[want[j]]
+      assert(gv == w or (gv ~= gv and w ~= w), string.format('%s: value %d is %s, want %s', what, j, tostring(gv), tostring(w)))
+    end
+  end
+end
+
 describe('sort and argsort', function()
   it('order every dtype along every dim, contiguous and transposed, ascending and descending', function()
     torch.manual_seed(4)
@@ -145,6 +174,35 @@ describe('sort and argsort', function()
     end
   end)
 
+  it('takes -0 as equal to +0 and NaN of either sign as the largest', function()
+    local nan = 0 / 0
+    local x = torch.tensor({ 0.0, -0.0, 1, -nan, nan, 0.0, -0.0, -1 }, { dtype = torch.float64 })
+    assert.is_true(1 / x[2] < 0) -- a negative zero went in
+    for _, dt in ipairs { torch.float64, torch.float32, torch.float16, torch.bfloat16 } do
+      local y = x:to(dt)
+      local _, i = y:sort()
+      H.assert_values(i, { 8, 1, 2, 6, 7, 3, 4, 5 }, 0)
+      local _, j = y:sort(1, true)
+      H.assert_values(j, { 4, 5, 3, 1, 2, 6, 7, 8 }, 0)
+      local _, t = y:topk(3, 1, false)
+      H.assert_values(t, { 8, 1, 2 }, 0)
+    end
+  end)
+
+  it('sorts long slices (introsort) of sorted, reversed and repeating values', function()
+    for _, n in ipairs { 100, 1000, 5000 } do
+      local up = torch.arange(1, n + 1):double()
+      for _, x in ipairs { up, up:flip(1), torch.remainder(up, 3), torch.cat({ up:narrow(1, 1, n // 2), up:narrow(1, 1, n - n // 2):flip(1) }) } do
+        for _, desc in ipairs { false, true } do
+          local v, i = x:sort(1, desc)
+          local ref = ref_order(x:totable(), desc)
+          H.assert_values(i, ref, 0)
+          assert.is_true(torch.equal(v, x:index_select(1, i)))
+        end
+      end
+    end
+  end)
+
   it('compares int64 exactly beyond 2^53', function()
     local x = torch.tensor({ 9007199254740993, 9007199254740992, -9007199254740993, math.maxinteger, math.mininteger })
     local _, i = x:sort()
@@ -193,6 +251,41 @@ describe('topk', function()
         end
       end
     end
+  end)
+
+  it('selects the first k of long slices as the reference orders them, every dtype and layout', function()
+    torch.manual_seed(13)
+    for _, dt in ipairs(H.all_dtypes) do
+      for _, n in ipairs { 33, 40, 200 } do
+        local few = torch.randint(0, 6, { 3, n }):to(dt)
+        local up = torch.arange(1, n + 1):remainder(dt == torch.int8 and 100 or n + 1):to(dt):expand(2, n)
+        if dt.is_floating_point then
+          few[2][n] = 0 / 0
+          few[3][5] = 0 / 0
+        end
+        for _, case in ipairs { { few, 2 }, { few:t(), 1 }, { up, 2 }, { up:flip(2), 2 } } do
+          local x, d = case[1], case[2]
+          for _, k in ipairs { 1, 5, 32, 33, n } do
+            for _, largest in ipairs { true, false } do
+              check_topk(x, k, d, largest, ('%s n=%d k=%d largest %s'):format(tostring(dt), n, k, tostring(largest)))
+            end
+          end
+        end
+      end
+    end
+    local x3 = torch.randn(4, 50, 3)
+    check_topk(x3, 7, 2, true, '3-D middle dim')
+    check_topk(x3:transpose(1, 2), 3, 1, false, '3-D transposed')
+  end)
+
+  it('returns values without history for inputs that need no gradient, and with it for those that do', function()
+    local x = torch.tensor({ 3, 1, 2 }, { dtype = torch.float32 })
+    local v = x:topk(2)
+    assert.is_false(v.requires_grad)
+    local y = torch.tensor({ 3, 1, 2 }, { dtype = torch.float32, requires_grad = true })
+    local w = y:topk(2)
+    assert.is_true(w.requires_grad)
+    torch.no_grad(function() assert.is_false(y:topk(2).requires_grad) end)
   end)
 
   it('top-5 accuracy as training scripts compute it', function()
