@@ -7,8 +7,8 @@
    -0 becomes +0 (they compare equal) and every NaN the largest key; descending, the key's
    complement. Positions break ties upwards, so the plain order of the items is the stable order
    (NaN last ascending, first descending, equal values in place, as PyTorch's), compared as integers
-   without a branch on NaN or a call through a comparator (glibc's qsort with a comparator that
-   tested NaN and then the positions: 256 rows of 10 elements 21 us on one core, 8 this way).
+   without a branch on NaN or a call through a comparator (against a comparator that tested NaN and
+   then the positions: x:sort(2) of 256 x 10 on one core 26 -> 13 us, of 64 x 1000 3.2 -> 1.9 ms).
 
    Slices of up to ISORT_N elements sort by insertion, longer ones by introsort (quicksort with the
    median of three, heapsort past a depth of 2 log2 n, insertion below ISORT_N). The first k of a
