@@ -79,6 +79,15 @@ static int out_shape(const lt_tensor_t *x, const bool *mask, bool keepdim, int64
 static int run_reduce(const char *op, lt_reduce_op rop, const lt_tensor_t *x, const bool *mask, bool keepdim,
                       lt_tensor_t *values, lt_tensor_t *indices, lt_reduce_params_t prm) {
   if (x->device.type == LT_CUDA) return lt_cuda_reduce(op, rop, x, mask, keepdim, values, indices, prm);
+  /* logsumexp over the last dimension of short contiguous rows (a classifier's logits) */
+  if (rop == LT_REDUCE_logsumexp && values && x->ndim > 0 && mask[x->ndim - 1] && lt_is_contiguous(x) &&
+      values->dtype == x->dtype && lt_is_contiguous(values)) {
+    int64_t n = x->sizes[x->ndim - 1], rows = n ? x->numel / n : 0;
+    bool last_only = true;
+    for (int d = 0; d < x->ndim - 1; d++) last_only = last_only && !mask[d];
+    if (last_only && rows >= 16 && lt_cpu_logsumexp_short(x->dtype, lt_data(x), lt_data(values), rows, n))
+      return LT_OK;
+  }
   lt_reduce_plan_t pl;
   memset(&pl, 0, sizeof pl);
   const lt_tensor_t *ref = values ? values : indices;

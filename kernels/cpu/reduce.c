@@ -674,6 +674,53 @@ static void run_outer(const fns_t *f, const geo_t *g, const lt_reduce_plan_t *pl
   free(buf);
 }
 
+/* ---- logsumexp of short contiguous rows ---- */
+/* GRP rows at a time, one row a lane: the row loops above run scalar on a row of 10 (its setup
+   and combine cost more than its elements), and the OUTER driver's running form takes libm's exp
+   in double for each element. The arithmetic is ROW_LSE's: c the row's maximum (0 when it is not
+   finite), the float exponentials of x - c summed in double, log(s) + c. 256 rows of 10 on one
+   core: 23 -> 6 us. */
+#define LSE_GRP 16
+#define LSE_SHORT(sfx, ST)                                                                         \
+  static void lse_short_##sfx(const ST *x, ST *out, int64_t g0, int64_t g1, int64_t rows, int64_t n) { \
+    float t[LT_CPU_LSE_SHORT_N][LSE_GRP], c[LSE_GRP];                                              \
+    double s[LSE_GRP];                                                                             \
+    for (int64_t g = g0; g < g1; g++) {                                                            \
+      int64_t r0 = g * LSE_GRP, rn = rows - r0 < LSE_GRP ? rows - r0 : LSE_GRP;                    \
+      const ST *xb = x + r0 * n;                                                                   \
+      for (int64_t k = 0; k < LSE_GRP; k++)                                                        \
+        for (int64_t i = 0; i < n; i++) t[i][k] = k < rn ? (float)LD_##sfx(xb[k * n + i]) : 0.0f;  \
+      _Pragma("omp simd") for (int64_t k = 0; k < LSE_GRP; k++) { c[k] = t[0][k]; s[k] = 0; }       \
+      for (int64_t i = 1; i < n; i++)                                                              \
+        _Pragma("omp simd") for (int64_t k = 0; k < LSE_GRP; k++) c[k] = t[i][k] > c[k] ? t[i][k] : c[k]; \
+      /* a NaN maximum or an infinite one shifts by 0 (a NaN anywhere reaches the sum) */           \
+      _Pragma("omp simd") for (int64_t k = 0; k < LSE_GRP; k++) c[k] = c[k] - c[k] == 0 ? c[k] : 0.0f; \
+      for (int64_t i = 0; i < n; i++)                                                              \
+        _Pragma("omp simd") for (int64_t k = 0; k < LSE_GRP; k++) s[k] += (double)lt_expf(t[i][k] - c[k]); \
+      for (int64_t k = 0; k < rn; k++) out[r0 + k] = STO_##sfx(log(s[k]) + (double)c[k]);          \
+    }                                                                                              \
+  }
+#define STO_f32(v) ((float)(v))
+#define STO_f16(v) lt_float_to_half((float)(v))
+#define STO_bf16(v) lt_float_to_bf16((float)(v))
+LSE_SHORT(f32, float)
+LSE_SHORT(f16, lt_half)
+LSE_SHORT(bf16, lt_bfloat16)
+
+bool lt_cpu_logsumexp_short(lt_dtype dt, const void *x, void *out, int64_t rows, int64_t n) {
+  if (n < 1 || n > LT_CPU_LSE_SHORT_N || (dt != LT_FLOAT32 && dt != LT_FLOAT16 && dt != LT_BFLOAT16)) return false;
+  int64_t groups = (rows + LSE_GRP - 1) / LSE_GRP;
+  int nt = lt_threads_for((double)(rows * n), LT_GRAIN, 0);
+  if (nt > groups) nt = (int)groups;
+  LT_WORKERS(nt, {
+    int64_t g0 = groups * lt_w / lt_nw, g1 = groups * (lt_w + 1) / lt_nw;
+    if (dt == LT_FLOAT32) lse_short_f32(x, out, g0, g1, rows, n);
+    else if (dt == LT_FLOAT16) lse_short_f16(x, out, g0, g1, rows, n);
+    else lse_short_bf16(x, out, g0, g1, rows, n);
+  });
+  return true;
+}
+
 void lt_cpu_reduce(const lt_reduce_plan_t *pl) {
   if (!lt_cpu_reduce_supported(pl->op, pl->in_dtype)) return; /* the core checks first */
   const fns_t *f = &table[pl->op][pl->in_dtype];

@@ -37,6 +37,12 @@ bool lt_cpu_reduce_supported(lt_reduce_op op, lt_dtype dt);
    no elements). Threads with OpenMP above LT_GRAIN elements of work. */
 void lt_cpu_reduce(const lt_reduce_plan_t *plan);
 
+/* logsumexp of `rows` contiguous rows of n elements (1..LT_CPU_LSE_SHORT_N) of float32, float16 or
+   bfloat16 into out (contiguous, the same dtype), as lt_cpu_reduce computes it, 16 rows at a time;
+   false (nothing done) for other sizes and dtypes */
+#define LT_CPU_LSE_SHORT_N 31
+bool lt_cpu_logsumexp_short(lt_dtype dt, const void *x, void *out, int64_t rows, int64_t n);
+
 /* A scan along one dimension: out[.., k, ..] = result(update(... update(init, x[0]) ..., x[k])),
    for op LT_REDUCE_sum (cumsum), LT_REDUCE_prod (cumprod), LT_REDUCE_logsumexp (logcumsumexp,
    floating inputs) or LT_REDUCE_cummax / LT_REDUCE_cummin, which also write idx[.., k, ..], the
