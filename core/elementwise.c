@@ -467,6 +467,27 @@ lt_tensor_t *lt_clamp(lt_tensor_t *x, const lt_operand_t *min, const lt_operand_
     lt_error("clamp: not implemented for bool tensors with bool bounds on both sides");
     return NULL;
   }
+  /* a float32 or float64 tensor on the CPU between two numbers, no autograd: one pass */
+  if (min && max && min->kind != LT_OPERAND_TENSOR && min->kind != LT_OPERAND_BOOL &&
+      max->kind != LT_OPERAND_TENSOR && max->kind != LT_OPERAND_BOOL && x->device.type == LT_CPU &&
+      lt_cpu_clamp_loop(x->dtype) && (!out || out == x) && !lt_ag_needed(x, NULL)) {
+    double b[2] = {min->kind == LT_OPERAND_FLOAT ? min->f : (double)min->i,
+                   max->kind == LT_OPERAND_FLOAT ? max->f : (double)max->i};
+    lt_tensor_t *o = out ? out : lt_empty(x->ndim, x->sizes, x->dtype, x->device);
+    if (!o) return NULL;
+    const lt_tensor_t *ins[1] = {x};
+    void *sp[1] = {NULL};
+    lt_ew_desc_t dk = {LT_EW_BINARY, (int)LT_BINARY_maximum, x->dtype, 0, 0}; /* (CPU only: not read) */
+    if (run_elementwise(o, x->dtype, 1, ins, sp, lt_cpu_clamp_loop(x->dtype), b, "clamp", &dk, LT_GRAIN) != LT_OK) {
+      if (!out) lt_release(o);
+      return NULL;
+    }
+    if (out) {
+      lt_retain(out);
+      lt_bump_version(out);
+    }
+    return o;
+  }
   lt_tensor_t *cur = x;
   lt_retain(cur);
   if (min) {

@@ -348,6 +348,45 @@ describe('comparisons, where, clamp', function()
     H.assert_values(y, { 2, 5, 4 })
     H.raises(function() return x:clamp() end, 'clamp', 'min')
   end)
+
+  it('clamp between two numbers (one pass) gives maximum then minimum exactly, NaN and signed zeros too', function()
+    local nan, inf = 0 / 0, math.huge
+    -- the reference: the binary ops' formulas, in plain Lua
+    local function ref(v, lo, hi)
+      v = (v ~= v or v > lo) and v or lo
+      return (v ~= v or v < hi) and v or hi
+    end
+    local function same(a, b) -- equal, both NaN, or zeros of the same sign
+      if a ~= a then return b ~= b end
+      return a == b and (a ~= 0 or 1 / a == 1 / b)
+    end
+    local vals = { -2.5, -1, -0.0, 0.0, 0.25, 1, 3.5, nan, inf, -inf, 1e30, -1e-30 }
+    for i = 1, 40 do vals[#vals + 1] = (i * 0.37) % 5 - 2.5 end
+    local bounds = { { -1, 1 }, { 0.0, 1 }, { -0.0, 0.0 }, { 2, -1 }, { nan, 1 }, { -1, nan }, { -inf, inf }, { 0.25, 0.25 }, { -1.1, 2 } }
+    for _, dt in ipairs { torch.float32, torch.float64 } do
+      local x = torch.tensor(vals, { dtype = torch.float64 }):to(dt)
+      local xv = x:totable()
+      for _, b in ipairs(bounds) do
+        local lo, hi = b[1], b[2]
+        local lof = torch.tensor({ lo }, { dtype = dt })[1] -- the bound as the dtype holds it
+        local hif = torch.tensor({ hi }, { dtype = dt })[1]
+        for _, case in ipairs { 'new', 'transposed', 'in place' } do
+          local y
+          if case == 'new' then y = x:clamp(lo, hi)
+          elseif case == 'transposed' then y = x:view(4, 13):t():clamp(lo, hi):t():reshape(52)
+          else y = x:clone():clamp_(lo, hi) end
+          local yv = y:totable()
+          for i, v in ipairs(xv) do
+            local want = ref(v, lof, hif)
+            assert(same(yv[i], want), ('%s clamp(%s, %s) %s of %s: %s, want %s'):format(tostring(dt), lo, hi, case,
+              v, yv[i], want))
+          end
+        end
+      end
+      local ints = x:clamp(-1, 2)
+      H.assert_values(ints:narrow(1, 1, 4), { -1, -1, 0, 0 }, 0)
+    end
+  end)
 end)
 
 describe('float16 and bfloat16', function()

@@ -327,6 +327,36 @@ lt_loop_fn lt_cpu_fill_loop(size_t size) {
   }
 }
 
+/* ---- clamp between two numbers: one pass where maximum then minimum take two ---- */
+#define CLAMP_LOOP(T)                                                                            \
+  static void clamp_##T(char **d, const int64_t *s, int64_t n, const void *ctx) {               \
+    const double *b = ctx;                                                                       \
+    const T lo = (T)b[0], hi = (T)b[1];                                                          \
+    if (s[0] == sizeof(T) && s[1] == sizeof(T) && lo == lo && hi == hi) {                       \
+      /* the same values: the hardware's max and min ((a > b) ? a : b, and <) and x where x is    \
+         NaN, 4 instructions a vector instead of 8 */                                            \
+      T *o = (T *)(void *)d[0];                                                                  \
+      const T *x = (const T *)(const void *)d[1];                                                \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                                      \
+        T v = x[i], m = v > lo ? v : lo;                                                         \
+        m = m < hi ? m : hi;                                                                     \
+        o[i] = v != v ? v : m;                                                                   \
+      }                                                                                          \
+    } else {                                                                                     \
+      for (int64_t i = 0; i < n; i++) {                                                          \
+        T v = *(const T *)(const void *)(d[1] + i * s[1]);                                       \
+        v = v != v || v > lo ? v : lo;                                                           \
+        *(T *)(void *)(d[0] + i * s[0]) = v != v || v < hi ? v : hi;                             \
+      }                                                                                          \
+    }                                                                                            \
+  }
+CLAMP_LOOP(float)
+CLAMP_LOOP(double)
+
+lt_loop_fn lt_cpu_clamp_loop(lt_dtype dt) {
+  return dt == LT_FLOAT32 ? clamp_float : dt == LT_FLOAT64 ? clamp_double : NULL;
+}
+
 /* ---- casts: every (dst, src) pair. A source loads as double (floating) or int64 (integral);
    a destination stores from either. ---- */
 #define f32_FROM_F(x) ((float)(x))

@@ -26,5 +26,9 @@ lt_loop_fn lt_cpu_where_loop(size_t size);
 lt_loop_fn lt_cpu_cast_loop(lt_dtype dst, lt_dtype src);
 /* out = value (the element given in ctx, `size` bytes). */
 lt_loop_fn lt_cpu_fill_loop(size_t size);
+/* out = min(max(x, lo), hi) for float32 or float64 x (NULL for other dtypes), by the formulas of the
+   binary ops maximum and minimum (NaN in x or a bound propagates); ctx: double[2] {lo, hi},
+   converted to the dtype */
+lt_loop_fn lt_cpu_clamp_loop(lt_dtype dt);
 
 #endif
