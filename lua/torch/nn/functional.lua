@@ -1186,16 +1186,26 @@ function F.embedding(idx, w, o)
     error('embedding: expected indices of dtype int64 or int32, got ' .. tostring(idx.dtype), 2)
   end
   local n = w:size(1)
-  local flat = idx:reshape(-1)
-  if flat:numel() > 0 then
+  local flat = idx:dim() == 1 and idx or idx:reshape(-1)
+  -- the range is checked by index_select; when it fails, or before max_norm renormalises rows,
+  -- the bad index is named here
+  local function check_range()
+    if flat:numel() == 0 then return end
     local lo, hi = flat:min():item(), flat:max():item()
     if lo < 1 or hi > n then
       error(string.format('embedding: index %d is out of range 1..%d (indices are 1-based rows of the weight)',
-        lo < 1 and lo or hi, n), 2)
+        lo < 1 and lo or hi, n), 3)
     end
-    if o.max_norm then embedding_renorm_(w, flat, o.max_norm, o.norm_type) end
   end
-  local rows = w:index_select(1, flat)
+  if o.max_norm and flat:numel() > 0 then
+    check_range()
+    embedding_renorm_(w, flat, o.max_norm, o.norm_type)
+  end
+  local ok, rows = pcall(w.index_select, w, 1, flat)
+  if not ok then
+    check_range()
+    error(rows, 0)
+  end
   if o.scale_grad_by_freq and rows.requires_grad then
     local counts = torch.zeros(n, { dtype = torch.int64, device = flat.device })
     counts:index_add_(1, flat:long(), torch.ones_like(flat, { dtype = torch.int64 }))
@@ -1208,6 +1218,7 @@ function F.embedding(idx, w, o)
     local is_pad = flat:eq(pad):view(-1, 1)
     rows = torch.where(is_pad, rows:detach(), rows)
   end
+  if idx:dim() == 1 then return rows end
   local shape = {}
   for i = 1, idx:dim() do shape[i] = idx:size(i) end
   shape[#shape + 1] = w:size(2)
