@@ -334,6 +334,43 @@ describe('comparisons, where, clamp', function()
     H.raises(function() return torch.where(torch.ones(2), 1, 2) end, 'where', 'bool')
   end)
 
+  it('where over a random mask picks every element right for each element size and broadcast', function()
+    torch.manual_seed(31)
+    local c = torch.rand(6, 37):gt(0.5)
+    local cv = c:totable()
+    for _, dt in ipairs { torch.bool, torch.int8, torch.float16, torch.float32, torch.float64, torch.int64 } do
+      local a = torch.randint(0, 100, { 6, 37 }):to(dt)
+      local b = torch.randint(0, 100, { 6, 37 }):to(dt)
+      local row = torch.randint(0, 100, { 37 }):to(dt)
+      local one = torch.tensor(true):to(dt)
+      local zero = torch.tensor(false):to(dt) -- two different values in every dtype
+      -- {a, b, value of a at (i, j), value of b at (i, j)}: both full, a row, a 0-dim, both 0-dim, strided
+      local at = function(t) local v = t:totable(); return function(i, j) return v[i][j] end end
+      local rv, ov, zv = row:totable(), one:item(), zero:item()
+      local cases = {
+        { a, b, at(a), at(b) },
+        { a, row, at(a), function(_, j) return rv[j] end },
+        { row, b, function(_, j) return rv[j] end, at(b) },
+        { a, one, at(a), function() return ov end },
+        { one, b, function() return ov end, at(b) },
+        { one, zero, function() return ov end, function() return zv end },
+        { a:t():contiguous():t(), b, at(a), at(b) },
+      }
+      for k, case in ipairs(cases) do
+        local y = torch.where(c, case[1], case[2])
+        assert.are.equal(dt, y.dtype)
+        local yv = y:totable()
+        for i = 1, 6 do
+          for j = 1, 37 do
+            local want
+            if cv[i][j] then want = case[3](i, j) else want = case[4](i, j) end
+            assert(yv[i][j] == want, ('%s case %d at %d,%d: %s, want %s'):format(tostring(dt), k, i, j, tostring(yv[i][j]), tostring(want)))
+          end
+        end
+      end
+    end
+  end)
+
   it('clamp with either bound, as PyTorch', function()
     local x = torch.tensor({ -2.0, 0.5, 3.0, 0 / 0 })
     local r = x:clamp(-1, 1):totable()
