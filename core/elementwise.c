@@ -207,7 +207,9 @@ lt_tensor_t *lt_unary_backward(lt_unary_op op, lt_tensor_t *g, lt_tensor_t *x, l
 }
 
 lt_tensor_t *lt_logical_not(lt_tensor_t *x, lt_tensor_t *out) {
+  /* x == 0; for a bool x, x == false (an int 0 would promote x to int64 first: a copy) */
   lt_operand_t a = lt_tensor_operand(x), zero = lt_int_operand(0);
+  if (x->dtype == LT_BOOL) zero.kind = LT_OPERAND_BOOL;
   return lt_compare(LT_COMPARE_eq, a, zero, out);
 }
 

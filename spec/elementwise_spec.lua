@@ -326,6 +326,31 @@ describe('comparisons, where, clamp', function()
     H.assert_values(a:isnan(), { false, false, false, true })
   end)
 
+  it('compare a tensor with a number on either side, every dtype, against Lua', function()
+    local lua_ops = { eq = function(p, q) return p == q end, ne = function(p, q) return p ~= q end,
+      lt = function(p, q) return p < q end, le = function(p, q) return p <= q end,
+      gt = function(p, q) return p > q end, ge = function(p, q) return p >= q end }
+    for _, dt in ipairs(H.all_dtypes) do
+      local x = torch.tensor({ 0, 1, 2, 3, 1, 0, 2, 3, 1, 2, 0, 3, 3, 2, 1, 0, 2, 1, 3 }):to(dt)
+      if dt.is_floating_point then x[5] = 0 / 0 end
+      local xv = x:totable()
+      local num = dt == torch.bool and true or 1
+      local nv = 1 -- the number as Lua compares it (true is 1)
+      for name, f in pairs(lua_ops) do
+        local right, left = x[name](x, num), torch[name](num, x)
+        local rv, lv = right:totable(), left:totable()
+        for i, v in ipairs(xv) do
+          local e = type(v) == 'boolean' and (v and 1 or 0) or v
+          assert(rv[i] == f(e, nv), ('%s %s(x, %s) at %d'):format(tostring(dt), name, tostring(num), i))
+          assert(lv[i] == f(nv, e), ('%s %s(%s, x) at %d'):format(tostring(dt), name, tostring(num), i))
+        end
+        -- the number next to every element of a non-contiguous tensor too
+        local t = x:view(1, 19):expand(2, 19):t()
+        assert.is_true(torch.equal(t[name](t, num):t()[1], right), name .. ' strided')
+      end
+    end
+  end)
+
   it('where picks elementwise and broadcasts', function()
     local c = torch.tensor({ { true, false }, { false, true } })
     H.assert_values(torch.where(c, torch.ones(2, 2), torch.zeros(2, 2)), { 1, 0, 0, 1 })

@@ -12,6 +12,8 @@
 
 /* ---- storage types: suffix, storage type, compute type, load, store ---- */
 #define ID(x) (x)
+/* Bool tensors are read and written as bytes (uint8_t), a byte's truth being whether it is nonzero:
+   GCC vectorises no loop that loads a _Bool (see where_ below) */
 #define TO_BOOL(x) ((x) != 0)
 #define LD_F16(x) lt_half_to_float(x)
 #define ST_F16(x) lt_float_to_half((float)(x))
@@ -161,6 +163,16 @@ static inline int64_t stream_head(bool ok, const void *o, int64_t n, size_t size
       bool *o = (bool *)d[0];                                                                    \
       const ST *x = (const ST *)d[1], *y = (const ST *)d[2];                                     \
       _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = FN((CT)LD(x[i]), (CT)LD(y[i])); \
+    } else if (s[0] == 1 && s[1] == sizeof(ST) && s[2] == 0) { /* against a number: x > 0.5 */  \
+      bool *o = (bool *)d[0];                                                                    \
+      const ST *x = (const ST *)d[1];                                                            \
+      const CT yv = (CT)LD(*(const ST *)d[2]);                                                   \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = FN((CT)LD(x[i]), yv);           \
+    } else if (s[0] == 1 && s[1] == 0 && s[2] == sizeof(ST)) {                                   \
+      bool *o = (bool *)d[0];                                                                    \
+      const ST *y = (const ST *)d[2];                                                            \
+      const CT xv = (CT)LD(*(const ST *)d[1]);                                                   \
+      _Pragma("omp simd") for (int64_t i = 0; i < n; i++) o[i] = FN(xv, (CT)LD(y[i]));           \
     } else {                                                                                     \
       for (int64_t i = 0; i < n; i++)                                                            \
         *(bool *)(d[0] + i * s[0]) = FN((CT)LD(*(const ST *)(d[1] + i * s[1])),                  \
@@ -180,7 +192,7 @@ static inline int64_t stream_head(bool ok, const void *o, int64_t n, size_t size
   G(name, i16, int16_t, int64_t, ID, ST_I16, i)        \
   G(name, i8, int8_t, int64_t, ID, ST_I8, i)           \
   G(name, u8, uint8_t, int64_t, ID, ST_U8, i)          \
-  G(name, b8, bool, int64_t, ID, TO_BOOL, i)
+  G(name, b8, uint8_t, int64_t, TO_BOOL, TO_BOOL, i) /* bools as bytes (see TO_BOOL) */
 
 #define GEN_UNARY(name, sfx, ST, CT, LD, STO, fs) UNARY_LOOP(name, sfx, ST, CT, LD, STO, un_##name##_##fs)
 #define GEN_BINARY_F(name, sfx, ST, CT, LD, STO, fs) BINARY_LOOP(name, sfx, ST, CT, LD, STO, bin_##name##_##fs, alpha)
@@ -444,7 +456,7 @@ lt_loop_fn lt_cpu_clamp_loop(lt_dtype dt) {
   CAST_LOOP(dsfx, DT, i16, int16_t, ID, I)              \
   CAST_LOOP(dsfx, DT, i8, int8_t, ID, I)                \
   CAST_LOOP(dsfx, DT, u8, uint8_t, ID, I)               \
-  CAST_LOOP(dsfx, DT, b8, bool, ID, I)
+  CAST_LOOP(dsfx, DT, b8, uint8_t, TO_BOOL, I)
 
 CAST_FROM_ALL(f32, float)
 CAST_FROM_ALL(f64, double)

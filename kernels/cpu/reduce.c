@@ -53,7 +53,7 @@ typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, int64_t 
 #define LD_i16(v) ((int64_t)(v))
 #define LD_i8(v) ((int64_t)(v))
 #define LD_u8(v) ((int64_t)(v))
-#define LD_b8(v) ((int64_t)(v))
+#define LD_b8(v) ((int64_t)((v) != 0)) /* bools as bytes: GCC vectorises no _Bool load */
 #define VT_f double
 #define VT_i int64_t
 #define IS_I_f 0
@@ -327,7 +327,7 @@ typedef void (*scan_fn)(void *acc, const char *x, int64_t s, int64_t n, int64_t 
   G(op, f32, float, f, K) G(op, f64, double, f, K) G(op, f16, lt_half, f, K) G(op, bf16, lt_bfloat16, f, K)
 #define FOR_I_TYPES(G, op, K)                                                                  \
   G(op, i64, int64_t, i, K) G(op, i32, int32_t, i, K) G(op, i16, int16_t, i, K)               \
-  G(op, i8, int8_t, i, K) G(op, u8, uint8_t, i, K) G(op, b8, bool, i, K)
+  G(op, i8, int8_t, i, K) G(op, u8, uint8_t, i, K) G(op, b8, uint8_t, i, K)
 
 #define GEN_I_LT_RED_INTS(op, K) FOR_I_TYPES(GEN, op, K)
 #define GEN_I_LT_RED_FLOATS(op, K)
