@@ -15,17 +15,37 @@ lt_tensor_t *lt_full(int ndim, const int64_t *sizes, lt_operand_t value, lt_dtyp
 static lt_tensor_t *from_index_fn(int64_t n, lt_dtype dt, lt_device_t dev, double a, double b,
                                   double c, int kind) {
   bool as_int = !lt_dtype_is_floating(dt);
-  lt_tensor_t *tmp = lt_empty(1, &n, as_int ? LT_INT64 : LT_FLOAT64, lt_device(LT_CPU, 0));
+  /* int64, float64 and float32 on a CPU device are written in place; the others converted after */
+  lt_dtype wdt = as_int ? LT_INT64 : dt == LT_FLOAT32 ? LT_FLOAT32 : LT_FLOAT64;
+  bool direct = dev.type == LT_CPU && wdt == dt;
+  lt_tensor_t *tmp = lt_empty(1, &n, wdt, direct ? dev : lt_device(LT_CPU, 0));
   if (!tmp) return NULL;
-  double *pd = lt_data(tmp);
-  int64_t *pi = lt_data(tmp);
-  for (int64_t i = 0; i < n; i++) {
-    double v;
-    if (kind == 0) v = a + (double)i * b;                    /* arange: start, step */
-    else v = i < n / 2 ? a + (double)i * c : b - (double)(n - 1 - i) * c; /* linspace */
-    if (as_int) pi[i] = kind == 0 && a == floor(a) && b == floor(b) ? (int64_t)a + i * (int64_t)b : (int64_t)v;
-    else pd[i] = v;
+  /* arange: start a, step b; linspace: from a and back from b, by c */
+#define INDEX_VALUE(i) (kind == 0 ? a + (double)(i) * b : (i) < n / 2 ? a + (double)(i) * c : b - (double)(n - 1 - (i)) * c)
+  if (as_int && kind == 0 && a == floor(a) && b == floor(b)) {
+    int64_t *pi = lt_data(tmp), a0 = (int64_t)a, st = (int64_t)b;
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) pi[i] = a0 + i * st;
+  } else if (as_int) {
+    int64_t *pi = lt_data(tmp);
+    for (int64_t i = 0; i < n; i++) pi[i] = (int64_t)INDEX_VALUE(i);
+  } else if (wdt == LT_FLOAT32) {
+    float *pf = lt_data(tmp);
+    if (kind == 0) /* (a loop of its own: it vectorises) */
+#pragma omp simd
+      for (int64_t i = 0; i < n; i++) pf[i] = (float)(a + (double)i * b);
+    else
+      for (int64_t i = 0; i < n; i++) pf[i] = (float)INDEX_VALUE(i);
+  } else {
+    double *pd = lt_data(tmp);
+    if (kind == 0)
+#pragma omp simd
+      for (int64_t i = 0; i < n; i++) pd[i] = a + (double)i * b;
+    else
+      for (int64_t i = 0; i < n; i++) pd[i] = INDEX_VALUE(i);
   }
+#undef INDEX_VALUE
+  if (direct) return tmp;
   lt_tensor_t *r = lt_convert(tmp, dt, dev);
   lt_release(tmp);
   return r;
