@@ -508,6 +508,36 @@ lt_tensor_t *lt_clamp(lt_tensor_t *x, const lt_operand_t *min, const lt_operand_
 }
 
 /* ---- copies, fills, conversions ---- */
+/* A copy of the same dtype into a contiguous dst from a src whose last two dims are transposed
+   (stride 1 along the next-to-last, not along the last: x:t():contiguous(), a transpose of the
+   last two dims) with a row stride that makes the iterator's copy miss the cache, of different
+   storages: by tiles (kernels/cpu/elementwise.c); false (nothing done) otherwise. Each leading
+   index (a batch) is one matrix. */
+static bool transpose_copy(lt_tensor_t *dst, const lt_tensor_t *src) {
+  int nd = dst->ndim;
+  if (nd < 2 || src->ndim != nd || src->dtype != dst->dtype || src->storage == dst->storage ||
+      !lt_is_contiguous(dst) || dst->numel < 1024)
+    return false;
+  int64_t R = dst->sizes[nd - 2], C = dst->sizes[nd - 1], sc = src->strides[nd - 1];
+  if (src->strides[nd - 2] != 1 || sc == 1 || sc < R || R < 8 || C < 8) return false;
+  size_t es = lt_elsize(dst);
+  if ((es != 1 && es != 2 && es != 4 && es != 8) || !lt_cpu_transpose_conflicts(es, sc)) return false;
+  int64_t batch = dst->numel / (R * C), idx[LT_MAX_DIM] = {0};
+  int nt = lt_threads_for((double)dst->numel, LT_GRAIN, 0);
+  char *d = lt_data(dst);
+  const char *sbase = lt_data(src);
+  for (int64_t b = 0; b < batch; b++) {
+    int64_t off = 0;
+    for (int k = 0; k < nd - 2; k++) off += idx[k] * src->strides[k];
+    lt_cpu_transpose_copy(es, d + b * R * C * (int64_t)es, sbase + off * (int64_t)es, R, C, sc, nt);
+    for (int k = nd - 3; k >= 0; k--) { /* the next batch index, row-major */
+      if (++idx[k] < dst->sizes[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return true;
+}
+
 int lt_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
   LT_TRY(lt_check_write("copy_", dst));
   if (lt_ag_needed(dst, src)) return lt_ag_copy_(dst, (lt_tensor_t *)src);
@@ -525,6 +555,10 @@ int lt_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
   const lt_backend_i *bs = lt_backend((lt_devtype)src->device.type);
   if (!bd->host_accessible || !bs->host_accessible) return lt_cuda_copy_(dst, src);
   if (dst->numel == 0) return LT_OK;
+  if (transpose_copy(dst, src)) {
+    lt_bump_version(dst);
+    return LT_OK;
+  }
   lt_tensor_t *ops[2] = {dst, (lt_tensor_t *)src};
   lt_iter_t it;
   lt_iter_init(&it, 2, ops);

@@ -566,3 +566,42 @@ describe("div's rounding modes", function()
     H.assert_values(x, { 3, -3 }, 0)
   end)
 end)
+
+describe('copies of transposed matrices', function()
+  -- x:transpose(-1, -2):contiguous() for row strides that are multiples of 1024 bytes (the tiled
+  -- copy: rows of dst conflicting in the cache too, or not), with partial tiles, batches and every
+  -- element size, against the element-by-element definition
+  it('copy every element to its transposed place', function()
+    torch.manual_seed(41)
+    local cases = {
+      { torch.float32, { 37, 256 } }, { torch.float32, { 256, 37 } }, { torch.float32, { 256, 256 } },
+      { torch.float32, { 3, 20, 512 } }, { torch.float64, { 19, 128 } }, { torch.float64, { 128, 128 } },
+      { torch.int64, { 2, 9, 256 } }, { torch.float16, { 21, 512 } }, { torch.bfloat16, { 512, 33 } },
+      { torch.int8, { 17, 1024 } }, { torch.uint8, { 1024, 1024 } }, { torch.bool, { 12, 1024 } },
+      { torch.int32, { 31, 300 } }, -- a stride that does not conflict: the iterator's copy
+    }
+    for _, case in ipairs(cases) do
+      local dt, shape = case[1], case[2]
+      local x = torch.randint(0, 100, shape):to(dt)
+      local y = x:transpose(-1, -2):contiguous()
+      local n = #shape
+      local want = {}
+      for i = 1, n - 2 do want[i] = shape[i] end
+      want[n - 1], want[n] = shape[n], shape[n - 1]
+      assert.are.same(want, { table.unpack(y.shape) })
+      assert.is_true(y:is_contiguous())
+      local xf = x:reshape(-1, shape[n - 1], shape[n]):totable()
+      local yf = y:reshape(-1, shape[n], shape[n - 1]):totable()
+      for b = 1, #xf do
+        for r = 1, shape[n] do
+          for c = 1, shape[n - 1] do
+            if yf[b][r][c] ~= xf[b][c][r] then
+              error(('%s %s: element [%d][%d][%d] is %s, want %s'):format(tostring(dt), table.concat(shape, 'x'), b, r, c,
+                tostring(yf[b][r][c]), tostring(xf[b][c][r])))
+            end
+          end
+        end
+      end
+    end
+  end)
+end)

@@ -26,6 +26,12 @@ lt_loop_fn lt_cpu_where_loop(size_t size);
 lt_loop_fn lt_cpu_cast_loop(lt_dtype dst, lt_dtype src);
 /* out = value (the element given in ctx, `size` bytes). */
 lt_loop_fn lt_cpu_fill_loop(size_t size);
+/* dst[r * C + c] = src[r + c * sc] for r < R, c < C, elements of es bytes (1, 2, 4 or 8), on nt
+   threads (each a block of columns); dst and src do not overlap. Faster than the iterator's copy
+   only where lt_cpu_transpose_conflicts(es, sc): src's row stride is a multiple of a large power of
+   two (the cache's sets) */
+void lt_cpu_transpose_copy(size_t es, void *dst, const void *src, int64_t R, int64_t C, int64_t sc, int nt);
+bool lt_cpu_transpose_conflicts(size_t es, int64_t sc);
 /* out = min(max(x, lo), hi) for float32 or float64 x (NULL for other dtypes), by the formulas of the
    binary ops maximum and minimum (NaN in x or a bound propagates); ctx: double[2] {lo, hi},
    converted to the dtype */
