@@ -329,6 +329,12 @@ lt_tensor_t *lt_binary(lt_binary_op op, lt_operand_t a, lt_operand_t b, double a
       (out && lt_ag_needed(out, NULL)))
     return lt_ag_binary(op, a, b, alpha, out);
   const char *name = binary_names[op];
+  /* x ^ 2 of a floating x is x * x (the same value: the square of a float or a double is what pow
+     gives, rounded once), a multiply instead of a call to libm's pow an element (64 x 512 floats:
+     172 -> 4 us) */
+  if (op == LT_BINARY_pow && a.kind == LT_OPERAND_TENSOR && lt_dtype_is_floating(a.t->dtype) &&
+      ((b.kind == LT_OPERAND_INT && b.i == 2) || (b.kind == LT_OPERAND_FLOAT && b.f == 2.0)))
+    return lt_binary(LT_BINARY_mul, a, a, 1, out);
   if (a.kind == LT_OPERAND_TENSOR && b.kind == LT_OPERAND_TENSOR && binary_fast_path(op, a.t, b.t, alpha, out)) {
     lt_tensor_t *o = out;
     if (o) lt_retain(o);

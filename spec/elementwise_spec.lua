@@ -189,6 +189,33 @@ describe('unary ops', function()
 end)
 
 describe('binary ops', function()
+  it('square by pow(2) and ^ 2 exactly, every floating dtype, with the gradient of pow', function()
+    local vals = { 0.0, -0.0, 1.5, -2.25, 1e-30, -3e20, 1e200, math.huge, -math.huge, 0 / 0, 0.1, -7.3 }
+    for _, dt in ipairs { torch.float64, torch.float32, torch.float16, torch.bfloat16 } do
+      local x = torch.tensor(vals, { dtype = torch.float64 }):to(dt)
+      local xv = x:totable()
+      for _, y in ipairs { x:pow(2), x ^ 2, x:pow(2.0), torch.pow(x, 2) } do
+        assert.are.equal(dt, y.dtype)
+        -- the exact square (a double holds it for every float type), rounded once to the dtype
+        local want = torch.tensor((function()
+          local t = {}
+          for i, v in ipairs(xv) do t[i] = v * v end
+          return t
+        end)(), { dtype = torch.float64 }):to(dt):totable()
+        local yv = y:totable()
+        for i = 1, #vals do
+          local ok = (yv[i] ~= yv[i] and want[i] ~= want[i]) or (yv[i] == want[i] and 1 / yv[i] == 1 / want[i])
+          assert(ok, ('%s: %s ^ 2 is %s, want %s'):format(tostring(dt), tostring(xv[i]), tostring(yv[i]), tostring(want[i])))
+        end
+      end
+    end
+    H.assert_values(torch.tensor({ -3, 4 }):pow(2), { 9, 16 }, 0) -- integers keep their own pow
+    assert.are.equal(torch.int64, torch.tensor({ -3, 4 }):pow(2).dtype)
+    local g = torch.tensor({ 1.5, -2.0, 0.25 }, { dtype = torch.float64, requires_grad = true })
+    g:pow(2):sum():backward()
+    H.assert_values(g.grad, { 3.0, -4.0, 0.5 }, 0)
+  end)
+
   it('broadcast as PyTorch does', function()
     local a = torch.tensor({ { 1 }, { 2 }, { 3 } }, { dtype = torch.float32 }) -- [3, 1]
     local b = torch.tensor({ 10, 20, 30, 40 }, { dtype = torch.float32 })     -- [4]

@@ -895,6 +895,10 @@ describe('adaptive_avg_pool2d', function()
     assert.are.same({ 3, 5, 3 }, y.shape)
     H.assert_values(y, ref_adaptive({ x:totable() }, 5, 3)[1], 1e-12)
     H.assert_values(F.adaptive_avg_pool2d(x, 1), x:mean({ 2, 3 }, true):totable(), 1e-12)
+    -- to 1 x 1 (a mean over each plane): values against the loops, gradient by finite differences
+    local x4 = noncontig(randn({ 2, 3, 5, 4 }))
+    H.assert_values(F.adaptive_avg_pool2d(x4, { 1, 1 }), ref_adaptive(x4:totable(), 1, 1), 1e-12)
+    assert.is_true(gradcheck(function(a) return F.adaptive_avg_pool2d(a, 1) end, { x4:clone():requires_grad_() }))
   end)
 
   for _, cs in ipairs { { 5, 7, 3, 2 }, { 4, 4, 2, 2 }, { 3, 4, 5, 6 } } do

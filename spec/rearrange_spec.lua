@@ -42,6 +42,24 @@ describe('flip, roll, tril and triu', function()
     end
   end)
 
+  it('roll by every shift from -2n to 2n along either dim matches the loop', function()
+    local x = torch.arange(1, 29):view(4, 7)
+    local v = x:totable()
+    for d = 1, 2 do
+      local n = x:size(d)
+      for sh = -2 * n, 2 * n do
+        local r = x:roll(sh, d):totable()
+        for i = 1, 4 do
+          for j = 1, 7 do
+            local si, sj = i, j
+            if d == 1 then si = (i - 1 - sh) % n + 1 else sj = (j - 1 - sh) % n + 1 end
+            assert.are.equal(v[si][sj], r[i][j], ('roll %d along %d at (%d, %d)'):format(sh, d, i, j))
+          end
+        end
+      end
+    end
+  end)
+
   it('roll without dims rolls the flattened tensor; tril_ and triu_ work in place', function()
     local x = torch.arange(1, 7):view(2, 3)
     H.assert_values(x:roll(2), { { 5, 6, 1 }, { 2, 3, 4 } }, 0)

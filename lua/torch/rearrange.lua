@@ -60,9 +60,10 @@ function Tensor.roll(x, shifts, dims)
     s = as_int(s)
     if math.type(s) ~= 'integer' then error('roll: shifts must be integers, got ' .. tostring(s), 2) end
     if n > 0 and s % n ~= 0 then
-      -- element i of the result is element (i - s) mod n of x
-      local idx = (torch.arange(0, n, { device = x.device }) - s) % n + 1
-      r = r:index_select(d, idx)
+      -- element i of the result is element (i - s) mod n of x: the last s of x, then the first
+      -- n - s (two block copies; an index_select of the last dim gathered element by element)
+      local k = s % n
+      r = torch.cat({ r:narrow(d, n - k + 1, k), r:narrow(d, 1, n - k) }, d)
     end
   end
   return rawequal(r, x) and x:clone() or r

@@ -416,6 +416,12 @@ function F.adaptive_avg_pool2d(x, size)
   else
     h, w = pair(size, 'output_size', 'adaptive_avg_pool2d')
   end
+  -- to 1 x 1 (a CNN's global average pooling): the mean over each plane, one reduction
+  -- (16 x 8 x 32 x 32: 108 -> 14 us); the kernel checks everything else
+  if h == 1 and w == 1 and (x:dim() == 3 or x:dim() == 4) and x.dtype.is_floating_point and x:size(-1) > 0 and
+    x:size(-2) > 0 then
+    return x:mean({ -2, -1 }, true)
+  end
   return C.adaptive_avg_pool2d(x, h, w)
 end
 
