@@ -20,13 +20,21 @@
 #define LT_EXP(v) exp(v)
 #define LT_TANH(v) tanh(v)
 #define LT_ERF(v) erf(v)
+#define LT_LOG(v) log(v)
+#define LT_LOG1P(v) log1p(v)
+#define LT_SELECT(c, a, b) ((c) ? (a) : (b))
 #else
 #include <tgmath.h>
-/* float exp, tanh and erf through the vectorisable lt_expf, lt_tanhf and lt_erff, double through
-   libm */
+/* float exp, tanh, erf, log and log1p through the vectorisable lt_expf, lt_tanhf, lt_erff, lt_logf
+   and lt_log1pf, double through libm */
 #define LT_EXP(v) _Generic((v), float: lt_expf, default: exp)(v)
 #define LT_TANH(v) _Generic((v), float: lt_tanhf, default: tanh)(v)
 #define LT_ERF(v) _Generic((v), float: lt_erff, default: erf)(v)
+#define LT_LOG(v) _Generic((v), float: lt_logf, default: log)(v)
+#define LT_LOG1P(v) _Generic((v), float: lt_log1pf, default: log1p)(v)
+/* c ? a : b, for floats through masks (a plain select lets the compiler compute a side only where
+   it is taken, a branch that keeps the loop scalar) */
+#define LT_SELECT(c, a, b) _Generic((a), float: lt_self((c), (a), (b)), default: ((c) ? (a) : (b)))
 #endif
 
 /* kinds: LT_INTS ops have an integer body; LT_FLOATS ops convert integer inputs to float32;
@@ -58,8 +66,8 @@
   X(neg, LT_INTS, -(v), LT_ISUB(0, v))                                                   \
   X(exp, LT_FLOATS, LT_EXP(v), 0)                                                           \
   X(expm1, LT_FLOATS, expm1(v), 0)                                                       \
-  X(log, LT_FLOATS, log(v), 0)                                                           \
-  X(log1p, LT_FLOATS, log1p(v), 0)                                                       \
+  X(log, LT_FLOATS, LT_LOG(v), 0)                                                        \
+  X(log1p, LT_FLOATS, LT_LOG1P(v), 0)                                                    \
   X(log2, LT_FLOATS, log2(v), 0)                                                         \
   X(log10, LT_FLOATS, log10(v), 0)                                                       \
   X(sqrt, LT_FLOATS, sqrt(v), 0)                                                         \
@@ -97,7 +105,7 @@
   X(softplus, LT_FLOATS, lt_softplus1(v), 0)                                                \
   X(hardswish, LT_FLOATS, ((v) <= (T)-3 ? (T)0 : (v) >= (T)3 ? (v) : (v) * ((v) + (T)3) / (T)6), 0) \
   X(hardsigmoid, LT_FLOATS, ((v) <= (T)-3 ? (T)0 : (v) >= (T)3 ? (T)1 : (v) / (T)6 + (T)0.5), 0) \
-  X(logsigmoid, LT_FLOATS, (((v) < 0 ? (v) : (T)0) - log1p(LT_EXP(-fabs(v)))), 0)          \
+  X(logsigmoid, LT_FLOATS, (((v) < 0 ? (v) : (T)0) - LT_LOG1P(LT_EXP(-fabs(v)))), 0)          \
   X(selu, LT_FLOATS, ((v) > 0 ? (T)LT_SELU_SCALE * (v) : (T)(LT_SELU_SCALE * LT_SELU_ALPHA) * expm1(v)), 0) \
   X(softsign, LT_FLOATS, (v) / ((T)1 + fabs(v)), 0)                                         \
   X(tanhshrink, LT_FLOATS, (v) - LT_TANH(v), 0)                                             \
@@ -222,11 +230,13 @@ typedef enum {
 /* Helpers of the activations above, for T = float and double: CUDA overloads them, C picks one
    with _Generic. softplus with PyTorch's defaults (beta 1, threshold 20); the derivatives of silu,
    mish, softplus and logsigmoid in PyTorch's forms. */
-#define LT_SOFTPLUS1(T) return x > (T)20 ? x : log1p(LT_EXP(x));
+/* (both sides computed, then one selected: a side evaluated under a condition keeps the loop
+   scalar) */
+#define LT_SOFTPLUS1(T) T sp_ = LT_LOG1P(LT_EXP(x)); return LT_SELECT(x > (T)20, x, sp_);
 #define LT_SOFTPLUS1_GRAD(T) T z = LT_EXP(x); return z / (z + (T)1);
 #define LT_SILU_GRAD(T) T s = (T)1 / ((T)1 + LT_EXP(-x)); return s * ((T)1 + x * ((T)1 - s));
 #define LT_MISH_GRAD(T)                                                                            \
-  T s = (T)1 / ((T)1 + LT_EXP(-x)), t = LT_TANH(x > (T)20 ? x : log1p(LT_EXP(x)));                 \
+  T s = (T)1 / ((T)1 + LT_EXP(-x)), sp_ = LT_LOG1P(LT_EXP(x)), t = LT_TANH(LT_SELECT(x > (T)20, x, sp_));     \
   return t + x * s * ((T)1 - t * t);
 #define LT_LOGSIGMOID_GRAD(T)                                                                      \
   T z = LT_EXP(-fabs(x));                                                                          \

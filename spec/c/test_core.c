@@ -280,6 +280,42 @@ static void test_erff(void) {
   CHECK(lt_erff(NAN) != lt_erff(NAN), "erf(nan) is nan");
 }
 
+static float logf_of(float x) { return lt_logf(x); }
+static float log1pf_of(float x) { return lt_log1pf(x); }
+
+/* the vectorisable float log and log1p (kernels/fastmath.h) against double log and log1p: every
+   61st float (negative ones NaN), every float of [0.7, 1.5] (around 1, where log switches its
+   arrangement) and the subnormals for log; for log1p the floats near 0 where 1 + x rounds to 1 or
+   nearly, and those near -1 */
+static void test_logf(void) {
+  double worst = 0, worst1 = 0;
+  float at = 0, at1 = 0;
+  for (uint64_t u = 0; u < (1ull << 32); u += 61) {
+    lt_f32u v;
+    v.u = (uint32_t)u;
+    double e = ulp_error(lt_logf(v.f), log((double)v.f));
+    if (e > worst) worst = e, at = v.f;
+    e = ulp_error(lt_log1pf(v.f), log1p((double)v.f));
+    if (e > worst1) worst1 = e, at1 = v.f;
+  }
+  worst_over(0.7f, 1.5f, logf_of, log, &worst, &at);
+  worst_over(0x1p-149f, 0x1p-126f, logf_of, log, &worst, &at);
+  worst_over(0x1p-26f, 0x1p-21f, log1pf_of, log1p, &worst1, &at1);
+  worst_over(-0x1p-21f, -0x1p-26f, log1pf_of, log1p, &worst1, &at1);
+  worst_over(-1.0f, -0.99f, log1pf_of, log1p, &worst1, &at1);
+  CHECK(worst < 1.0, "lt_logf: %.3f ulp at %a", worst, at);
+  CHECK(worst1 < 2.0, "lt_log1pf: %.3f ulp at %a", worst1, at1);
+  CHECK(lt_logf(1.0f) == 0.0f && lt_logf(0.0f) == -INFINITY && lt_logf(-0.0f) == -INFINITY,
+        "log(1) = 0, log(+-0) = -inf");
+  CHECK(lt_logf(-1.0f) != lt_logf(-1.0f) && lt_logf(-INFINITY) != lt_logf(-INFINITY) && lt_logf(NAN) != lt_logf(NAN),
+        "log of a negative number, of -inf and of NaN is NaN");
+  CHECK(lt_logf(INFINITY) == INFINITY && lt_logf(0x1p-149f) == (float)log(0x1p-149), "log(inf) = inf, the smallest subnormal");
+  CHECK(lt_log1pf(-1.0f) == -INFINITY && lt_log1pf(-2.0f) != lt_log1pf(-2.0f) && lt_log1pf(INFINITY) == INFINITY &&
+            lt_log1pf(NAN) != lt_log1pf(NAN),
+        "log1p(-1) = -inf, log1p(x < -1) = NaN, log1p(inf) = inf, NaN");
+  CHECK(lt_log1pf(0x1p-30f) == 0x1p-30f && signbit(lt_log1pf(-0.0f)), "log1p(x) = x where 1 + x rounds to 1, -0 kept");
+}
+
 /* Large contiguous outputs of the cheap binary ops are written with streamed (non-temporal)
    stores a cache line at a time (kernels/cpu/elementwise.c). Every dtype, outputs at 0, 1 and 3
    elements past a line boundary (plain stores up to the first boundary), odd lengths (a tail),
@@ -347,6 +383,7 @@ int main(void) {
   test_expf();
   test_tanhf();
   test_erff();
+  test_logf();
   test_streamed_stores();
   test_promotion();
   test_devices();
