@@ -19,6 +19,8 @@ local emb = torch.rand(1000, 64)
 local idx = torch.randint(1, 1001, { 256 })
 local rm, rv = torch.zeros(512), torch.ones(512)
 local mask = h:gt(0.5)
+local img = torch.rand(16, 8, 32, 32)
+local wide = torch.rand(64, 1000)
 
 -- name, call: the names are bench/torch_ops.py's too
 local cases = {
@@ -49,6 +51,19 @@ local cases = {
   { 'embedding_256_of_1000x64', function() return F.embedding(idx, emb) end },
   { 'index_select_256_of_1000x64', function() return emb:index_select(1, idx) end },
   { 'cat_2x128x10', function() return torch.cat({ x:narrow(1, 1, 128), x:narrow(1, 129, 128) }, 1) end },
+  { 'gt_scalar_64x512', function() return h:gt(0.5) end },
+  { 'mask_sum_64x512', function() return mask:sum() end },
+  { 'mul_mask_64x512', function() return h * mask end },
+  { 'pow2_64x512', function() return h:pow(2) end },
+  { 'log_64x512', function() return h:log() end },
+  { 'softplus_64x512', function() return F.softplus(h) end },
+  { 'logsigmoid_64x512', function() return F.logsigmoid(h) end },
+  { 'transpose_copy_64x512', function() return h:t():contiguous() end },
+  { 'flip_64x512', function() return h:flip(2) end },
+  { 'roll_64x512', function() return h:roll(3, 2) end },
+  { 'arange_32768', function() return torch.arange(0, 32768) end },
+  { 'global_avg_pool_16x8x32x32', function() return F.adaptive_avg_pool2d(img, 1) end },
+  { 'topk5_64x1000', function() return wide:topk(5, 2) end },
 }
 print('# threads=' .. torch.get_num_threads())
 for _, c in ipairs(cases) do

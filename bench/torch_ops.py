@@ -48,6 +48,8 @@ def main():
     idx = torch.randint(0, 1000, (256,))
     rm, rv = torch.zeros(512), torch.ones(512)
     mask = h > 0.5
+    img = torch.rand(16, 8, 32, 32)
+    wide = torch.rand(64, 1000)
     cases = [
         ("max_dim_256x10", lambda: x.max(1)),
         ("argmax_256x10", lambda: x.argmax(1)),
@@ -76,6 +78,19 @@ def main():
         ("embedding_256_of_1000x64", lambda: F.embedding(idx, emb)),
         ("index_select_256_of_1000x64", lambda: emb.index_select(0, idx)),
         ("cat_2x128x10", lambda: torch.cat([x[:128], x[128:]], 0)),
+        ("gt_scalar_64x512", lambda: h.gt(0.5)),
+        ("mask_sum_64x512", lambda: mask.sum()),
+        ("mul_mask_64x512", lambda: h * mask),
+        ("pow2_64x512", lambda: h.pow(2)),
+        ("log_64x512", lambda: h.log()),
+        ("softplus_64x512", lambda: F.softplus(h)),
+        ("logsigmoid_64x512", lambda: F.logsigmoid(h)),
+        ("transpose_copy_64x512", lambda: h.t().contiguous()),
+        ("flip_64x512", lambda: h.flip(1)),
+        ("roll_64x512", lambda: h.roll(3, 1)),
+        ("arange_32768", lambda: torch.arange(0, 32768)),
+        ("global_avg_pool_16x8x32x32", lambda: F.adaptive_avg_pool2d(img, 1)),
+        ("topk5_64x1000", lambda: wide.topk(5, 1)),
     ]
     print(f"# torch {torch.__version__} threads={torch.get_num_threads()}")
     for name, f in cases:
