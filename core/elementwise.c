@@ -522,7 +522,8 @@ lt_tensor_t *lt_clamp(lt_tensor_t *x, const lt_operand_t *min, const lt_operand_
 static bool transpose_copy(lt_tensor_t *dst, const lt_tensor_t *src) {
   int nd = dst->ndim;
   if (nd < 2 || src->ndim != nd || src->dtype != dst->dtype || src->storage == dst->storage ||
-      !lt_is_contiguous(dst) || dst->numel < 1024)
+      !lt_is_contiguous(dst) || dst->numel < 1024 ||
+      memcmp(src->sizes, dst->sizes, sizeof(int64_t) * (size_t)nd) != 0) /* (not broadcast) */
     return false;
   int64_t R = dst->sizes[nd - 2], C = dst->sizes[nd - 1], sc = src->strides[nd - 1];
   if (src->strides[nd - 2] != 1 || sc == 1 || sc < R || R < 8 || C < 8) return false;

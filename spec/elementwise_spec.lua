@@ -631,4 +631,14 @@ describe('copies of transposed matrices', function()
       end
     end
   end)
+
+  it('broadcast a source of one column whose strides are a transposed matrix\'s', function()
+    local src = torch.arange(1, 257, 1, { dtype = torch.float32 }):view(1, 256):t() -- 256 x 1, strides (1, 256)
+    local dst = torch.empty(256, 512)
+    dst:copy_(src)
+    for _, rc in ipairs { { 1, 1 }, { 1, 512 }, { 100, 7 }, { 256, 512 } } do
+      assert.are.equal(rc[1], dst[rc[1]][rc[2]])
+    end
+    assert.are.equal(256 * 257 / 2 * 512, dst:sum():item())
+  end)
 end)
