@@ -57,45 +57,18 @@ local function at(t, c)
   return t
 end
 
--- checks x:sort(dim, descending) and x:argsort against the reference on every slice
-local function check_sort(x, dim, descending, what)
+-- checks values v and positions idx (the first k along dim, descending or not; and, when given,
+-- argsort's positions as a table) against the reference order on every slice of x
+local function check_first(x, v, idx, k, dim, descending, what, argsorted)
   local shape = x:size()
   local vals = x:totable()
-  local v, idx = x:sort(dim, descending)
-  assert.are.equal(torch.int64, idx.dtype, what)
-  assert.are.equal(x.dtype, v.dtype, what)
-  assert.are.equal(tostring(x:size()), tostring(v:size()), what)
-  local vt, it, at_ = v:totable(), idx:totable(), x:argsort(dim, descending):totable()
-  local d = dim < 0 and #shape + dim + 1 or dim
-  for _, c in ipairs(slices(shape, d)) do
-    local sv = {}
-    for j = 1, shape[d] do
-      c[d] = j
-      sv[j] = at(vals, c)
-    end
-    local want = ref_order(sv, descending)
-    for j = 1, shape[d] do
-      c[d] = j
-      local gi, gv = at(it, c), at(vt, c)
-      assert(gi == want[j], string.format('%s: slice position %d is %s, want %d', what, j, tostring(gi), want[j]))
-      assert(at(at_, c) == want[j], what .. ': argsort')
-      local w = sv[want[j]]
-      assert(gv == w or (gv ~= gv and w ~= w), string.format('%s: value %d is %s, want %s', what, j, tostring(gv), tostring(w)))
-    end
-  end
-end
-
--- checks x:topk(k, dim, largest) against the reference order on every slice
-local function check_topk(x, k, dim, largest, what)
-  local shape = x:size()
-  local vals = x:totable()
-  local v, idx = x:topk(k, dim, largest)
   local d = dim < 0 and #shape + dim + 1 or dim
   local want_shape = { table.unpack(shape) }
   want_shape[d] = k
+  assert.are.equal(torch.int64, idx.dtype, what)
+  assert.are.equal(x.dtype, v.dtype, what)
   assert.are.same(want_shape, { table.unpack(idx:size()) }, what)
   assert.are.same(want_shape, { table.unpack(v:size()) }, what)
-  assert.are.equal(x.dtype, v.dtype, what)
   local vt, it = v:totable(), idx:totable()
   for _, c in ipairs(slices(shape, d)) do
     local sv = {}
@@ -103,15 +76,29 @@ local function check_topk(x, k, dim, largest, what)
       c[d] = j
       sv[j] = at(vals, c)
     end
-    local want = ref_order(sv, largest)
+    local want = ref_order(sv, descending)
     for j = 1, k do
       c[d] = j
       local gi, gv = at(it, c), at(vt, c)
       assert(gi == want[j], string.format('%s: position %d is %s, want %d', what, j, tostring(gi), want[j]))
+      if argsorted then assert(at(argsorted, c) == want[j], what .. ': argsort') end
       local w = sv[want[j]]
       assert(gv == w or (gv ~= gv and w ~= w), string.format('%s: value %d is %s, want %s', what, j, tostring(gv), tostring(w)))
     end
   end
+end
+
+-- checks x:sort(dim, descending) and x:argsort against the reference on every slice
+local function check_sort(x, dim, descending, what)
+  local v, idx = x:sort(dim, descending)
+  local n = x:size(dim < 0 and x:dim() + dim + 1 or dim)
+  check_first(x, v, idx, n, dim, descending, what, x:argsort(dim, descending):totable())
+end
+
+-- checks x:topk(k, dim, largest) against the reference order on every slice
+local function check_topk(x, k, dim, largest, what)
+  local v, idx = x:topk(k, dim, largest)
+  check_first(x, v, idx, k, dim, largest, what)
 end
 
 describe('sort and argsort', function()
