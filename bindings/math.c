@@ -491,7 +491,22 @@ static int t_topk(lua_State *L) {
   return 2;
 }
 
-static const luaL_Reg torch_only[] = {{"where", m_where}, {"_argsort", t_argsort}, {"_topk", t_topk}, {NULL, NULL}};
+/* torch._leaky_relu(x, negative_slope), torch._elu(x, alpha), torch._celu(x, alpha): one op each on a
+   floating x (nn.functional's F.leaky_relu, F.elu and F.celu, lua/torch/nn/functional.lua) */
+static int parametric_activation(lua_State *L, lt_binary_op op) {
+  lt_tensor_t *x = lt_lua_checktensor(L, 1);
+  double p = luaL_checknumber(L, 2);
+  lt_lua_checknargs(L, 2, lt_binary_name(op));
+  lt_lua_pushtensor(L, lt_binary(op, lt_tensor_operand(x), lt_float_operand(p), 1, NULL));
+  return 1;
+}
+static int t_leaky_relu(lua_State *L) { return parametric_activation(L, LT_BINARY_leaky_relu); }
+static int t_elu(lua_State *L) { return parametric_activation(L, LT_BINARY_elu); }
+static int t_celu(lua_State *L) { return parametric_activation(L, LT_BINARY_celu); }
+
+static const luaL_Reg torch_only[] = {{"where", m_where}, {"_argsort", t_argsort}, {"_topk", t_topk},
+                                     {"_leaky_relu", t_leaky_relu}, {"_elu", t_elu}, {"_celu", t_celu},
+                                     {NULL, NULL}};
 
 void lt_open_math(lua_State *L, int torch, int mtab) {
   lt_lua_register(L, torch, mtab, unary_fns, true, true);

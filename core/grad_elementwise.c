@@ -431,6 +431,39 @@ static lt_tensor_t *binary_grad(lt_node_t *n, int k, lt_tensor_t *g) {
       lt_tensor_t *d = lt_opc(LT_BINARY_mul, un(LT_UNARY_exp, e), lt_T(g));
       return c->op == LT_BINARY_igamma ? d : lt_opc(LT_BINARY_mul, d, lt_F(-1));
     }
+    case LT_BINARY_leaky_relu:
+    case LT_BINARY_elu:
+    case LT_BINARY_celu: { /* x: the op's backward at x, its slope or alpha the number b */
+      if (k == 1) {
+        lt_error("%s: the derivative for its %s is not implemented", lt_binary_name(c->op),
+                 c->op == LT_BINARY_leaky_relu ? "negative_slope" : "alpha");
+        return NULL;
+      }
+      if (operand(n, 0, &a) != LT_OK || operand(n, 1, &b) != LT_OK) return NULL;
+      lt_binary_op bw = c->op == LT_BINARY_leaky_relu ? LT_BINARY_leaky_relu_backward
+                        : c->op == LT_BINARY_elu      ? LT_BINARY_elu_backward
+                                                      : LT_BINARY_celu_backward;
+      return lt_binary(bw, lt_T(g), a, b.kind == LT_OPERAND_FLOAT ? b.f : (double)b.i, NULL);
+    }
+    case LT_BINARY_leaky_relu_backward:
+    case LT_BINARY_elu_backward:
+    case LT_BINARY_celu_backward: { /* of (g, x): g's is the same op on the incoming gradient */
+      if (operand(n, 0, &a) != LT_OK || operand(n, 1, &b) != LT_OK) return NULL;
+      if (k == 0) return lt_binary(c->op, lt_T(g), b, c->alpha, NULL);
+      if (c->op == LT_BINARY_leaky_relu_backward) return lt_op(LT_BINARY_mul, lt_T(g), lt_F(0));
+      /* x's: 0 above 0, else g a alpha exp(x) (elu) or g a exp(x / alpha) / alpha (celu), the
+         exponential of min(x, 0) so that the branch not taken stays finite */
+      lt_tensor_t *e = lt_op(LT_BINARY_minimum, b, lt_F(0));
+      if (c->op == LT_BINARY_celu_backward) e = lt_opc(LT_BINARY_div, e, lt_F(c->alpha));
+      e = un(LT_UNARY_exp, e);
+      e = lt_opc(LT_BINARY_mul, lt_opc(LT_BINARY_mul, e, a), lt_T(g));
+      e = lt_opc(LT_BINARY_mul, e, lt_F(c->op == LT_BINARY_elu_backward ? c->alpha : 1 / c->alpha));
+      lt_tensor_t *pos = lt_compare(LT_COMPARE_gt, b, lt_F(0), NULL);
+      lt_tensor_t *r = e && pos ? lt_where(pos, lt_F(0), lt_T(e)) : NULL;
+      lt_release(e);
+      lt_release(pos);
+      return r;
+    }
     default:
       lt_error("%s: not differentiable", lt_binary_name(c->op));
       return NULL;

@@ -22,16 +22,18 @@
 #define LT_ERF(v) erf(v)
 #define LT_LOG(v) log(v)
 #define LT_LOG1P(v) log1p(v)
+#define LT_EXPM1(v) expm1(v)
 #define LT_SELECT(c, a, b) ((c) ? (a) : (b))
 #else
 #include <tgmath.h>
-/* float exp, tanh, erf, log and log1p through the vectorisable lt_expf, lt_tanhf, lt_erff, lt_logf
-   and lt_log1pf, double through libm */
+/* float exp, tanh, erf, log, log1p and expm1 through the vectorisable lt_expf, lt_tanhf, lt_erff,
+   lt_logf, lt_log1pf and lt_expm1f, double through libm */
 #define LT_EXP(v) _Generic((v), float: lt_expf, default: exp)(v)
 #define LT_TANH(v) _Generic((v), float: lt_tanhf, default: tanh)(v)
 #define LT_ERF(v) _Generic((v), float: lt_erff, default: erf)(v)
 #define LT_LOG(v) _Generic((v), float: lt_logf, default: log)(v)
 #define LT_LOG1P(v) _Generic((v), float: lt_log1pf, default: log1p)(v)
+#define LT_EXPM1(v) _Generic((v), float: lt_expm1f, default: expm1)(v)
 /* c ? a : b, for floats through masks (a plain select lets the compiler compute a side only where
    it is taken, a branch that keeps the loop scalar) */
 #define LT_SELECT(c, a, b) _Generic((a), float: lt_self((c), (a), (b)), default: ((c) ? (a) : (b)))
@@ -65,7 +67,7 @@
   X(abs, LT_INTS, fabs(v), ((v) < 0 ? LT_ISUB(0, v) : (v)))                              \
   X(neg, LT_INTS, -(v), LT_ISUB(0, v))                                                   \
   X(exp, LT_FLOATS, LT_EXP(v), 0)                                                           \
-  X(expm1, LT_FLOATS, expm1(v), 0)                                                       \
+  X(expm1, LT_FLOATS, LT_EXPM1(v), 0)                                                    \
   X(log, LT_FLOATS, LT_LOG(v), 0)                                                        \
   X(log1p, LT_FLOATS, LT_LOG1P(v), 0)                                                    \
   X(log2, LT_FLOATS, log2(v), 0)                                                         \
@@ -106,7 +108,7 @@
   X(hardswish, LT_FLOATS, ((v) <= (T)-3 ? (T)0 : (v) >= (T)3 ? (v) : (v) * ((v) + (T)3) / (T)6), 0) \
   X(hardsigmoid, LT_FLOATS, ((v) <= (T)-3 ? (T)0 : (v) >= (T)3 ? (T)1 : (v) / (T)6 + (T)0.5), 0) \
   X(logsigmoid, LT_FLOATS, (((v) < 0 ? (v) : (T)0) - LT_LOG1P(LT_EXP(-fabs(v)))), 0)          \
-  X(selu, LT_FLOATS, ((v) > 0 ? (T)LT_SELU_SCALE * (v) : (T)(LT_SELU_SCALE * LT_SELU_ALPHA) * expm1(v)), 0) \
+  X(selu, LT_FLOATS, LT_SELECT((v) > 0, (T)LT_SELU_SCALE * (v), (T)(LT_SELU_SCALE * LT_SELU_ALPHA) * LT_EXPM1(v)), 0) \
   X(softsign, LT_FLOATS, (v) / ((T)1 + fabs(v)), 0)                                         \
   X(tanhshrink, LT_FLOATS, (v) - LT_TANH(v), 0)                                             \
   X(relu6, LT_INTS, ((v) != (v) ? (v) : (v) < 0 ? (T)0 : (v) > 6 ? (T)6 : (v)), ((v) < 0 ? 0 : (v) > 6 ? 6 : (v))) \
@@ -391,7 +393,10 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
    them) and has no derivative, as in PyTorch. floor_divide and div_trunc are torch.div's rounding
    modes 'floor' and 'trunc' (PyTorch's formulas; the integer ones wrap the lowest value divided by
    -1, where PyTorch 1.13 dies of SIGFPE, and the core refuses an integer divisor 0 before);
-   div_trunc is reached only so. hypot is C's (no overflow of a^2 + b^2; inf beside a NaN). */
+   div_trunc is reached only so. hypot is C's (no overflow of a^2 + b^2; inf beside a NaN).
+   leaky_relu, elu and celu are F.leaky_relu's, F.elu's and F.celu's on floating tensors, b their
+   negative slope or alpha (a number); their *_backward ops give the input's gradient from the
+   output's gradient a and the input b, alpha their slope or alpha (PyTorch's formulas). */
 #define LT_BINARY_OPS(X)                                                        \
   X(add, LT_INTS, (a) + alpha * (b), LT_IADD(a, LT_IMUL(ialpha, b)))                  \
   X(sub, LT_INTS, (a) - alpha * (b), LT_ISUB(a, LT_IMUL(ialpha, b)))                  \
@@ -426,7 +431,13 @@ LT_HD double lt_nextafter(double a, double b) { return nextafter(a, b); }
   X(special_laguerre_polynomial_l, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 2), 0) \
   X(special_legendre_polynomial_p, LT_FLOATS, (T)lt_sp_classical_poly((double)(a), (double)(b), 3), 0) \
   X(floor_divide, LT_INTS, (T)lt_fdiv_floor(a, b), lt_idiv_floor(a, b)) \
-  X(div_trunc, LT_INTS | LT_INTERNAL, trunc((a) / (b)), lt_idiv_trunc(a, b))
+  X(div_trunc, LT_INTS | LT_INTERNAL, trunc((a) / (b)), lt_idiv_trunc(a, b)) \
+  X(leaky_relu, LT_FLOATS_ONLY | LT_INTERNAL, LT_SELECT((a) > 0, (a), (a) * (b)), 0) \
+  X(elu, LT_FLOATS_ONLY | LT_INTERNAL, LT_SELECT((a) > 0, (a), (b) * LT_EXPM1(a)), 0) \
+  X(celu, LT_FLOATS_ONLY | LT_INTERNAL, LT_SELECT((a) > 0, (a), (b) * LT_EXPM1((a) / (b))), 0) \
+  X(leaky_relu_backward, LT_FLOATS_ONLY | LT_INTERNAL, LT_SELECT((b) > 0, (a), (a) * alpha), 0) \
+  X(elu_backward, LT_FLOATS_ONLY | LT_INTERNAL, LT_SELECT((b) > 0, (a), (a) * alpha * LT_EXP(b)), 0) \
+  X(celu_backward, LT_FLOATS_ONLY | LT_INTERNAL, LT_SELECT((b) > 0, (a), (a) * LT_EXP((b) / alpha)), 0)
 
 typedef enum {
 #define LT_X(name, kind, fbody, ibody) LT_BINARY_##name,

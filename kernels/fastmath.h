@@ -125,6 +125,53 @@ LT_HD float lt_erff(float x) {
 }
 
 
+/* expm1(x) = exp(x) - 1 without cancellation: x = n ln2 + r as in lt_expf, expm1(r) by its Taylor
+   series to r^8 (the next term is under 2^-30 relative at |r| = ln2/2), then 2^n (expm1(r) + 1) - 1
+   arranged so that the 1 cancels exactly: (expm1(r) + (1 - 2^-n)) 2^n for n from 0 to 24 (1 - 2^-n
+   exact), ((expm1(r) - 2^-n) + 1) 2^n above, expm1(r) 2^n + (2^n - 1) for n < 0 (2^n - 1 exact down
+   to n = -24, rounding to -1 beyond, where it no longer matters). Both are computed and one selected,
+   so that the loop vectorises (glibc's expm1f does not: F.elu of 64 x 512 floats 117 us, PyTorch
+   4). At most 1.32 ulp with fused multiply-adds, 1.45 without (over every float; the worst where
+   n = 1 adds 1/2), checked by spec/c/test_core.c; +-0 and NaN are passed through, -inf gives
+   -1, overflow inf. */
+LT_HD float lt_expm1f(float x) {
+#ifdef __FMA__
+#define LT_FMA_(a, b, c) fmaf(a, b, c)
+#else
+#define LT_FMA_(a, b, c) ((a) * (b) + (c))
+#endif
+  float xc = lt_self(x > -104.0f, x, -104.0f);
+  xc = lt_self(xc < 89.0f, xc, 89.0f);
+  lt_f32u t, a, b, m;
+  t.f = LT_FMA_(xc, 1.44269504088896341f, 12582912.0f);
+  const float fn = t.f - 12582912.0f;
+  const int32_t n = (int32_t)(t.u - 0x4B400000u);
+  float r = LT_FMA_(fn, -0.693359375f, xc);
+  r = LT_FMA_(fn, 2.12194440e-4f, r);
+  float q = 2.48015873e-5f; /* 1 / 8! */
+  q = LT_FMA_(q, r, 1.98412698e-4f);
+  q = LT_FMA_(q, r, 1.38888889e-3f);
+  q = LT_FMA_(q, r, 8.33333333e-3f);
+  q = LT_FMA_(q, r, 4.16666667e-2f);
+  q = LT_FMA_(q, r, 1.66666667e-1f);
+  q = LT_FMA_(q, r, 0.5f);
+  const float p = LT_FMA_(r * r, q, r); /* expm1(r) */
+  /* 2^n in two halves (n from -150 to 128) */
+  const int32_t n1 = n >> 1;
+  a.u = (uint32_t)(n1 + 127) << 23;
+  b.u = (uint32_t)(n - n1 + 127) << 23;
+  /* 2^-n for n >= 0 (2^-126 for larger n, where it no longer matters) */
+  const int32_t nc = n < 126 ? n : 126;
+  m.u = (uint32_t)(127 - (nc > 0 ? nc : 0)) << 23;
+  const float up = lt_self(n > 24, (p - m.f) + 1.0f, p + (1.0f - m.f)) * a.f * b.f;
+  const float s = a.f * b.f;
+  const float down = LT_FMA_(p, s, s - 1.0f);
+#undef LT_FMA_
+  float y = lt_self(n >= 0, up, down);
+  y = lt_self(x == 0.0f, x, y); /* -0 stays -0 */
+  return lt_self(x != x, x, y);
+}
+
 /* log(x) for x > 0: x = 2^k m with m in [sqrt(2)/2, sqrt(2)), f = m - 1, s = f / (2 + f), and
    log(1 + f) = f - s (f - R(s^2)) in one of two arrangements (as fdlibm's logf, e_logf.c, whose
    reduction, arrangements and minimax coefficients these are), both computed and one selected so

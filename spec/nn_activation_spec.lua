@@ -188,6 +188,90 @@ describe('composed activations', function()
     assert.is_true(torch.autograd.gradcheck(F.prelu, { inp, w }))
   end)
 
+  -- leaky_relu, elu and celu of floating tensors are one kernel each (and expm1 a vectorised one):
+  -- values and gradients against the formulas in float64 on every floating dtype, transposed
+  -- inputs, the infinities, NaN and -0
+  local function expm1(v)
+    if math.abs(v) < 1e-5 then return v + v * v / 2 + v * v * v / 6 end
+    return math.exp(v) - 1
+  end
+  local KERNELS = {
+    { 'leaky_relu', function(t) return F.leaky_relu(t, 0.2) end, function(v) return v > 0 and v or 0.2 * v end,
+      function(v) return v > 0 and 1 or 0.2 end },
+    { 'elu', function(t) return F.elu(t, 0.7) end, function(v) return v > 0 and v or 0.7 * expm1(v) end,
+      function(v) return v > 0 and 1 or 0.7 * math.exp(v) end },
+    { 'celu', function(t) return F.celu(t, 1.5) end, function(v) return v > 0 and v or 1.5 * expm1(v / 1.5) end,
+      function(v) return v > 0 and 1 or math.exp(v / 1.5) end },
+    { 'expm1', function(t) return t:expm1() end, expm1 },
+  }
+  local PTS = { -120, -35.5, -17.1, -6.2, -0.45, -0.3, -1e-7, 0, 1e-7, 0.3, 0.35, 0.36, 5.9, 17.3, 19.7, 70.5 }
+
+  local function same(got, want, tol)
+    if want ~= want then return got ~= got end
+    if want == math.huge or want == -math.huge then return got == want end
+    return math.abs(got - want) <= tol * math.max(math.abs(want), 1e-30)
+  end
+
+  it('leaky_relu, elu, celu and expm1: values on every floating dtype, contiguous and transposed, as the formulas', function()
+    for _, k in ipairs(KERNELS) do
+      local name, f, ref = k[1], k[2], k[3]
+      for _, dt in ipairs(H.float_dtypes) do
+        local pts = {}
+        for _, v in ipairs(PTS) do
+          -- float16 and bfloat16: no overflow, no subnormal results
+          if dt == torch.float64 or dt == torch.float32 or (math.abs(v) < 11 and math.abs(v) ~= 1e-7) then
+            pts[#pts + 1] = v
+          end
+        end
+        local x = torch.tensor(pts, { dtype = torch.float64 }):to(dt)
+        local held = values(x)
+        local tol = dt == torch.float64 and 1e-14 or dt == torch.float32 and 2.4e-7 or 2 * H.tol(dt)
+        local function check(y, what)
+          assert.are.equal(dt, y.dtype, what)
+          local got = values(y)
+          for i, v in ipairs(held) do
+            assert(same(got[i], ref(v), tol), string.format('%s %s at %.9g: %.17g, want %.17g', what, tostring(dt), v,
+              got[i], ref(v)))
+          end
+        end
+        check(f(x), name)
+        local m = torch.tensor({ held, held }, { dtype = dt }):t()
+        assert.is_false(m:is_contiguous())
+        local y = f(m)
+        for j = 1, 2 do check(y:select(2, j), name .. ' transposed') end
+        -- the infinities, NaN and -0 (whose sign each keeps)
+        local s = values(f(torch.tensor({ 1 / 0, -1 / 0, 0 / 0, -0.0 }, { dtype = dt })))
+        assert.are.equal(1 / 0, s[1], name .. '(inf)')
+        assert(same(s[2], ref(-1 / 0), tol), name .. '(-inf): ' .. s[2])
+        assert.is_true(s[3] ~= s[3], name .. '(nan)')
+        assert.are.equal(-1 / 0, 1 / s[4], name .. '(-0) is -0')
+      end
+    end
+  end)
+
+  -- (expm1's gradient is g (y + 1), PyTorch's formula, which cancels in float32 where y nears -1)
+  it('leaky_relu, elu and celu: gradients on every floating dtype are the derivatives of the formulas', function()
+    for _, k in ipairs { KERNELS[1], KERNELS[2], KERNELS[3] } do
+      local name, f, dref = k[1], k[2], k[4]
+      for _, dt in ipairs(H.float_dtypes) do
+        local pts = { -6.2, -1.3, -0.45, -1e-3, 1e-3, 0.3, 2.5 }
+        local x = torch.tensor({ pts, pts }, { dtype = torch.float64 }):to(dt):t():requires_grad_()
+        local g = torch.tensor({ { 0.5, -1.5 } }, { dtype = dt }):expand(#pts, 2)
+        f(x):backward(g)
+        local held = values(x:detach():select(2, 1))
+        local tol = dt == torch.float64 and 1e-14 or dt == torch.float32 and 4e-7 or 4 * H.tol(dt)
+        for j, gj in ipairs { 0.5, -1.5 } do
+          local got = values(x.grad:select(2, j))
+          for i, v in ipairs(held) do
+            local want = gj * dref(v)
+            assert(same(got[i], want, tol), string.format('%s %s gradient at %g: %.17g, want %.17g', name,
+              tostring(dt), v, got[i], want))
+          end
+        end
+      end
+    end
+  end)
+
   it('keep float16 and bfloat16 inputs in their dtype', function()
     for _, dt in ipairs { torch.float16, torch.bfloat16 } do
       local x = x64():to(dt)

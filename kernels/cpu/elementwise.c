@@ -34,9 +34,9 @@ LT_UNARY_OPS(LT_X)
 #undef LT_X
 
 #define LT_X(name, kind, fbody, ibody)                                                         \
-  static inline float bin_##name##_f(float a, float b, float alpha, int64_t ialpha) {            \
+  static inline __attribute__((always_inline)) float bin_##name##_f(float a, float b, float alpha, int64_t ialpha) { \
     typedef float T; (void)alpha; (void)ialpha; (void)(T)0; return (T)(fbody); }                  \
-  static inline double bin_##name##_d(double a, double b, double alpha, int64_t ialpha) {        \
+  static inline __attribute__((always_inline)) double bin_##name##_d(double a, double b, double alpha, int64_t ialpha) { \
     typedef double T; (void)alpha; (void)ialpha; (void)(T)0; return (T)(fbody); }                 \
   static inline int64_t bin_##name##_i(int64_t a, int64_t b, double alpha, int64_t ialpha) {     \
     (void)alpha; (void)ialpha; (void)a; (void)b; return (int64_t)(ibody); }
@@ -149,6 +149,12 @@ static inline int64_t stream_head(bool ok, const void *o, int64_t n, size_t size
       CT y = (CT)LD(*(const ST *)d[2]);                                                         \
       CONTIGUOUS_STORE(binary_streams(LT_BINARY_##name), ST, o, n, i,                         \
                        STO(FN((CT)LD(x[i]), y, alpha, ialpha)));                              \
+    } else if (s[0] == sizeof(ST) && s[1] == 0 && s[2] == sizeof(ST)) { /* 1 - x, a broadcast g */ \
+      ST *o = (ST *)d[0];                                                                       \
+      const ST *y = (const ST *)d[2];                                                           \
+      CT x = (CT)LD(*(const ST *)d[1]);                                                         \
+      CONTIGUOUS_STORE(binary_streams(LT_BINARY_##name), ST, o, n, i,                         \
+                       STO(FN(x, (CT)LD(y[i]), alpha, ialpha)));                              \
     } else {                                                                                    \
       for (int64_t i = 0; i < n; i++)                                                           \
         *(ST *)(d[0] + i * s[0]) = STO(FN((CT)LD(*(const ST *)(d[1] + i * s[1])),               \

@@ -111,6 +111,7 @@ end
 function F.leaky_relu(x, ...)
   check_tensor(x, 'leaky_relu')
   local slope, inplace = params('leaky_relu', { ... }, { 'negative_slope', 'inplace' }, { 0.01, false })
+  if x.dtype.is_floating_point then return result(x, torch._leaky_relu(x, slope), inplace) end
   return result(x, torch.where(x:gt(0), x, x * slope), inplace)
 end
 
@@ -118,6 +119,7 @@ end
 function F.elu(x, ...)
   check_tensor(x, 'elu')
   local alpha, inplace = params('elu', { ... }, { 'alpha', 'inplace' }, { 1, false })
+  if x.dtype.is_floating_point then return result(x, torch._elu(x, alpha), inplace) end
   -- the negative branch on min(x, 0): no exp overflow where it is not taken (its gradient is 0 there)
   return result(x, torch.where(x:gt(0), x, x:clamp(nil, 0):expm1() * alpha), inplace)
 end
@@ -127,6 +129,7 @@ function F.celu(x, ...)
   check_tensor(x, 'celu')
   local alpha, inplace = params('celu', { ... }, { 'alpha', 'inplace' }, { 1, false })
   if alpha == 0 then error('celu: alpha must not be 0', 2) end
+  if x.dtype.is_floating_point then return result(x, torch._celu(x, alpha), inplace) end
   return result(x, torch.where(x:gt(0), x, (x:clamp(nil, 0) / alpha):expm1() * alpha), inplace)
 end
 
