@@ -642,3 +642,73 @@ describe('copies of transposed matrices', function()
     assert.are.equal(256 * 257 / 2 * 512, dst:sum():item())
   end)
 end)
+
+describe('strided copies with short rows', function()
+  -- copies of one dtype whose innermost rows are short (the interior of a padded tensor, expanded
+  -- and permuted sources) run two dimensions at a time in plain loops, the threads splitting rows
+  -- anywhere in a block: every element size, against the element-by-element definition written
+  -- here (totable reads contiguous tensors only: every tensor read is contiguous)
+  local DTYPES = { torch.bool, torch.uint8, torch.int8, torch.float16, torch.bfloat16, torch.float32, torch.int32,
+    torch.float64, torch.int64 }
+  local function values(shape, dt) return torch.randint(0, 100, shape):to(dt) end
+  -- every element of the contiguous tensor got against want(i, j, ...) (1-based indices)
+  local function check(what, got, want)
+    assert.is_true(got:is_contiguous(), what)
+    local idx = {}
+    local function walk(t, d)
+      for i, v in ipairs(t) do
+        idx[d] = i
+        if type(v) == 'table' then
+          walk(v, d + 1)
+        else
+          local w = want(table.unpack(idx, 1, d))
+          if v ~= w then
+            error(('%s: element [%s] is %s, want %s'):format(what, table.concat(idx, ',', 1, d), tostring(v), tostring(w)))
+          end
+        end
+      end
+    end
+    walk(got:totable(), 1)
+  end
+
+  it('copy into the interior of a larger tensor, from expanded and from permuted sources', function()
+    torch.manual_seed(43)
+    for _, dt in ipairs(DTYPES) do
+      local name = tostring(dt)
+      -- the interior of a padded tensor; the border keeps its value
+      local base = torch.full({ 3, 5, 9, 10 }, 7):to(dt)
+      local seven = base:totable()[1][1][1][1]
+      local x = values({ 3, 5, 7, 8 }, dt)
+      local xv = x:totable()
+      base:narrow(3, 2, 7):narrow(4, 2, 8):copy_(x)
+      check(name .. ' interior', base, function(a, b, c, d)
+        if c >= 2 and c <= 8 and d >= 2 and d <= 9 then return xv[a][b][c - 1][d - 1] end
+        return seven
+      end)
+      -- expanded sources: a first dimension of 2 or 3 (made the second), rows of one element
+      local e = values({ 4, 1, 6, 1 }, dt)
+      local ev = e:totable()
+      check(name .. ' expanded 2', e:expand(4, 3, 6, 2):contiguous(), function(a, _, c) return ev[a][1][c][1] end)
+      local f = values({ 5, 7, 1 }, dt)
+      local fv = f:totable()
+      check(name .. ' expanded 3', f:expand(5, 7, 3):contiguous(), function(a, b) return fv[a][b][1] end)
+      local g = values({ 6, 1, 1 }, dt)
+      local gv = g:totable()
+      check(name .. ' expanded rows', g:expand(6, 4, 20):contiguous(), function(a) return gv[a][1][1] end)
+      -- a permuted source: strided reads along short rows
+      local p = values({ 6, 4, 5 }, dt)
+      local pv = p:totable()
+      check(name .. ' permuted', p:permute(3, 1, 2):contiguous(), function(a, b, c) return pv[b][c][a] end)
+      -- large enough for two threads, whose share of the rows starts inside a block
+      local big = torch.zeros({ 9, 41, 200 }):to(dt)
+      local zero = big:totable()[1][1][1]
+      local src = values({ 9, 41, 190 }, dt)
+      local sv = src:totable()
+      big:narrow(3, 3, 190):copy_(src)
+      check(name .. ' threads', big, function(a, b, c)
+        if c >= 3 and c <= 192 then return sv[a][b][c - 2] end
+        return zero
+      end)
+    end
+  end)
+end)

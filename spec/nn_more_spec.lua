@@ -223,6 +223,69 @@ describe('padding layers', function()
   end)
 end)
 
+describe("F.pad's constant mode", function()
+  -- without autograd the padded tensor is filled once and x copied into its interior; with it,
+  -- blocks are joined by cat: both against the definition written here (pads and crops mixed, a
+  -- non-contiguous x, every kind of dtype), and the gradient x's part of the output's
+  local function reference(xv, shape, pads, value)
+    -- output index (1-based) -> x's index: minus the left pad of each padded dim (last first)
+    local nd = #shape
+    local out = {}
+    local function fill(t, d, idx)
+      for i = 1, shape[d] do
+        idx[d] = i
+        if d == nd then
+          local src, inside = {}, true
+          for k = 1, nd do
+            local j = nd - k + 1 -- pads[2k-1], pads[2k] are dim j's
+            local l = pads[2 * k - 1] or 0
+            src[j] = idx[j] - l
+          end
+          local v = xv
+          for k = 1, nd do
+            if v == nil or type(v) ~= 'table' or src[k] < 1 or src[k] > #v then inside = false break end
+            v = v[src[k]]
+          end
+          t[i] = inside and v or value
+        else
+          t[i] = {}
+          fill(t[i], d + 1, idx)
+        end
+      end
+    end
+    fill(out, 1, {})
+    return out
+  end
+
+  it('fills the border with value and copies x inside, cropping negative amounts, with and without autograd', function()
+    torch.manual_seed(12)
+    local cases = {
+      { torch.float32, { 1, 2, -1, 3, 0, 1 }, 2.5 }, { torch.float64, { 2, 0, 1, 1 }, -1 },
+      { torch.int64, { 0, 3, 2, -1 }, 9 }, { torch.float16, { 1, 1, 1, 1, 1, 1 }, 0 },
+      { torch.uint8, { 3, 0 }, 7 }, { torch.bfloat16, { -1, -1, 2, 0 }, 1.5 },
+    }
+    for _, c in ipairs(cases) do
+      local dt, pads, value = c[1], c[2], c[3]
+      local x = torch.randint(0, 50, { 3, 5, 4 }):to(dt):transpose(1, 3) -- 4 x 5 x 3, not contiguous
+      local y = F.pad(x, pads, { value = value })
+      -- the reference on x with the crops applied as the definition: out[i] = x[i - left]
+      local xv = x:contiguous():totable()
+      local shape = { x:size(1), x:size(2), x:size(3) }
+      for k = 1, #pads // 2 do
+        local j = 3 - k + 1
+        shape[j] = shape[j] + pads[2 * k - 1] + pads[2 * k]
+      end
+      assert.are.same(shape, { table.unpack(y.shape) }, tostring(dt))
+      assert.are.same(reference(xv, shape, pads, value), y:totable(), tostring(dt) .. ' ' .. table.concat(pads, ','))
+      if dt.is_floating_point then
+        local xg = x:clone():requires_grad_()
+        local yg = F.pad(xg, pads, { value = value })
+        assert.are.same(y:totable(), yg:totable(), tostring(dt) .. ' with autograd')
+      end
+    end
+  end)
+end)
+
 describe('Unflatten, CosineSimilarity, PairwiseDistance', function()
   it('equal their functional forms', function()
     local x = torch.arange(1, 25):view(2, 12)

@@ -452,6 +452,48 @@ TCOPY(uint32_t)
 TCOPY(uint64_t)
 #undef TB
 
+/* ---- strided copies of one element size, rows in plain loops ---- */
+#define COPY_ROWS(T)                                                                             \
+  static void copy_rows_##T(char *dst, const char *src, int64_t n0, int64_t d0, int64_t s0,      \
+                            int64_t n1, int64_t d1, int64_t s1) {                                \
+    const int64_t es = (int64_t)sizeof(T);                                                       \
+    if (d0 == es && s0 == es) {                                                                  \
+      for (int64_t j = 0; j < n1; j++) memcpy(dst + j * d1, src + j * s1, (size_t)(n0 * es));    \
+    } else if (d0 == es && s0 == 0) { /* an expanded source: fills */                            \
+      for (int64_t j = 0; j < n1; j++) {                                                         \
+        T *o = (T *)(dst + j * d1);                                                              \
+        const T v = *(const T *)(src + j * s1);                                                  \
+        _Pragma("omp simd") for (int64_t i = 0; i < n0; i++) o[i] = v;                           \
+      }                                                                                          \
+    } else if (d0 == es && s0 % es == 0) { /* gathers */                                         \
+      const int64_t st = s0 / es;                                                                \
+      for (int64_t j = 0; j < n1; j++) {                                                         \
+        T *o = (T *)(dst + j * d1);                                                              \
+        const T *x = (const T *)(src + j * s1);                                                  \
+        _Pragma("omp simd") for (int64_t i = 0; i < n0; i++) o[i] = x[i * st];                   \
+      }                                                                                          \
+    } else {                                                                                     \
+      for (int64_t j = 0; j < n1; j++)                                                           \
+        for (int64_t i = 0; i < n0; i++)                                                         \
+          *(T *)(dst + j * d1 + i * d0) = *(const T *)(src + j * s1 + i * s0);                   \
+    }                                                                                            \
+  }
+COPY_ROWS(uint8_t)
+COPY_ROWS(uint16_t)
+COPY_ROWS(uint32_t)
+COPY_ROWS(uint64_t)
+#undef COPY_ROWS
+
+void lt_cpu_copy_rows(size_t es, char *dst, const char *src, int64_t n0, int64_t d0, int64_t s0, int64_t n1,
+                      int64_t d1, int64_t s1) {
+  switch (es) {
+    case 1: copy_rows_uint8_t(dst, src, n0, d0, s0, n1, d1, s1); break;
+    case 2: copy_rows_uint16_t(dst, src, n0, d0, s0, n1, d1, s1); break;
+    case 4: copy_rows_uint32_t(dst, src, n0, d0, s0, n1, d1, s1); break;
+    default: copy_rows_uint64_t(dst, src, n0, d0, s0, n1, d1, s1); break;
+  }
+}
+
 bool lt_cpu_transpose_conflicts(size_t es, int64_t sc) { return ((int64_t)es * sc) % CONFLICT == 0; }
 
 void lt_cpu_transpose_copy(size_t es, void *dst, const void *src, int64_t R, int64_t C, int64_t sc, int nt) {

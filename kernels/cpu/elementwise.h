@@ -32,6 +32,11 @@ lt_loop_fn lt_cpu_fill_loop(size_t size);
    two (the cache's sets) */
 void lt_cpu_transpose_copy(size_t es, void *dst, const void *src, int64_t R, int64_t C, int64_t sc, int nt);
 bool lt_cpu_transpose_conflicts(size_t es, int64_t sc);
+/* dst = src for elements of es bytes (1, 2, 4 or 8): n1 rows of n0 elements, the element byte
+   strides d0 (dst) and s0 (src) along a row, d1 and s1 from row to row; plain loops, no call per
+   row (the iterator's loop call and carry cost more than a short row's copy) */
+void lt_cpu_copy_rows(size_t es, char *dst, const char *src, int64_t n0, int64_t d0, int64_t s0, int64_t n1,
+                      int64_t d1, int64_t s1);
 /* out = min(max(x, lo), hi) for float32 or float64 x (NULL for other dtypes), by the formulas of the
    binary ops maximum and minimum (NaN in x or a bound propagates); ctx: double[2] {lo, hi},
    converted to the dtype */

@@ -289,7 +289,11 @@ lt_loop_fn lt_cpu_index_range_loop(lt_dtype index_dt) {
   do {                                                                                            \
     T *o_ = (T *)out;                                                                             \
     const T *x_ = (const T *)x;                                                                   \
-    if (par) {                                                                                    \
+    if (par && outer >= 64) { /* by outer rows (collapse(2) divides at every element) */       \
+      _Pragma("omp parallel for num_threads(lt_team_size()) schedule(static)")                    \
+      for (int64_t o = 0; o < outer; o++)                                                         \
+        for (int64_t j = 0; j < m; j++) o_[o * m + j] = x_[o * n + index[j]];                     \
+    } else if (par) {                                                                             \
       _Pragma("omp parallel for collapse(2) num_threads(lt_team_size()) schedule(static)")        \
       for (int64_t o = 0; o < outer; o++)                                                         \
         for (int64_t j = 0; j < m; j++) o_[o * m + j] = x_[o * n + index[j]];                     \
@@ -314,7 +318,12 @@ void lt_cpu_index_select_rows(char *out, const char *x, const int64_t *index, in
     default: break;
   }
   /* small copies never enter libgomp: even a one-thread region costs a futex wake-up */
-  if (par) {
+  if (par && outer >= 64) {
+#pragma omp parallel for num_threads(lt_team_size()) schedule(static)
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t j = 0; j < m; j++)
+        memcpy(out + (o * m + j) * row_bytes, x + (o * n + index[j]) * row_bytes, (size_t)row_bytes);
+  } else if (par) {
 #pragma omp parallel for collapse(2) num_threads(lt_team_size()) schedule(static)
     for (int64_t o = 0; o < outer; o++)
       for (int64_t j = 0; j < m; j++)

@@ -482,6 +482,9 @@ function F.pad(x, pad, o)
     error("pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got " .. tostring(mode), 2)
   end
   if mode ~= 'constant' and value ~= 0 then error("pad: value is only for mode 'constant'", 2) end
+  -- mode 'constant' without autograd: the padded tensor filled once and x copied into its interior
+  -- (with autograd: blocks of value joined by cat, whose backward gives x's part of the gradient)
+  local filled = mode == 'constant' and not (x.requires_grad and torch.is_grad_enabled()) and {} or nil
   for k = 1, #pad / 2 do
     local d = x:dim() - k + 1
     local l, r = pad[2 * k - 1], pad[2 * k]
@@ -495,6 +498,10 @@ function F.pad(x, pad, o)
         local a, b = math.max(-l, 0), math.max(-r, 0)
         if a + b > n then error(string.format('pad: cropping %d elements from a dim of %d', a + b, n), 2) end
         x = x:narrow(d, a + 1, n - a - b)
+      end
+      if filled then
+        filled[#filled + 1] = { d, math.max(l, 0), math.max(r, 0) }
+        goto next_dim
       end
       local parts = {}
       local function block(size)
@@ -529,6 +536,21 @@ function F.pad(x, pad, o)
       for i = 1 - l, n + r do idx[#idx + 1] = f(i, n) end
       x = x:index_select(d, torch.tensor(idx, { dtype = torch.int64, device = x.device }))
     end
+    ::next_dim::
+  end
+  if filled then
+    local shape, grown = { table.unpack(x.shape) }, false
+    for _, f in ipairs(filled) do
+      shape[f[1]] = shape[f[1]] + f[2] + f[3]
+      grown = grown or f[2] + f[3] > 0
+    end
+    if not grown then return x end
+    reserve('pad', x, shape, 2)
+    local out = torch.full(shape, value, { dtype = x.dtype, device = x.device })
+    local inner = out
+    for _, f in ipairs(filled) do inner = inner:narrow(f[1], f[2] + 1, x:size(f[1])) end
+    inner:copy_(x)
+    return out
   end
   return x
 end
