@@ -14,7 +14,7 @@
    few rows of C (DIRECT_M) and B row-major, B is not packed either. B transposed is packed through
    8 x 8 transpositions in registers; A @ B^T with few rows of A (a Linear layer's forward) runs
    as (B @ A^T)^T, so that the small A is the transposed side (SWAP_M), and with at most DOT_M rows
-   as dot products of rows (sgemm_dot). A @ B with few rows of A and a deep B (a Linear layer's
+   (or at most DOT_N rows of B: a layer with few outputs) as dot products of rows (sgemm_dot). A @ B with few rows of A and a deep B (a Linear layer's
    input gradient) splits the depth between the threads (sgemm_ksplit). Threads, otherwise: C is
    split into column blocks (or row blocks, when it is taller than wide, or when that costs less
    with A packed: split_rows) of whole tiles, each thread packing its own panels; products this
@@ -474,9 +474,12 @@ static int sgemm_ksplit(int64_t M, int64_t N, int64_t K, float alpha, const floa
    blocks of 4 x 4 (16 accumulators, 8 loads for 16 multiply-adds), then summed across the lanes.
    The tiles of the swapped product are 8 rows by 32 or 48 columns, of which only M would be used:
    at M = 8 three quarters of their work was wasted. The rows of B (C's columns) are split between
-   the threads in blocks of 4. Bits: each element's sum runs by lanes then across them, whichever
-   thread runs it. */
+   the threads in blocks of 4 (or the rows of A, when they are more). Bits: each element's sum runs
+   by lanes then across them, whichever thread runs it. */
 #define DOT_M 16
+/* ... or at most DOT_N rows of B (a Linear layer with few outputs), whose 32-column tiles would
+   waste half their work or more: 64 x 512 @ (16 x 512)^T 23 -> 8 us here */
+#define DOT_N 16
 static inline float dot_out(float sum, float alpha, float beta, const float *bias, int64_t j, const float *c) {
   float v = alpha * sum;
   if (bias) return fmaf(1.0f, bias[j], v);
@@ -526,14 +529,20 @@ static void dot_block(int64_t i0, int64_t j0, int64_t M, int64_t N, int64_t K, f
 
 static void sgemm_dot(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const float *B,
                       int64_t ldb, float beta, const float *bias, float *C, int64_t ldc, int nt) {
-  int64_t units = (N + 3) / 4;
+  /* the threads split the longer side in blocks of 4 */
+  const bool by_rows = M > N;
+  int64_t units = ((by_rows ? M : N) + 3) / 4;
   if (nt > units) nt = (int)units;
 #pragma omp parallel num_threads(lt_team_size()) if (nt > 1)
   {
     int t = omp_get_thread_num(), n = omp_get_num_threads() < nt ? omp_get_num_threads() : nt;
     int64_t s = t < n ? units * t / n : 0, e = t < n ? units * (t + 1) / n : 0;
-    for (int64_t u = s; u < e; u++)
-      for (int64_t i0 = 0; i0 < M; i0 += 4) dot_block(i0, 4 * u, M, N, K, alpha, A, lda, B, ldb, beta, bias, C, ldc);
+    if (by_rows)
+      for (int64_t u = s; u < e; u++)
+        for (int64_t j0 = 0; j0 < N; j0 += 4) dot_block(4 * u, j0, M, N, K, alpha, A, lda, B, ldb, beta, bias, C, ldc);
+    else
+      for (int64_t u = s; u < e; u++)
+        for (int64_t i0 = 0; i0 < M; i0 += 4) dot_block(i0, 4 * u, M, N, K, alpha, A, lda, B, ldb, beta, bias, C, ldc);
   }
 }
 
@@ -556,7 +565,7 @@ static int sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
   /* with a bias, C starts as the bias and the slices add to it as they would to beta C with
      beta 1: the same bits as copying the bias into C first */
   const float be = bias ? 1.0f : beta;
-  if (!ta && tb && M <= DOT_M) {
+  if (!ta && tb && (M <= DOT_M || (N <= DOT_N && K >= 64))) {
     sgemm_dot(M, N, K, alpha, A, lda, B, ldb, beta, bias, C, ldc, nt);
     return 0;
   }

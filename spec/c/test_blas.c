@@ -396,7 +396,9 @@ static void sgemm_suite(void) {
   static const int64_t shapes[][3] = {
       {1, 1, 1},     {8, 48, 256},   {7, 47, 255},  {9, 49, 257},  {17, 97, 3},   {64, 512, 300},
       {143, 10, 60}, {145, 95, 513}, {300, 50, 40}, {5, 1925, 20}, {40, 7, 1000}, {2, 3, 2},
-      {120, 143, 70}, {128, 1930, 30}, {129, 143, 33}};
+      {120, 143, 70}, {128, 1930, 30}, {129, 143, 33},
+      /* A @ B^T with at most 16 rows of B and K >= 64: dot products, the threads splitting A's rows */
+      {100, 16, 64},  {37, 13, 130},  {18, 3, 700}};
   printf("%s# float32 products: %s\n", tag, lt_blas_sgemm_native() ? "lutorch's AVX-512 kernels" : "BLAS");
   int n = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
