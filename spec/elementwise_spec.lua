@@ -216,6 +216,54 @@ describe('binary ops', function()
     H.assert_values(g.grad, { 3.0, -4.0, 0.5 }, 0)
   end)
 
+  it("take PyTorch's forms for the powers 3, 0.5, -0.5, -1 and -2: every floating dtype, specials, in place", function()
+    -- PyTorch: x * x * x, sqrt, rsqrt, reciprocal, 1 / (x * x) (3 and -2 for float32 and float64;
+    -- float16 and bfloat16 take pow, computed in float32 and rounded once; float16 takes pow for
+    -- 0.5 and -0.5 too: C's pow at -0 and -inf)
+    local vals = { 0.0, -0.0, 1.5, -2.25, 0.1, -7.3, 3.7, math.huge, -math.huge, 0 / 0 }
+    local function sqrt(v) return v < 0 and 0 / 0 or v == 0 and v or math.sqrt(v) end
+    local forms = {
+      [3] = function(v) return v * v * v end, [0.5] = sqrt,
+      [-0.5] = function(v) return 1 / sqrt(v) end, [-1] = function(v) return 1 / v end,
+      [-2] = function(v) return 1 / (v * v) end,
+    }
+    for _, dt in ipairs { torch.float64, torch.float32, torch.float16, torch.bfloat16 } do
+      local x = torch.tensor(vals, { dtype = torch.float64 }):to(dt)
+      local xv = x:totable()
+      local tol = dt == torch.float64 and 0 or dt == torch.float32 and 2.5e-7 or 2 * H.tol(dt)
+      for e, f in pairs(forms) do
+        if dt == torch.float16 and (e == 0.5 or e == -0.5) then
+          local r = f
+          f = function(v)
+            if v == -math.huge then return e > 0 and math.huge or 0.0 end
+            if v == 0 then return e > 0 and 0.0 or math.huge end
+            return r(v)
+          end
+        end
+        for _, y in ipairs { x:pow(e), x ^ e, x:clone():pow_(e) } do
+          assert.are.equal(dt, y.dtype)
+          local yv = y:totable()
+          for i, v in ipairs(xv) do
+            local w = f(v)
+            local ok
+            if w ~= w then ok = yv[i] ~= yv[i]
+            elseif w == 0 or w == math.huge or w == -math.huge then ok = yv[i] == w and 1 / yv[i] == 1 / w
+            else ok = math.abs(yv[i] - w) <= tol * math.abs(w) end
+            assert(ok, ('%s: %s ^ %s is %s, want %s'):format(tostring(dt), tostring(v), tostring(e), tostring(yv[i]),
+              tostring(w)))
+          end
+        end
+      end
+    end
+    -- x * x * x, rounded twice, as PyTorch: float32 bits against the same two roundings
+    local x = torch.tensor({ 1.1, 2.7, -3.3, 0.37 })
+    local sq = x * x
+    H.assert_values(x:pow(3), (sq * x):totable(), 0)
+    local g = torch.tensor({ 1.5, -2.0 }, { dtype = torch.float64, requires_grad = true })
+    g:pow(3):sum():backward()
+    H.assert_values(g.grad, { 6.75, 12.0 }, 0)
+  end)
+
   it('broadcast as PyTorch does', function()
     local a = torch.tensor({ { 1 }, { 2 }, { 3 } }, { dtype = torch.float32 }) -- [3, 1]
     local b = torch.tensor({ 10, 20, 30, 40 }, { dtype = torch.float32 })     -- [4]

@@ -33,8 +33,6 @@ local INF = math.huge
 -- describe_case writes it) and either the reason it is skipped or fix(x), lutorch's value where
 -- the first argument's element is x (nil: PyTorch's)
 local DEPARTURES = {
-  -- PyTorch 1.13 takes x ^ 0.5 as sqrt(x), NaN at -inf (not for float16); lutorch follows C's pow: +inf
-  { '^pow%(%w+_a, 0%.5%)$', fix = function(x) if x == -INF then return INF end end },
   -- PyTorch 1.13's i0 of +-inf is NaN (its series divides inf by inf); I0(+-inf) is +inf
   { '^i0%(', fix = function(x) if x == INF or x == -INF then return INF end end },
   -- PyTorch 1.13 has nextafter for bfloat16 (not float16); lutorch refuses both
