@@ -21,6 +21,8 @@ local rm, rv = torch.zeros(512), torch.ones(512)
 local mask = h:gt(0.5)
 local img = torch.rand(16, 8, 32, 32)
 local wide = torch.rand(64, 1000)
+local w16, b16 = torch.rand(16, 512), torch.rand(16)
+local hs = h * 2 - 1 -- both signs (elu and leaky_relu take a branch per sign)
 
 -- name, call: the names are bench/torch_ops.py's too
 local cases = {
@@ -64,6 +66,14 @@ local cases = {
   { 'arange_32768', function() return torch.arange(0, 32768) end },
   { 'global_avg_pool_16x8x32x32', function() return F.adaptive_avg_pool2d(img, 1) end },
   { 'topk5_64x1000', function() return wide:topk(5, 2) end },
+  { 'elu_64x512', function() return F.elu(hs) end },
+  { 'leaky_relu_64x512', function() return F.leaky_relu(hs, 0.2) end },
+  { 'leaky_relu_fwd_bwd_64x512', function() F.leaky_relu(hg, 0.2):sum():backward() end },
+  { 'one_minus_64x512', function() return 1 - h end },
+  { 'pow3_64x512', function() return h:pow(3) end },
+  { 'pad_16x8x32x32', function() return F.pad(img, { 1, 1, 1, 1 }) end },
+  { 'interpolate_nearest_16x8x32x32', function() return F.interpolate(img, { scale_factor = 2, mode = 'nearest' }) end },
+  { 'linear_64x512_to_16', function() return F.linear(h, w16, b16) end },
 }
 print('# threads=' .. torch.get_num_threads())
 for _, c in ipairs(cases) do

@@ -50,6 +50,8 @@ def main():
     mask = h > 0.5
     img = torch.rand(16, 8, 32, 32)
     wide = torch.rand(64, 1000)
+    w16, b16 = torch.rand(16, 512), torch.rand(16)
+    hs = h * 2 - 1
     cases = [
         ("max_dim_256x10", lambda: x.max(1)),
         ("argmax_256x10", lambda: x.argmax(1)),
@@ -91,6 +93,14 @@ def main():
         ("arange_32768", lambda: torch.arange(0, 32768)),
         ("global_avg_pool_16x8x32x32", lambda: F.adaptive_avg_pool2d(img, 1)),
         ("topk5_64x1000", lambda: wide.topk(5, 1)),
+        ("elu_64x512", lambda: F.elu(hs)),
+        ("leaky_relu_64x512", lambda: F.leaky_relu(hs, 0.2)),
+        ("leaky_relu_fwd_bwd_64x512", lambda: F.leaky_relu(hg, 0.2).sum().backward()),
+        ("one_minus_64x512", lambda: 1 - h),
+        ("pow3_64x512", lambda: h.pow(3)),
+        ("pad_16x8x32x32", lambda: F.pad(img, (1, 1, 1, 1))),
+        ("interpolate_nearest_16x8x32x32", lambda: F.interpolate(img, scale_factor=2, mode="nearest")),
+        ("linear_64x512_to_16", lambda: F.linear(h, w16, b16)),
     ]
     print(f"# torch {torch.__version__} threads={torch.get_num_threads()}")
     for name, f in cases:
