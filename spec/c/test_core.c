@@ -204,17 +204,22 @@ static long worst_over(float lo, float hi, float (*f)(float), double (*ref)(doub
 static float expf_of(float x) { return lt_expf(x); }
 static float tanhf_of(float x) { return lt_tanhf(x); }
 
+/* the worst ulp error of f against ref on every 61st float, into *worst (at *at) */
+static void sweep_61st(float (*f)(float), double (*ref)(double), double *worst, float *at) {
+  for (uint64_t u = 0; u < (1ull << 32); u += 61) {
+    lt_f32u v;
+    v.u = (uint32_t)u;
+    double err = ulp_error(f(v.f), ref((double)v.f));
+    if (err > *worst) *worst = err, *at = v.f;
+  }
+}
+
 /* the vectorisable float exp of the kernels (kernels/fastmath.h) against double exp: under one
    ulp on every 61st float and on every float where results overflow, are subnormal or underflow */
 static void test_expf(void) {
   double worst = 0;
   float worst_x = 0;
-  for (uint64_t u = 0; u < (1ull << 32); u += 61) {
-    lt_f32u v;
-    v.u = (uint32_t)u;
-    double err = ulp_error(lt_expf(v.f), exp((double)v.f));
-    if (err > worst) worst = err, worst_x = v.f;
-  }
+  sweep_61st(expf_of, exp, &worst, &worst_x);
   long over = worst_over(-105.0f, -87.0f, expf_of, exp, &worst, &worst_x) +
               worst_over(88.0f, 90.0f, expf_of, exp, &worst, &worst_x);
   CHECK(worst < 1.0 && over == 0, "lt_expf: %.3f ulp at %a (%ld values near the range's ends >= 1 ulp)", worst,
@@ -326,12 +331,7 @@ static float expm1f_of(float x) { return lt_expm1f(x); }
 static void test_expm1f(void) {
   double worst = 0;
   float at = 0;
-  for (uint64_t u = 0; u < (1ull << 32); u += 61) {
-    lt_f32u v;
-    v.u = (uint32_t)u;
-    double e = ulp_error(lt_expm1f(v.f), expm1((double)v.f));
-    if (e > worst) worst = e, at = v.f;
-  }
+  sweep_61st(expm1f_of, expm1, &worst, &at);
   worst_over(-0.4f, 0.4f, expm1f_of, expm1, &worst, &at);
   worst_over(16.0f, 18.0f, expm1f_of, expm1, &worst, &at);
   worst_over(-20.0f, -16.0f, expm1f_of, expm1, &worst, &at);
