@@ -567,15 +567,14 @@ static bool transpose_copy(lt_tensor_t *dst, const lt_tensor_t *src) {
    threads splitting the rows. The iterator calls its loop once a row, which costs about what a row
    of 32 floats takes to copy (a copy into the interior of a padded tensor ran at a third of a
    contiguous copy's speed). A first dimension shorter than the second (an expanded source of a
-   few elements, as x:expand's repeats) is made the second, so that the inner loop runs long. */
-static bool rows_copy(lt_tensor_t *dst, const lt_tensor_t *src) {
+   few elements, as x:expand's repeats) is made the second, so that the inner loop runs long. copy:
+   the copy's iteration (reordered in a copy of it here). */
+static bool rows_copy(const lt_iter_t *copy, const lt_tensor_t *dst, const lt_tensor_t *src) {
   if (src->dtype != dst->dtype || dst->device.type != LT_CPU || src->device.type != LT_CPU) return false;
   size_t es = lt_elsize(dst);
   if (es != 1 && es != 2 && es != 4 && es != 8) return false;
-  lt_tensor_t *ops[2] = {dst, (lt_tensor_t *)src};
-  lt_iter_t it;
-  lt_iter_init(&it, 2, ops);
-  if (it.ndim < 2 || it.shape[0] >= 256) return false;
+  if (copy->ndim < 2 || copy->shape[0] >= 256) return false;
+  lt_iter_t it = *copy;
   if (it.shape[0] < 16 && it.shape[1] > it.shape[0]) { /* the longer of the two inside */
     int64_t n = it.shape[0], st[LT_ITER_MAX_OPS];
     memcpy(st, it.strides[0], sizeof st);
@@ -624,14 +623,14 @@ int lt_copy_(lt_tensor_t *dst, const lt_tensor_t *src) {
   const lt_backend_i *bs = lt_backend((lt_devtype)src->device.type);
   if (!bd->host_accessible || !bs->host_accessible) return lt_cuda_copy_(dst, src);
   if (dst->numel == 0) return LT_OK;
-  if (transpose_copy(dst, src) || rows_copy(dst, src)) {
+  if (transpose_copy(dst, src)) {
     lt_bump_version(dst);
     return LT_OK;
   }
   lt_tensor_t *ops[2] = {dst, (lt_tensor_t *)src};
   lt_iter_t it;
   lt_iter_init(&it, 2, ops);
-  lt_iter_run(&it, lt_cpu_cast_loop(dst->dtype, src->dtype), NULL, LT_GRAIN);
+  if (!rows_copy(&it, dst, src)) lt_iter_run(&it, lt_cpu_cast_loop(dst->dtype, src->dtype), NULL, LT_GRAIN);
   lt_bump_version(dst);
   return LT_OK;
 }
